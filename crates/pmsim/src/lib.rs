@@ -1,1 +1,28 @@
-//! placeholder
+//! `pmsim`: a fast, functional, trace-driven simulator of persistent-memory systems.
+//!
+//! Time is integer picoseconds ([`time`]); one deterministic [`event::EventQueue`] drives the
+//! components; the [`memsys::MemorySystem`] holds a controller ([`controller`]) and a device
+//! model ([`device`]) per channel and the durable [`image::PmImage`]. Mechanisms are plug-ins
+//! selected by name in the TOML [`config`]: request [`scheduler`]s, persist [`ordering`] models,
+//! PM-support ([`bmo`]) engines and hardware [`logging`] engines; [`plugins`] is the registry.
+//! [`replay`] feeds a memory trace ([`pmtrace`]) to the memory system.
+
+pub mod bmo;
+pub mod config;
+pub mod controller;
+pub mod device;
+pub mod event;
+pub mod image;
+pub mod logging;
+pub mod memsys;
+pub mod ordering;
+pub mod plugins;
+pub mod replay;
+pub mod scheduler;
+pub mod stats;
+pub mod time;
+
+pub use config::{ConfigError, SimConfig};
+pub use pmtrace;
+pub use replay::{Replay, ReplayError, ReplaySummary};
+pub use stats::{Histogram, Stats};

@@ -1,0 +1,594 @@
+//! Simulator configuration: typed TOML with defaults, presets and validation.
+//!
+//! A config file may name a `preset` (one of the files in `configs/`, built into the binary)
+//! and override any of its keys. Unknown keys, out-of-range values, impossible timings and
+//! unknown presets or plug-ins are reported as one line naming the key and the file.
+
+use crate::time::{cycle_ps, ns_to_ps, Ps};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::Path;
+
+/// The presets shipped in `configs/`, compiled into the binary so `pmlab` runs anywhere.
+pub const PRESETS: &[(&str, &str)] = &[
+    ("ddr4-2400", include_str!("../../../configs/ddr4-2400.toml")),
+    ("pcm-pmweaver", include_str!("../../../configs/pcm-pmweaver.toml")),
+    ("nvm-ppo", include_str!("../../../configs/nvm-ppo.toml")),
+    ("nvm-lalea", include_str!("../../../configs/nvm-lalea.toml")),
+    ("optane", include_str!("../../../configs/optane.toml")),
+];
+
+/// Names of the built-in presets.
+pub fn preset_names() -> Vec<&'static str> {
+    PRESETS.iter().map(|(n, _)| *n).collect()
+}
+
+/// A configuration error: one line saying what is wrong and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// How physical addresses are spread over channels, banks and ranks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MappingScheme {
+    /// Consecutive 64 B lines go to successive channels, then banks, then ranks.
+    CacheLine,
+    /// Consecutive row-sized groups go to successive channels/banks/ranks (PPO's stride mapping).
+    RowStride,
+    /// Consecutive `page_bytes` pages go to successive channels/banks/ranks (page interleaving).
+    Page,
+}
+
+/// Media timing parameters, in nanoseconds as datasheets and papers state them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TimingConfig {
+    /// Command clock period.
+    pub tck_ns: f64,
+    /// Activate to column command (row/array read into the row buffer).
+    pub trcd_ns: f64,
+    /// Read column command to first data.
+    pub tcl_ns: f64,
+    /// Write column command to first data.
+    pub tcwd_ns: f64,
+    /// Data burst of one 64 B line on the bus.
+    pub tburst_ns: f64,
+    /// Precharge (close a row) to next activate.
+    pub trp_ns: f64,
+    /// Activate to precharge, minimum.
+    pub tras_ns: f64,
+    /// End of write data to precharge (write recovery; the cell write time for NVM).
+    pub twr_ns: f64,
+    /// End of write data to a read command in the same rank.
+    pub twtr_ns: f64,
+    /// Read command to precharge.
+    pub trtp_ns: f64,
+    /// Four-activate window per rank.
+    pub tfaw_ns: f64,
+    /// Activate to activate in the same rank.
+    pub trrd_ns: f64,
+}
+
+impl Default for TimingConfig {
+    fn default() -> Self {
+        TimingConfig {
+            tck_ns: 1.0,
+            trcd_ns: 0.0,
+            tcl_ns: 0.0,
+            tcwd_ns: 0.0,
+            tburst_ns: 4.0,
+            trp_ns: 0.0,
+            tras_ns: 0.0,
+            twr_ns: 0.0,
+            twtr_ns: 0.0,
+            trtp_ns: 0.0,
+            tfaw_ns: 0.0,
+            trrd_ns: 0.0,
+        }
+    }
+}
+
+/// The on-DIMM read buffer (Optane's XPLine buffer): off when `entries` is 0.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReadBufferConfig {
+    /// Number of XPLines buffered per channel (0 disables the buffer).
+    pub entries: u32,
+    /// Size of one buffered line in bytes.
+    pub xpline_bytes: u32,
+}
+
+impl Default for ReadBufferConfig {
+    fn default() -> Self {
+        ReadBufferConfig {
+            entries: 0,
+            xpline_bytes: 256,
+        }
+    }
+}
+
+/// The memory device (DIMM) organisation and timing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DeviceConfig {
+    /// Technology label for reports (`dram`, `pcm`, `nvm`, `optane`).
+    pub technology: String,
+    /// Independent channels, each with its own controller queues and data bus.
+    pub channels: u32,
+    /// Ranks per channel.
+    pub ranks: u32,
+    /// Banks per rank.
+    pub banks: u32,
+    /// Row-buffer size in bytes.
+    pub row_bytes: u32,
+    /// Bytes the media reads or writes per array access (64 for DRAM/PCM, 256 for Optane).
+    pub media_access_bytes: u32,
+    /// NVM: a write occupies its bank until the cell write (tWR) completes, so the next column
+    /// command to that bank waits. DRAM: false (writes to an open row pipeline at tCCD).
+    pub array_write_blocks_bank: bool,
+    /// Address mapping scheme.
+    pub mapping: MappingScheme,
+    /// Interleaving granularity of the `page` mapping.
+    pub page_bytes: u32,
+    /// Media timing.
+    pub timing: TimingConfig,
+    /// Optional on-DIMM read buffer.
+    pub read_buffer: ReadBufferConfig,
+}
+
+impl Default for DeviceConfig {
+    fn default() -> Self {
+        DeviceConfig {
+            technology: "dram".into(),
+            channels: 1,
+            ranks: 1,
+            banks: 8,
+            row_bytes: 2048,
+            media_access_bytes: 64,
+            array_write_blocks_bank: false,
+            mapping: MappingScheme::RowStride,
+            page_bytes: 4096,
+            timing: TimingConfig::default(),
+            read_buffer: ReadBufferConfig::default(),
+        }
+    }
+}
+
+/// The memory controller: queues, persistence domain and the plug-ins it runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ControllerConfig {
+    /// Read queue entries per channel.
+    pub read_queue: u32,
+    /// Write pending queue (WPQ) entries per channel.
+    pub write_queue: u32,
+    /// ADR: a write is durable (and acknowledged) once accepted into the WPQ.
+    pub adr: bool,
+    /// Enter write-drain mode when the WPQ holds this many entries.
+    pub drain_high: u32,
+    /// Leave write-drain mode when the WPQ falls to this many entries.
+    pub drain_low: u32,
+    /// Fixed controller front-end latency added to every request (queue entry, PHY), ns.
+    pub frontend_ns: f64,
+    /// Request scheduler plug-in (`pmlab plugins` lists them).
+    pub scheduler: String,
+    /// Persist-ordering plug-in.
+    pub ordering: String,
+    /// PM-support (BMO) engine plug-in.
+    pub bmo: String,
+    /// Hardware logging plug-in.
+    pub logging: String,
+}
+
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        ControllerConfig {
+            read_queue: 64,
+            write_queue: 64,
+            adr: true,
+            drain_high: 48,
+            drain_low: 16,
+            frontend_ns: 0.0,
+            scheduler: "frfcfs".into(),
+            ordering: "x86".into(),
+            bmo: "none".into(),
+            logging: "none".into(),
+        }
+    }
+}
+
+/// How a memory trace is fed to the memory system (memory-only replay).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReplayConfig {
+    /// Clock of the requester: a trace gap of N is N cycles at this frequency.
+    pub cpu_ghz: f64,
+    /// Outstanding memory requests allowed per trace thread (memory-level parallelism).
+    pub max_outstanding: u32,
+}
+
+impl Default for ReplayConfig {
+    fn default() -> Self {
+        ReplayConfig {
+            cpu_ghz: 3.0,
+            max_outstanding: 16,
+        }
+    }
+}
+
+/// A complete simulator configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimConfig {
+    /// Built-in preset this file starts from (its keys override the preset's).
+    pub preset: Option<String>,
+    /// Short name used in reports.
+    pub name: String,
+    /// One-line description (cite the source system).
+    pub description: String,
+    /// Seed for anything random in the simulator.
+    pub seed: u64,
+    /// The memory device.
+    pub device: DeviceConfig,
+    /// The memory controller.
+    pub controller: ControllerConfig,
+    /// Memory-only replay settings.
+    pub replay: ReplayConfig,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            preset: None,
+            name: "custom".into(),
+            description: String::new(),
+            seed: 1,
+            device: DeviceConfig::default(),
+            controller: ControllerConfig::default(),
+            replay: ReplayConfig::default(),
+        }
+    }
+}
+
+/// Device timing converted to picoseconds, as the simulator uses it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timing {
+    /// See [`TimingConfig`] for each field.
+    pub tck: Ps,
+    #[allow(missing_docs)]
+    pub trcd: Ps,
+    #[allow(missing_docs)]
+    pub tcl: Ps,
+    #[allow(missing_docs)]
+    pub tcwd: Ps,
+    #[allow(missing_docs)]
+    pub tburst: Ps,
+    #[allow(missing_docs)]
+    pub trp: Ps,
+    #[allow(missing_docs)]
+    pub tras: Ps,
+    #[allow(missing_docs)]
+    pub twr: Ps,
+    #[allow(missing_docs)]
+    pub twtr: Ps,
+    #[allow(missing_docs)]
+    pub trtp: Ps,
+    #[allow(missing_docs)]
+    pub tfaw: Ps,
+    #[allow(missing_docs)]
+    pub trrd: Ps,
+}
+
+impl TimingConfig {
+    /// Converts to picoseconds.
+    pub fn to_ps(&self) -> Timing {
+        Timing {
+            tck: ns_to_ps(self.tck_ns),
+            trcd: ns_to_ps(self.trcd_ns),
+            tcl: ns_to_ps(self.tcl_ns),
+            tcwd: ns_to_ps(self.tcwd_ns),
+            tburst: ns_to_ps(self.tburst_ns),
+            trp: ns_to_ps(self.trp_ns),
+            tras: ns_to_ps(self.tras_ns),
+            twr: ns_to_ps(self.twr_ns),
+            twtr: ns_to_ps(self.twtr_ns),
+            trtp: ns_to_ps(self.trtp_ns),
+            tfaw: ns_to_ps(self.tfaw_ns),
+            trrd: ns_to_ps(self.trrd_ns),
+        }
+    }
+}
+
+impl ReplayConfig {
+    /// Requester cycle length in picoseconds.
+    pub fn cycle_ps(&self) -> Ps {
+        cycle_ps(self.cpu_ghz)
+    }
+}
+
+fn toml_error(origin: &str, text: &str, e: &toml::de::Error) -> ConfigError {
+    let line = e
+        .span()
+        .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+    let msg = e.message().replace('\n', " ");
+    match line {
+        Some(l) => ConfigError(format!("{origin}:{l}: {msg}")),
+        None => ConfigError(format!("{origin}: {msg}")),
+    }
+}
+
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+fn preset_text(name: &str) -> Option<&'static str> {
+    PRESETS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
+impl SimConfig {
+    /// Loads a built-in preset by name (e.g. `optane`).
+    pub fn preset(name: &str) -> Result<SimConfig, ConfigError> {
+        let text = preset_text(name).ok_or_else(|| {
+            ConfigError(format!(
+                "unknown preset `{name}` (known: {})",
+                preset_names().join(", ")
+            ))
+        })?;
+        SimConfig::from_toml_str(text, &format!("configs/{name}.toml"))
+    }
+
+    /// Loads a config file, or a preset when `path` names one (`optane`, `configs/optane.toml`
+    /// that does not exist locally, ...).
+    pub fn load(path: &Path) -> Result<SimConfig, ConfigError> {
+        let origin = path.display().to_string();
+        match std::fs::read_to_string(path) {
+            Ok(text) => SimConfig::from_toml_str(&text, &origin),
+            Err(e) => {
+                let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+                let bare = !origin.contains('/') && !origin.ends_with(".toml");
+                if preset_text(stem).is_some() && (bare || e.kind() == std::io::ErrorKind::NotFound)
+                {
+                    SimConfig::preset(stem)
+                } else {
+                    Err(ConfigError(format!("{origin}: cannot read config: {e}")))
+                }
+            }
+        }
+    }
+
+    /// Parses config text; `origin` names it in error messages.
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<SimConfig, ConfigError> {
+        // First pass on the file alone: reports unknown keys and type errors with line numbers.
+        let own: SimConfig = toml::from_str(text).map_err(|e| toml_error(origin, text, &e))?;
+        let cfg = match &own.preset {
+            None => own,
+            Some(p) => {
+                let base_text = preset_text(p).ok_or_else(|| {
+                    ConfigError(format!(
+                        "{origin}: preset = \"{p}\" is not a known preset (known: {})",
+                        preset_names().join(", ")
+                    ))
+                })?;
+                let mut base: toml::Table = toml::from_str(base_text)
+                    .map_err(|e| toml_error(&format!("configs/{p}.toml"), base_text, &e))?;
+                let over: toml::Table =
+                    toml::from_str(text).map_err(|e| toml_error(origin, text, &e))?;
+                merge(&mut base, over);
+                SimConfig::deserialize(toml::Value::Table(base))
+                    .map_err(|e| ConfigError(format!("{origin}: {}", e.message())))?
+            }
+        };
+        cfg.validate().map_err(|m| ConfigError(format!("{origin}: {m}")))?;
+        Ok(cfg)
+    }
+
+    /// Applies `key=value` overrides (dotted keys, TOML values; bare words are strings).
+    pub fn with_overrides(&self, sets: &[String]) -> Result<SimConfig, ConfigError> {
+        if sets.is_empty() {
+            return Ok(self.clone());
+        }
+        let mut table = toml::Table::try_from(self)
+            .map_err(|e| ConfigError(format!("cannot re-serialise config: {e}")))?;
+        for s in sets {
+            let (key, raw) = s
+                .split_once('=')
+                .ok_or_else(|| ConfigError(format!("--set {s}: expected KEY=VALUE")))?;
+            let value: toml::Value = format!("v = {raw}")
+                .parse::<toml::Table>()
+                .ok()
+                .and_then(|mut t| t.remove("v"))
+                .unwrap_or_else(|| toml::Value::String(raw.to_string()));
+            let parts: Vec<&str> = key.trim().split('.').collect();
+            let mut cur = &mut table;
+            for p in &parts[..parts.len() - 1] {
+                cur = match cur.get_mut(*p) {
+                    Some(toml::Value::Table(t)) => t,
+                    _ => return Err(ConfigError(format!("--set {s}: unknown key `{key}`"))),
+                };
+            }
+            let last = parts[parts.len() - 1];
+            if !cur.contains_key(last) {
+                return Err(ConfigError(format!("--set {s}: unknown key `{key}`")));
+            }
+            cur.insert(last.to_string(), value);
+        }
+        let cfg = SimConfig::deserialize(toml::Value::Table(table))
+            .map_err(|e| ConfigError(format!("--set: {}", e.message())))?;
+        cfg.validate().map_err(|m| ConfigError(format!("--set: {m}")))?;
+        Ok(cfg)
+    }
+
+    /// Checks ranges and cross-field constraints; the message names the offending key.
+    pub fn validate(&self) -> Result<(), String> {
+        let d = &self.device;
+        range("device.channels", d.channels, 1, 64)?;
+        range("device.ranks", d.ranks, 1, 16)?;
+        range("device.banks", d.banks, 1, 256)?;
+        pow2("device.row_bytes", d.row_bytes, 64, 1 << 20)?;
+        pow2("device.media_access_bytes", d.media_access_bytes, 64, d.row_bytes)?;
+        pow2("device.page_bytes", d.page_bytes, 64, 1 << 30)?;
+        let t = &d.timing;
+        let fields = [
+            ("tck_ns", t.tck_ns),
+            ("trcd_ns", t.trcd_ns),
+            ("tcl_ns", t.tcl_ns),
+            ("tcwd_ns", t.tcwd_ns),
+            ("tburst_ns", t.tburst_ns),
+            ("trp_ns", t.trp_ns),
+            ("tras_ns", t.tras_ns),
+            ("twr_ns", t.twr_ns),
+            ("twtr_ns", t.twtr_ns),
+            ("trtp_ns", t.trtp_ns),
+            ("tfaw_ns", t.tfaw_ns),
+            ("trrd_ns", t.trrd_ns),
+        ];
+        for (k, v) in fields {
+            if !v.is_finite() || !(0.0..=1.0e6).contains(&v) {
+                return Err(format!(
+                    "device.timing.{k} = {v} is impossible (must be between 0 and 1e6 ns)"
+                ));
+            }
+        }
+        if t.tck_ns <= 0.0 {
+            return Err("device.timing.tck_ns must be > 0".into());
+        }
+        if t.tburst_ns <= 0.0 {
+            return Err("device.timing.tburst_ns must be > 0 (a burst takes time)".into());
+        }
+        if t.tras_ns > 0.0 && t.tras_ns < t.trcd_ns {
+            return Err(format!(
+                "device.timing.tras_ns = {} is shorter than trcd_ns = {} (a row cannot close before it opens)",
+                t.tras_ns, t.trcd_ns
+            ));
+        }
+        let rb = &d.read_buffer;
+        range("device.read_buffer.entries", rb.entries, 0, 1 << 16)?;
+        if rb.entries > 0 {
+            pow2("device.read_buffer.xpline_bytes", rb.xpline_bytes, 64, d.row_bytes)?;
+        }
+        let c = &self.controller;
+        range("controller.read_queue", c.read_queue, 1, 4096)?;
+        range("controller.write_queue", c.write_queue, 1, 4096)?;
+        range("controller.drain_high", c.drain_high, 1, c.write_queue)?;
+        if c.drain_low >= c.drain_high {
+            return Err(format!(
+                "controller.drain_low = {} must be below drain_high = {}",
+                c.drain_low, c.drain_high
+            ));
+        }
+        if !c.frontend_ns.is_finite() || !(0.0..=1.0e6).contains(&c.frontend_ns) {
+            return Err(format!(
+                "controller.frontend_ns = {} is out of range (0..1e6 ns)",
+                c.frontend_ns
+            ));
+        }
+        crate::plugins::check_names(c)?;
+        let r = &self.replay;
+        if !r.cpu_ghz.is_finite() || r.cpu_ghz <= 0.0 || r.cpu_ghz > 100.0 {
+            return Err(format!(
+                "replay.cpu_ghz = {} is out of range (0 < f <= 100)",
+                r.cpu_ghz
+            ));
+        }
+        range("replay.max_outstanding", r.max_outstanding, 1, 4096)?;
+        Ok(())
+    }
+}
+
+fn range(key: &str, v: u32, lo: u32, hi: u32) -> Result<(), String> {
+    if v < lo || v > hi {
+        Err(format!("{key} = {v} is out of range ({lo}..={hi})"))
+    } else {
+        Ok(())
+    }
+}
+
+fn pow2(key: &str, v: u32, lo: u32, hi: u32) -> Result<(), String> {
+    range(key, v, lo, hi)?;
+    if !v.is_power_of_two() {
+        return Err(format!("{key} = {v} must be a power of two"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_loads_and_validates() {
+        for name in preset_names() {
+            let c = SimConfig::preset(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(c.name, name);
+        }
+    }
+
+    #[test]
+    fn unknown_key_names_key_line_and_file() {
+        let e = SimConfig::from_toml_str("[controller]\nread_queue = 8\nfoo = 1\n", "x.toml")
+            .unwrap_err();
+        assert!(e.0.starts_with("x.toml:3:"), "{e}");
+        assert!(e.0.contains("foo"), "{e}");
+        assert!(!e.0.contains('\n'));
+    }
+
+    #[test]
+    fn out_of_range_and_impossible_values() {
+        let e = SimConfig::from_toml_str("[controller]\nwrite_queue = 0\n", "y.toml").unwrap_err();
+        assert!(e.0.contains("controller.write_queue = 0"), "{e}");
+        let e = SimConfig::from_toml_str("[device.timing]\ntrcd_ns = -3\n", "y.toml").unwrap_err();
+        assert!(e.0.contains("device.timing.trcd_ns = -3"), "{e}");
+        let e = SimConfig::from_toml_str("[device.timing]\ntburst_ns = 0\n", "y.toml").unwrap_err();
+        assert!(e.0.contains("tburst_ns"), "{e}");
+        let e = SimConfig::from_toml_str("[device]\nrow_bytes = 1000\n", "y.toml").unwrap_err();
+        assert!(e.0.contains("power of two"), "{e}");
+    }
+
+    #[test]
+    fn missing_preset_names_key_and_file() {
+        let e = SimConfig::from_toml_str("preset = \"nope\"\n", "z.toml").unwrap_err();
+        assert!(e.0.starts_with("z.toml: preset = \"nope\""), "{e}");
+    }
+
+    #[test]
+    fn preset_override_merges() {
+        let c = SimConfig::from_toml_str(
+            "preset = \"optane\"\nname = \"mine\"\n[controller]\nadr = false\n",
+            "m.toml",
+        )
+        .unwrap();
+        let base = SimConfig::preset("optane").unwrap();
+        assert!(!c.controller.adr);
+        assert_eq!(c.device, base.device);
+        assert_eq!(c.name, "mine");
+    }
+
+    #[test]
+    fn overrides_apply_and_validate() {
+        let base = SimConfig::preset("nvm-ppo").unwrap();
+        let c = base
+            .with_overrides(&["controller.adr=false".into(), "device.mapping=page".into()])
+            .unwrap();
+        assert!(!c.controller.adr);
+        assert_eq!(c.device.mapping, MappingScheme::Page);
+        assert!(base.with_overrides(&["controller.nope=1".into()]).is_err());
+        assert!(base
+            .with_overrides(&["controller.scheduler=magic".into()])
+            .is_err());
+    }
+}

@@ -1,0 +1,262 @@
+//! The memory controller of one channel: read queue, write pending queue (WPQ), write-drain
+//! mode with high/low watermarks, request scheduling over the banks through a [`Scheduler`]
+//! plug-in, write coalescing and read forwarding from the WPQ.
+//!
+//! The controller holds requests; the [`MemorySystem`](crate::memsys::MemorySystem) drives it
+//! with decisions at the times it asks for and turns finished requests into acknowledgements.
+
+use crate::config::ControllerConfig;
+use crate::device::{AccessPlan, ChannelDevice, Location};
+use crate::image::LineData;
+use crate::scheduler::{Candidate, Pick, Scheduler};
+use crate::time::Ps;
+use std::collections::VecDeque;
+
+/// A request as a queue holds it.
+#[derive(Clone, Debug)]
+pub struct QueuedRequest {
+    /// Request ids this entry answers (several when writes to one line were coalesced).
+    pub ids: Vec<u64>,
+    /// Line address.
+    pub line_addr: u64,
+    /// Decoded location.
+    pub loc: Location,
+    /// When it entered the queue.
+    pub arrival: Ps,
+    /// When the requester issued the first request of this entry.
+    pub issued: Ps,
+    /// Merged write payloads, in arrival order (writes only, and only when data is known).
+    pub data: Vec<LineData>,
+}
+
+/// What a decision did.
+#[derive(Clone, Debug)]
+pub enum Decision {
+    /// Served `request` with the command schedule `plan`; `is_write` says from which queue.
+    Issued {
+        /// The request served.
+        request: QueuedRequest,
+        /// Its command schedule.
+        plan: AccessPlan,
+        /// Whether it was a write.
+        is_write: bool,
+    },
+    /// Nothing could issue; decide again at this time.
+    WaitUntil(Ps),
+    /// Both queues are empty.
+    Idle,
+}
+
+/// Per-channel controller statistics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ControllerStats {
+    /// Reads accepted into the read queue.
+    pub reads_accepted: u64,
+    /// Writes accepted into the WPQ (after coalescing).
+    pub writes_accepted: u64,
+    /// Writes merged into a WPQ entry for the same line.
+    pub writes_coalesced: u64,
+    /// Reads answered from the WPQ.
+    pub reads_forwarded: u64,
+    /// Requests that found their queue full and waited.
+    pub queue_full_waits: u64,
+    /// Times the controller entered write-drain mode.
+    pub drain_episodes: u64,
+    /// Writes issued while in drain mode.
+    pub writes_in_drain: u64,
+}
+
+/// One channel's controller and device.
+pub struct ChannelController {
+    read_q: Vec<QueuedRequest>,
+    write_q: Vec<QueuedRequest>,
+    /// Requests waiting for a queue slot: (is_write, request).
+    waiting: VecDeque<(bool, QueuedRequest)>,
+    read_cap: usize,
+    write_cap: usize,
+    drain_high: usize,
+    drain_low: usize,
+    draining: bool,
+    candidates: Vec<Candidate>,
+    /// The device behind the controller.
+    pub device: ChannelDevice,
+    /// Statistics.
+    pub stats: ControllerStats,
+    /// Time of the pending decision event, if one is scheduled.
+    pub decision_at: Option<Ps>,
+}
+
+/// Result of offering a request to the controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Entered its queue (or merged into a queued write).
+    Queued,
+    /// A read answered at once from a WPQ entry for the same line.
+    Forwarded,
+    /// The queue was full: the request waits and enters when a slot frees.
+    Waiting,
+}
+
+impl ChannelController {
+    /// A controller with empty queues over `device`.
+    pub fn new(cfg: &ControllerConfig, device: ChannelDevice) -> ChannelController {
+        ChannelController {
+            read_q: Vec::with_capacity(cfg.read_queue as usize),
+            write_q: Vec::with_capacity(cfg.write_queue as usize),
+            waiting: VecDeque::new(),
+            read_cap: cfg.read_queue as usize,
+            write_cap: cfg.write_queue as usize,
+            drain_high: cfg.drain_high as usize,
+            drain_low: cfg.drain_low as usize,
+            draining: false,
+            candidates: Vec::new(),
+            device,
+            stats: ControllerStats::default(),
+            decision_at: None,
+        }
+    }
+
+    /// Entries in the read queue and the WPQ.
+    pub fn occupancy(&self) -> (usize, usize) {
+        (self.read_q.len(), self.write_q.len())
+    }
+
+    /// True when a write to `line_addr` is in the WPQ (not yet issued to the device).
+    pub fn wpq_holds(&self, line_addr: u64) -> bool {
+        self.write_q.iter().any(|w| w.line_addr == line_addr)
+    }
+
+    /// Offers a request. Writes to a line already in the WPQ merge into that entry; reads of
+    /// such a line are forwarded. A full queue makes the request wait (in order).
+    pub fn offer(&mut self, is_write: bool, req: QueuedRequest) -> Admission {
+        if is_write {
+            if let Some(e) = self
+                .write_q
+                .iter_mut()
+                .find(|w| w.line_addr == req.line_addr)
+            {
+                e.ids.extend_from_slice(&req.ids);
+                e.data.extend_from_slice(&req.data);
+                self.stats.writes_coalesced += 1;
+                return Admission::Queued;
+            }
+        } else if self.wpq_holds(req.line_addr) {
+            self.stats.reads_forwarded += 1;
+            return Admission::Forwarded;
+        }
+        let has_waiters = self.waiting.iter().any(|(w, _)| *w == is_write);
+        if has_waiters || !self.has_room(is_write) {
+            self.stats.queue_full_waits += 1;
+            self.waiting.push_back((is_write, req));
+            return Admission::Waiting;
+        }
+        self.enqueue(is_write, req);
+        Admission::Queued
+    }
+
+    fn has_room(&self, is_write: bool) -> bool {
+        if is_write {
+            self.write_q.len() < self.write_cap
+        } else {
+            self.read_q.len() < self.read_cap
+        }
+    }
+
+    fn enqueue(&mut self, is_write: bool, req: QueuedRequest) {
+        if is_write {
+            self.stats.writes_accepted += 1;
+            self.write_q.push(req);
+        } else {
+            self.stats.reads_accepted += 1;
+            self.read_q.push(req);
+        }
+    }
+
+    /// Moves waiting requests into freed slots at time `now`; returns the writes that entered
+    /// the WPQ (they become durable now under ADR). Coalescing applies to them too.
+    pub fn admit_waiting(&mut self, now: Ps, entered_writes: &mut Vec<QueuedRequest>) {
+        while let Some((is_write, _)) = self.waiting.front() {
+            let is_write = *is_write;
+            if !self.has_room(is_write) {
+                // Keep order within a class, but let the other class through.
+                let other = self.waiting.iter().position(|(w, _)| *w != is_write);
+                match other {
+                    Some(i) if self.has_room(!is_write) => {
+                        let (w, mut r) = self.waiting.remove(i).expect("index valid");
+                        r.arrival = now;
+                        if w {
+                            entered_writes.push(r.clone());
+                        }
+                        self.enqueue(w, r);
+                        continue;
+                    }
+                    _ => break,
+                }
+            }
+            let (w, mut r) = self.waiting.pop_front().expect("front exists");
+            r.arrival = now;
+            if w {
+                entered_writes.push(r.clone());
+            }
+            self.enqueue(w, r);
+        }
+    }
+
+    /// True when a read or write is queued or waiting.
+    pub fn busy(&self) -> bool {
+        !self.read_q.is_empty() || !self.write_q.is_empty() || !self.waiting.is_empty()
+    }
+
+    /// Makes one scheduling decision at `now`.
+    pub fn decide(&mut self, sched: &mut dyn Scheduler, now: Ps) -> Decision {
+        if self.write_q.len() >= self.drain_high && !self.draining {
+            self.draining = true;
+            self.stats.drain_episodes += 1;
+        } else if self.draining && self.write_q.len() <= self.drain_low {
+            self.draining = false;
+        }
+        let serve_writes = !self.write_q.is_empty() && (self.draining || self.read_q.is_empty());
+        if !serve_writes && self.read_q.is_empty() {
+            return Decision::Idle;
+        }
+        let queue = if serve_writes {
+            &self.write_q
+        } else {
+            &self.read_q
+        };
+        self.candidates.clear();
+        for r in queue {
+            let (ready_at, row_hit) = self.device.readiness(&r.loc, now);
+            self.candidates.push(Candidate {
+                arrival: r.arrival,
+                ready_at,
+                row_hit,
+            });
+        }
+        match sched.pick(&self.candidates, now) {
+            Pick::WaitUntil(t) => Decision::WaitUntil(t.max(now + 1)),
+            Pick::Issue(i) => {
+                let request = if serve_writes {
+                    self.write_q.remove(i)
+                } else {
+                    self.read_q.remove(i)
+                };
+                let plan = self.device.plan(&request.loc, serve_writes, now);
+                self.device.commit(&request.loc, serve_writes, &plan);
+                if serve_writes && self.draining {
+                    self.stats.writes_in_drain += 1;
+                }
+                Decision::Issued {
+                    request,
+                    plan,
+                    is_write: serve_writes,
+                }
+            }
+        }
+    }
+
+    /// Whether the controller is in write-drain mode.
+    pub fn draining(&self) -> bool {
+        self.draining
+    }
+}

@@ -1,0 +1,138 @@
+//! Address mapping: physical address → channel, rank, bank, row, column.
+
+use crate::config::{DeviceConfig, MappingScheme};
+
+/// Size of a cache line, the unit of every memory request.
+pub const LINE_BYTES: u64 = 64;
+
+/// Where an address lives in the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// Channel index.
+    pub channel: u32,
+    /// Rank within the channel.
+    pub rank: u32,
+    /// Bank within the rank.
+    pub bank: u32,
+    /// Row within the bank.
+    pub row: u64,
+    /// Line-sized column within the row.
+    pub column: u32,
+}
+
+/// Splits addresses by interleaving `granule`-byte chunks over channels, then banks, then
+/// ranks; the remaining bits (and the offset inside a chunk) select row and column, so every
+/// chunk is contiguous within one row when it is no larger than a row.
+#[derive(Clone, Debug)]
+pub struct AddressMap {
+    granule: u64,
+    channels: u64,
+    banks: u64,
+    ranks: u64,
+    row_bytes: u64,
+}
+
+impl AddressMap {
+    /// Builds the mapping a device config describes.
+    pub fn new(cfg: &DeviceConfig) -> AddressMap {
+        let granule = match cfg.mapping {
+            MappingScheme::CacheLine => LINE_BYTES,
+            MappingScheme::RowStride => cfg.row_bytes as u64,
+            MappingScheme::Page => cfg.page_bytes as u64,
+        };
+        AddressMap {
+            granule,
+            channels: cfg.channels as u64,
+            banks: cfg.banks as u64,
+            ranks: cfg.ranks as u64,
+            row_bytes: cfg.row_bytes as u64,
+        }
+    }
+
+    /// Interleaving granularity in bytes.
+    pub fn granule(&self) -> u64 {
+        self.granule
+    }
+
+    /// Decodes a byte address.
+    #[inline]
+    pub fn locate(&self, addr: u64) -> Location {
+        let within = addr % self.granule;
+        let mut chunk = addr / self.granule;
+        let channel = chunk % self.channels;
+        chunk /= self.channels;
+        let bank = chunk % self.banks;
+        chunk /= self.banks;
+        let rank = chunk % self.ranks;
+        chunk /= self.ranks;
+        let bank_offset = chunk * self.granule + within;
+        Location {
+            channel: channel as u32,
+            rank: rank as u32,
+            bank: bank as u32,
+            row: bank_offset / self.row_bytes,
+            column: ((bank_offset % self.row_bytes) / LINE_BYTES) as u32,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(mapping: MappingScheme) -> DeviceConfig {
+        DeviceConfig {
+            channels: 2,
+            ranks: 1,
+            banks: 4,
+            row_bytes: 1024,
+            mapping,
+            page_bytes: 4096,
+            ..DeviceConfig::default()
+        }
+    }
+
+    #[test]
+    fn cache_line_interleaving_spreads_consecutive_lines() {
+        let m = AddressMap::new(&cfg(MappingScheme::CacheLine));
+        let locs: Vec<_> = (0..8).map(|i| m.locate(i * 64)).collect();
+        assert_eq!(locs[0].channel, 0);
+        assert_eq!(locs[1].channel, 1);
+        assert_eq!((locs[2].channel, locs[2].bank), (0, 1));
+        // Line 8 wraps back to channel 0 bank 0, next column of the same row.
+        let l8 = m.locate(8 * 64);
+        assert_eq!((l8.channel, l8.bank, l8.row, l8.column), (0, 0, 0, 1));
+    }
+
+    #[test]
+    fn row_stride_keeps_a_row_together_and_strides_rows() {
+        let m = AddressMap::new(&cfg(MappingScheme::RowStride));
+        let a = m.locate(0);
+        let b = m.locate(1023);
+        assert_eq!((a.channel, a.bank, a.row), (b.channel, b.bank, b.row));
+        assert_eq!(b.column, 15);
+        let c = m.locate(1024);
+        assert_ne!((a.channel, a.bank), (c.channel, c.bank));
+    }
+
+    #[test]
+    fn page_mapping_keeps_a_page_in_one_bank() {
+        let m = AddressMap::new(&cfg(MappingScheme::Page));
+        let a = m.locate(0);
+        let b = m.locate(4095);
+        assert_eq!((a.channel, a.bank), (b.channel, b.bank));
+        assert_eq!(b.row, 3); // 4 KB page over 1 KB rows
+        let c = m.locate(4096);
+        assert_ne!((a.channel, a.bank), (c.channel, c.bank));
+    }
+
+    #[test]
+    fn mapping_is_a_bijection_on_lines() {
+        let m = AddressMap::new(&cfg(MappingScheme::Page));
+        let mut seen = std::collections::HashSet::new();
+        for i in 0..4096u64 {
+            let l = m.locate(i * 64);
+            assert!(seen.insert((l.channel, l.rank, l.bank, l.row, l.column)));
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! The PM (or DRAM) device of one channel: ranks, banks, open-page row buffers, the data bus,
+//! media timing constraints and the optional XPLine read buffer.
+//!
+//! The model is request-level and analytic: for a request it computes when each command
+//! (precharge, activate, column read/write) can issue given the bank, rank and bus state, and
+//! when its data and media work finish. Nothing ticks; a request costs a handful of `max`
+//! operations. Constraints honoured: tRCD, tCL, tCWD, tBURST (also as tCCD), tRP, tRAS, tWR,
+//! tWTR, tRTP, tFAW, tRRD and data-bus occupancy. Not modelled: refresh, bank groups, command-bus
+//! contention (one request is committed per controller decision, one decision per tCK).
+
+pub mod mapping;
+pub mod read_buffer;
+
+use crate::config::{DeviceConfig, Timing};
+use crate::time::Ps;
+pub use mapping::{AddressMap, Location, LINE_BYTES};
+pub use read_buffer::ReadBuffer;
+
+const NO_ROW: u64 = u64::MAX;
+
+/// What a request found in its bank's row buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowOutcome {
+    /// The row was open: column command only.
+    Hit,
+    /// No row was open: activate, then column command.
+    Closed,
+    /// Another row was open: precharge, activate, column command.
+    Conflict,
+    /// Served by the on-DIMM read buffer; the bank was not touched.
+    ReadBuffer,
+}
+
+/// The command schedule of one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AccessPlan {
+    /// Row-buffer outcome.
+    pub outcome: RowOutcome,
+    /// Precharge time (conflicts only).
+    pub precharge: Option<Ps>,
+    /// Activate time (closed and conflict).
+    pub activate: Option<Ps>,
+    /// Column command time.
+    pub column: Ps,
+    /// Last data beat on the bus.
+    pub data_end: Ps,
+    /// When the media has finished the access (reads: `data_end`; writes: + tWR).
+    pub done: Ps,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Bank {
+    open_row: u64,
+    next_act: Ps,
+    next_pre: Ps,
+    next_col: Ps,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Rank {
+    last_acts: [Ps; 4],
+    acts_seen: u64,
+    next_act: Ps,
+    next_read_col: Ps,
+}
+
+impl Rank {
+    fn faw_ready(&self, tfaw: Ps) -> Ps {
+        if tfaw == 0 || self.acts_seen < 4 {
+            0
+        } else {
+            self.last_acts[(self.acts_seen % 4) as usize] + tfaw
+        }
+    }
+}
+
+/// Per-channel device statistics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceStats {
+    /// Column reads served by the banks.
+    pub reads: u64,
+    /// Column writes.
+    pub writes: u64,
+    /// Row-buffer hits.
+    pub row_hits: u64,
+    /// Accesses to a bank with no open row.
+    pub row_closed: u64,
+    /// Accesses that had to close another row.
+    pub row_conflicts: u64,
+    /// Activations.
+    pub activates: u64,
+    /// Bytes read from the media array.
+    pub media_read_bytes: u64,
+    /// Bytes written to the media array.
+    pub media_write_bytes: u64,
+    /// Time the data bus carried data.
+    pub bus_busy_ps: Ps,
+}
+
+/// The device side of one channel.
+#[derive(Clone, Debug)]
+pub struct ChannelDevice {
+    t: Timing,
+    banks_per_rank: u32,
+    banks: Vec<Bank>,
+    ranks: Vec<Rank>,
+    bus_free: Ps,
+    media_access_bytes: u64,
+    write_blocks_bank: bool,
+    xpline_bytes: u64,
+    read_buffer: Option<ReadBuffer>,
+    /// Statistics.
+    pub stats: DeviceStats,
+}
+
+impl ChannelDevice {
+    /// A channel of the device `cfg` describes, with every bank idle and closed.
+    pub fn new(cfg: &DeviceConfig) -> ChannelDevice {
+        let nbanks = (cfg.ranks * cfg.banks) as usize;
+        ChannelDevice {
+            t: cfg.timing.to_ps(),
+            banks_per_rank: cfg.banks,
+            banks: vec![
+                Bank {
+                    open_row: NO_ROW,
+                    next_act: 0,
+                    next_pre: 0,
+                    next_col: 0,
+                };
+                nbanks
+            ],
+            ranks: vec![Rank::default(); cfg.ranks as usize],
+            bus_free: 0,
+            media_access_bytes: cfg.media_access_bytes as u64,
+            write_blocks_bank: cfg.array_write_blocks_bank,
+            xpline_bytes: cfg.read_buffer.xpline_bytes as u64,
+            read_buffer: (cfg.read_buffer.entries > 0)
+                .then(|| ReadBuffer::new(cfg.read_buffer.entries as usize)),
+            stats: DeviceStats::default(),
+        }
+    }
+
+    /// Device timing in picoseconds.
+    pub fn timing(&self) -> &Timing {
+        &self.t
+    }
+
+    /// The read buffer, when the device has one.
+    pub fn read_buffer(&self) -> Option<&ReadBuffer> {
+        self.read_buffer.as_ref()
+    }
+
+    #[inline]
+    fn bank_index(&self, loc: &Location) -> usize {
+        (loc.rank * self.banks_per_rank + loc.bank) as usize
+    }
+
+    /// Earliest time the first command of an access to `loc` could issue, and whether it would
+    /// be a row hit. Cheap: the scheduler calls it for every queued candidate.
+    #[inline]
+    pub fn readiness(&self, loc: &Location, now: Ps) -> (Ps, bool) {
+        let b = &self.banks[self.bank_index(loc)];
+        if b.open_row == loc.row {
+            (now.max(b.next_col), true)
+        } else if b.open_row == NO_ROW {
+            let r = &self.ranks[loc.rank as usize];
+            (
+                now.max(b.next_act)
+                    .max(r.next_act)
+                    .max(r.faw_ready(self.t.tfaw)),
+                false,
+            )
+        } else {
+            (now.max(b.next_pre), false)
+        }
+    }
+
+    /// The full command schedule of an access to `loc` starting no earlier than `now`.
+    pub fn plan(&self, loc: &Location, is_write: bool, now: Ps) -> AccessPlan {
+        let t = &self.t;
+        let b = &self.banks[self.bank_index(loc)];
+        let r = &self.ranks[loc.rank as usize];
+        let (outcome, precharge, activate, col_min) = if b.open_row == loc.row {
+            (RowOutcome::Hit, None, None, now.max(b.next_col))
+        } else {
+            let (outcome, pre) = if b.open_row == NO_ROW {
+                (RowOutcome::Closed, None)
+            } else {
+                (RowOutcome::Conflict, Some(now.max(b.next_pre)))
+            };
+            let act = pre
+                .map_or(now, |p| p + t.trp)
+                .max(b.next_act)
+                .max(r.next_act)
+                .max(r.faw_ready(t.tfaw));
+            (outcome, pre, Some(act), (act + t.trcd).max(b.next_col))
+        };
+        let (column, data_start) = if is_write {
+            let col = col_min.max(self.bus_free.saturating_sub(t.tcwd));
+            (col, col + t.tcwd)
+        } else {
+            let col = col_min
+                .max(r.next_read_col)
+                .max(self.bus_free.saturating_sub(t.tcl));
+            (col, col + t.tcl)
+        };
+        let data_end = data_start + t.tburst;
+        AccessPlan {
+            outcome,
+            precharge,
+            activate,
+            column,
+            data_end,
+            done: if is_write { data_end + t.twr } else { data_end },
+        }
+    }
+
+    /// Applies a plan made by [`plan`](Self::plan) for the same request, updating bank, rank and
+    /// bus state and statistics.
+    pub fn commit(&mut self, loc: &Location, is_write: bool, p: &AccessPlan) {
+        let t = self.t;
+        let bi = self.bank_index(loc);
+        let media = self.media_access_bytes;
+        match p.outcome {
+            RowOutcome::Hit => self.stats.row_hits += 1,
+            RowOutcome::Closed => self.stats.row_closed += 1,
+            RowOutcome::Conflict => self.stats.row_conflicts += 1,
+            RowOutcome::ReadBuffer => unreachable!("read-buffer hits are committed separately"),
+        }
+        if let Some(act) = p.activate {
+            let r = &mut self.ranks[loc.rank as usize];
+            r.last_acts[(r.acts_seen % 4) as usize] = act;
+            r.acts_seen += 1;
+            r.next_act = act + t.trrd;
+            let b = &mut self.banks[bi];
+            b.open_row = loc.row;
+            b.next_pre = act + t.tras;
+            b.next_col = act + t.trcd;
+            self.stats.activates += 1;
+            self.stats.media_read_bytes += media;
+        }
+        let b = &mut self.banks[bi];
+        b.next_col = b.next_col.max(p.column + t.tburst);
+        if is_write {
+            b.next_pre = b.next_pre.max(p.done);
+            if self.write_blocks_bank {
+                // NVM: the cell write occupies the bank until it completes.
+                b.next_col = b.next_col.max(p.done);
+            }
+            let r = &mut self.ranks[loc.rank as usize];
+            r.next_read_col = r.next_read_col.max(p.data_end + t.twtr);
+            self.stats.writes += 1;
+            self.stats.media_write_bytes += media;
+        } else {
+            b.next_pre = b.next_pre.max(p.column + t.trtp);
+            self.stats.reads += 1;
+        }
+        self.bus_free = p.data_end;
+        self.stats.bus_busy_ps += t.tburst;
+    }
+
+    /// Tries the read buffer for a read of the line at `addr`: on a hit returns the plan of a
+    /// buffer-served read (bus only) and commits it; on a miss returns `None`.
+    pub fn read_from_buffer(&mut self, addr: u64, now: Ps) -> Option<AccessPlan> {
+        let xpline = addr / self.xpline_bytes;
+        if !self.read_buffer.as_mut()?.lookup(xpline) {
+            return None;
+        }
+        let column = now.max(self.bus_free.saturating_sub(self.t.tcl));
+        let data_end = column + self.t.tcl + self.t.tburst;
+        self.bus_free = data_end;
+        self.stats.bus_busy_ps += self.t.tburst;
+        Some(AccessPlan {
+            outcome: RowOutcome::ReadBuffer,
+            precharge: None,
+            activate: None,
+            column,
+            data_end,
+            done: data_end,
+        })
+    }
+
+    /// Records that a media read of the line at `addr` filled its XPLine into the read buffer.
+    pub fn fill_read_buffer(&mut self, addr: u64) {
+        let xp = self.xpline_bytes;
+        if let Some(rb) = self.read_buffer.as_mut() {
+            rb.insert(addr / xp);
+        }
+    }
+}

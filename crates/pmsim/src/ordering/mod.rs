@@ -1,0 +1,42 @@
+//! Persist-ordering models: when a thread's persists may enter the memory controller and what
+//! a fence costs the thread.
+//!
+//! The baseline is x86 (synchronous ordering): persists go to the controller at once and a
+//! fence stalls its thread until every earlier persist of that thread is acknowledged by the
+//! persistence domain. Buffered models (epoch persistency, BROI) implement the same trait by
+//! holding persists and releasing them epoch by epoch.
+
+mod x86;
+
+pub use x86::X86Ordering;
+
+/// A persist (a write to PM) on its way to the memory controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Persist {
+    /// Request id.
+    pub id: u64,
+    /// Issuing thread.
+    pub thread: u16,
+}
+
+/// What a fence does to its thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FenceAction {
+    /// The thread stalls until all its earlier persists are acknowledged.
+    StallUntilDrained,
+    /// The thread goes on at once (ordering is enforced below it).
+    Proceed,
+}
+
+/// A persist-ordering model (plug-in).
+pub trait OrderingModel: Send {
+    /// Registry name.
+    fn name(&self) -> &'static str;
+    /// A thread issues a persist; the model appends to `release` every persist (this one or
+    /// earlier held ones) that may go to the memory controller now.
+    fn on_persist(&mut self, p: Persist, release: &mut Vec<Persist>);
+    /// A thread executes a fence.
+    fn on_fence(&mut self, thread: u16) -> FenceAction;
+    /// The persistence domain acknowledged persist `p`; newly releasable persists go to `release`.
+    fn on_persist_ack(&mut self, p: Persist, release: &mut Vec<Persist>);
+}

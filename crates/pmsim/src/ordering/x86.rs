@@ -1,0 +1,24 @@
+//! x86 ordering: clwb/ntstore persists flow straight to the controller; sfence/mfence stall the
+//! thread until they are acknowledged (Intel SDM, "SFENCE"; PMWeaver Fig. 6).
+
+use super::{FenceAction, OrderingModel, Persist};
+
+/// Synchronous x86 persist ordering.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct X86Ordering;
+
+impl OrderingModel for X86Ordering {
+    fn name(&self) -> &'static str {
+        "x86"
+    }
+
+    fn on_persist(&mut self, p: Persist, release: &mut Vec<Persist>) {
+        release.push(p);
+    }
+
+    fn on_fence(&mut self, _thread: u16) -> FenceAction {
+        FenceAction::StallUntilDrained
+    }
+
+    fn on_persist_ack(&mut self, _p: Persist, _release: &mut Vec<Persist>) {}
+}

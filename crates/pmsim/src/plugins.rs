@@ -1,0 +1,112 @@
+//! The plug-in registry: config names → constructors and one-line descriptions.
+//!
+//! Adding a mechanism means writing its file under its concern's folder and adding one line
+//! here (Ramulator 2 style).
+
+use crate::bmo::{BmoEngine, NoBmo};
+use crate::config::ControllerConfig;
+use crate::logging::{LoggingEngine, NoLogging};
+use crate::ordering::{OrderingModel, X86Ordering};
+use crate::scheduler::{Fcfs, FrFcfs, Scheduler};
+
+/// One registered plug-in.
+pub struct PluginInfo<T: ?Sized> {
+    /// Name used in configs.
+    pub name: &'static str,
+    /// What it is, in one line.
+    pub description: &'static str,
+    /// Builds a fresh instance.
+    pub make: fn() -> Box<T>,
+}
+
+/// Request schedulers.
+pub const SCHEDULERS: &[PluginInfo<dyn Scheduler>] = &[
+    PluginInfo {
+        name: "frfcfs",
+        description: "FR-FCFS: ready row-buffer hits first, then oldest (Rixner et al., ISCA'00)",
+        make: || Box::new(FrFcfs),
+    },
+    PluginInfo {
+        name: "fcfs",
+        description: "FCFS: strictly oldest first",
+        make: || Box::new(Fcfs),
+    },
+];
+
+/// Persist-ordering models.
+pub const ORDERINGS: &[PluginInfo<dyn OrderingModel>] = &[PluginInfo {
+    name: "x86",
+    description: "x86 synchronous ordering: fences stall until earlier persists are acknowledged",
+    make: || Box::new(X86Ordering),
+}];
+
+/// PM-support engines.
+pub const BMOS: &[PluginInfo<dyn BmoEngine>] = &[PluginInfo {
+    name: "none",
+    description: "no PM-support operations",
+    make: || Box::new(NoBmo),
+}];
+
+/// Hardware logging engines.
+pub const LOGGINGS: &[PluginInfo<dyn LoggingEngine>] = &[PluginInfo {
+    name: "none",
+    description: "no hardware logging (transactions are markers)",
+    make: || Box::new(NoLogging),
+}];
+
+fn find<'a, T: ?Sized>(
+    list: &'a [PluginInfo<T>],
+    kind: &str,
+    name: &str,
+) -> Result<&'a PluginInfo<T>, String> {
+    list.iter().find(|p| p.name == name).ok_or_else(|| {
+        let known: Vec<_> = list.iter().map(|p| p.name).collect();
+        format!(
+            "controller.{kind} = \"{name}\" is not a known {kind} (known: {})",
+            known.join(", ")
+        )
+    })
+}
+
+/// Checks that every plug-in a controller config names exists.
+pub fn check_names(c: &ControllerConfig) -> Result<(), String> {
+    find(SCHEDULERS, "scheduler", &c.scheduler)?;
+    find(ORDERINGS, "ordering", &c.ordering)?;
+    find(BMOS, "bmo", &c.bmo)?;
+    find(LOGGINGS, "logging", &c.logging)?;
+    Ok(())
+}
+
+/// The plug-ins a (validated) controller config selects.
+pub struct Plugins {
+    /// Request scheduler.
+    pub scheduler: Box<dyn Scheduler>,
+    /// Persist ordering.
+    pub ordering: Box<dyn OrderingModel>,
+    /// PM-support engine.
+    pub bmo: Box<dyn BmoEngine>,
+    /// Hardware logging.
+    pub logging: Box<dyn LoggingEngine>,
+}
+
+impl Plugins {
+    /// Instantiates the plug-ins `c` names.
+    pub fn build(c: &ControllerConfig) -> Result<Plugins, String> {
+        Ok(Plugins {
+            scheduler: (find(SCHEDULERS, "scheduler", &c.scheduler)?.make)(),
+            ordering: (find(ORDERINGS, "ordering", &c.ordering)?.make)(),
+            bmo: (find(BMOS, "bmo", &c.bmo)?.make)(),
+            logging: (find(LOGGINGS, "logging", &c.logging)?.make)(),
+        })
+    }
+}
+
+/// Every registered plug-in as `(concern, name, description)`, for `pmlab plugins`.
+pub fn list() -> Vec<(&'static str, &'static str, &'static str)> {
+    let mut v = Vec::new();
+    v.extend(SCHEDULERS.iter().map(|p| ("scheduler", p.name, p.description)));
+    v.extend(ORDERINGS.iter().map(|p| ("ordering", p.name, p.description)));
+    v.extend(BMOS.iter().map(|p| ("bmo", p.name, p.description)));
+    v.extend(LOGGINGS.iter().map(|p| ("logging", p.name, p.description)));
+    v
+}

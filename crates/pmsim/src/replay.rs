@@ -1,0 +1,477 @@
+//! Memory-only trace replay: feeds a trace's memory events straight to the memory system.
+//!
+//! Each trace thread is a requester with its own clock: an event's `gap` advances the clock by
+//! that many cycles of `replay.cpu_ghz`; loads and stores become 64 B reads and writes (there
+//! are no caches in this mode, so every store is a memory write and `clwb`/`clflushopt` have no
+//! further effect); at most `replay.max_outstanding` requests per thread are in flight; fences
+//! go through the ordering plug-in (x86: stall until the thread's writes are acknowledged).
+//! Events are consumed in trace order, so a stalled thread also delays the events of other
+//! threads behind it in the file (a single in-order feeder; the full-system core model replaces
+//! this). Memory use is independent of trace length.
+
+use crate::config::SimConfig;
+use crate::image::{LineData, PmImage};
+use crate::logging::{CommitAction, LogWrite, LoggingEngine};
+use crate::memsys::{Ack, MemRequest, MemorySystem};
+use crate::ordering::{FenceAction, OrderingModel, Persist};
+use crate::plugins::Plugins;
+use crate::stats::{Histogram, Stats};
+use crate::time::{ps_to_ns, Ps};
+use pmtrace::{Op, TraceEvent};
+use std::fmt;
+
+/// Largest thread count a replay accepts.
+pub const MAX_THREADS: usize = 4096;
+
+/// Why a replay stopped with an error.
+#[derive(Debug)]
+pub enum ReplayError {
+    /// The trace could not be read.
+    Trace(String),
+    /// The trace asks for something the simulator cannot do.
+    Invalid(String),
+}
+
+impl fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReplayError::Trace(m) => write!(f, "trace: {m}"),
+            ReplayError::Invalid(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl std::error::Error for ReplayError {}
+
+#[derive(Clone, Debug, Default)]
+struct ThreadState {
+    clock: Ps,
+    outstanding: u32,
+    outstanding_writes: u32,
+    fence_stall: Ps,
+    fences: u64,
+}
+
+/// Ids carry their thread in the low 16 bits and a write flag in bit 16.
+const ID_THREAD_BITS: u32 = 16;
+const ID_WRITE_BIT: u64 = 1 << ID_THREAD_BITS;
+
+/// Results of a replay.
+#[derive(Clone, Debug)]
+pub struct ReplaySummary {
+    /// Trace events consumed.
+    pub events: u64,
+    /// Memory reads issued.
+    pub reads: u64,
+    /// Memory writes issued.
+    pub writes: u64,
+    /// Simulated time at which the last thread finished and every request was acknowledged.
+    pub sim_time: Ps,
+    /// Whether the run stopped early at a crash point.
+    pub crashed: bool,
+}
+
+/// A memory-only replay in progress.
+pub struct Replay {
+    mem: MemorySystem,
+    ordering: Box<dyn OrderingModel>,
+    logging: Box<dyn LoggingEngine>,
+    threads: Vec<ThreadState>,
+    cycle: Ps,
+    max_outstanding: u32,
+    next_seq: u64,
+    acks: Vec<Ack>,
+    release: Vec<Persist>,
+    log_writes: Vec<LogWrite>,
+    pending_persists: Vec<(u64, MemRequest)>,
+    read_latency: Histogram,
+    write_latency: Histogram,
+    events: u64,
+    reads: u64,
+    writes: u64,
+    flushes: u64,
+    tx_begins: u64,
+    tx_ends: u64,
+    computes: u64,
+    last_ack: Ps,
+    stop_at: Option<Ps>,
+    ack_log: Option<Vec<Ack>>,
+}
+
+impl Replay {
+    /// A replay over a fresh memory system built from `cfg`.
+    pub fn new(cfg: &SimConfig) -> Result<Replay, ReplayError> {
+        let p = Plugins::build(&cfg.controller).map_err(ReplayError::Invalid)?;
+        Ok(Replay {
+            mem: MemorySystem::new(cfg, p.scheduler, p.bmo),
+            ordering: p.ordering,
+            logging: p.logging,
+            threads: Vec::new(),
+            cycle: cfg.replay.cycle_ps(),
+            max_outstanding: cfg.replay.max_outstanding,
+            next_seq: 0,
+            acks: Vec::new(),
+            release: Vec::new(),
+            log_writes: Vec::new(),
+            pending_persists: Vec::new(),
+            read_latency: Histogram::default(),
+            write_latency: Histogram::default(),
+            events: 0,
+            reads: 0,
+            writes: 0,
+            flushes: 0,
+            tx_begins: 0,
+            tx_ends: 0,
+            computes: 0,
+            last_ack: 0,
+            stop_at: None,
+            ack_log: None,
+        })
+    }
+
+    /// Stops the replay at simulated time `t` (a power failure): nothing after `t` happens.
+    pub fn crash_at(mut self, t: Ps) -> Self {
+        self.stop_at = Some(t);
+        self
+    }
+
+    /// Keeps every acknowledgement (for tests and crash oracles).
+    pub fn record_acks(mut self) -> Self {
+        self.ack_log = Some(Vec::new());
+        self
+    }
+
+    /// The acknowledgements recorded by [`record_acks`](Self::record_acks), in processing order.
+    pub fn ack_log(&self) -> &[Ack] {
+        self.ack_log.as_deref().unwrap_or(&[])
+    }
+
+    /// Position of a request among all memory requests the replay issued (0-based, in trace
+    /// order), recovered from its acknowledgement id.
+    pub fn request_seq(id: u64) -> u64 {
+        id >> (ID_THREAD_BITS + 1)
+    }
+
+    /// The memory system.
+    pub fn memory(&self) -> &MemorySystem {
+        &self.mem
+    }
+
+    /// What survives a power failure at the current time.
+    pub fn durable_image(&self) -> &PmImage {
+        self.mem.durable_image()
+    }
+
+    fn limit(&self) -> Ps {
+        self.stop_at.unwrap_or(Ps::MAX)
+    }
+
+    fn absorb_acks(&mut self) {
+        self.mem.take_acks(&mut self.acks);
+        let mut acks = std::mem::take(&mut self.acks);
+        for a in &acks {
+            let th = &mut self.threads[(a.id & 0xffff) as usize];
+            th.outstanding -= 1;
+            if a.is_write {
+                th.outstanding_writes -= 1;
+                self.write_latency.record(a.time - a.issued);
+                self.ordering.on_persist_ack(
+                    Persist {
+                        id: a.id,
+                        thread: (a.id & 0xffff) as u16,
+                    },
+                    &mut self.release,
+                );
+            } else {
+                self.read_latency.record(a.time - a.issued);
+            }
+            self.last_ack = self.last_ack.max(a.time);
+            if let Some(log) = self.ack_log.as_mut() {
+                log.push(*a);
+            }
+        }
+        acks.clear();
+        self.acks = acks;
+        self.submit_released();
+    }
+
+    fn submit_released(&mut self) {
+        while let Some(p) = self.release.pop() {
+            if let Some(i) = self.pending_persists.iter().position(|(id, _)| *id == p.id) {
+                let (_, req) = self.pending_persists.swap_remove(i);
+                let now = self.mem.now();
+                self.mem.submit(req, now);
+            }
+        }
+    }
+
+    /// Advances the memory system by one event time; returns false when it is idle or the crash
+    /// point is reached.
+    fn wait_step(&mut self) -> Result<bool, ReplayError> {
+        match self.mem.next_event_time() {
+            Some(t) if t <= self.limit() => {
+                self.mem.step();
+                self.absorb_acks();
+                Ok(true)
+            }
+            Some(_) => Ok(false),
+            None => Err(ReplayError::Invalid(
+                "internal: a thread waits for an acknowledgement but the memory system is idle"
+                    .into(),
+            )),
+        }
+    }
+
+    /// Waits (in simulated time) until `cond` holds for thread `t`; returns false if the crash
+    /// point was reached first.
+    fn wait_for(
+        &mut self,
+        t: usize,
+        cond: impl Fn(&ThreadState) -> bool,
+    ) -> Result<bool, ReplayError> {
+        while !cond(&self.threads[t]) {
+            if !self.wait_step()? {
+                return Ok(false);
+            }
+        }
+        let now = self.mem.now();
+        let th = &mut self.threads[t];
+        th.clock = th.clock.max(now);
+        Ok(true)
+    }
+
+    fn issue(&mut self, t: usize, addr: u64, is_write: bool, data: Option<LineData>) -> bool {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let id = (seq << (ID_THREAD_BITS + 1)) | if is_write { ID_WRITE_BIT } else { 0 } | t as u64;
+        let th = &mut self.threads[t];
+        th.outstanding += 1;
+        let now = th.clock.max(self.mem.now());
+        let req = MemRequest {
+            id,
+            addr,
+            is_write,
+            data,
+        };
+        if is_write {
+            th.outstanding_writes += 1;
+            self.writes += 1;
+            self.ordering.on_persist(
+                Persist {
+                    id,
+                    thread: t as u16,
+                },
+                &mut self.release,
+            );
+            if self.release.len() == 1 && self.release[0].id == id {
+                self.release.clear();
+                self.mem.submit(req, now);
+            } else {
+                self.pending_persists.push((id, req));
+                self.submit_released();
+            }
+        } else {
+            self.reads += 1;
+            self.mem.submit(req, now);
+        }
+        // Acknowledgements that were immediate (ADR, forwarding) arrive now.
+        self.absorb_acks();
+        true
+    }
+
+    /// Replays events until the trace ends (or the crash point); `progress` is called with the
+    /// number of events consumed every 2^16 events.
+    pub fn run<I>(
+        &mut self,
+        events: I,
+        mut progress: impl FnMut(u64),
+    ) -> Result<ReplaySummary, ReplayError>
+    where
+        I: IntoIterator<Item = Result<TraceEvent, pmtrace::TraceError>>,
+    {
+        let limit = self.limit();
+        let mut crashed = false;
+        for ev in events {
+            let ev = ev.map_err(|e| ReplayError::Trace(e.to_string()))?;
+            self.events += 1;
+            if self.events & 0xffff == 0 {
+                progress(self.events);
+            }
+            let t = ev.thread as usize;
+            if t >= self.threads.len() {
+                if t >= MAX_THREADS {
+                    return Err(ReplayError::Invalid(format!(
+                        "event {}: thread {t} exceeds the {MAX_THREADS}-thread limit",
+                        self.events
+                    )));
+                }
+                self.threads.resize(t + 1, ThreadState::default());
+            }
+            let th = &mut self.threads[t];
+            th.clock = th.clock.saturating_add(ev.gap as Ps * self.cycle);
+            if th.clock > limit {
+                crashed = true;
+                break;
+            }
+            let now = th.clock;
+            if now > self.mem.now() {
+                self.mem.advance_to(now);
+                self.absorb_acks();
+            }
+            let ok = match ev.op {
+                Op::Load | Op::Store | Op::NtStore | Op::RdmaPwrite => {
+                    let max = self.max_outstanding;
+                    if !self.wait_for(t, |th| th.outstanding < max)? {
+                        crashed = true;
+                        break;
+                    }
+                    let is_write = ev.op != Op::Load;
+                    let data = if is_write && ev.value_len > 0 {
+                        LineData::new(ev.addr, ev.value_bytes())
+                    } else {
+                        None
+                    };
+                    if is_write {
+                        self.logging.on_store(ev.thread, ev.addr, &mut self.log_writes);
+                    }
+                    self.issue(t, ev.addr, is_write, data) && self.issue_log_writes(t)?
+                }
+                Op::Clwb | Op::Clflushopt => {
+                    self.flushes += 1;
+                    true
+                }
+                Op::Sfence | Op::Mfence => {
+                    self.threads[t].fences += 1;
+                    match self.ordering.on_fence(ev.thread) {
+                        FenceAction::Proceed => true,
+                        FenceAction::StallUntilDrained => {
+                            let start = self.threads[t].clock;
+                            let full = ev.op == Op::Mfence;
+                            let ok = self.wait_for(t, |th| {
+                                if full {
+                                    th.outstanding == 0
+                                } else {
+                                    th.outstanding_writes == 0
+                                }
+                            })?;
+                            let th = &mut self.threads[t];
+                            th.fence_stall += th.clock - start;
+                            ok
+                        }
+                    }
+                }
+                Op::TxBegin => {
+                    self.tx_begins += 1;
+                    self.logging.on_tx_begin(ev.thread);
+                    true
+                }
+                Op::TxEnd => {
+                    self.tx_ends += 1;
+                    match self.logging.on_tx_end(ev.thread, &mut self.log_writes) {
+                        CommitAction::Immediate => self.issue_log_writes(t)?,
+                        CommitAction::WaitForLog => {
+                            self.issue_log_writes(t)? && self.wait_for(t, |th| th.outstanding_writes == 0)?
+                        }
+                    }
+                }
+                Op::Compute => {
+                    self.computes += 1;
+                    true
+                }
+            };
+            if !ok {
+                crashed = true;
+                break;
+            }
+        }
+        if !crashed {
+            // Drain: every request in flight is acknowledged (or the crash point comes first).
+            while self.mem.busy() {
+                match self.mem.next_event_time() {
+                    Some(t) if t <= limit => {
+                        self.mem.step();
+                        self.absorb_acks();
+                    }
+                    Some(_) => {
+                        crashed = true;
+                        break;
+                    }
+                    None => break,
+                }
+            }
+        }
+        if let Some(t) = self.stop_at {
+            self.mem.advance_to(t);
+            self.absorb_acks();
+        }
+        progress(self.events);
+        Ok(ReplaySummary {
+            events: self.events,
+            reads: self.reads,
+            writes: self.writes,
+            sim_time: self.sim_time(),
+            crashed,
+        })
+    }
+
+    fn issue_log_writes(&mut self, t: usize) -> Result<bool, ReplayError> {
+        let writes = std::mem::take(&mut self.log_writes);
+        for w in &writes {
+            let max = self.max_outstanding;
+            if !self.wait_for(t, |th| th.outstanding < max)? {
+                return Ok(false);
+            }
+            self.issue(t, w.line_addr, true, None);
+        }
+        self.log_writes = writes;
+        self.log_writes.clear();
+        Ok(true)
+    }
+
+    fn sim_time(&self) -> Ps {
+        let clocks = self.threads.iter().map(|t| t.clock).max().unwrap_or(0);
+        match self.stop_at {
+            Some(t) => t,
+            None => clocks.max(self.last_ack),
+        }
+    }
+
+    /// All statistics of the run: replay figures under `replay.`, memory system under `mc.`.
+    pub fn stats(&self) -> Stats {
+        let mut s = Stats::new();
+        let time = self.sim_time();
+        s.set("sim.time_ps", time);
+        s.set("replay.events", self.events);
+        s.set("replay.reads", self.reads);
+        s.set("replay.writes", self.writes);
+        s.set("replay.flushes", self.flushes);
+        s.set("replay.tx_begins", self.tx_begins);
+        s.set("replay.tx_ends", self.tx_ends);
+        s.set("replay.computes", self.computes);
+        s.set("replay.threads", self.threads.len() as u64);
+        let fences: u64 = self.threads.iter().map(|t| t.fences).sum();
+        let stall: Ps = self.threads.iter().map(|t| t.fence_stall).sum();
+        s.set("replay.fences", fences);
+        s.set("replay.fence_stall_ps", stall);
+        let secs = time as f64 * 1e-12;
+        let bytes = (self.reads + self.writes) as f64 * 64.0;
+        s.set_value(
+            "replay.bandwidth_gbps",
+            if secs > 0.0 { bytes / secs / 1e9 } else { 0.0 },
+        );
+        s.set_value("replay.read_latency_ns_mean", ps_to_ns(self.read_latency.mean() as Ps));
+        s.set_value(
+            "replay.write_ack_latency_ns_mean",
+            ps_to_ns(self.write_latency.mean() as Ps),
+        );
+        s.set_histogram("replay.read_latency_ps", self.read_latency.clone());
+        s.set_histogram("replay.write_ack_latency_ps", self.write_latency.clone());
+        self.mem.export_stats(&mut s);
+        let host_reads = self.reads * 64;
+        if host_reads > 0 {
+            let media = s.counter("mc.media_read_bytes");
+            s.set_value("mc.read_amplification", media as f64 / host_reads as f64);
+        }
+        s
+    }
+}

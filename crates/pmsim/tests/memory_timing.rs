@@ -1,0 +1,200 @@
+//! Analytic timing cases of the device and controller: each expected value is derived by hand
+//! from the timing parameters, so a wrong constraint shows up as a wrong number.
+
+use pmsim::config::{MappingScheme, SimConfig};
+use pmsim::memsys::Ack;
+use pmsim::pmtrace::{Op, TraceEvent};
+use pmsim::Replay;
+
+/// 1 GHz requester, 1 channel, 1 rank, 4 banks, 1 KB rows, row-stride mapping, round timings.
+fn base() -> SimConfig {
+    let mut c = SimConfig::default();
+    c.replay.cpu_ghz = 1.0;
+    c.replay.max_outstanding = 64;
+    let d = &mut c.device;
+    d.channels = 1;
+    d.ranks = 1;
+    d.banks = 4;
+    d.row_bytes = 1024;
+    d.mapping = MappingScheme::RowStride;
+    let t = &mut d.timing;
+    t.tck_ns = 1.0;
+    t.trcd_ns = 10.0;
+    t.tcl_ns = 5.0;
+    t.tcwd_ns = 4.0;
+    t.tburst_ns = 2.0;
+    t.trp_ns = 3.0;
+    t.tras_ns = 0.0;
+    t.twr_ns = 20.0;
+    t.twtr_ns = 0.0;
+    t.trtp_ns = 0.0;
+    t.tfaw_ns = 0.0;
+    t.trrd_ns = 0.0;
+    c.controller.adr = false;
+    c.validate().unwrap();
+    c
+}
+
+/// Byte address of (bank, row, column) under `base()`'s row-stride mapping.
+fn addr(bank: u64, row: u64, col: u64) -> u64 {
+    (row * 4 + bank) * 1024 + col * 64
+}
+
+fn load(a: u64, gap: u32) -> TraceEvent {
+    TraceEvent::access(Op::Load, 0, 0, a, 64, gap)
+}
+
+fn store(a: u64, gap: u32) -> TraceEvent {
+    TraceEvent::store(Op::Store, 0, 0, a, &[0xab; 8], gap)
+}
+
+fn run(cfg: &SimConfig, evs: &[TraceEvent]) -> Vec<Ack> {
+    let mut r = Replay::new(cfg).unwrap().record_acks();
+    r.run(evs.iter().map(|e| Ok(*e)), |_| {}).unwrap();
+    let mut acks = r.ack_log().to_vec();
+    acks.sort_by_key(|a| Replay::request_seq(a.id));
+    acks
+}
+
+fn latency_ns(a: &Ack) -> u64 {
+    (a.time - a.issued) / 1000
+}
+
+#[test]
+fn single_read_is_activate_plus_cas_plus_burst() {
+    let acks = run(&base(), &[load(0, 0)]);
+    assert_eq!(latency_ns(&acks[0]), 10 + 5 + 2);
+}
+
+#[test]
+fn row_hit_versus_conflict() {
+    let mut c = base();
+    c.replay.max_outstanding = 1; // one at a time: no overlap
+    let acks = run(&c, &[load(addr(0, 0, 0), 0), load(addr(0, 0, 1), 0), load(addr(0, 1, 0), 0)]);
+    assert_eq!(latency_ns(&acks[0]), 17, "closed row: tRCD + tCL + tBURST");
+    assert_eq!(latency_ns(&acks[1]), 7, "row hit: tCL + tBURST");
+    assert_eq!(latency_ns(&acks[2]), 3 + 17, "conflict: tRP + tRCD + tCL + tBURST");
+}
+
+#[test]
+fn two_banks_overlap_one_bank_serializes() {
+    // Different banks: second ACT one tCK later, its burst follows the first on the bus.
+    let acks = run(&base(), &[load(addr(0, 0, 0), 0), load(addr(1, 0, 0), 0)]);
+    assert_eq!(acks[1].time / 1000, 19);
+    // Same bank, other row: precharge waits for the first read's column (tRTP = 0),
+    // then tRP + tRCD + tCL + tBURST = 10 + 3 + 10 + 5 + 2.
+    let acks = run(&base(), &[load(addr(0, 0, 0), 0), load(addr(0, 1, 0), 0)]);
+    assert_eq!(acks[1].time / 1000, 30);
+}
+
+#[test]
+fn tfaw_limits_the_fifth_activate() {
+    let mut c = base();
+    c.device.banks = 8;
+    c.device.timing.tfaw_ns = 40.0;
+    let a = |bank: u64| bank * 1024; // row 0 of each of 8 banks
+    let evs: Vec<_> = (0..5).map(|b| load(a(b), 0)).collect();
+    let acks = run(&c, &evs);
+    // ACTs at 0,1,2,3; the fifth must wait for the window: ACT at 40 → data end 57.
+    assert_eq!(acks[4].time / 1000, 40 + 17);
+    c.device.timing.tfaw_ns = 0.0;
+    let acks = run(&c, &evs);
+    assert!(acks[4].time / 1000 < 30, "without tFAW the fifth read is not delayed");
+}
+
+#[test]
+fn twtr_delays_a_read_after_a_write() {
+    let mut c = base();
+    c.controller.adr = true;
+    c.device.timing.twtr_ns = 6.0;
+    // Write to bank 0 at t=0: ACT 0, column 10, data 14..16. Read to bank 1 at t=1: its
+    // column may not issue before the write data ends plus tWTR: 16 + 6 = 22 → data 27..29,
+    // latency 28. With tWTR = 0 the column still waits for the write data: 16 → latency 22.
+    let evs = [store(addr(0, 0, 0), 0), load(addr(1, 0, 0), 1)];
+    let acks = run(&c, &evs);
+    assert_eq!(latency_ns(&acks[1]), 28);
+    c.device.timing.twtr_ns = 0.0;
+    let acks = run(&c, &evs);
+    assert_eq!(latency_ns(&acks[1]), 22);
+}
+
+#[test]
+fn adr_changes_when_a_write_is_acknowledged() {
+    let mut c = base();
+    c.controller.adr = true;
+    let acks = run(&c, &[store(0, 0)]);
+    assert_eq!(latency_ns(&acks[0]), 0, "ADR: durable on WPQ acceptance");
+    c.controller.adr = false;
+    let acks = run(&c, &[store(0, 0)]);
+    assert_eq!(
+        latency_ns(&acks[0]),
+        10 + 4 + 2 + 20,
+        "no ADR: durable when the media write ends (tRCD + tCWD + tBURST + tWR)"
+    );
+}
+
+#[test]
+fn fence_waits_for_persist_ack() {
+    let mut c = base();
+    c.controller.adr = false;
+    let fence = TraceEvent::marker(Op::Sfence, 0, 0, 0);
+    let mut r = Replay::new(&c).unwrap();
+    r.run([store(0, 0), fence, load(addr(1, 0, 0), 0)].map(Ok), |_| {})
+        .unwrap();
+    let s = r.stats();
+    assert_eq!(s.counter("replay.fence_stall_ps"), 36_000);
+}
+
+/// With reads always waiting, writes stay queued until the WPQ reaches its high watermark.
+#[test]
+fn write_drain_triggers_at_its_watermark() {
+    let mut c = base();
+    c.controller.write_queue = 8;
+    c.controller.drain_high = 4;
+    c.controller.drain_low = 1;
+    c.controller.adr = false;
+    let reads: Vec<_> = (0..40).map(|i| load(addr(i % 4, i / 4, 0), 0)).collect();
+    // All writes go to bank 0: the first issues at t=0 (no reads queued yet) and keeps the
+    // bank busy, so the rest stay in the WPQ while the reads arrive.
+    let run_with = |n: u64| {
+        let mut evs: Vec<_> = (0..n).map(|i| store(addr(0, 100 + i, 0), 0)).collect();
+        evs.extend(reads.iter().copied());
+        let mut r = Replay::new(&c).unwrap().record_acks();
+        r.run(evs.iter().map(|e| Ok(*e)), |_| {}).unwrap();
+        let acks = r.ack_log().to_vec();
+        let last_read = acks.iter().filter(|a| !a.is_write).map(|a| a.time).max().unwrap();
+        let mut writes: Vec<_> = acks.iter().filter(|a| a.is_write).map(|a| a.time).collect();
+        writes.sort_unstable();
+        (r.stats().counter("mc.drain_episodes"), writes, last_read)
+    };
+    // 4 writes leave 3 queued, below the watermark: they wait behind every read.
+    let (episodes, writes, last_read) = run_with(4);
+    assert_eq!(episodes, 0);
+    assert!(writes[1..].iter().all(|&w| w > last_read), "{writes:?} vs {last_read}");
+    // 5 writes leave 4 queued, at the watermark: the controller drains while reads are
+    // pending, so queued writes complete before the last read.
+    let (episodes, writes, last_read) = run_with(5);
+    assert_eq!(episodes, 1);
+    assert!(writes[1] < last_read, "{writes:?} vs {last_read}");
+}
+
+#[test]
+fn read_buffer_amplification_random_vs_sequential() {
+    let c = SimConfig::preset("optane").unwrap();
+    let mut x = 7u64;
+    let random: Vec<_> = (0..4000)
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            load(((x >> 20) % (1 << 30)) & !63, 0)
+        })
+        .collect();
+    let mut r = Replay::new(&c).unwrap();
+    r.run(random.iter().map(|e| Ok(*e)), |_| {}).unwrap();
+    let amp = r.stats().value("mc.read_amplification").unwrap();
+    assert!((amp - 4.0).abs() < 0.1, "random 64 B reads fetch a 256 B XPLine each: {amp}");
+    let seq: Vec<_> = (0..4000).map(|i| load(i * 64, 0)).collect();
+    let mut r = Replay::new(&c).unwrap();
+    r.run(seq.iter().map(|e| Ok(*e)), |_| {}).unwrap();
+    let amp = r.stats().value("mc.read_amplification").unwrap();
+    assert!((amp - 1.0).abs() < 0.05, "sequential reads use every byte fetched: {amp}");
+}
