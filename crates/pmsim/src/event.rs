@@ -81,6 +81,11 @@ impl<E> EventQueue<E> {
         self.heap.pop().map(|Reverse(e)| (e.time, e.payload))
     }
 
+    /// Number of events ever scheduled.
+    pub fn scheduled(&self) -> u64 {
+        self.next_seq
+    }
+
     /// Number of pending events.
     pub fn len(&self) -> usize {
         self.heap.len()

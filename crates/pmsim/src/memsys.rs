@@ -17,6 +17,7 @@ use crate::image::{LineData, PmImage};
 use crate::scheduler::Scheduler;
 use crate::stats::Stats;
 use crate::time::{ns_to_ps, Ps};
+use std::collections::VecDeque;
 
 /// A request from a requester.
 #[derive(Clone, Copy, Debug)]
@@ -44,11 +45,29 @@ pub struct Ack {
     pub time: Ps,
 }
 
+/// Work scheduled on the shared event queue (anything not in a channel's completion FIFOs).
 enum MemEvent {
-    Decide(u32),
-    ReadDone(QueuedRequest, Ps),
-    WriteDone(QueuedRequest),
-    Arrive(bool, QueuedRequest),
+    ReadDone { id: u64, issued: Ps },
+    WriteDone(Box<QueuedRequest>),
+    Arrive(bool, Box<QueuedRequest>),
+}
+
+/// Completions of one channel. Requests finish in data-bus order, so read completions (data
+/// end) and media-write completions (data end + tWR) are each non-decreasing in time: FIFOs
+/// replace heap traffic for them. Anything out of order goes to the shared event queue.
+#[derive(Default)]
+struct Completions {
+    reads: VecDeque<(Ps, u64, Ps)>,
+    writes: VecDeque<(Ps, Box<QueuedRequest>)>,
+}
+
+/// Where the next event comes from; ties go to the earlier source in this order.
+#[derive(Clone, Copy)]
+enum Source {
+    Queue,
+    Write(usize),
+    Read(usize),
+    Decide(usize),
 }
 
 /// The whole memory system behind the requesters.
@@ -58,6 +77,7 @@ pub struct MemorySystem {
     scheduler: Box<dyn Scheduler>,
     bmo: Box<dyn BmoEngine>,
     events: EventQueue<MemEvent>,
+    completions: Vec<Completions>,
     image: PmImage,
     acks: Vec<Ack>,
     entered: Vec<QueuedRequest>,
@@ -85,6 +105,9 @@ impl MemorySystem {
             scheduler,
             bmo,
             events: EventQueue::new(),
+            completions: (0..cfg.device.channels)
+                .map(|_| Completions::default())
+                .collect(),
             image: PmImage::new(),
             acks: Vec::new(),
             entered: Vec::new(),
@@ -104,12 +127,38 @@ impl MemorySystem {
 
     /// Time of the next pending event.
     pub fn next_event_time(&self) -> Option<Ps> {
-        self.events.peek_time()
+        self.next_source().map(|(t, _)| t)
+    }
+
+    fn next_source(&self) -> Option<(Ps, Source)> {
+        let mut best = self.events.peek_time().map(|t| (t, Source::Queue));
+        let mut consider = |t: Ps, s: Source| {
+            if best.map_or(true, |(b, _)| t < b) {
+                best = Some((t, s));
+            }
+        };
+        for (i, c) in self.completions.iter().enumerate() {
+            if let Some((t, _)) = c.writes.front() {
+                consider(*t, Source::Write(i));
+            }
+            if let Some((t, _, _)) = c.reads.front() {
+                consider(*t, Source::Read(i));
+            }
+            if let Some(t) = self.channels[i].decision_at {
+                consider(t, Source::Decide(i));
+            }
+        }
+        best
     }
 
     /// True when requests are queued, in flight or waiting.
     pub fn busy(&self) -> bool {
-        !self.events.is_empty() || self.channels.iter().any(|c| c.busy())
+        !self.events.is_empty()
+            || self.channels.iter().any(|c| c.busy() || c.decision_at.is_some())
+            || self
+                .completions
+                .iter()
+                .any(|c| !c.reads.is_empty() || !c.writes.is_empty())
     }
 
     /// The per-channel controllers (for inspection and tests).
@@ -131,7 +180,8 @@ impl MemorySystem {
         let loc = self.map.locate(line_addr);
         let ch = loc.channel as usize;
         let q = QueuedRequest {
-            ids: vec![req.id],
+            id: req.id,
+            merged: Vec::new(),
             line_addr,
             loc,
             arrival: now,
@@ -141,48 +191,66 @@ impl MemorySystem {
         if req.is_write {
             let delay = self.bmo.write_delay(line_addr, now);
             if delay > 0 {
-                self.events.push(now + delay, MemEvent::Arrive(true, q));
+                self.events.push(now + delay, MemEvent::Arrive(true, Box::new(q)));
                 return;
             }
         } else if let Some(plan) = self.channels[ch].device.read_from_buffer(line_addr, now) {
             self.reads_from_buffer += 1;
-            self.finish_read(q, plan.data_end);
+            self.finish_read(ch, &q, plan.data_end);
             return;
         }
         self.offer(ch, req.is_write, q, now);
     }
 
-    fn offer(&mut self, ch: usize, is_write: bool, q: QueuedRequest, now: Ps) {
-        let adr_copy = (is_write && self.adr).then(|| q.clone());
-        match self.channels[ch].offer(is_write, q.clone()) {
-            Admission::Forwarded => self.finish_read(q, now),
-            Admission::Waiting => {}
-            Admission::Queued => {
-                if let Some(w) = adr_copy {
-                    self.write_durable(&w, now);
-                }
-                self.decide_now(ch, now);
-            }
+    fn offer(&mut self, ch: usize, is_write: bool, mut q: QueuedRequest, now: Ps) {
+        if !is_write && self.channels[ch].forward_read(q.line_addr) {
+            self.finish_read(ch, &q, now);
+            return;
+        }
+        if is_write && self.adr && self.channels[ch].would_accept(true, q.line_addr) {
+            // Accepted into the ADR domain now: durable and acknowledged at once; the queue
+            // entry no longer needs the data.
+            self.write_durable(&q, now);
+            q.data.clear();
+            q.merged.clear();
+        }
+        let loc = q.loc;
+        if self.channels[ch].offer(is_write, q) == Admission::Queued {
+            self.decide_now(ch, now, &loc);
         }
     }
 
-    fn finish_read(&mut self, q: QueuedRequest, data_ready: Ps) {
+    fn finish_read(&mut self, ch: usize, q: &QueuedRequest, data_ready: Ps) {
         let t = data_ready + self.bmo.read_delay(q.line_addr, data_ready) + self.frontend;
+        let fifo = &mut self.completions[ch].reads;
         if t <= self.now {
-            self.ack_all(&q, false, t);
+            self.ack(q.id, false, q.issued, t);
+        } else if fifo.back().map_or(true, |b| b.0 <= t) {
+            fifo.push_back((t, q.id, q.issued));
         } else {
-            self.events.push(t, MemEvent::ReadDone(q, t));
+            self.events.push(
+                t,
+                MemEvent::ReadDone {
+                    id: q.id,
+                    issued: q.issued,
+                },
+            );
         }
+    }
+
+    fn ack(&mut self, id: u64, is_write: bool, issued: Ps, time: Ps) {
+        self.acks.push(Ack {
+            id,
+            is_write,
+            issued,
+            time,
+        });
     }
 
     fn ack_all(&mut self, q: &QueuedRequest, is_write: bool, t: Ps) {
-        for &id in &q.ids {
-            self.acks.push(Ack {
-                id,
-                is_write,
-                issued: q.issued,
-                time: t,
-            });
+        self.ack(q.id, is_write, q.issued, t);
+        for i in 0..q.merged.len() {
+            self.ack(q.merged[i], is_write, q.issued, t);
         }
     }
 
@@ -194,21 +262,25 @@ impl MemorySystem {
         self.ack_all(q, true, t + self.frontend);
     }
 
-    fn decide_now(&mut self, ch: usize, now: Ps) {
-        let c = &self.channels[ch];
-        if c.decision_at.is_some_and(|d| d <= now) {
-            return; // a decision at or before now is already pending
+    /// A request entered channel `ch` at `now`: make sure a decision happens no later than the
+    /// time it could issue. Nothing else in the queue became ready earlier, so a pending
+    /// decision that is due sooner already covers it.
+    fn decide_now(&mut self, ch: usize, now: Ps, loc: &crate::device::Location) {
+        let (ready, _) = self.channels[ch].device.readiness(loc, now);
+        if self.channels[ch].decision_at.is_some_and(|d| d <= ready) {
+            return;
         }
-        self.channels[ch].decision_at = None;
-        self.run_decision(ch, now);
+        if ready <= now {
+            self.channels[ch].decision_at = None;
+            self.run_decision(ch, now);
+        } else {
+            self.schedule_decision(ch, ready);
+        }
     }
 
     fn schedule_decision(&mut self, ch: usize, t: Ps) {
         let c = &mut self.channels[ch];
-        if c.decision_at.map_or(true, |d| t < d) {
-            c.decision_at = Some(t);
-            self.events.push(t, MemEvent::Decide(ch as u32));
-        }
+        c.decision_at = Some(c.decision_at.map_or(t, |d| d.min(t)));
     }
 
     fn run_decision(&mut self, ch: usize, now: Ps) {
@@ -223,7 +295,13 @@ impl MemorySystem {
             } => {
                 if is_write {
                     if !self.adr {
-                        self.events.push(plan.done, MemEvent::WriteDone(request));
+                        let fifo = &mut self.completions[ch].writes;
+                        if fifo.back().map_or(true, |b| b.0 <= plan.done) {
+                            fifo.push_back((plan.done, Box::new(request)));
+                        } else {
+                            self.events
+                                .push(plan.done, MemEvent::WriteDone(Box::new(request)));
+                        }
                     } else {
                         self.media_writes_done += 1;
                     }
@@ -231,19 +309,19 @@ impl MemorySystem {
                     if plan.outcome != RowOutcome::ReadBuffer {
                         self.channels[ch].device.fill_read_buffer(request.line_addr);
                     }
-                    self.finish_read(request, plan.data_end);
+                    self.finish_read(ch, &request, plan.data_end);
                 }
                 let mut entered = std::mem::take(&mut self.entered);
-                self.channels[ch].admit_waiting(now, &mut entered);
-                if self.adr {
-                    for w in &entered {
-                        self.write_durable(w, now);
-                    }
+                self.channels[ch].admit_waiting(now, self.adr, &mut entered);
+                for w in &entered {
+                    self.write_durable(w, now);
                 }
                 entered.clear();
                 self.entered = entered;
-                if self.channels[ch].busy() {
-                    self.schedule_decision(ch, now + self.tck);
+                // One request per command clock; skip straight to the first time something
+                // can issue, so idle decision events never enter the queue.
+                if let Some(t) = self.channels[ch].next_ready(now + self.tck) {
+                    self.schedule_decision(ch, t);
                 }
             }
         }
@@ -251,38 +329,54 @@ impl MemorySystem {
 
     /// Processes every event due at or before `t` and moves the clock to `t`.
     pub fn advance_to(&mut self, t: Ps) {
-        while let Some((time, ev)) = self.events.pop_until(t) {
-            self.now = self.now.max(time);
-            self.handle(time, ev);
-        }
+        while self.step_until(t).is_some() {}
         self.now = self.now.max(t);
     }
 
-    /// Processes the next pending event (and every other event at the same time); returns its
-    /// time, or `None` when nothing is pending.
+    /// Processes the next pending event if it is due at or before `limit`; returns its time.
+    pub fn step_until(&mut self, limit: Ps) -> Option<Ps> {
+        let (time, src) = self.next_source()?;
+        if time > limit {
+            return None;
+        }
+        self.now = self.now.max(time);
+        match src {
+            Source::Queue => {
+                let (time, ev) = self.events.pop().expect("peeked");
+                self.handle(time, ev);
+            }
+            Source::Write(ch) => {
+                let (_, q) = self.completions[ch].writes.pop_front().expect("peeked");
+                self.media_writes_done += 1;
+                self.write_durable(&q, time);
+            }
+            Source::Read(ch) => {
+                let (_, id, issued) = self.completions[ch].reads.pop_front().expect("peeked");
+                self.ack(id, false, issued, time);
+            }
+            Source::Decide(ch) => {
+                self.channels[ch].decision_at = None;
+                self.run_decision(ch, time);
+            }
+        }
+        Some(time)
+    }
+
+    /// Processes the next pending event; returns its time, or `None` when nothing is pending.
     pub fn step(&mut self) -> Option<Ps> {
-        let t = self.events.peek_time()?;
-        self.advance_to(t);
-        Some(t)
+        self.step_until(Ps::MAX)
     }
 
     fn handle(&mut self, time: Ps, ev: MemEvent) {
         match ev {
-            MemEvent::Decide(ch) => {
-                let ch = ch as usize;
-                if self.channels[ch].decision_at == Some(time) {
-                    self.channels[ch].decision_at = None;
-                    self.run_decision(ch, time);
-                }
-            }
-            MemEvent::ReadDone(q, t) => self.ack_all(&q, false, t),
+            MemEvent::ReadDone { id, issued } => self.ack(id, false, issued, time),
             MemEvent::WriteDone(q) => {
                 self.media_writes_done += 1;
                 self.write_durable(&q, time);
             }
             MemEvent::Arrive(is_write, q) => {
                 let ch = q.loc.channel as usize;
-                self.offer(ch, is_write, q, time);
+                self.offer(ch, is_write, *q, time);
             }
         }
     }
@@ -301,7 +395,7 @@ impl MemorySystem {
 
     /// Exports statistics under `mc.` (totals) and `mc.chN.` (per channel).
     pub fn export_stats(&self, stats: &mut Stats) {
-        let mut tot = [0u64; 16];
+        let mut tot = [0u64; 17];
         for (i, c) in self.channels.iter().enumerate() {
             let d = &c.device.stats;
             let s = &c.stats;
@@ -317,6 +411,7 @@ impl MemorySystem {
                 ("queue_full_waits", s.queue_full_waits),
                 ("drain_episodes", s.drain_episodes),
                 ("writes_in_drain", s.writes_in_drain),
+                ("decisions", s.decisions),
                 ("device_reads", d.reads),
                 ("device_writes", d.writes),
                 ("row_hits", d.row_hits),
@@ -343,6 +438,7 @@ impl MemorySystem {
             "queue_full_waits",
             "drain_episodes",
             "writes_in_drain",
+            "decisions",
             "device_reads",
             "device_writes",
             "row_hits",
@@ -357,6 +453,7 @@ impl MemorySystem {
             stats.set(format!("mc.{k}"), v);
         }
         stats.set("mc.media_writes_done", self.media_writes_done);
+        stats.set("sim.events_scheduled", self.events.scheduled());
         stats.set("mc.reads_served_by_read_buffer", self.reads_from_buffer);
         stats.set("pm.image_lines", self.image.len() as u64);
     }

@@ -205,20 +205,18 @@ impl Replay {
         }
     }
 
-    /// Advances the memory system by one event time; returns false when it is idle or the crash
-    /// point is reached.
+    /// Advances the memory system by one event; returns false when the crash point is reached.
     fn wait_step(&mut self) -> Result<bool, ReplayError> {
-        match self.mem.next_event_time() {
-            Some(t) if t <= self.limit() => {
-                self.mem.step();
-                self.absorb_acks();
-                Ok(true)
-            }
-            Some(_) => Ok(false),
-            None => Err(ReplayError::Invalid(
+        if self.mem.step_until(self.limit()).is_some() {
+            self.absorb_acks();
+            Ok(true)
+        } else if self.mem.next_event_time().is_some() {
+            Ok(false)
+        } else {
+            Err(ReplayError::Invalid(
                 "internal: a thread waits for an acknowledgement but the memory system is idle"
                     .into(),
-            )),
+            ))
         }
     }
 
@@ -386,19 +384,10 @@ impl Replay {
         }
         if !crashed {
             // Drain: every request in flight is acknowledged (or the crash point comes first).
-            while self.mem.busy() {
-                match self.mem.next_event_time() {
-                    Some(t) if t <= limit => {
-                        self.mem.step();
-                        self.absorb_acks();
-                    }
-                    Some(_) => {
-                        crashed = true;
-                        break;
-                    }
-                    None => break,
-                }
+            while self.mem.step_until(limit).is_some() {
+                self.absorb_acks();
             }
+            crashed = self.mem.next_event_time().is_some();
         }
         if let Some(t) = self.stop_at {
             self.mem.advance_to(t);

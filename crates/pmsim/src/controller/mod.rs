@@ -12,11 +12,16 @@ use crate::scheduler::{Candidate, Pick, Scheduler};
 use crate::time::Ps;
 use std::collections::VecDeque;
 
+mod queue;
+pub use queue::{BankKey, RequestQueue};
+
 /// A request as a queue holds it.
 #[derive(Clone, Debug)]
 pub struct QueuedRequest {
-    /// Request ids this entry answers (several when writes to one line were coalesced).
-    pub ids: Vec<u64>,
+    /// Id of the request that created the entry.
+    pub id: u64,
+    /// Ids of later writes coalesced into this entry (usually empty: no allocation).
+    pub merged: Vec<u64>,
     /// Line address.
     pub line_addr: u64,
     /// Decoded location.
@@ -64,12 +69,14 @@ pub struct ControllerStats {
     pub drain_episodes: u64,
     /// Writes issued while in drain mode.
     pub writes_in_drain: u64,
+    /// Scheduling decisions taken (issuing or not).
+    pub decisions: u64,
 }
 
 /// One channel's controller and device.
 pub struct ChannelController {
-    read_q: Vec<QueuedRequest>,
-    write_q: Vec<QueuedRequest>,
+    read_q: RequestQueue,
+    write_q: RequestQueue,
     /// Requests waiting for a queue slot: (is_write, request).
     waiting: VecDeque<(bool, QueuedRequest)>,
     read_cap: usize,
@@ -91,8 +98,6 @@ pub struct ChannelController {
 pub enum Admission {
     /// Entered its queue (or merged into a queued write).
     Queued,
-    /// A read answered at once from a WPQ entry for the same line.
-    Forwarded,
     /// The queue was full: the request waits and enters when a slot frees.
     Waiting,
 }
@@ -101,8 +106,8 @@ impl ChannelController {
     /// A controller with empty queues over `device`.
     pub fn new(cfg: &ControllerConfig, device: ChannelDevice) -> ChannelController {
         ChannelController {
-            read_q: Vec::with_capacity(cfg.read_queue as usize),
-            write_q: Vec::with_capacity(cfg.write_queue as usize),
+            read_q: RequestQueue::with_capacity(cfg.read_queue as usize),
+            write_q: RequestQueue::with_capacity(cfg.write_queue as usize),
             waiting: VecDeque::new(),
             read_cap: cfg.read_queue as usize,
             write_cap: cfg.write_queue as usize,
@@ -123,26 +128,28 @@ impl ChannelController {
 
     /// True when a write to `line_addr` is in the WPQ (not yet issued to the device).
     pub fn wpq_holds(&self, line_addr: u64) -> bool {
-        self.write_q.iter().any(|w| w.line_addr == line_addr)
+        self.write_q.find_line(line_addr).is_some()
     }
 
-    /// Offers a request. Writes to a line already in the WPQ merge into that entry; reads of
-    /// such a line are forwarded. A full queue makes the request wait (in order).
+    /// Answers a read from a WPQ entry for the same line, if there is one (read forwarding).
+    pub fn forward_read(&mut self, line_addr: u64) -> bool {
+        let hit = self.wpq_holds(line_addr);
+        self.stats.reads_forwarded += hit as u64;
+        hit
+    }
+
+    /// Whether [`offer`](Self::offer) would accept this request now (merge or free slot)
+    /// rather than make it wait.
+    pub fn would_accept(&self, is_write: bool, line_addr: u64) -> bool {
+        (is_write && self.wpq_holds(line_addr))
+            || (!self.waiting.iter().any(|(w, _)| *w == is_write) && self.has_room(is_write))
+    }
+
+    /// Offers a request. Writes to a line already in the WPQ merge into that entry. A full
+    /// queue makes the request wait (in order).
     pub fn offer(&mut self, is_write: bool, req: QueuedRequest) -> Admission {
-        if is_write {
-            if let Some(e) = self
-                .write_q
-                .iter_mut()
-                .find(|w| w.line_addr == req.line_addr)
-            {
-                e.ids.extend_from_slice(&req.ids);
-                e.data.extend_from_slice(&req.data);
-                self.stats.writes_coalesced += 1;
-                return Admission::Queued;
-            }
-        } else if self.wpq_holds(req.line_addr) {
-            self.stats.reads_forwarded += 1;
-            return Admission::Forwarded;
+        if is_write && self.coalesce(&req) {
+            return Admission::Queued;
         }
         let has_waiters = self.waiting.iter().any(|(w, _)| *w == is_write);
         if has_waiters || !self.has_room(is_write) {
@@ -163,18 +170,24 @@ impl ChannelController {
     }
 
     fn enqueue(&mut self, is_write: bool, req: QueuedRequest) {
+        let key = BankKey {
+            bank: self.device.bank_index(&req.loc) as u32,
+            rank: req.loc.rank,
+            row: req.loc.row,
+        };
         if is_write {
             self.stats.writes_accepted += 1;
-            self.write_q.push(req);
+            self.write_q.push(req, key);
         } else {
             self.stats.reads_accepted += 1;
-            self.read_q.push(req);
+            self.read_q.push(req, key);
         }
     }
 
-    /// Moves waiting requests into freed slots at time `now`; returns the writes that entered
-    /// the WPQ (they become durable now under ADR). Coalescing applies to them too.
-    pub fn admit_waiting(&mut self, now: Ps, entered_writes: &mut Vec<QueuedRequest>) {
+    /// Moves waiting requests into freed slots at time `now`. Under ADR the writes that entered
+    /// the WPQ become durable now: they are appended to `entered_writes` (with their ids and
+    /// data, which the queue entry then no longer keeps). Coalescing applies to them too.
+    pub fn admit_waiting(&mut self, now: Ps, adr: bool, entered_writes: &mut Vec<QueuedRequest>) {
         while let Some((is_write, _)) = self.waiting.front() {
             let is_write = *is_write;
             if !self.has_room(is_write) {
@@ -182,23 +195,51 @@ impl ChannelController {
                 let other = self.waiting.iter().position(|(w, _)| *w != is_write);
                 match other {
                     Some(i) if self.has_room(!is_write) => {
-                        let (w, mut r) = self.waiting.remove(i).expect("index valid");
-                        r.arrival = now;
-                        if w {
-                            entered_writes.push(r.clone());
-                        }
-                        self.enqueue(w, r);
+                        let (w, r) = self.waiting.remove(i).expect("index valid");
+                        self.admit(w, r, now, adr, entered_writes);
                         continue;
                     }
                     _ => break,
                 }
             }
-            let (w, mut r) = self.waiting.pop_front().expect("front exists");
-            r.arrival = now;
-            if w {
-                entered_writes.push(r.clone());
+            let (w, r) = self.waiting.pop_front().expect("front exists");
+            self.admit(w, r, now, adr, entered_writes);
+        }
+    }
+
+    fn admit(
+        &mut self,
+        is_write: bool,
+        mut r: QueuedRequest,
+        now: Ps,
+        adr: bool,
+        entered_writes: &mut Vec<QueuedRequest>,
+    ) {
+        r.arrival = now;
+        if is_write && adr {
+            // The ADR domain now holds the data: hand ids and payload to the caller.
+            entered_writes.push(QueuedRequest {
+                merged: std::mem::take(&mut r.merged),
+                data: std::mem::take(&mut r.data),
+                ..r.clone()
+            });
+        }
+        if !(is_write && self.wpq_holds(r.line_addr) && self.coalesce(&r)) {
+            self.enqueue(is_write, r);
+        }
+    }
+
+    fn coalesce(&mut self, r: &QueuedRequest) -> bool {
+        match self.write_q.find_line(r.line_addr) {
+            Some(i) => {
+                let e = self.write_q.get_mut(i);
+                e.merged.push(r.id);
+                e.merged.extend_from_slice(&r.merged);
+                e.data.extend_from_slice(&r.data);
+                self.stats.writes_coalesced += 1;
+                true
             }
-            self.enqueue(w, r);
+            None => false,
         }
     }
 
@@ -209,6 +250,7 @@ impl ChannelController {
 
     /// Makes one scheduling decision at `now`.
     pub fn decide(&mut self, sched: &mut dyn Scheduler, now: Ps) -> Decision {
+        self.stats.decisions += 1;
         if self.write_q.len() >= self.drain_high && !self.draining {
             self.draining = true;
             self.stats.drain_episodes += 1;
@@ -225,8 +267,8 @@ impl ChannelController {
             &self.read_q
         };
         self.candidates.clear();
-        for r in queue {
-            let (ready_at, row_hit) = self.device.readiness(&r.loc, now);
+        for (k, r) in queue.keys().iter().zip(queue.entries()) {
+            let (ready_at, row_hit) = self.device.readiness_key(k, now);
             self.candidates.push(Candidate {
                 arrival: r.arrival,
                 ready_at,
@@ -253,6 +295,23 @@ impl ChannelController {
                 }
             }
         }
+    }
+
+    /// Earliest time at or after `t` at which the queue that would be served next has a
+    /// request ready to issue (`None` when both queues are empty).
+    pub fn next_ready(&self, t: Ps) -> Option<Ps> {
+        let draining = self.draining || self.write_q.len() >= self.drain_high;
+        let serve_writes = !self.write_q.is_empty() && (draining || self.read_q.is_empty());
+        let queue = if serve_writes {
+            &self.write_q
+        } else {
+            &self.read_q
+        };
+        queue
+            .keys()
+            .iter()
+            .map(|k| self.device.readiness_key(k, t).0)
+            .min()
     }
 
     /// Whether the controller is in write-drain mode.

@@ -20,16 +20,41 @@ pub struct Location {
     pub column: u32,
 }
 
+/// A divisor that is a power of two most of the time: shifts then, division otherwise.
+#[derive(Clone, Copy, Debug)]
+struct Divisor {
+    value: u64,
+    shift: Option<u32>,
+}
+
+impl Divisor {
+    fn new(value: u64) -> Divisor {
+        Divisor {
+            value,
+            shift: value.is_power_of_two().then(|| value.trailing_zeros()),
+        }
+    }
+
+    /// (x / d, x % d)
+    #[inline]
+    fn div_rem(self, x: u64) -> (u64, u64) {
+        match self.shift {
+            Some(s) => (x >> s, x & (self.value - 1)),
+            None => (x / self.value, x % self.value),
+        }
+    }
+}
+
 /// Splits addresses by interleaving `granule`-byte chunks over channels, then banks, then
 /// ranks; the remaining bits (and the offset inside a chunk) select row and column, so every
 /// chunk is contiguous within one row when it is no larger than a row.
 #[derive(Clone, Debug)]
 pub struct AddressMap {
-    granule: u64,
-    channels: u64,
-    banks: u64,
-    ranks: u64,
-    row_bytes: u64,
+    granule: Divisor,
+    channels: Divisor,
+    banks: Divisor,
+    ranks: Divisor,
+    row_bytes: Divisor,
 }
 
 impl AddressMap {
@@ -41,37 +66,34 @@ impl AddressMap {
             MappingScheme::Page => cfg.page_bytes as u64,
         };
         AddressMap {
-            granule,
-            channels: cfg.channels as u64,
-            banks: cfg.banks as u64,
-            ranks: cfg.ranks as u64,
-            row_bytes: cfg.row_bytes as u64,
+            granule: Divisor::new(granule),
+            channels: Divisor::new(cfg.channels as u64),
+            banks: Divisor::new(cfg.banks as u64),
+            ranks: Divisor::new(cfg.ranks as u64),
+            row_bytes: Divisor::new(cfg.row_bytes as u64),
         }
     }
 
     /// Interleaving granularity in bytes.
     pub fn granule(&self) -> u64 {
-        self.granule
+        self.granule.value
     }
 
     /// Decodes a byte address.
     #[inline]
     pub fn locate(&self, addr: u64) -> Location {
-        let within = addr % self.granule;
-        let mut chunk = addr / self.granule;
-        let channel = chunk % self.channels;
-        chunk /= self.channels;
-        let bank = chunk % self.banks;
-        chunk /= self.banks;
-        let rank = chunk % self.ranks;
-        chunk /= self.ranks;
-        let bank_offset = chunk * self.granule + within;
+        let (chunk, within) = self.granule.div_rem(addr);
+        let (chunk, channel) = self.channels.div_rem(chunk);
+        let (chunk, bank) = self.banks.div_rem(chunk);
+        let (chunk, rank) = self.ranks.div_rem(chunk);
+        let bank_offset = chunk * self.granule.value + within;
+        let (row, in_row) = self.row_bytes.div_rem(bank_offset);
         Location {
             channel: channel as u32,
             rank: rank as u32,
             bank: bank as u32,
-            row: bank_offset / self.row_bytes,
-            column: ((bank_offset % self.row_bytes) / LINE_BYTES) as u32,
+            row,
+            column: (in_row / LINE_BYTES) as u32,
         }
     }
 }
@@ -124,6 +146,16 @@ mod tests {
         assert_eq!(b.row, 3); // 4 KB page over 1 KB rows
         let c = m.locate(4096);
         assert_ne!((a.channel, a.bank), (c.channel, c.bank));
+    }
+
+    #[test]
+    fn non_power_of_two_counts_use_division() {
+        let mut c = cfg(MappingScheme::CacheLine);
+        c.channels = 3;
+        c.banks = 6;
+        let m = AddressMap::new(&c);
+        let l = m.locate(64 * 20); // chunk 20: channel 2, then 6 → bank 0, then 1 → rank 0 ...
+        assert_eq!((l.channel, l.bank), (20 % 3, (20 / 3) % 6));
     }
 
     #[test]

@@ -150,8 +150,9 @@ impl ChannelDevice {
         self.read_buffer.as_ref()
     }
 
+    /// Flat index of the bank `loc` names within this channel.
     #[inline]
-    fn bank_index(&self, loc: &Location) -> usize {
+    pub fn bank_index(&self, loc: &Location) -> usize {
         (loc.rank * self.banks_per_rank + loc.bank) as usize
     }
 
@@ -164,6 +165,25 @@ impl ChannelDevice {
             (now.max(b.next_col), true)
         } else if b.open_row == NO_ROW {
             let r = &self.ranks[loc.rank as usize];
+            (
+                now.max(b.next_act)
+                    .max(r.next_act)
+                    .max(r.faw_ready(self.t.tfaw)),
+                false,
+            )
+        } else {
+            (now.max(b.next_pre), false)
+        }
+    }
+
+    /// [`readiness`](Self::readiness) for a queue's precomputed key.
+    #[inline]
+    pub fn readiness_key(&self, k: &crate::controller::BankKey, now: Ps) -> (Ps, bool) {
+        let b = &self.banks[k.bank as usize];
+        if b.open_row == k.row {
+            (now.max(b.next_col), true)
+        } else if b.open_row == NO_ROW {
+            let r = &self.ranks[k.rank as usize];
             (
                 now.max(b.next_act)
                     .max(r.next_act)
