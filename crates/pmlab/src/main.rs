@@ -1,1 +1,78 @@
-fn main() {}
+//! `pmlab`: the persistent-memory systems toolkit's command line.
+
+mod cmd_sim;
+mod cmd_trace;
+mod report;
+mod reproduce;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// pmlab: simulate persistent-memory systems, inspect traces, reproduce the papers.
+///
+/// Start with `pmlab reproduce --quick` (what `make demo` runs), or simulate a trace:
+/// `pmlab sim --config configs/optane.toml --trace my.trace`.
+#[derive(Parser)]
+#[command(name = "pmlab", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Replay a memory trace on a configured memory system and print a summary.
+    ///
+    /// TRACE may be a .pmt file, a pmlab text dump, a PMWeaver store dump or a plain
+    /// `0xADDR READ|WRITE CYCLE` trace; the format is detected from the content.
+    Sim(cmd_sim::SimArgs),
+    /// Inspect, convert and summarise traces.
+    #[command(subcommand)]
+    Trace(cmd_trace::TraceCommand),
+    /// Run the papers' headline experiments and write CSV, SVG and REPORT.md.
+    Reproduce {
+        /// Smaller runs (seconds instead of minutes); what `make demo` uses.
+        #[arg(long)]
+        quick: bool,
+        /// Run one section only (e.g. `device`).
+        #[arg(long, value_name = "SECTION")]
+        only: Option<String>,
+        /// Output directory.
+        #[arg(long, default_value = "results", value_name = "DIR")]
+        out: PathBuf,
+    },
+    /// List the simulator plug-ins a config can name.
+    Plugins,
+    /// List the built-in configuration presets.
+    Presets,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Sim(args) => cmd_sim::run(args),
+        Command::Trace(cmd) => cmd_trace::run(cmd),
+        Command::Reproduce { quick, only, out } => reproduce::run(&out, quick, only.as_deref()),
+        Command::Plugins => {
+            for (concern, name, desc) in pmsim::plugins::list() {
+                println!("{concern:<10} {name:<8} {desc}");
+            }
+            Ok(())
+        }
+        Command::Presets => {
+            for name in pmsim::config::preset_names() {
+                let c = pmsim::SimConfig::preset(name).expect("built-in presets are valid");
+                println!("{name:<14} {}", c.description);
+            }
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("pmlab: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! `pmlab trace`: dump, summarise and import traces.
+
+use clap::Subcommand;
+use pmsim::pmtrace::{
+    flags, open_trace_with, ImportOptions, PmtWriter, TextWriter, TraceFormat, TraceSource,
+    TraceStats,
+};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// `pmlab trace` subcommands.
+#[derive(Subcommand)]
+pub enum TraceCommand {
+    /// Print a trace as text, one event per line (the format `trace import` reads back).
+    Dump {
+        /// Trace file (any supported format).
+        file: PathBuf,
+        /// Stop after this many events.
+        #[arg(long, value_name = "N")]
+        limit: Option<u64>,
+    },
+    /// Summarise a trace: events per operation and thread, bytes, footprint.
+    Stats {
+        /// Trace file (any supported format).
+        file: PathBuf,
+    },
+    /// Convert a trace (plain, PMWeaver store dump, text dump) into a .pmt file.
+    Import {
+        /// Input trace.
+        file: PathBuf,
+        /// Output .pmt file.
+        #[arg(long, value_name = "OUT.pmt")]
+        out: PathBuf,
+        /// Input format; detected from the content when omitted.
+        #[arg(long, value_parser = ["plain", "pmweaver", "text", "pmt"])]
+        format: Option<String>,
+        /// PMWeaver dumps: simulator ticks per cycle (gem5 ticks are ps; 333 = 3 GHz).
+        #[arg(long, default_value_t = 333, value_name = "TICKS")]
+        ticks_per_cycle: u64,
+        /// Workload name recorded in the header (default: the input file name).
+        #[arg(long, value_name = "NAME")]
+        workload: Option<String>,
+    },
+}
+
+fn open(path: &Path, format: Option<&str>, options: &ImportOptions) -> Result<TraceSource, String> {
+    let err = |e: pmsim::pmtrace::TraceError| format!("{}: {e}", path.display());
+    match format.and_then(TraceFormat::from_name) {
+        None => open_trace_with(path, options).map_err(err),
+        Some(f) => {
+            let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            TraceSource::with_format(file, f, options).map_err(err)
+        }
+    }
+}
+
+/// Runs a `pmlab trace` subcommand.
+pub fn run(cmd: TraceCommand) -> Result<(), String> {
+    match cmd {
+        TraceCommand::Dump { file, limit } => {
+            let src = open(&file, None, &ImportOptions::default())?;
+            let header = src.header().clone();
+            let stdout = std::io::stdout();
+            let mut w = TextWriter::new(BufWriter::new(stdout.lock()), &header)
+                .map_err(|e| e.to_string())?;
+            for (i, ev) in src.enumerate() {
+                if limit.is_some_and(|l| i as u64 >= l) {
+                    break;
+                }
+                let ev = ev.map_err(|e| format!("{}: {e}", file.display()))?;
+                if let Err(e) = w.write(&ev) {
+                    // A closed pipe (e.g. `| head`) ends the dump quietly.
+                    if e.to_string().contains("Broken pipe") {
+                        return Ok(());
+                    }
+                    return Err(e.to_string());
+                }
+            }
+            w.finish().map_err(|e| e.to_string())?.flush().ok();
+            Ok(())
+        }
+        TraceCommand::Stats { file } => {
+            let src = open(&file, None, &ImportOptions::default())?;
+            let h = src.header().clone();
+            let format = src.format();
+            let mut stats = TraceStats::new();
+            for ev in src {
+                stats.add(&ev.map_err(|e| format!("{}: {e}", file.display()))?);
+            }
+            println!(
+                "trace {} [{format}] workload '{}' threads {} seed {}",
+                file.display(),
+                h.workload,
+                h.threads,
+                h.seed
+            );
+            if !h.params.is_empty() {
+                println!("params {}", h.params);
+            }
+            print!("{stats}");
+            Ok(())
+        }
+        TraceCommand::Import {
+            file,
+            out,
+            format,
+            ticks_per_cycle,
+            workload,
+        } => {
+            let options = ImportOptions {
+                ticks_per_gap_unit: ticks_per_cycle.max(1),
+                workload,
+            };
+            let src = open(&file, format.as_deref(), &options)?;
+            let imported = src.format() != TraceFormat::Pmt;
+            let mut header = src.header().clone();
+            if imported {
+                let f = header.flags | flags::IMPORTED;
+                header = header.with_flags(f);
+            }
+            let f = File::create(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+            let mut w = PmtWriter::new(BufWriter::new(f), header).map_err(|e| e.to_string())?;
+            for ev in src {
+                let ev = ev.map_err(|e| format!("{}: {e}", file.display()))?;
+                w.write(&ev).map_err(|e| format!("{}: {e}", out.display()))?;
+            }
+            let n = w.events_written();
+            w.finish()
+                .map_err(|e| format!("{}: {e}", out.display()))?
+                .flush()
+                .map_err(|e| format!("{}: {e}", out.display()))?;
+            eprintln!("imported {n} events into {}", out.display());
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! Report output: CSV tables, SVG charts and the Markdown report assembled from sections.
+
+pub mod svg;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// A table of results: a header row and data rows, written as CSV and as Markdown.
+#[derive(Clone, Debug, Default)]
+pub struct Table {
+    /// Column names.
+    pub columns: Vec<String>,
+    /// Rows of cells (already formatted).
+    pub rows: Vec<Vec<String>>,
+}
+
+fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+impl Table {
+    /// A table with these columns and no rows.
+    pub fn new(columns: &[&str]) -> Table {
+        Table {
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Appends a row (must have one cell per column).
+    pub fn push(&mut self, row: Vec<String>) {
+        debug_assert_eq!(row.len(), self.columns.len());
+        self.rows.push(row);
+    }
+
+    /// The table as CSV text.
+    pub fn to_csv(&self) -> String {
+        let mut s = String::new();
+        let line = |cells: &[String]| {
+            cells
+                .iter()
+                .map(|c| csv_cell(c))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        s.push_str(&line(&self.columns));
+        s.push('\n');
+        for r in &self.rows {
+            s.push_str(&line(r));
+            s.push('\n');
+        }
+        s
+    }
+
+    /// The table as a Markdown table.
+    pub fn to_markdown(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "| {} |", self.columns.join(" | "));
+        let _ = writeln!(s, "|{}", "---|".repeat(self.columns.len()));
+        for r in &self.rows {
+            let _ = writeln!(s, "| {} |", r.join(" | ").replace('\n', " "));
+        }
+        s
+    }
+}
+
+/// Writes `contents` to `dir/name`, creating `dir`; errors name the path.
+pub fn write_file(dir: &Path, name: &str, contents: &str) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
+    let p = dir.join(name);
+    std::fs::write(&p, contents).map_err(|e| format!("{}: cannot write: {e}", p.display()))?;
+    Ok(p)
+}
+
+/// The known report sections, in report order (each writes `OUT/<name>/section.md`).
+pub const SECTION_ORDER: &[&str] = &["device"];
+
+/// Rebuilds `OUT/REPORT.md` from every section present under `out`.
+pub fn assemble_report(out: &Path) -> Result<PathBuf, String> {
+    let mut md = String::from(
+        "# pmlab reproduction report\n\n\
+         Produced by `pmlab reproduce`. Every figure below was measured by the command that \
+         wrote this file; each section names its inputs, and CSV/SVG files sit beside it.\n\n",
+    );
+    let mut found = 0;
+    for name in SECTION_ORDER {
+        let p = out.join(name).join("section.md");
+        if let Ok(text) = std::fs::read_to_string(&p) {
+            md.push_str(&text);
+            md.push('\n');
+            found += 1;
+        }
+    }
+    if found == 0 {
+        md.push_str("No section has been produced yet.\n");
+    }
+    write_file(out, "REPORT.md", &md)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quotes_and_markdown_shape() {
+        let mut t = Table::new(&["a", "b"]);
+        t.push(vec!["1".into(), "x,y".into()]);
+        assert_eq!(t.to_csv(), "a,b\n1,\"x,y\"\n");
+        let md = t.to_markdown();
+        assert!(md.starts_with("| a | b |\n|---|---|\n| 1 | x,y |"));
+    }
+}

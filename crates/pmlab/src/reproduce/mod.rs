@@ -1,0 +1,26 @@
+//! `pmlab reproduce`: runs each system's headline experiments and writes the report.
+
+pub mod device;
+
+use crate::report::{assemble_report, SECTION_ORDER};
+use std::path::Path;
+
+/// Runs the selected sections (all when `only` is `None`) and rebuilds `OUT/REPORT.md`.
+pub fn run(out: &Path, quick: bool, only: Option<&str>) -> Result<(), String> {
+    if let Some(s) = only {
+        if !SECTION_ORDER.contains(&s) {
+            return Err(format!(
+                "--only {s}: unknown section (known: {})",
+                SECTION_ORDER.join(", ")
+            ));
+        }
+    }
+    let wants = |s: &str| only.map_or(true, |o| o == s);
+    if wants("device") {
+        eprintln!("reproduce: device characterisation");
+        device::run(out, quick, &pmsim::config::preset_names())?;
+    }
+    let report = assemble_report(out)?;
+    eprintln!("reproduce: wrote {}", report.display());
+    Ok(())
+}
