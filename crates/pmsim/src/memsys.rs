@@ -381,6 +381,12 @@ impl MemorySystem {
         }
     }
 
+    /// True when acknowledgements are waiting to be taken.
+    #[inline]
+    pub fn has_acks(&self) -> bool {
+        !self.acks.is_empty()
+    }
+
     /// Moves the acknowledgements produced so far into `out`.
     pub fn take_acks(&mut self, out: &mut Vec<Ack>) {
         out.append(&mut self.acks);

@@ -167,6 +167,9 @@ impl Replay {
     }
 
     fn absorb_acks(&mut self) {
+        if !self.mem.has_acks() {
+            return;
+        }
         self.mem.take_acks(&mut self.acks);
         let mut acks = std::mem::take(&mut self.acks);
         for a in &acks {

@@ -267,14 +267,16 @@ impl ChannelController {
             &self.read_q
         };
         self.candidates.clear();
-        for (k, r) in queue.keys().iter().zip(queue.entries()) {
-            let (ready_at, row_hit) = self.device.readiness_key(k, now);
-            self.candidates.push(Candidate {
-                arrival: r.arrival,
-                ready_at,
-                row_hit,
+        let cands = &mut self.candidates;
+        let arrivals = queue.arrivals();
+        self.device
+            .scan_readiness(queue.keys(), now, |i, ready_at, row_hit| {
+                cands.push(Candidate {
+                    arrival: arrivals[i],
+                    ready_at,
+                    row_hit,
+                })
             });
-        }
         match sched.pick(&self.candidates, now) {
             Pick::WaitUntil(t) => Decision::WaitUntil(t.max(now + 1)),
             Pick::Issue(i) => {
@@ -299,7 +301,7 @@ impl ChannelController {
 
     /// Earliest time at or after `t` at which the queue that would be served next has a
     /// request ready to issue (`None` when both queues are empty).
-    pub fn next_ready(&self, t: Ps) -> Option<Ps> {
+    pub fn next_ready(&mut self, t: Ps) -> Option<Ps> {
         let draining = self.draining || self.write_q.len() >= self.drain_high;
         let serve_writes = !self.write_q.is_empty() && (draining || self.read_q.is_empty());
         let queue = if serve_writes {
@@ -307,11 +309,11 @@ impl ChannelController {
         } else {
             &self.read_q
         };
-        queue
-            .keys()
-            .iter()
-            .map(|k| self.device.readiness_key(k, t).0)
-            .min()
+        let mut min = None;
+        self.device.scan_readiness(queue.keys(), t, |_, r, _| {
+            min = Some(min.map_or(r, |m: Ps| m.min(r)));
+        });
+        min
     }
 
     /// Whether the controller is in write-drain mode.

@@ -20,6 +20,7 @@ pub struct RequestQueue {
     entries: Vec<QueuedRequest>,
     lines: Vec<u64>,
     keys: Vec<BankKey>,
+    arrivals: Vec<crate::time::Ps>,
 }
 
 impl RequestQueue {
@@ -29,6 +30,7 @@ impl RequestQueue {
             entries: Vec::with_capacity(cap),
             lines: Vec::with_capacity(cap),
             keys: Vec::with_capacity(cap),
+            arrivals: Vec::with_capacity(cap),
         }
     }
 
@@ -46,6 +48,7 @@ impl RequestQueue {
     pub fn push(&mut self, req: QueuedRequest, key: BankKey) {
         self.lines.push(req.line_addr);
         self.keys.push(key);
+        self.arrivals.push(req.arrival);
         self.entries.push(req);
     }
 
@@ -53,6 +56,7 @@ impl RequestQueue {
     pub fn remove(&mut self, i: usize) -> QueuedRequest {
         self.lines.remove(i);
         self.keys.remove(i);
+        self.arrivals.remove(i);
         self.entries.remove(i)
     }
 
@@ -70,6 +74,11 @@ impl RequestQueue {
     /// The scan keys, in arrival order.
     pub fn keys(&self) -> &[BankKey] {
         &self.keys
+    }
+
+    /// Arrival times, in arrival order.
+    pub fn arrivals(&self) -> &[crate::time::Ps] {
+        &self.arrivals
     }
 
     /// The requests, in arrival order.

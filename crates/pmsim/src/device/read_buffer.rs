@@ -1,6 +1,30 @@
 //! The on-DIMM read buffer of Optane-like devices: an LRU set of 256 B XPLines.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A multiplicative hasher for integer keys: XPLine numbers need no DoS resistance, and
+/// SipHash would dominate the cost of a buffer lookup.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IntHasher(u64);
+
+impl Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (x ^ (x >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type IntMap<V> = HashMap<u64, V, BuildHasherDefault<IntHasher>>;
 
 const NIL: u32 = u32::MAX;
 
@@ -8,7 +32,7 @@ const NIL: u32 = u32::MAX;
 #[derive(Clone, Debug)]
 pub struct ReadBuffer {
     capacity: usize,
-    index: HashMap<u64, u32>,
+    index: IntMap<u32>,
     keys: Vec<u64>,
     prev: Vec<u32>,
     next: Vec<u32>,
@@ -25,7 +49,7 @@ impl ReadBuffer {
     pub fn new(capacity: usize) -> ReadBuffer {
         ReadBuffer {
             capacity,
-            index: HashMap::with_capacity(capacity),
+            index: IntMap::with_capacity_and_hasher(capacity, Default::default()),
             keys: Vec::with_capacity(capacity),
             prev: Vec::with_capacity(capacity),
             next: Vec::with_capacity(capacity),
