@@ -65,30 +65,52 @@ pub fn run(a: SimArgs) -> Result<(), String> {
             format!("{} [{format}, workload '{workload}']", a.trace.display()),
         ),
         ("events", summary.events.to_string()),
-        ("reads / writes", format!("{} / {}", summary.reads, summary.writes)),
+        (
+            "reads / writes",
+            format!("{} / {}", summary.reads, summary.writes),
+        ),
         (
             "simulated time",
             format!("{:.3} us", summary.sim_time as f64 / 1e6),
         ),
         (
             "bandwidth",
-            format!("{:.3} GB/s", stats.value("replay.bandwidth_gbps").unwrap_or(0.0)),
+            format!(
+                "{:.3} GB/s",
+                stats.value("replay.bandwidth_gbps").unwrap_or(0.0)
+            ),
         ),
         (
             "read latency (mean)",
-            format!("{:.1} ns", stats.value("replay.read_latency_ns_mean").unwrap_or(0.0)),
+            format!(
+                "{:.1} ns",
+                stats.value("replay.read_latency_ns_mean").unwrap_or(0.0)
+            ),
         ),
         (
             "write ack latency (mean)",
             format!(
                 "{:.1} ns ({})",
-                stats.value("replay.write_ack_latency_ns_mean").unwrap_or(0.0),
-                if cfg.controller.adr { "ADR: on WPQ accept" } else { "no ADR: media write done" }
+                stats
+                    .value("replay.write_ack_latency_ns_mean")
+                    .unwrap_or(0.0),
+                if cfg.controller.adr {
+                    "ADR: on WPQ accept"
+                } else {
+                    "no ADR: media write done"
+                }
             ),
         ),
         (
             "row-buffer hit rate",
-            format!("{:.1} %", if accesses > 0.0 { 100.0 * hits / accesses } else { 0.0 }),
+            format!(
+                "{:.1} %",
+                if accesses > 0.0 {
+                    100.0 * hits / accesses
+                } else {
+                    0.0
+                }
+            ),
         ),
         (
             "fences / stall",
@@ -96,7 +118,11 @@ pub fn run(a: SimArgs) -> Result<(), String> {
                 "{} / {:.1} ns ({:.1} % of time)",
                 stats.counter("replay.fences"),
                 ps_to_ns(fence_stall),
-                if summary.sim_time > 0 { 100.0 * fence_stall as f64 / summary.sim_time as f64 } else { 0.0 }
+                if summary.sim_time > 0 {
+                    100.0 * fence_stall as f64 / summary.sim_time as f64
+                } else {
+                    0.0
+                }
             ),
         ),
         (
@@ -105,7 +131,10 @@ pub fn run(a: SimArgs) -> Result<(), String> {
         ),
         (
             "host speed",
-            format!("{:.2} M events/s ({host_s:.2} s)", summary.events as f64 / host_s / 1e6),
+            format!(
+                "{:.2} M events/s ({host_s:.2} s)",
+                summary.events as f64 / host_s / 1e6
+            ),
         ),
     ];
     let mut rows = rows;

@@ -123,7 +123,8 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
             let mut w = PmtWriter::new(BufWriter::new(f), header).map_err(|e| e.to_string())?;
             for ev in src {
                 let ev = ev.map_err(|e| format!("{}: {e}", file.display()))?;
-                w.write(&ev).map_err(|e| format!("{}: {e}", out.display()))?;
+                w.write(&ev)
+                    .map_err(|e| format!("{}: {e}", out.display()))?;
             }
             let n = w.events_written();
             w.finish()

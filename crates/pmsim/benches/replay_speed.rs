@@ -25,7 +25,10 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
-    let n: u64 = args.first().and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
+    let n: u64 = args
+        .first()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1_000_000);
     let preset = args.get(1).map(String::as_str).unwrap_or("nvm-ppo");
     let cfg = SimConfig::preset(preset).expect("preset");
     let mut x = 0x243f6a8885a308d3u64;
@@ -33,7 +36,7 @@ fn main() {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        let addr = (x >> 16) % (1 << 30) & !63;
+        let addr = ((x >> 16) % (1 << 30)) & !63;
         let op = if x % 3 == 0 { Op::Store } else { Op::Load };
         Ok(TraceEvent::access(op, 0, 0, addr, 64, 2))
     });

@@ -12,7 +12,10 @@ use std::path::Path;
 /// The presets shipped in `configs/`, compiled into the binary so `pmlab` runs anywhere.
 pub const PRESETS: &[(&str, &str)] = &[
     ("ddr4-2400", include_str!("../../../configs/ddr4-2400.toml")),
-    ("pcm-pmweaver", include_str!("../../../configs/pcm-pmweaver.toml")),
+    (
+        "pcm-pmweaver",
+        include_str!("../../../configs/pcm-pmweaver.toml"),
+    ),
     ("nvm-ppo", include_str!("../../../configs/nvm-ppo.toml")),
     ("nvm-lalea", include_str!("../../../configs/nvm-lalea.toml")),
     ("optane", include_str!("../../../configs/optane.toml")),
@@ -393,7 +396,8 @@ impl SimConfig {
                     .map_err(|e| ConfigError(format!("{origin}: {}", e.message())))?
             }
         };
-        cfg.validate().map_err(|m| ConfigError(format!("{origin}: {m}")))?;
+        cfg.validate()
+            .map_err(|m| ConfigError(format!("{origin}: {m}")))?;
         Ok(cfg)
     }
 
@@ -429,7 +433,8 @@ impl SimConfig {
         }
         let cfg = SimConfig::deserialize(toml::Value::Table(table))
             .map_err(|e| ConfigError(format!("--set: {}", e.message())))?;
-        cfg.validate().map_err(|m| ConfigError(format!("--set: {m}")))?;
+        cfg.validate()
+            .map_err(|m| ConfigError(format!("--set: {m}")))?;
         Ok(cfg)
     }
 
@@ -440,7 +445,12 @@ impl SimConfig {
         range("device.ranks", d.ranks, 1, 16)?;
         range("device.banks", d.banks, 1, 256)?;
         pow2("device.row_bytes", d.row_bytes, 64, 1 << 20)?;
-        pow2("device.media_access_bytes", d.media_access_bytes, 64, d.row_bytes)?;
+        pow2(
+            "device.media_access_bytes",
+            d.media_access_bytes,
+            64,
+            d.row_bytes,
+        )?;
         pow2("device.page_bytes", d.page_bytes, 64, 1 << 30)?;
         let t = &d.timing;
         let fields = [
@@ -479,7 +489,12 @@ impl SimConfig {
         let rb = &d.read_buffer;
         range("device.read_buffer.entries", rb.entries, 0, 1 << 16)?;
         if rb.entries > 0 {
-            pow2("device.read_buffer.xpline_bytes", rb.xpline_bytes, 64, d.row_bytes)?;
+            pow2(
+                "device.read_buffer.xpline_bytes",
+                rb.xpline_bytes,
+                64,
+                d.row_bytes,
+            )?;
         }
         let c = &self.controller;
         range("controller.read_queue", c.read_queue, 1, 4096)?;

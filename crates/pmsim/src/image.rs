@@ -68,10 +68,7 @@ impl PmImage {
         for (i, b) in buf.iter_mut().enumerate() {
             let a = addr + i as u64;
             let line = a - a % IMAGE_LINE as u64;
-            *b = self
-                .lines
-                .get(&line)
-                .map_or(0, |l| l[(a - line) as usize]);
+            *b = self.lines.get(&line).map_or(0, |l| l[(a - line) as usize]);
         }
     }
 

@@ -154,7 +154,10 @@ impl MemorySystem {
     /// True when requests are queued, in flight or waiting.
     pub fn busy(&self) -> bool {
         !self.events.is_empty()
-            || self.channels.iter().any(|c| c.busy() || c.decision_at.is_some())
+            || self
+                .channels
+                .iter()
+                .any(|c| c.busy() || c.decision_at.is_some())
             || self
                 .completions
                 .iter()
@@ -191,7 +194,8 @@ impl MemorySystem {
         if req.is_write {
             let delay = self.bmo.write_delay(line_addr, now);
             if delay > 0 {
-                self.events.push(now + delay, MemEvent::Arrive(true, Box::new(q)));
+                self.events
+                    .push(now + delay, MemEvent::Arrive(true, Box::new(q)));
                 return;
             }
         } else if let Some(plan) = self.channels[ch].device.read_from_buffer(line_addr, now) {

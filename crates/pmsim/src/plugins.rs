@@ -104,8 +104,16 @@ impl Plugins {
 /// Every registered plug-in as `(concern, name, description)`, for `pmlab plugins`.
 pub fn list() -> Vec<(&'static str, &'static str, &'static str)> {
     let mut v = Vec::new();
-    v.extend(SCHEDULERS.iter().map(|p| ("scheduler", p.name, p.description)));
-    v.extend(ORDERINGS.iter().map(|p| ("ordering", p.name, p.description)));
+    v.extend(
+        SCHEDULERS
+            .iter()
+            .map(|p| ("scheduler", p.name, p.description)),
+    );
+    v.extend(
+        ORDERINGS
+            .iter()
+            .map(|p| ("ordering", p.name, p.description)),
+    );
     v.extend(BMOS.iter().map(|p| ("bmo", p.name, p.description)));
     v.extend(LOGGINGS.iter().map(|p| ("logging", p.name, p.description)));
     v

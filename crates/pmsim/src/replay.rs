@@ -333,7 +333,8 @@ impl Replay {
                         None
                     };
                     if is_write {
-                        self.logging.on_store(ev.thread, ev.addr, &mut self.log_writes);
+                        self.logging
+                            .on_store(ev.thread, ev.addr, &mut self.log_writes);
                     }
                     self.issue(t, ev.addr, is_write, data) && self.issue_log_writes(t)?
                 }
@@ -371,7 +372,8 @@ impl Replay {
                     match self.logging.on_tx_end(ev.thread, &mut self.log_writes) {
                         CommitAction::Immediate => self.issue_log_writes(t)?,
                         CommitAction::WaitForLog => {
-                            self.issue_log_writes(t)? && self.wait_for(t, |th| th.outstanding_writes == 0)?
+                            self.issue_log_writes(t)?
+                                && self.wait_for(t, |th| th.outstanding_writes == 0)?
                         }
                     }
                 }
@@ -451,7 +453,10 @@ impl Replay {
             "replay.bandwidth_gbps",
             if secs > 0.0 { bytes / secs / 1e9 } else { 0.0 },
         );
-        s.set_value("replay.read_latency_ns_mean", ps_to_ns(self.read_latency.mean() as Ps));
+        s.set_value(
+            "replay.read_latency_ns_mean",
+            ps_to_ns(self.read_latency.mean() as Ps),
+        );
         s.set_value(
             "replay.write_ack_latency_ns_mean",
             ps_to_ns(self.write_latency.mean() as Ps),

@@ -104,7 +104,11 @@ impl Histogram {
     }
 
     fn summary(&self) -> HistogramSummary {
-        let last = self.buckets.iter().rposition(|&n| n > 0).map_or(0, |i| i + 1);
+        let last = self
+            .buckets
+            .iter()
+            .rposition(|&n| n > 0)
+            .map_or(0, |i| i + 1);
         HistogramSummary {
             count: self.count,
             mean: round3(self.mean()),
@@ -158,7 +162,11 @@ impl Stats {
 
     /// Sets a derived real-valued figure (rates, ratios), rounded to 6 significant decimals.
     pub fn set_value(&mut self, name: impl Into<String>, v: f64) {
-        let v = if v.is_finite() { (v * 1e6).round() / 1e6 } else { 0.0 };
+        let v = if v.is_finite() {
+            (v * 1e6).round() / 1e6
+        } else {
+            0.0
+        };
         self.values.insert(name.into(), v);
     }
 

@@ -42,7 +42,10 @@ fn expected_image(evs: &[TraceEvent], acks: &[pmsim::memsys::Ack], t: u64) -> Pm
     let mut img = PmImage::new();
     for a in acks.iter().filter(|a| a.is_write && a.time <= t) {
         let e = requests[Replay::request_seq(a.id) as usize];
-        img.apply(e.addr & !63, &LineData::new(e.addr, e.value_bytes()).unwrap());
+        img.apply(
+            e.addr & !63,
+            &LineData::new(e.addr, e.value_bytes()).unwrap(),
+        );
     }
     img
 }
@@ -54,7 +57,10 @@ fn check_cuts(adr: bool) {
     let mut full = Replay::new(&cfg).unwrap().record_acks();
     let summary = full.run(evs.iter().map(|e| Ok(*e)), |_| {}).unwrap();
     let acks = full.ack_log().to_vec();
-    assert!(acks.windows(2).all(|w| w[0].time <= w[1].time), "acks in time order");
+    assert!(
+        acks.windows(2).all(|w| w[0].time <= w[1].time),
+        "acks in time order"
+    );
     let final_img = full.durable_image().clone();
     assert_eq!(final_img, expected_image(&evs, &acks, u64::MAX));
     // Cut at every write acknowledgement time, just before it, and at a spread of times.

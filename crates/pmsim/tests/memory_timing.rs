@@ -70,10 +70,21 @@ fn single_read_is_activate_plus_cas_plus_burst() {
 fn row_hit_versus_conflict() {
     let mut c = base();
     c.replay.max_outstanding = 1; // one at a time: no overlap
-    let acks = run(&c, &[load(addr(0, 0, 0), 0), load(addr(0, 0, 1), 0), load(addr(0, 1, 0), 0)]);
+    let acks = run(
+        &c,
+        &[
+            load(addr(0, 0, 0), 0),
+            load(addr(0, 0, 1), 0),
+            load(addr(0, 1, 0), 0),
+        ],
+    );
     assert_eq!(latency_ns(&acks[0]), 17, "closed row: tRCD + tCL + tBURST");
     assert_eq!(latency_ns(&acks[1]), 7, "row hit: tCL + tBURST");
-    assert_eq!(latency_ns(&acks[2]), 3 + 17, "conflict: tRP + tRCD + tCL + tBURST");
+    assert_eq!(
+        latency_ns(&acks[2]),
+        3 + 17,
+        "conflict: tRP + tRCD + tCL + tBURST"
+    );
 }
 
 #[test]
@@ -99,7 +110,10 @@ fn tfaw_limits_the_fifth_activate() {
     assert_eq!(acks[4].time / 1000, 40 + 17);
     c.device.timing.tfaw_ns = 0.0;
     let acks = run(&c, &evs);
-    assert!(acks[4].time / 1000 < 30, "without tFAW the fifth read is not delayed");
+    assert!(
+        acks[4].time / 1000 < 30,
+        "without tFAW the fifth read is not delayed"
+    );
 }
 
 #[test]
@@ -162,7 +176,12 @@ fn write_drain_triggers_at_its_watermark() {
         let mut r = Replay::new(&c).unwrap().record_acks();
         r.run(evs.iter().map(|e| Ok(*e)), |_| {}).unwrap();
         let acks = r.ack_log().to_vec();
-        let last_read = acks.iter().filter(|a| !a.is_write).map(|a| a.time).max().unwrap();
+        let last_read = acks
+            .iter()
+            .filter(|a| !a.is_write)
+            .map(|a| a.time)
+            .max()
+            .unwrap();
         let mut writes: Vec<_> = acks.iter().filter(|a| a.is_write).map(|a| a.time).collect();
         writes.sort_unstable();
         (r.stats().counter("mc.drain_episodes"), writes, last_read)
@@ -170,7 +189,10 @@ fn write_drain_triggers_at_its_watermark() {
     // 4 writes leave 3 queued, below the watermark: they wait behind every read.
     let (episodes, writes, last_read) = run_with(4);
     assert_eq!(episodes, 0);
-    assert!(writes[1..].iter().all(|&w| w > last_read), "{writes:?} vs {last_read}");
+    assert!(
+        writes[1..].iter().all(|&w| w > last_read),
+        "{writes:?} vs {last_read}"
+    );
     // 5 writes leave 4 queued, at the watermark: the controller drains while reads are
     // pending, so queued writes complete before the last read.
     let (episodes, writes, last_read) = run_with(5);
@@ -184,17 +206,25 @@ fn read_buffer_amplification_random_vs_sequential() {
     let mut x = 7u64;
     let random: Vec<_> = (0..4000)
         .map(|_| {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             load(((x >> 20) % (1 << 30)) & !63, 0)
         })
         .collect();
     let mut r = Replay::new(&c).unwrap();
     r.run(random.iter().map(|e| Ok(*e)), |_| {}).unwrap();
     let amp = r.stats().value("mc.read_amplification").unwrap();
-    assert!((amp - 4.0).abs() < 0.1, "random 64 B reads fetch a 256 B XPLine each: {amp}");
+    assert!(
+        (amp - 4.0).abs() < 0.1,
+        "random 64 B reads fetch a 256 B XPLine each: {amp}"
+    );
     let seq: Vec<_> = (0..4000).map(|i| load(i * 64, 0)).collect();
     let mut r = Replay::new(&c).unwrap();
     r.run(seq.iter().map(|e| Ok(*e)), |_| {}).unwrap();
     let amp = r.stats().value("mc.read_amplification").unwrap();
-    assert!((amp - 1.0).abs() < 0.05, "sequential reads use every byte fetched: {amp}");
+    assert!(
+        (amp - 1.0).abs() < 0.05,
+        "sequential reads use every byte fetched: {amp}"
+    );
 }

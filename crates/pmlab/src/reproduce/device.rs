@@ -3,7 +3,7 @@
 
 use crate::report::svg::{LineChart, Series};
 use crate::report::{write_file, Table};
-use pmsim::pmtrace::{Op, TraceEvent, TraceError};
+use pmsim::pmtrace::{Op, TraceError, TraceEvent};
 use pmsim::{Replay, SimConfig, Stats};
 use std::path::Path;
 
@@ -73,27 +73,87 @@ fn published(preset: &str) -> Vec<Published> {
     };
     match preset {
         "ddr4-2400" => vec![
-            p("idle read latency", 29.97, "ns", "JESD79-4 DDR4-2400R: tRCD + CL + BL8 (analytic)"),
-            p("peak read bandwidth", 19.2, "GB/s", "2400 MT/s x 8 B (JEDEC peak)"),
+            p(
+                "idle read latency",
+                29.97,
+                "ns",
+                "JESD79-4 DDR4-2400R: tRCD + CL + BL8 (analytic)",
+            ),
+            p(
+                "peak read bandwidth",
+                19.2,
+                "GB/s",
+                "2400 MT/s x 8 B (JEDEC peak)",
+            ),
         ],
         "pcm-pmweaver" => vec![
-            p("idle read latency", 78.0, "ns", "PMWeaver Table I: tRCD 48 + tCL 15 + burst 15 (analytic)"),
-            p("peak read bandwidth", 4.264, "GB/s", "533 MT/s x 8 B (bus peak)"),
+            p(
+                "idle read latency",
+                78.0,
+                "ns",
+                "PMWeaver Table I: tRCD 48 + tCL 15 + burst 15 (analytic)",
+            ),
+            p(
+                "peak read bandwidth",
+                4.264,
+                "GB/s",
+                "533 MT/s x 8 B (bus peak)",
+            ),
         ],
         "nvm-ppo" => vec![
-            p("idle read latency", 100.0, "ns", "PPO Table III: read row-buffer conflict"),
-            p("row-hit read latency", 36.0, "ns", "PPO Table III: row-buffer hit"),
-            p("write latency (no ADR)", 300.0, "ns", "PPO Table III: write row-buffer conflict"),
+            p(
+                "idle read latency",
+                100.0,
+                "ns",
+                "PPO Table III: read row-buffer conflict",
+            ),
+            p(
+                "row-hit read latency",
+                36.0,
+                "ns",
+                "PPO Table III: row-buffer hit",
+            ),
+            p(
+                "write latency (no ADR)",
+                300.0,
+                "ns",
+                "PPO Table III: write row-buffer conflict",
+            ),
         ],
         "nvm-lalea" => vec![
             p("idle read latency", 48.0, "ns", "LALEA Table I: NVM read"),
-            p("write latency (no ADR)", 300.0, "ns", "LALEA Table I: NVM write"),
+            p(
+                "write latency (no ADR)",
+                300.0,
+                "ns",
+                "LALEA Table I: NVM write",
+            ),
         ],
         "optane" => vec![
-            p("random read latency (QD1)", 305.0, "ns", "Izraelevitz et al. 2019 (load-to-use, incl. on-chip path)"),
-            p("peak read bandwidth", 6.6, "GB/s", "one DIMM, Izraelevitz et al. 2019"),
-            p("peak write bandwidth", 2.3, "GB/s", "one DIMM, Izraelevitz et al. 2019"),
-            p("read amplification, random 64 B", 4.0, "x", "256 B XPLine / 64 B (Yang et al. FAST'20)"),
+            p(
+                "random read latency (QD1)",
+                305.0,
+                "ns",
+                "Izraelevitz et al. 2019 (load-to-use, incl. on-chip path)",
+            ),
+            p(
+                "peak read bandwidth",
+                6.6,
+                "GB/s",
+                "one DIMM, Izraelevitz et al. 2019",
+            ),
+            p(
+                "peak write bandwidth",
+                2.3,
+                "GB/s",
+                "one DIMM, Izraelevitz et al. 2019",
+            ),
+            p(
+                "read amplification, random 64 B",
+                4.0,
+                "x",
+                "256 B XPLine / 64 B (Yang et al. FAST'20)",
+            ),
         ],
         _ => Vec::new(),
     }
@@ -197,7 +257,12 @@ pub fn run(out: &Path, quick: bool, presets: &[&str]) -> Result<(), String> {
             format!("{:.3}", measured_for(&m, "peak write bandwidth")),
         ]);
         for (p, o, g) in &m.bandwidth {
-            bw.push(vec![preset.to_string(), p.to_string(), o.to_string(), format!("{g:.4}")]);
+            bw.push(vec![
+                preset.to_string(),
+                p.to_string(),
+                o.to_string(),
+                format!("{g:.4}"),
+            ]);
         }
         for p in published(preset) {
             let v = measured_for(&m, p.metric);

@@ -158,7 +158,9 @@ mod tests {
         let mut reference: Vec<u64> = Vec::new(); // front = MRU
         let mut x = 12345u64;
         for _ in 0..5000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let key = (x >> 33) % 20;
             let hit = b.lookup(key);
             assert_eq!(hit, reference.contains(&key));

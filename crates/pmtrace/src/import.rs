@@ -1,0 +1,420 @@
+//! Importers for other simulators' traces, streaming, with line-numbered errors.
+//!
+//! # PMWeaver artifact store dump ([`PmweaverReader`])
+//!
+//! The PMWeaver artifact (a gem5 fork, `github.com/Systems-ShiftLab/pmweaver_pact21_ae`) writes
+//! this dump from `PredictorFrontend::dumpTrace` (`gem5/src/mem/predictor_frontend.cc`) when the
+//! environment variable `ENABLE_VOLATILE_DUMP` names an output file. Every request that reaches
+//! the predictor frontend (between core and L1) and is a 4- or 8-byte write, or a cache
+//! write-back to the point of coherence (CLWB), produces one line:
+//!
+//! ```text
+//! @0x0000000000401a2c P W 0x0000100000000040 0x8 0x1122334455667788 0x00000000001e8480
+//! @0x0000000000401a40 P C 0x0000100000000040 0x1 0x0 0x00000000001e84e3
+//! ```
+//!
+//! Fields, all hexadecimal (the artifact prints `0x` + zero-padded hex through its
+//! `print_ptr(width)` macro; this importer accepts them with or without `0x` and with any
+//! padding):
+//!
+//! | field | meaning | import |
+//! |---|---|---|
+//! | `@PC` | PC of the instruction | `pc` |
+//! | `P`/`V` | address in the PM range / volatile | validated, not stored: volatile stores are kept (they are predictor history), and the address tells PM from DRAM later |
+//! | `C`/`W` | CLWB / write | `C` → [`Op::Clwb`] of the 64-byte line, `W` → [`Op::Store`] |
+//! | vaddr | virtual address | `addr` |
+//! | size | access size in bytes (hex: `0x8`) | `W`: the store size (1..=64); `C`: ignored (gem5's CLWB packet has size 1; the event covers the whole line, `size = 64`) |
+//! | data | stored value as **one hex number** | `W`: the value. The artifact prints `*(uint32_t*)` or `*(uint64_t*)` of the packet data on an x86 (little-endian) host, so the number's *least significant* byte is the byte stored at `vaddr`: `0x1122334455667788` at `0x40` stores `88` at `0x40` ... `11` at `0x47`. Fewer digits are zero-extended; more significant non-zero digits than the size allows are an error. `C`: ignored (the artifact prints `0x0`) |
+//! | tick | gem5 tick (1 tick = 1 ps) | `gap` (below) |
+//!
+//! **Gap.** `gap = floor(tick / T) − floor(previous tick / T)` with `T` =
+//! [`ImportOptions::ticks_per_gap_unit`] (default 333: one cycle of a 3 GHz core in ps), so the
+//! gap counts core cycles, rounding never drifts over a long trace, and the first event's gap is
+//! 0. A gap larger than `u32::MAX` saturates. Ticks must be non-decreasing (the artifact emits in
+//! simulation order); a decrease is an error naming the line.
+//!
+//! The dump has no thread id: everything is thread 0 and the header declares 1 thread. Blank
+//! lines are skipped, and `#` starts a comment (whole line or end of line).
+//!
+//! # Plain memory traces ([`PlainReader`])
+//!
+//! One access per line, as in DRAMSim2/Ramulator-style memory traces:
+//!
+//! ```text
+//! 0x7f64768e1c40 READ 12
+//! 7f64768e1c80 WRITE 15
+//! 0x1000 r 15
+//! ```
+//!
+//! * address: hexadecimal, with or without `0x`;
+//! * operation, case-insensitive: `READ`, `R`, `P_MEM_RD`, `P_FETCH` → [`Op::Load`] of 64 bytes;
+//!   `WRITE`, `W`, `P_MEM_WR` → [`Op::Store`] of 64 bytes with unknown value;
+//! * cycle: decimal, or hexadecimal with `0x`; optional (a line without one happens in the same
+//!   cycle as the previous line). `gap = cycle − previous cycle` (0 for the first line,
+//!   saturating at `u32::MAX`); cycles must be non-decreasing.
+//!
+//! `pc` is 0 and the thread is 0. Blank lines are skipped, and `#` starts a comment (whole line
+//! or end of line).
+
+use std::io::BufRead;
+
+use crate::error::{excerpt, ErrorKind, Location, TraceError};
+use crate::header::{flags, TraceHeader};
+use crate::lines::{
+    parse_hex_u64, parse_num_u64, strip_comment, strip_hex_prefix, tokens, LineReader,
+};
+use crate::text::hex_digit;
+use crate::{Op, TraceEvent, MAX_VALUE_BYTES};
+
+/// Options for the importers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// Simulator ticks per unit of `gap` for the PMWeaver importer (default 333: gem5 ticks
+    /// are picoseconds, so this makes `gap` count cycles of a 3 GHz core). Values below 1 are
+    /// treated as 1.
+    pub ticks_per_gap_unit: u64,
+    /// Workload name for the synthesised header (default: `pmweaver-import` /
+    /// `plain-import`; [`open_trace`](crate::open_trace) uses the file name).
+    pub workload: Option<String>,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        ImportOptions {
+            ticks_per_gap_unit: 333,
+            workload: None,
+        }
+    }
+}
+
+/// Converts a time-stamp delta to a gap, saturating.
+fn gap_from(delta: u64) -> u32 {
+    u32::try_from(delta).unwrap_or(u32::MAX)
+}
+
+/// Reads a PMWeaver artifact store dump (see the module docs).
+pub struct PmweaverReader<R: BufRead> {
+    lines: LineReader<R>,
+    header: TraceHeader,
+    ticks_per_unit: u64,
+    prev_tick: Option<u64>,
+    done: bool,
+}
+
+impl<R: BufRead> PmweaverReader<R> {
+    /// A reader over `r`; nothing is read until the first event is requested.
+    pub fn new(r: R, options: &ImportOptions) -> Self {
+        let tpu = options.ticks_per_gap_unit.max(1);
+        let header = TraceHeader::new(
+            options
+                .workload
+                .clone()
+                .unwrap_or_else(|| "pmweaver-import".into()),
+            1,
+        )
+        .with_params(format!(
+            "source=pmweaver-store-dump ticks_per_gap_unit={tpu}"
+        ))
+        .with_flags(flags::IMPORTED | flags::STORE_VALUES);
+        PmweaverReader {
+            lines: LineReader::new(r),
+            header,
+            ticks_per_unit: tpu,
+            prev_tick: None,
+            done: false,
+        }
+    }
+
+    /// The synthesised header (1 thread, flags `IMPORTED | STORE_VALUES`).
+    pub fn header(&self) -> &TraceHeader {
+        &self.header
+    }
+
+    /// The next event; `Ok(None)` at end of input. After an error the reader is finished.
+    pub fn next_event(&mut self) -> Result<Option<TraceEvent>, TraceError> {
+        if self.done {
+            return Ok(None);
+        }
+        let r = self.read_event();
+        if !matches!(r, Ok(Some(_))) {
+            self.done = true;
+        }
+        r
+    }
+
+    fn read_event(&mut self) -> Result<Option<TraceEvent>, TraceError> {
+        loop {
+            let Some((line_no, line)) = self.lines.next_line()? else {
+                return Ok(None);
+            };
+            let trimmed = line.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            let at = |e: TraceError| e.at(Location::line(line_no, line));
+            let (ev, tick) = parse_pmweaver_line(strip_comment(trimmed)).map_err(at)?;
+            let gap = match self.prev_tick {
+                None => 0,
+                Some(prev) if tick < prev => {
+                    return Err(at(TraceError::from(ErrorKind::NonMonotonic {
+                        what: "tick",
+                        previous: prev,
+                        current: tick,
+                    })))
+                }
+                Some(prev) => gap_from(tick / self.ticks_per_unit - prev / self.ticks_per_unit),
+            };
+            self.prev_tick = Some(tick);
+            return Ok(Some(TraceEvent { gap, ..ev }));
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for PmweaverReader<R> {
+    type Item = Result<TraceEvent, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_event().transpose()
+    }
+}
+
+fn syntax(reason: impl Into<String>) -> TraceError {
+    TraceError::from(ErrorKind::Syntax {
+        reason: reason.into(),
+    })
+}
+
+fn hex_field(field: &'static str, text: &str) -> Result<u64, TraceError> {
+    parse_hex_u64(text).ok_or_else(|| {
+        TraceError::from(ErrorKind::InvalidHex {
+            field,
+            text: excerpt(text),
+        })
+    })
+}
+
+/// Parses one non-comment PMWeaver dump line into an event (gap 0) and its tick.
+fn parse_pmweaver_line(line: &str) -> Result<(TraceEvent, u64), TraceError> {
+    const EXPECTED: &str = "expected `@PC P|V C|W vaddr size data tick`";
+    let (t, n) = tokens::<7>(line).map_err(|_| syntax(format!("too many fields ({EXPECTED})")))?;
+    if n < 7 {
+        return Err(syntax(format!("{n} fields, {EXPECTED}")));
+    }
+    let pc_text = t[0]
+        .strip_prefix('@')
+        .ok_or_else(|| syntax(format!("line must start with `@PC` ({EXPECTED})")))?;
+    let pc = hex_field("pc", pc_text)?;
+    match t[1] {
+        "P" | "p" | "V" | "v" => {}
+        other => {
+            return Err(syntax(format!(
+                "second field must be P (persistent) or V (volatile), found `{}`",
+                excerpt(other)
+            )))
+        }
+    }
+    let op = match t[2] {
+        "W" | "w" => Op::Store,
+        "C" | "c" => Op::Clwb,
+        other => {
+            return Err(syntax(format!(
+                "third field must be W (write) or C (clwb), found `{}`",
+                excerpt(other)
+            )))
+        }
+    };
+    let addr = hex_field("vaddr", t[3])?;
+    let size = hex_field("size", t[4])?;
+    let tick = hex_field("tick", t[6])?;
+    if op == Op::Clwb {
+        // Validate the data column too, so a shifted column is caught.
+        hex_field("data", t[5])?;
+        return Ok((TraceEvent::access(Op::Clwb, 0, pc, addr, 64, 0), tick));
+    }
+    if size == 0 || size > MAX_VALUE_BYTES as u64 {
+        return Err(TraceError::from(ErrorKind::InvalidEvent {
+            reason: format!(
+                "store size {size} outside 1..={MAX_VALUE_BYTES} (a PMWeaver store is at most one line)"
+            ),
+        }));
+    }
+    let mut value = [0u8; MAX_VALUE_BYTES];
+    le_bytes_from_hex_number(t[5], size as usize, &mut value)?;
+    Ok((
+        TraceEvent::store(Op::Store, 0, pc, addr, &value[..size as usize], 0),
+        tick,
+    ))
+}
+
+/// Converts a hex number into its `size` least significant bytes, least significant first.
+fn le_bytes_from_hex_number(
+    text: &str,
+    size: usize,
+    out: &mut [u8; MAX_VALUE_BYTES],
+) -> Result<(), TraceError> {
+    let digits = strip_hex_prefix(text).as_bytes();
+    if digits.is_empty() || !digits.iter().all(|b| b.is_ascii_hexdigit()) {
+        return Err(TraceError::from(ErrorKind::InvalidHex {
+            field: "data",
+            text: excerpt(text),
+        }));
+    }
+    let first_nonzero = digits
+        .iter()
+        .position(|&b| b != b'0')
+        .unwrap_or(digits.len());
+    let significant = &digits[first_nonzero..];
+    if significant.len() > 2 * size {
+        return Err(TraceError::from(ErrorKind::InvalidNumber {
+            field: "data",
+            text: format!("{} is wider than the {size}-byte store", excerpt(text)),
+        }));
+    }
+    // Walk from the least significant digit; byte i gets digits (2i+1, 2i) from the right.
+    for (i, byte) in out.iter_mut().enumerate().take(size) {
+        let lo_idx = significant.len().checked_sub(2 * i + 1);
+        let hi_idx = significant.len().checked_sub(2 * i + 2);
+        let lo = lo_idx.and_then(|j| hex_digit(significant[j])).unwrap_or(0);
+        let hi = hi_idx.and_then(|j| hex_digit(significant[j])).unwrap_or(0);
+        *byte = hi << 4 | lo;
+    }
+    Ok(())
+}
+
+/// Reads a plain `hexaddr READ|WRITE [cycle]` memory trace (see the module docs).
+pub struct PlainReader<R: BufRead> {
+    lines: LineReader<R>,
+    header: TraceHeader,
+    prev_cycle: Option<u64>,
+    done: bool,
+}
+
+impl<R: BufRead> PlainReader<R> {
+    /// A reader over `r`; nothing is read until the first event is requested.
+    pub fn new(r: R, options: &ImportOptions) -> Self {
+        let header = TraceHeader::new(
+            options
+                .workload
+                .clone()
+                .unwrap_or_else(|| "plain-import".into()),
+            1,
+        )
+        .with_params("source=plain-memory-trace gap_unit=cycle")
+        .with_flags(flags::IMPORTED);
+        PlainReader {
+            lines: LineReader::new(r),
+            header,
+            prev_cycle: None,
+            done: false,
+        }
+    }
+
+    /// The synthesised header (1 thread, flag `IMPORTED`).
+    pub fn header(&self) -> &TraceHeader {
+        &self.header
+    }
+
+    /// The next event; `Ok(None)` at end of input. After an error the reader is finished.
+    pub fn next_event(&mut self) -> Result<Option<TraceEvent>, TraceError> {
+        if self.done {
+            return Ok(None);
+        }
+        let r = self.read_event();
+        if !matches!(r, Ok(Some(_))) {
+            self.done = true;
+        }
+        r
+    }
+
+    fn read_event(&mut self) -> Result<Option<TraceEvent>, TraceError> {
+        loop {
+            let Some((line_no, line)) = self.lines.next_line()? else {
+                return Ok(None);
+            };
+            let trimmed = line.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            let at = |e: TraceError| e.at(Location::line(line_no, line));
+            let (op, addr, cycle) = parse_plain_line(strip_comment(trimmed)).map_err(at)?;
+            let gap = match (self.prev_cycle, cycle) {
+                (_, None) | (None, Some(_)) => 0,
+                (Some(prev), Some(c)) if c < prev => {
+                    return Err(at(TraceError::from(ErrorKind::NonMonotonic {
+                        what: "cycle",
+                        previous: prev,
+                        current: c,
+                    })))
+                }
+                (Some(prev), Some(c)) => gap_from(c - prev),
+            };
+            if let Some(c) = cycle {
+                self.prev_cycle = Some(c);
+            }
+            return Ok(Some(TraceEvent::access(op, 0, 0, addr, 64, gap)));
+        }
+    }
+}
+
+/// Recognises the operation column of a plain trace.
+pub(crate) fn plain_op(text: &str) -> Option<Op> {
+    const READS: [&str; 4] = ["READ", "R", "P_MEM_RD", "P_FETCH"];
+    const WRITES: [&str; 3] = ["WRITE", "W", "P_MEM_WR"];
+    if READS.iter().any(|r| r.eq_ignore_ascii_case(text)) {
+        Some(Op::Load)
+    } else if WRITES.iter().any(|w| w.eq_ignore_ascii_case(text)) {
+        Some(Op::Store)
+    } else {
+        None
+    }
+}
+
+fn parse_plain_line(line: &str) -> Result<(Op, u64, Option<u64>), TraceError> {
+    const EXPECTED: &str = "expected `hexaddr READ|WRITE cycle`";
+    let (t, n) = tokens::<3>(line).map_err(|_| syntax(format!("too many fields ({EXPECTED})")))?;
+    if n < 2 {
+        return Err(syntax(format!("missing operation ({EXPECTED})")));
+    }
+    let addr = hex_field("address", t[0])?;
+    let op = plain_op(t[1]).ok_or_else(|| {
+        syntax(format!(
+            "operation must be READ/R or WRITE/W, found `{}`",
+            excerpt(t[1])
+        ))
+    })?;
+    let cycle = if n == 3 {
+        Some(parse_num_u64(t[2]).ok_or_else(|| {
+            TraceError::from(ErrorKind::InvalidNumber {
+                field: "cycle",
+                text: excerpt(t[2]),
+            })
+        })?)
+    } else {
+        None
+    };
+    Ok((op, addr, cycle))
+}
+
+impl<R: BufRead> Iterator for PlainReader<R> {
+    type Item = Result<TraceEvent, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_event().transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_number_to_le_bytes() {
+        let mut out = [0u8; MAX_VALUE_BYTES];
+        le_bytes_from_hex_number("0x1122334455667788", 8, &mut out).unwrap();
+        assert_eq!(&out[..8], &[0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11]);
+        le_bytes_from_hex_number("0x00000000abc", 4, &mut out).unwrap();
+        assert_eq!(&out[..4], &[0xbc, 0x0a, 0, 0]);
+        assert!(le_bytes_from_hex_number("0x1ffffffff", 4, &mut out).is_err());
+        assert!(le_bytes_from_hex_number("0x", 4, &mut out).is_err());
+    }
+}

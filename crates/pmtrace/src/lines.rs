@@ -1,0 +1,187 @@
+//! A line reader for the text parsers: bounded line length (no unbounded allocation on input
+//! without newlines), 1-based line numbers, UTF-8 checking, `\r\n` tolerance.
+
+use std::io::{self, BufRead};
+
+use crate::error::{ErrorKind, Location, TraceError};
+
+/// Longest line the text parsers accept, in bytes.
+pub(crate) const MAX_LINE_BYTES: usize = 1 << 20;
+
+pub(crate) struct LineReader<R: BufRead> {
+    r: R,
+    buf: Vec<u8>,
+    line_no: u64,
+}
+
+impl<R: BufRead> LineReader<R> {
+    pub(crate) fn new(r: R) -> Self {
+        LineReader {
+            r,
+            buf: Vec::with_capacity(256),
+            line_no: 0,
+        }
+    }
+
+    /// 1-based number of the line most recently returned (0 before the first).
+    pub(crate) fn line_no(&self) -> u64 {
+        self.line_no
+    }
+
+    /// The next line without its terminator, with its 1-based number; `Ok(None)` at end of
+    /// input.
+    pub(crate) fn next_line(&mut self) -> Result<Option<(u64, &str)>, TraceError> {
+        self.buf.clear();
+        let mut saw_any = false;
+        loop {
+            let available = match self.r.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(TraceError::io(
+                        "reading a line",
+                        e,
+                        Location::line(self.line_no + 1, ""),
+                    ))
+                }
+            };
+            if available.is_empty() {
+                break;
+            }
+            saw_any = true;
+            let (chunk, found_newline) = match available.iter().position(|&b| b == b'\n') {
+                Some(i) => (&available[..i], true),
+                None => (available, false),
+            };
+            if self.buf.len() + chunk.len() > MAX_LINE_BYTES {
+                self.line_no += 1;
+                let shown =
+                    String::from_utf8_lossy(&self.buf[..self.buf.len().min(80)]).into_owned();
+                return Err(TraceError::new(
+                    ErrorKind::LineTooLong {
+                        max: MAX_LINE_BYTES,
+                    },
+                    Location::line(self.line_no, &shown),
+                ));
+            }
+            self.buf.extend_from_slice(chunk);
+            let used = chunk.len() + usize::from(found_newline);
+            self.r.consume(used);
+            if found_newline {
+                break;
+            }
+        }
+        if !saw_any {
+            return Ok(None);
+        }
+        self.line_no += 1;
+        if self.buf.last() == Some(&b'\r') {
+            self.buf.pop();
+        }
+        match std::str::from_utf8(&self.buf) {
+            Ok(s) => Ok(Some((self.line_no, s))),
+            Err(_) => {
+                let shown = String::from_utf8_lossy(&self.buf).into_owned();
+                Err(TraceError::new(
+                    ErrorKind::InvalidUtf8,
+                    Location::line(self.line_no, &shown),
+                ))
+            }
+        }
+    }
+}
+
+/// The part of an event line before a `#` comment (no event syntax uses `#`).
+pub(crate) fn strip_comment(line: &str) -> &str {
+    match line.find('#') {
+        Some(i) => &line[..i],
+        None => line,
+    }
+}
+
+/// Splits a line into at most `N` whitespace-separated tokens; `Err(n)` if there are more.
+pub(crate) fn tokens<const N: usize>(line: &str) -> Result<([&str; N], usize), usize> {
+    let mut out = [""; N];
+    let mut n = 0;
+    for tok in line.split_ascii_whitespace() {
+        if n == N {
+            return Err(n + 1);
+        }
+        out[n] = tok;
+        n += 1;
+    }
+    Ok((out, n))
+}
+
+/// Parses hexadecimal digits, with or without a `0x`/`0X` prefix, into a `u64`.
+pub(crate) fn parse_hex_u64(text: &str) -> Option<u64> {
+    let digits = strip_hex_prefix(text);
+    if digits.is_empty() || digits.len() > 64 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let trimmed = digits.trim_start_matches('0');
+    if trimmed.len() > 16 {
+        return None;
+    }
+    if trimmed.is_empty() {
+        return Some(0);
+    }
+    u64::from_str_radix(trimmed, 16).ok()
+}
+
+/// Parses a number: hexadecimal with a `0x` prefix, decimal otherwise.
+pub(crate) fn parse_num_u64(text: &str) -> Option<u64> {
+    if text.starts_with("0x") || text.starts_with("0X") {
+        parse_hex_u64(text)
+    } else if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        text.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// `text` without a leading `0x`/`0X`.
+pub(crate) fn strip_hex_prefix(text: &str) -> &str {
+    text.strip_prefix("0x")
+        .or_else(|| text.strip_prefix("0X"))
+        .unwrap_or(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_numbers_and_crlf() {
+        let mut r = LineReader::new(&b"a\r\nb\n\nc"[..]);
+        assert_eq!(r.next_line().unwrap(), Some((1, "a")));
+        assert_eq!(r.next_line().unwrap(), Some((2, "b")));
+        assert_eq!(r.next_line().unwrap(), Some((3, "")));
+        assert_eq!(r.next_line().unwrap(), Some((4, "c")));
+        assert_eq!(r.line_no(), 4);
+        assert_eq!(r.next_line().unwrap(), None);
+    }
+
+    #[test]
+    fn long_line_rejected() {
+        let data = vec![b'x'; MAX_LINE_BYTES + 10];
+        let mut r = LineReader::new(std::io::BufReader::with_capacity(1000, &data[..]));
+        let e = r.next_line().unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::LineTooLong { .. }));
+        assert_eq!(e.line(), Some(1));
+    }
+
+    #[test]
+    fn hex_and_numbers() {
+        assert_eq!(parse_hex_u64("0x10"), Some(16));
+        assert_eq!(parse_hex_u64("ff"), Some(255));
+        assert_eq!(parse_hex_u64("0x0000000000000000001"), Some(1));
+        assert_eq!(parse_hex_u64("0x1ffffffffffffffff"), None);
+        assert_eq!(parse_hex_u64("0x"), None);
+        assert_eq!(parse_hex_u64("0xg"), None);
+        assert_eq!(parse_num_u64("10"), Some(10));
+        assert_eq!(parse_num_u64("0x10"), Some(16));
+        assert_eq!(parse_num_u64("-1"), None);
+        assert_eq!(parse_num_u64("+1"), None);
+    }
+}

@@ -1,0 +1,325 @@
+//! Importers and the text parser on small hand-written inputs, including malformed lines whose
+//! line numbers must appear in the error.
+
+use pmtrace::{
+    flags, ErrorKind, ImportOptions, Op, PlainReader, PmweaverReader, TextReader, TraceError,
+    TraceEvent,
+};
+
+fn pmweaver(input: &str) -> Result<Vec<TraceEvent>, TraceError> {
+    PmweaverReader::new(input.as_bytes(), &ImportOptions::default()).collect()
+}
+
+fn plain(input: &str) -> Result<Vec<TraceEvent>, TraceError> {
+    PlainReader::new(input.as_bytes(), &ImportOptions::default()).collect()
+}
+
+fn text(input: &str) -> Result<Vec<TraceEvent>, TraceError> {
+    TextReader::new(input.as_bytes())?.collect()
+}
+
+/// Asserts `r` failed at `line` with a message containing `needle`.
+fn assert_line_error<T: std::fmt::Debug>(r: Result<T, TraceError>, line: u64, needle: &str) {
+    let e = r.expect_err("input must be rejected");
+    let msg = e.to_string();
+    assert_eq!(e.line(), Some(line), "wrong line in: {msg}");
+    assert!(msg.starts_with(&format!("line {line}: ")), "{msg}");
+    assert!(msg.contains(needle), "expected `{needle}` in: {msg}");
+    assert!(!msg.contains('\n'), "multi-line message: {msg}");
+}
+
+// Lines as the artifact's dumpTrace prints them (print_ptr = "0x" + zero-padded hex).
+const ARTIFACT_DUMP: &str = "\
+@0x0000000000401a2c P W 0x0000100000000040 0x8 0x1122334455667788 0x00000000000003e8
+@0x0000000000401a30 V W 0x00007ffffffde010 0x4 0xdeadbeef 0x0000000000000535
+@0x0000000000401a40 P C 0x0000100000000040 0x1 0x0 0x00000000000007d0
+";
+
+#[test]
+fn pmweaver_artifact_lines() {
+    let ev = pmweaver(ARTIFACT_DUMP).unwrap();
+    assert_eq!(ev.len(), 3);
+
+    // W, 8 bytes: the number's least significant byte is stored at vaddr.
+    assert_eq!(ev[0].op, Op::Store);
+    assert_eq!(ev[0].pc, 0x401a2c);
+    assert_eq!(ev[0].addr, 0x1000_0000_0040);
+    assert_eq!(ev[0].size, 8);
+    assert_eq!(
+        ev[0].value_bytes(),
+        &[0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11]
+    );
+    assert_eq!(ev[0].gap, 0);
+    assert_eq!(ev[0].thread, 0);
+
+    // Volatile store kept; ticks 1000 -> 1333: floor(1333/333) - floor(1000/333) = 4 - 3.
+    assert_eq!(ev[1].addr, 0x7fff_fffd_e010);
+    assert_eq!(ev[1].value_bytes(), &[0xef, 0xbe, 0xad, 0xde]);
+    assert_eq!(ev[1].gap, 1);
+
+    // C -> clwb of the line; size column ignored; tick 2000: 6 - 4.
+    assert_eq!(
+        ev[2],
+        TraceEvent::access(Op::Clwb, 0, 0x401a40, 0x1000_0000_0040, 64, 2)
+    );
+}
+
+#[test]
+fn pmweaver_header_and_options() {
+    let opts = ImportOptions {
+        ticks_per_gap_unit: 1,
+        workload: Some("dump.txt".into()),
+    };
+    let mut r = PmweaverReader::new(ARTIFACT_DUMP.as_bytes(), &opts);
+    assert_eq!(r.header().threads, 1);
+    assert_eq!(r.header().workload, "dump.txt");
+    assert!(r.header().has_flag(flags::IMPORTED | flags::STORE_VALUES));
+    assert!(r.header().params.contains("ticks_per_gap_unit=1"));
+    let ev: Vec<_> = r.by_ref().collect::<Result<_, _>>().unwrap();
+    assert_eq!(
+        ev.iter().map(|e| e.gap).collect::<Vec<_>>(),
+        vec![0, 333, 667]
+    );
+}
+
+#[test]
+fn pmweaver_accepts_no_prefix_comments_and_short_data() {
+    let input = "# dumped by hand\n\n@401000 p w 1000 4 ab 10\n@401004 P W 0x1004 0x2 0x0 0x20\n";
+    let ev = pmweaver(input).unwrap();
+    assert_eq!(ev.len(), 2);
+    assert_eq!(ev[0].addr, 0x1000);
+    assert_eq!(ev[0].value_bytes(), &[0xab, 0, 0, 0]);
+    assert_eq!(ev[1].value_bytes(), &[0, 0]);
+}
+
+#[test]
+fn pmweaver_malformed_lines_name_their_line() {
+    let ok = "@0x10 P W 0x40 0x8 0x1 0x10\n";
+    assert_line_error(
+        pmweaver(&format!("{ok}@0x10 X W 0x40 0x8 0x1 0x20\n")),
+        2,
+        "P (persistent) or V",
+    );
+    assert_line_error(
+        pmweaver(&format!("{ok}{ok}@0x10 P Q 0x40 0x8 0x1 0x20\n")),
+        3,
+        "W (write) or C",
+    );
+    assert_line_error(
+        pmweaver(&format!("{ok}@0x10 P W 0x40 0x8 0x1\n")),
+        2,
+        "6 fields",
+    );
+    assert_line_error(
+        pmweaver(&format!("{ok}@0x10 P W 0x40 0x8 0x1 0x20 extra\n")),
+        2,
+        "too many fields",
+    );
+    assert_line_error(
+        pmweaver(&format!("{ok}0x10 P W 0x40 0x8 0x1 0x20\n")),
+        2,
+        "`@PC`",
+    );
+    assert_line_error(
+        pmweaver(&format!("{ok}@0x10 P W 0xzz 0x8 0x1 0x20\n")),
+        2,
+        "invalid hex in vaddr: `0xzz`",
+    );
+    assert_line_error(
+        pmweaver(&format!("{ok}@0x10 P W 0x40 0x4 0x1ffffffff 0x20\n")),
+        2,
+        "wider than the 4-byte store",
+    );
+    assert_line_error(
+        pmweaver(&format!("{ok}@0x10 P W 0x40 0x41 0x1 0x20\n")),
+        2,
+        "store size 65",
+    );
+    assert_line_error(
+        pmweaver(&format!("{ok}@0x10 P W 0x40 0x0 0x1 0x20\n")),
+        2,
+        "store size 0",
+    );
+    assert_line_error(
+        pmweaver(&format!("{ok}@0x10 P W 0x40 0x8 0xq 0x20\n")),
+        2,
+        "invalid hex in data",
+    );
+    // Tick going backwards (0x10 after 0x20).
+    assert_line_error(
+        pmweaver("@0x10 P W 0x40 0x8 0x1 0x20\n# c\n@0x10 P W 0x40 0x8 0x1 0x10\n"),
+        3,
+        "tick goes backwards (16 after 32)",
+    );
+    // Long offending lines are truncated in the message.
+    let long = format!("{ok}@0x10 P W 0x40 0x8 0x1 {}\n", "9".repeat(500));
+    let e = pmweaver(&long).unwrap_err();
+    assert_eq!(e.line(), Some(2));
+    assert!(e.to_string().len() < 400, "{e}");
+}
+
+#[test]
+fn pmweaver_gap_saturates() {
+    let input = "@0x10 P W 0x40 0x8 0x1 0x0\n@0x10 P W 0x40 0x8 0x1 0xffffffffffffffff\n";
+    let ev = pmweaver(input).unwrap();
+    assert_eq!(ev[1].gap, u32::MAX);
+}
+
+#[test]
+fn plain_trace() {
+    let input = "# a plain trace\n0x1000 READ 10 # first\n\n0x2040 WRITE 15\n1000 r 15\n0X3000 w\n0x4000 P_MEM_WR 0x20\n";
+    let ev = plain(input).unwrap();
+    assert_eq!(
+        ev,
+        vec![
+            TraceEvent::access(Op::Load, 0, 0, 0x1000, 64, 0),
+            TraceEvent::access(Op::Store, 0, 0, 0x2040, 64, 5),
+            TraceEvent::access(Op::Load, 0, 0, 0x1000, 64, 0),
+            TraceEvent::access(Op::Store, 0, 0, 0x3000, 64, 0),
+            TraceEvent::access(Op::Store, 0, 0, 0x4000, 64, 17),
+        ]
+    );
+    let r = PlainReader::new(input.as_bytes(), &ImportOptions::default());
+    assert!(r.header().has_flag(flags::IMPORTED));
+    assert!(!r.header().has_flag(flags::STORE_VALUES));
+}
+
+#[test]
+fn plain_malformed_lines_name_their_line() {
+    assert_line_error(
+        plain("0x1000 READ 10\n0x1040 READ 9\n"),
+        2,
+        "cycle goes backwards (9 after 10)",
+    );
+    assert_line_error(
+        plain("0x1000 READ 10\n\n0x1040 FETCH 11\n"),
+        3,
+        "READ/R or WRITE/W, found `FETCH`",
+    );
+    assert_line_error(plain("zz READ 1\n"), 1, "invalid hex in address: `zz`");
+    assert_line_error(plain("0x10 READ 1 2\n"), 1, "too many fields");
+    assert_line_error(plain("0x10\n"), 1, "missing operation");
+    assert_line_error(plain("0x10 READ 1x\n"), 1, "invalid number in cycle: `1x`");
+    assert_line_error(plain("0x10 READ -1\n"), 1, "invalid number in cycle");
+}
+
+#[test]
+fn text_parser_accepts_hand_edits() {
+    let input = "\
+# pmtrace text v1
+# workload=hand
+# threads=2
+   # indented comment
+t1 STORE addr=0x40 value=0102 pc=7
+t0 load pc=0x10 addr=64 size=8
+t0 sfence   # end-of-line comment
+# trailing comment with threads=9 is ignored
+t1 compute gap=1000
+";
+    let mut r = TextReader::new(input.as_bytes()).unwrap();
+    assert_eq!(r.header().threads, 2);
+    assert_eq!(r.header().workload, "hand");
+    let ev: Vec<_> = r.by_ref().collect::<Result<_, _>>().unwrap();
+    assert_eq!(
+        ev,
+        vec![
+            TraceEvent::store(Op::Store, 1, 7, 0x40, &[1, 2], 0),
+            TraceEvent::access(Op::Load, 0, 0x10, 64, 8, 0),
+            TraceEvent::marker(Op::Sfence, 0, 0, 0),
+            TraceEvent::marker(Op::Compute, 1, 0, 1000),
+        ]
+    );
+}
+
+#[test]
+fn text_malformed_lines_name_their_line() {
+    let h = "# pmtrace text v1\n# threads=2\n";
+    let t = |body: &str| text(&format!("{h}{body}"));
+    assert_line_error(
+        t("t0 load addr=0x40 size=8\nt2 load addr=0x40 size=8\n"),
+        4,
+        "thread 2 out of range",
+    );
+    assert_line_error(t("t0 jump addr=0x40\n"), 3, "unknown op `jump`");
+    assert_line_error(
+        t("t0 store addr=0x40 size=2 value=00zz\n"),
+        3,
+        "invalid hex in value: `00zz`",
+    );
+    assert_line_error(
+        t("t0 store addr=0x40 size=2 value=001\n"),
+        3,
+        "invalid hex in value",
+    );
+    assert_line_error(
+        t("t0 store addr=0x40 size=2 value=001122\n"),
+        3,
+        "value longer than size",
+    );
+    assert_line_error(
+        t("t0 load addr=0x40 size=9000\n"),
+        3,
+        "access size 9000 too large",
+    );
+    assert_line_error(t("t0 load size=8\n"), 3, "load needs `addr=`");
+    assert_line_error(t("t0 load addr=0x40\n"), 3, "load needs `size=`");
+    assert_line_error(t("t0 sfence addr=0x40\n"), 3, "sfence takes no `addr`");
+    assert_line_error(
+        t("t0 load addr=0x40 size=8 value=00\n"),
+        3,
+        "load cannot carry a value",
+    );
+    assert_line_error(t("t0 load addr=0x40 size=8 pc=1 pc=2\n"), 3, "given twice");
+    assert_line_error(
+        t("t0 load addr=0x40 size=8 color=red\n"),
+        3,
+        "unknown field `color`",
+    );
+    assert_line_error(
+        t("t0 load addr=0x40 size=8 gap=5000000000\n"),
+        3,
+        "invalid number in gap",
+    );
+    assert_line_error(t("t0 load addr=0x4g size=8\n"), 3, "invalid number in addr");
+    assert_line_error(t("x0 load\n"), 3, "expected `t<thread>`");
+    assert_line_error(t("t0 load addr\n"), 3, "expected `key=value`");
+    assert_line_error(
+        text("# pmtrace text v2\n"),
+        1,
+        "unsupported format version 2",
+    );
+    assert_line_error(
+        text("# pmtrace text v1\n# threads=0\n"),
+        2,
+        "thread count is 0",
+    );
+    assert_line_error(
+        text("# pmtrace text v1\n# threads=1\n# threads=2\n"),
+        3,
+        "given twice",
+    );
+    assert_line_error(
+        text("# pmtrace text v1\n# workload=a\\qb\n"),
+        2,
+        "unknown escape",
+    );
+    // Without a threads line, only t0 is valid, and the error says so.
+    assert_line_error(text("t0 sfence\nt1 sfence\n"), 2, "declares 1 thread");
+}
+
+#[test]
+fn invalid_utf8_and_overlong_lines() {
+    let mut bad = b"0x10 READ 1\n0x20 READ ".to_vec();
+    bad.extend_from_slice(&[0xff, 0xfe, b'\n']);
+    let e = PlainReader::new(&bad[..], &ImportOptions::default())
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::InvalidUtf8), "{e}");
+    assert_eq!(e.line(), Some(2));
+
+    let long = vec![b'0'; 2 << 20];
+    let e = PlainReader::new(&long[..], &ImportOptions::default())
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap_err();
+    assert!(matches!(e.kind(), ErrorKind::LineTooLong { .. }), "{e}");
+}
