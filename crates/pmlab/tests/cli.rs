@@ -1,0 +1,241 @@
+//! End-to-end tests of the `pmlab` binary: real files in, exit codes and outputs checked.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn pmlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pmlab"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run pmlab")
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("pmlab-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A plain memory trace: reads and writes over a few rows, cycle-stamped.
+fn plain_trace(dir: &Path) -> PathBuf {
+    let mut s = String::from("# addr op cycle\n");
+    for i in 0..500u64 {
+        let addr = (i * 7919 % 4096) * 64;
+        let op = if i % 3 == 0 { "WRITE" } else { "READ" };
+        s.push_str(&format!("0x{addr:x} {op} {}\n", i * 10));
+    }
+    let p = dir.join("plain.trace");
+    std::fs::write(&p, s).unwrap();
+    p
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn sim_on_a_plain_trace_prints_a_summary_and_json() {
+    let d = tmpdir("sim");
+    let t = plain_trace(&d);
+    let json = d.join("out.json");
+    let o = pmlab(&[
+        "sim",
+        "--config",
+        "optane",
+        "--trace",
+        t.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("reads / writes"), "{out}");
+    assert!(out.contains("333 / 167"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["host"]["events"], 500);
+    assert!(v["host"]["events_per_sec"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["summary"]["reads"], 333);
+    assert!(v["stats"]["counters"]["mc.device_reads"].as_u64().is_some());
+}
+
+#[test]
+fn sim_json_is_deterministic_apart_from_host_timing() {
+    let d = tmpdir("det");
+    let t = plain_trace(&d);
+    let run = |name: &str| {
+        let p = d.join(name);
+        let o = pmlab(&[
+            "sim",
+            "--config",
+            "../../configs/nvm-ppo.toml",
+            "--trace",
+            t.to_str().unwrap(),
+            "--json",
+            p.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        v.as_object_mut().unwrap().remove("host");
+        serde_json::to_string(&v).unwrap()
+    };
+    assert_eq!(run("a.json"), run("b.json"));
+}
+
+#[test]
+fn import_then_dump_and_stats_round_trip() {
+    let d = tmpdir("import");
+    let t = plain_trace(&d);
+    let pmt = d.join("t.pmt");
+    let o = pmlab(&[
+        "trace",
+        "import",
+        t.to_str().unwrap(),
+        "--out",
+        pmt.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = pmlab(&["trace", "stats", pmt.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("500"), "{s}");
+    let o = pmlab(&["trace", "dump", pmt.to_str().unwrap(), "--limit", "3"]);
+    let dump = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        dump.lines().filter(|l| !l.starts_with('#')).count(),
+        3,
+        "{dump}"
+    );
+    // The text dump reads back as a trace of its own.
+    let txt = d.join("t.txt");
+    let full = pmlab(&["trace", "dump", pmt.to_str().unwrap()]);
+    std::fs::write(&txt, &full.stdout).unwrap();
+    let pmt2 = d.join("t2.pmt");
+    let o = pmlab(&[
+        "trace",
+        "import",
+        txt.to_str().unwrap(),
+        "--out",
+        pmt2.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let a = pmlab(&[
+        "sim",
+        "--config",
+        "nvm-lalea",
+        "--trace",
+        pmt.to_str().unwrap(),
+    ]);
+    let b = pmlab(&[
+        "sim",
+        "--config",
+        "nvm-lalea",
+        "--trace",
+        pmt2.to_str().unwrap(),
+    ]);
+    let strip = |o: &Output| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| !l.starts_with("host speed") && !l.starts_with("trace"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(strip(&a), strip(&b));
+}
+
+#[test]
+fn bad_inputs_give_one_line_errors_not_panics() {
+    let d = tmpdir("bad");
+    let t = plain_trace(&d);
+    let cfg = d.join("bad.toml");
+    std::fs::write(&cfg, "preset = \"optane\"\n[controller]\nwpq = 3\n").unwrap();
+    let o = pmlab(&[
+        "sim",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--trace",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("bad.toml:3") && e.contains("wpq"), "{e}");
+
+    // A truncated .pmt names the byte offset.
+    let pmt = d.join("t.pmt");
+    assert!(pmlab(&[
+        "trace",
+        "import",
+        t.to_str().unwrap(),
+        "--out",
+        pmt.to_str().unwrap()
+    ])
+    .status
+    .success());
+    let bytes = std::fs::read(&pmt).unwrap();
+    let cut = d.join("cut.pmt");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let o = pmlab(&[
+        "sim",
+        "--config",
+        "optane",
+        "--trace",
+        cut.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("byte"), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+
+    // A garbled plain trace names the line.
+    let g = d.join("garbled.trace");
+    std::fs::write(&g, "0x40 READ 1\n0x80 READX 2\n").unwrap();
+    let o = pmlab(&["sim", "--config", "optane", "--trace", g.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("line 2"), "{}", stderr(&o));
+
+    // Impossible override and unknown section.
+    let o = pmlab(&[
+        "sim",
+        "--config",
+        "optane",
+        "--trace",
+        t.to_str().unwrap(),
+        "--set",
+        "device.timing.tburst_ns=0",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("tburst_ns"), "{}", stderr(&o));
+    let o = pmlab(&["reproduce", "--only", "nope", "--out", d.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("unknown section"));
+}
+
+#[test]
+fn reproduce_device_section_writes_csv_svg_and_report() {
+    let d = tmpdir("repro");
+    let o = pmlab(&[
+        "reproduce",
+        "--quick",
+        "--only",
+        "device",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = std::fs::read_to_string(d.join("REPORT.md")).unwrap();
+    assert!(report.contains("## Device characterisation"));
+    assert!(
+        report.contains("| optane | read amplification, random 64 B (x) | 4.00 |"),
+        "{report}"
+    );
+    let csv = std::fs::read_to_string(d.join("device/bandwidth.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 5 * 4 * 7);
+    for p in pmsim::config::preset_names() {
+        let svg = std::fs::read_to_string(d.join(format!("device/bandwidth-{p}.svg"))).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("polyline"));
+    }
+}
