@@ -130,25 +130,35 @@ impl MemorySystem {
         self.next_source().map(|(t, _)| t)
     }
 
+    #[inline]
     fn next_source(&self) -> Option<(Ps, Source)> {
-        let mut best = self.events.peek_time().map(|t| (t, Source::Queue));
-        let mut consider = |t: Ps, s: Source| {
-            if best.map_or(true, |(b, _)| t < b) {
-                best = Some((t, s));
-            }
-        };
+        // Sentinel arithmetic instead of Options: this runs once per event.
+        let mut best_t = self.events.peek_time().unwrap_or(Ps::MAX);
+        let mut best = Source::Queue;
         for (i, c) in self.completions.iter().enumerate() {
-            if let Some((t, _)) = c.writes.front() {
-                consider(*t, Source::Write(i));
+            if let Some(&(t, _)) = c.writes.front() {
+                if t < best_t {
+                    best_t = t;
+                    best = Source::Write(i);
+                }
             }
-            if let Some((t, _, _)) = c.reads.front() {
-                consider(*t, Source::Read(i));
+            if let Some(&(t, _, _)) = c.reads.front() {
+                if t < best_t {
+                    best_t = t;
+                    best = Source::Read(i);
+                }
             }
-            if let Some(t) = self.channels[i].decision_at {
-                consider(t, Source::Decide(i));
+            let d = self.channels[i].decision_at.unwrap_or(Ps::MAX);
+            if d < best_t {
+                best_t = d;
+                best = Source::Decide(i);
             }
         }
-        best
+        if best_t == Ps::MAX && self.events.is_empty() {
+            None
+        } else {
+            Some((best_t, best))
+        }
     }
 
     /// True when requests are queued, in flight or waiting.
@@ -184,12 +194,16 @@ impl MemorySystem {
         let ch = loc.channel as usize;
         let q = QueuedRequest {
             id: req.id,
-            merged: Vec::new(),
             line_addr,
             loc,
             arrival: now,
             issued: now,
-            data: req.data.into_iter().collect(),
+            payload: req.data.map(|d| {
+                Box::new(crate::controller::Payload {
+                    merged: Vec::new(),
+                    data: vec![d],
+                })
+            }),
         };
         if req.is_write {
             let delay = self.bmo.write_delay(line_addr, now);
@@ -215,8 +229,7 @@ impl MemorySystem {
             // Accepted into the ADR domain now: durable and acknowledged at once; the queue
             // entry no longer needs the data.
             self.write_durable(&q, now);
-            q.data.clear();
-            q.merged.clear();
+            q.payload = None;
         }
         let loc = q.loc;
         if self.channels[ch].offer(is_write, q) == Admission::Queued {
@@ -253,14 +266,14 @@ impl MemorySystem {
 
     fn ack_all(&mut self, q: &QueuedRequest, is_write: bool, t: Ps) {
         self.ack(q.id, is_write, q.issued, t);
-        for i in 0..q.merged.len() {
-            self.ack(q.merged[i], is_write, q.issued, t);
+        for i in 0..q.merged().len() {
+            self.ack(q.merged()[i], is_write, q.issued, t);
         }
     }
 
     /// A write became durable at `t`: update the image and acknowledge it.
     fn write_durable(&mut self, q: &QueuedRequest, t: Ps) {
-        for d in &q.data {
+        for d in q.data() {
             self.image.apply(q.line_addr, d);
         }
         self.ack_all(q, true, t + self.frontend);

@@ -315,7 +315,7 @@ impl Replay {
                 break;
             }
             let now = th.clock;
-            if now > self.mem.now() {
+            if self.mem.next_event_time().is_some_and(|t| t <= now) {
                 self.mem.advance_to(now);
                 self.absorb_acks();
             }

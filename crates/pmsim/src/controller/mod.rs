@@ -15,13 +15,22 @@ use std::collections::VecDeque;
 mod queue;
 pub use queue::{BankKey, RequestQueue};
 
+/// What some queued requests carry besides their id: ids of writes coalesced into them and
+/// the bytes written (only when the trace knows them). Kept out of line so the common request
+/// stays small.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Payload {
+    /// Ids of later writes coalesced into this entry.
+    pub merged: Vec<u64>,
+    /// Write payloads, in arrival order.
+    pub data: Vec<LineData>,
+}
+
 /// A request as a queue holds it.
 #[derive(Clone, Debug)]
 pub struct QueuedRequest {
     /// Id of the request that created the entry.
     pub id: u64,
-    /// Ids of later writes coalesced into this entry (usually empty: no allocation).
-    pub merged: Vec<u64>,
     /// Line address.
     pub line_addr: u64,
     /// Decoded location.
@@ -30,8 +39,30 @@ pub struct QueuedRequest {
     pub arrival: Ps,
     /// When the requester issued the first request of this entry.
     pub issued: Ps,
-    /// Merged write payloads, in arrival order (writes only, and only when data is known).
-    pub data: Vec<LineData>,
+    /// Coalesced ids and write data, when there are any.
+    pub payload: Option<Box<Payload>>,
+}
+
+impl QueuedRequest {
+    /// Ids of writes coalesced into this entry (besides `id`).
+    pub fn merged(&self) -> &[u64] {
+        self.payload.as_deref().map_or(&[], |p| &p.merged)
+    }
+
+    /// The bytes written, in arrival order (empty when unknown).
+    pub fn data(&self) -> &[LineData] {
+        self.payload.as_deref().map_or(&[], |p| &p.data)
+    }
+
+    /// Absorbs `other` (a later write to the same line): its ids and data follow ours.
+    pub fn absorb(&mut self, other: &mut QueuedRequest) {
+        let p = self.payload.get_or_insert_with(Default::default);
+        p.merged.push(other.id);
+        if let Some(o) = other.payload.take() {
+            p.merged.extend_from_slice(&o.merged);
+            p.data.extend_from_slice(&o.data);
+        }
+    }
 }
 
 /// What a decision did.
@@ -147,8 +178,8 @@ impl ChannelController {
 
     /// Offers a request. Writes to a line already in the WPQ merge into that entry. A full
     /// queue makes the request wait (in order).
-    pub fn offer(&mut self, is_write: bool, req: QueuedRequest) -> Admission {
-        if is_write && self.coalesce(&req) {
+    pub fn offer(&mut self, is_write: bool, mut req: QueuedRequest) -> Admission {
+        if is_write && self.coalesce(&mut req) {
             return Admission::Queued;
         }
         let has_waiters = self.waiting.iter().any(|(w, _)| *w == is_write);
@@ -219,23 +250,19 @@ impl ChannelController {
         if is_write && adr {
             // The ADR domain now holds the data: hand ids and payload to the caller.
             entered_writes.push(QueuedRequest {
-                merged: std::mem::take(&mut r.merged),
-                data: std::mem::take(&mut r.data),
+                payload: r.payload.take(),
                 ..r.clone()
             });
         }
-        if !(is_write && self.wpq_holds(r.line_addr) && self.coalesce(&r)) {
+        if !(is_write && self.coalesce(&mut r)) {
             self.enqueue(is_write, r);
         }
     }
 
-    fn coalesce(&mut self, r: &QueuedRequest) -> bool {
+    fn coalesce(&mut self, r: &mut QueuedRequest) -> bool {
         match self.write_q.find_line(r.line_addr) {
             Some(i) => {
-                let e = self.write_q.get_mut(i);
-                e.merged.push(r.id);
-                e.merged.extend_from_slice(&r.merged);
-                e.data.extend_from_slice(&r.data);
+                self.write_q.get_mut(i).absorb(r);
                 self.stats.writes_coalesced += 1;
                 true
             }
