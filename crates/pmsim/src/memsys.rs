@@ -335,10 +335,10 @@ impl MemorySystem {
                 }
                 entered.clear();
                 self.entered = entered;
-                // One request per command clock; skip straight to the first time something
-                // can issue, so idle decision events never enter the queue.
-                if let Some(t) = self.channels[ch].next_ready(now + self.tck) {
-                    self.schedule_decision(ch, t);
+                // One request per command clock: the next decision comes one tCK later and
+                // itself waits for the first request that can issue.
+                if self.channels[ch].busy() {
+                    self.schedule_decision(ch, now + self.tck);
                 }
             }
         }

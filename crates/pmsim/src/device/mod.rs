@@ -189,25 +189,6 @@ impl ChannelDevice {
         }
     }
 
-    /// [`readiness`](Self::readiness) for a queue's precomputed key.
-    #[inline]
-    pub fn readiness_key(&self, k: &crate::controller::BankKey, now: Ps) -> (Ps, bool) {
-        let b = &self.banks[k.bank as usize];
-        if b.open_row == k.row {
-            (now.max(b.next_col), true)
-        } else if b.open_row == NO_ROW {
-            let r = &self.ranks[k.rank as usize];
-            (
-                now.max(b.next_act)
-                    .max(r.next_act)
-                    .max(r.faw_ready(self.t.tfaw)),
-                false,
-            )
-        } else {
-            (now.max(b.next_pre), false)
-        }
-    }
-
     /// Readiness of many queued requests at `now` (see [`readiness`](Self::readiness)):
     /// `each(i, ready_at, row_hit)` is called for every key in order. Each bank's state is
     /// evaluated once per scan, however many requests wait for it.
