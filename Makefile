@@ -16,7 +16,9 @@ PMLAB := target/release/pmlab
 APT_PACKAGES := build-essential cmake pkg-config libisal-dev libisal2 mpich libmpich-dev \
                 libpmem-dev libhdf5-mpich-dev hdf5-tools
 
-.PHONY: all deps build demo test test-rust bench fuzz lint clean
+.PHONY: all deps build build-nvcache demo test test-rust test-nvcache bench fuzz lint clean
+
+NVCACHE_BUILD := nvcache/build
 
 all: build
 
@@ -32,22 +34,30 @@ deps:
 	@command -v $(CARGO) >/dev/null || { echo "deps: cargo not found (install Rust with rustup)"; exit 1; }
 	@$(CARGO) fetch --locked -q 2>/dev/null || $(CARGO) fetch -q
 
-build: deps
+build: deps build-nvcache
 	$(CARGO) build --release --workspace
+
+build-nvcache: deps
+	cmake -S nvcache -B $(NVCACHE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(NVCACHE_BUILD) -j2
 
 demo: build
 	$(PMLAB) reproduce --quick --out $(RESULTS)
 	@echo "demo: report at $(RESULTS)/REPORT.md"
 
-test: deps test-rust
+test: deps test-rust test-nvcache
 
 test-rust:
 	$(CARGO) test --release --workspace
+
+test-nvcache: build-nvcache
+	ctest --test-dir $(NVCACHE_BUILD) --output-on-failure
 
 bench: build
 	@mkdir -p $(RESULTS)/bench
 	$(CARGO) bench -p pmsim --bench replay_speed -- 1000000 2>/dev/null | tee $(RESULTS)/bench/replay_speed.txt
 	$(CARGO) bench -p pmsim --bench replay_speed -- 50000000 2>/dev/null | tee -a $(RESULTS)/bench/replay_speed.txt
+	nvcache/bench/run_bench.sh $(NVCACHE_BUILD) "" quick | tee $(RESULTS)/bench/nvcache.csv
 
 fuzz:
 	$(CARGO) run --release -p pmtrace --example fuzz -- --seconds 60
@@ -58,4 +68,4 @@ lint:
 
 clean:
 	$(CARGO) clean
-	rm -rf $(RESULTS)
+	rm -rf $(RESULTS) $(NVCACHE_BUILD)

@@ -1,0 +1,75 @@
+#!/bin/bash
+# nvcache benchmarks: prints machine-readable CSV (one header per section) to stdout.
+# usage: run_bench.sh BUILD_DIR [SCRATCH_DIR] [quick]
+#
+# Every program is run twice under LD_PRELOAD=libnvcache.so: label "nvcache" (NVCACHE_ENABLE=1) and
+# label "plain" (NVCACHE_ENABLE=0: every MPI-IO call is forwarded to MPICH unchanged; only the
+# yielding progress hook stays, so oversubscribed runs compare like with like).
+# Like with like: durable writes = nvcache (persisted in NVRAM before the reply) vs plain
+# MPI_File_write_at + MPI_File_sync to the file system; cold reads = after posix_fadvise(DONTNEED).
+# Warm, non-durable cases are reported too, including where nvcache loses.
+set -u
+build=$(cd "$1" && pwd)
+scratch=${2:-$build/bench-scratch}
+quick=${3:-}
+mkdir -p "$scratch"
+lib=$build/libnvcache.so
+export NVCACHE_DIR=${NVCACHE_DIR:-/dev/shm/nvcache-bench-${USER:-user}}
+run() { # label np env... -- cmd...
+    local label=$1 np=$2; shift 2
+    local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    local en=1; [ "$label" = plain ] && en=0
+    env NVCACHE_ENABLE=$en "${envs[@]}" mpiexec -n "$np" env LD_PRELOAD="$lib" "$@" 2> >(grep -v 'yaksa' >&2)
+}
+
+ops=1000; mb=256; sizes="64,512,4096,65536"
+[ -n "$quick" ] && { ops=300; mb=64; }
+echo "bench,label,case,size_bytes,procs,ops,mean_us,p50_us,p99_us"
+for np in 1 2; do
+    for label in plain nvcache; do
+        run $label $np NVCACHE_RANKS_PER_NODE=1 -- "$build/bench/latency" -f "$scratch/latency.dat" -m $mb -o $ops -l $label -s $sizes
+    done
+done
+
+echo "bench,label,case,req_bytes,procs,total_bytes,seconds,MiB_per_s"
+for label in plain nvcache; do
+    run $label 1 -- "$build/bench/bandwidth" -f "$scratch/bandwidth.dat" -m $mb -r 1024 -l $label
+done
+
+# Cannon (paper figures 2-8), scaled to a 2-core machine: n in hundreds instead of 10-20 thousand.
+echo "figure,label,app,n,procs,power,delete_on_close,total_s,io_s,triangles,checksum"
+cannon() { # figure label np rpn envs... -- args
+    local fig=$1 label=$2 np=$3 rpn=$4; shift 4
+    run "$label" "$np" NVCACHE_RANKS_PER_NODE=$rpn "$@" | sed "s/^/$fig,$label,/"
+}
+n=960; powers="2 4 6 8"; sizes_n="480 960 1440"
+[ -n "$quick" ] && { n=480; powers="2 8"; sizes_n="480 960"; }
+for k in $powers; do   # Fig. 2: synchronous vs asynchronous write replies (nvcache only)
+    cannon fig2 nvcache 4 2 NVCACHE_REPLY=sync -- "$build/cannon" -c -n $n -k $k -d "$scratch"
+    cannon fig2 nvcache-async 4 2 NVCACHE_REPLY=async -- "$build/cannon" -c -n $n -k $k -d "$scratch"
+done
+for doc in 0 1; do     # Fig. 3 (delete-on-close off) and Fig. 6 (on): time vs power
+    fig=fig3; flag=; [ $doc = 1 ] && { fig=fig6; flag=-D; }
+    for k in $powers; do
+        for label in plain nvcache; do
+            cannon $fig $label 4 2 -- "$build/cannon" -c -n $n -k $k $flag -d "$scratch"
+        done
+    done
+done
+for spec in "fig4 2 0" "fig5 8 0" "fig7 2 1"; do   # time vs graph size
+    set -- $spec
+    fig=$1 k=$2 flag=; [ $3 = 1 ] && flag=-D
+    for nn in $sizes_n; do
+        for label in plain nvcache; do
+            cannon $fig $label 4 2 -- "$build/cannon" -c -n $nn -k $k $flag -d "$scratch"
+        done
+    done
+done
+for np in 1 4; do      # Fig. 8: process count (one node per rank)
+    for label in plain nvcache; do
+        cannon fig8 $label $np 1 -- "$build/cannon" -c -n $n -k 2 -d "$scratch"
+    done
+done
+rm -rf "$scratch"

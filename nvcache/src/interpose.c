@@ -1,0 +1,473 @@
+/* interpose.c: the PMPI interposer.
+ *
+ * Every wrapped call is one line in an X-macro list below; the wrapper bodies are generated from
+ * one pattern per signature class. route() is the single place that decides whether a call is
+ * served by the cache (cache.c) or forwarded unchanged to the MPI library. Calls nvcache does not
+ * cache (shared/ordered pointers, split collectives) first move the file to bypass mode (its dirty
+ * data is written to the real file) and then pass through. Works by LD_PRELOAD or by linking
+ * libnvcache before libmpi. Also sets up the runtime (nodes, mailboxes, managers) in MPI_Init.
+ */
+#define _GNU_SOURCE
+#include "nvcache_internal.h"
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <errno.h>
+
+struct nvc_runtime nvc_rt = {.slot_lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ------------------------------------------------------------------ runtime */
+
+static void mailbox_name(char *buf, size_t n, int node)
+{
+    snprintf(buf, n, "/nvcache-%016" PRIx64 "-n%d", nvc_rt.jobid, node);
+}
+
+struct nvc_slot *nvc_my_slot(int node)
+{
+    return nvc_mailbox_slot(nvc_rt.mbox[node], (uint32_t)nvc_rt.rank_slot[nvc_rt.world_rank]);
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const int *x = a, *y = b;
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* Called once after the real MPI_Init: nodes, mailboxes and the node's cache manager. */
+static void runtime_init(void)
+{
+    struct nvc_runtime *rt = &nvc_rt;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rt->world_rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &rt->world_size);
+    MPI_Comm host;
+    PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+    PMPI_Comm_rank(host, &rt->host_rank);
+    PMPI_Comm_size(host, &rt->host_size);
+    nvc_config_load(rt->host_size);
+    nvc_progress_set_yield(nvc_cfg.yield);
+    if (!nvc_cfg.enabled) {
+        PMPI_Comm_free(&host);
+        return;
+    }
+    int host_leader = rt->world_rank;
+    PMPI_Bcast(&host_leader, 1, MPI_INT, 0, host);
+    int is_host_leader = rt->host_rank == 0, nhosts = 0;
+    PMPI_Allreduce(&is_host_leader, &nhosts, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    rt->multi_host = nhosts > 1;
+
+    /* Node = (host, host_rank / NVCACHE_RANKS_PER_NODE); numbered globally in sorted order. */
+    int n = rt->world_size;
+    int mine[3] = {host_leader, nvc_cfg.ranks_per_node ? rt->host_rank / nvc_cfg.ranks_per_node : 0, rt->host_rank};
+    int *all = malloc(sizeof(int) * 3 * (size_t)n), *keys = malloc(sizeof(int) * 2 * (size_t)n);
+    rt->rank_node = malloc(sizeof(int) * (size_t)n);
+    rt->rank_slot = malloc(sizeof(int) * (size_t)n);
+    if (!all || !keys || !rt->rank_node || !rt->rank_slot) {
+        nvc_msg("out of memory in MPI_Init; caching disabled");
+        free(all);
+        free(keys);
+        PMPI_Comm_free(&host);
+        return;
+    }
+    PMPI_Allgather(mine, 3, MPI_INT, all, 3, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 0; r < n; r++) {
+        keys[2 * r] = all[3 * r];
+        keys[2 * r + 1] = all[3 * r + 1];
+    }
+    qsort(keys, (size_t)n, 2 * sizeof(int), cmp_pair);
+    int nn = 0;
+    for (int r = 0; r < n; r++)
+        if (!nn || cmp_pair(&keys[2 * r], &keys[2 * (nn - 1)]))
+            memmove(&keys[2 * nn++], &keys[2 * r], 2 * sizeof(int));
+    rt->nnodes = nn;
+    int *leader = malloc(sizeof(int) * (size_t)nn);
+    rt->mbox = calloc((size_t)nn, sizeof *rt->mbox);
+    for (int r = 0; r < n; r++) {
+        for (int k = 0; k < nn; k++)
+            if (keys[2 * k] == all[3 * r] && keys[2 * k + 1] == all[3 * r + 1]) {
+                rt->rank_node[r] = k;
+                break;
+            }
+        rt->rank_slot[r] = all[3 * r + 2];
+    }
+    for (int k = 0; k < nn; k++)
+        leader[k] = -1;
+    for (int r = n - 1; r >= 0; r--)
+        leader[rt->rank_node[r]] = r;
+    rt->node = rt->rank_node[rt->world_rank];
+    rt->is_leader = leader[rt->node] == rt->world_rank;
+
+    if (rt->world_rank == 0)
+        rt->jobid = ((uint64_t)getpid() << 24) ^ nvc_now_ns();
+    PMPI_Bcast(&rt->jobid, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+
+    char name[128];
+    int ok = 1;
+    if (rt->is_leader) {
+        int e = nvc_mkdirs(nvc_cfg.dir);
+        if (e || access(nvc_cfg.dir, W_OK | X_OK) != 0) {
+            nvc_msg("NVCACHE_DIR %s is not a writable directory (%s); caching disabled, files use plain MPI-IO",
+                    nvc_cfg.dir, strerror(e ? -e : errno));
+            ok = 0;
+        }
+    }
+    if (rt->is_leader && ok) {
+        mailbox_name(name, sizeof name, rt->node);
+        rt->mbox[rt->node] = nvc_mailbox_map(name, (uint32_t)rt->host_size, nvc_cfg.slot_bytes, 1);
+        ok = rt->mbox[rt->node] && nvc_manager_start(rt->mbox[rt->node], rt->jobid) == 0;
+    }
+    PMPI_Barrier(host);
+    for (int k = 0; k < nn && ok; k++) {
+        if (keys[2 * k] != host_leader || rt->mbox[k])
+            continue; /* other host, or my own (already mapped) */
+        mailbox_name(name, sizeof name, k);
+        rt->mbox[k] = nvc_mailbox_map(name, (uint32_t)rt->host_size, nvc_cfg.slot_bytes, 0);
+        ok = rt->mbox[k] != NULL;
+    }
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    rt->ready = ok;
+    if (!ok && rt->world_rank == 0)
+        nvc_msg("cache runtime setup failed (see above); all files use plain MPI-IO");
+    if (!ok && rt->is_leader && rt->mbox[rt->node]) {
+        nvc_manager_stop();
+        mailbox_name(name, sizeof name, rt->node);
+        nvc_mailbox_unmap(rt->mbox[rt->node], name, 1);
+        rt->mbox[rt->node] = NULL;
+    }
+    if (rt->multi_host && rt->world_rank == 0)
+        nvc_msg("job spans %d hosts: the shared-memory manager transport is single-host, files use plain MPI-IO", nhosts);
+    nvc_debug("node %d of %d, leader %d, slot %d, yield %d, spin %d us", rt->node, nn, rt->is_leader,
+              rt->rank_slot[rt->world_rank], nvc_cfg.yield, nvc_cfg.spin_us);
+    free(leader);
+    free(all);
+    free(keys);
+    PMPI_Comm_free(&host);
+}
+
+/* Called before the real MPI_Finalize. */
+static void runtime_fini(void)
+{
+    struct nvc_runtime *rt = &nvc_rt;
+    nvc_stats_print(rt->world_rank);
+    if (!rt->mbox)
+        return;
+    PMPI_Barrier(MPI_COMM_WORLD); /* nobody uses a manager any more */
+    if (rt->is_leader && rt->mbox[rt->node] && rt->ready)
+        nvc_manager_stop();
+    char name[128];
+    for (int k = 0; k < rt->nnodes; k++) {
+        if (!rt->mbox[k])
+            continue;
+        mailbox_name(name, sizeof name, k);
+        nvc_mailbox_unmap(rt->mbox[k], name, k == rt->node && rt->is_leader);
+    }
+    free(rt->mbox);
+    rt->mbox = NULL;
+    rt->ready = 0;
+}
+
+/** MPI_Init: real init, then the nvcache runtime. */
+int MPI_Init(int *argc, char ***argv)
+{
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS)
+        runtime_init();
+    return rc;
+}
+
+/** MPI_Init_thread: the manager never calls MPI, so the level the application asked for is used and reported unchanged. */
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS)
+        runtime_init();
+    return rc;
+}
+
+/** MPI_Finalize: prints statistics, stops the manager, then finalizes MPI. */
+int MPI_Finalize(void)
+{
+    runtime_fini();
+    return PMPI_Finalize();
+}
+
+/* ------------------------------------------------------------------ routing */
+
+/* The one decision point: returns the cache state that serves this call, or NULL to forward it. */
+static struct nvc_file *route(MPI_File fh, int write)
+{
+    struct nvc_file *f = nvc_file_lookup(fh);
+    if (!f || f->mode == NVC_MODE_PASS)
+        return NULL;
+    if (write ? (f->amode & MPI_MODE_RDONLY) : (f->amode & MPI_MODE_WRONLY))
+        return NULL; /* the MPI library reports the access-mode error */
+    return f;
+}
+
+/* Generalized request for eagerly completed nonblocking operations. */
+struct greq {
+    MPI_Count bytes;
+};
+
+static int greq_query(void *extra, MPI_Status *status)
+{
+    struct greq *g = extra;
+    PMPI_Status_set_elements_x(status, MPI_BYTE, g->bytes);
+    PMPI_Status_set_cancelled(status, 0);
+    status->MPI_SOURCE = MPI_UNDEFINED;
+    status->MPI_TAG = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+static int greq_free(void *extra)
+{
+    free(extra);
+    return MPI_SUCCESS;
+}
+
+static int greq_cancel(void *extra, int complete)
+{
+    (void)extra;
+    (void)complete;
+    return MPI_SUCCESS;
+}
+
+/* Performs the operation now and returns a completed generalized request (any Wait/Test works). */
+static int eager(struct nvc_file *f, int write, MPI_Offset off, int use_fp, const void *buf, MPI_Count count,
+                 MPI_Datatype dt, MPI_Request *request)
+{
+    MPI_Status st;
+    int rc = nvc_io(f, write, off, use_fp, (void *)buf, count, dt, &st);
+    if (rc != MPI_SUCCESS) {
+        *request = MPI_REQUEST_NULL;
+        return rc;
+    }
+    struct greq *g = malloc(sizeof *g);
+    if (!g)
+        return MPI_ERR_NO_MEM;
+    PMPI_Get_elements_x(&st, MPI_BYTE, &g->bytes);
+    rc = PMPI_Grequest_start(greq_query, greq_free, greq_cancel, g, request);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Grequest_complete(*request);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ X-macro lists */
+
+/* Explicit-offset blocking data access: X(name, buffer type, count type, is_write) */
+#define NVC_IO_AT_CALLS(X)                                   \
+    X(MPI_File_read_at, void *, int, 0)                      \
+    X(MPI_File_read_at_all, void *, int, 0)                  \
+    X(MPI_File_write_at, const void *, int, 1)               \
+    X(MPI_File_write_at_all, const void *, int, 1)           \
+    X(MPI_File_read_at_c, void *, MPI_Count, 0)              \
+    X(MPI_File_read_at_all_c, void *, MPI_Count, 0)          \
+    X(MPI_File_write_at_c, const void *, MPI_Count, 1)       \
+    X(MPI_File_write_at_all_c, const void *, MPI_Count, 1)
+
+/* Individual-pointer blocking data access. */
+#define NVC_IO_FP_CALLS(X)                                   \
+    X(MPI_File_read, void *, int, 0)                         \
+    X(MPI_File_read_all, void *, int, 0)                     \
+    X(MPI_File_write, const void *, int, 1)                  \
+    X(MPI_File_write_all, const void *, int, 1)              \
+    X(MPI_File_read_c, void *, MPI_Count, 0)                 \
+    X(MPI_File_read_all_c, void *, MPI_Count, 0)             \
+    X(MPI_File_write_c, const void *, MPI_Count, 1)          \
+    X(MPI_File_write_all_c, const void *, MPI_Count, 1)
+
+/* Explicit-offset nonblocking data access. */
+#define NVC_IIO_AT_CALLS(X)                                  \
+    X(MPI_File_iread_at, void *, int, 0)                     \
+    X(MPI_File_iread_at_all, void *, int, 0)                 \
+    X(MPI_File_iwrite_at, const void *, int, 1)              \
+    X(MPI_File_iwrite_at_all, const void *, int, 1)          \
+    X(MPI_File_iread_at_c, void *, MPI_Count, 0)             \
+    X(MPI_File_iread_at_all_c, void *, MPI_Count, 0)         \
+    X(MPI_File_iwrite_at_c, const void *, MPI_Count, 1)      \
+    X(MPI_File_iwrite_at_all_c, const void *, MPI_Count, 1)
+
+/* Individual-pointer nonblocking data access. */
+#define NVC_IIO_FP_CALLS(X)                                  \
+    X(MPI_File_iread, void *, int, 0)                        \
+    X(MPI_File_iread_all, void *, int, 0)                    \
+    X(MPI_File_iwrite, const void *, int, 1)                 \
+    X(MPI_File_iwrite_all, const void *, int, 1)             \
+    X(MPI_File_iread_c, void *, MPI_Count, 0)                \
+    X(MPI_File_iread_all_c, void *, MPI_Count, 0)            \
+    X(MPI_File_iwrite_c, const void *, MPI_Count, 1)         \
+    X(MPI_File_iwrite_all_c, const void *, MPI_Count, 1)
+
+/* Calls that are not cached: bypass (flush) first, then forward. X(name, (params), (args)) */
+#define NVC_UNCACHED_CALLS(X)                                                                                      \
+    X(MPI_File_read_shared, (MPI_File fh, void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))        \
+    X(MPI_File_write_shared, (MPI_File fh, const void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s)) \
+    X(MPI_File_iread_shared, (MPI_File fh, void *b, int c, MPI_Datatype d, MPI_Request *r), (fh, b, c, d, r))      \
+    X(MPI_File_iwrite_shared, (MPI_File fh, const void *b, int c, MPI_Datatype d, MPI_Request *r), (fh, b, c, d, r)) \
+    X(MPI_File_read_ordered, (MPI_File fh, void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))       \
+    X(MPI_File_write_ordered, (MPI_File fh, const void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s)) \
+    X(MPI_File_seek_shared, (MPI_File fh, MPI_Offset o, int w), (fh, o, w))                                        \
+    X(MPI_File_get_position_shared, (MPI_File fh, MPI_Offset *o), (fh, o))                                         \
+    X(MPI_File_read_at_all_begin, (MPI_File fh, MPI_Offset o, void *b, int c, MPI_Datatype d), (fh, o, b, c, d))   \
+    X(MPI_File_write_at_all_begin, (MPI_File fh, MPI_Offset o, const void *b, int c, MPI_Datatype d), (fh, o, b, c, d)) \
+    X(MPI_File_read_all_begin, (MPI_File fh, void *b, int c, MPI_Datatype d), (fh, b, c, d))                       \
+    X(MPI_File_write_all_begin, (MPI_File fh, const void *b, int c, MPI_Datatype d), (fh, b, c, d))                \
+    X(MPI_File_read_ordered_begin, (MPI_File fh, void *b, int c, MPI_Datatype d), (fh, b, c, d))                   \
+    X(MPI_File_write_ordered_begin, (MPI_File fh, const void *b, int c, MPI_Datatype d), (fh, b, c, d))            \
+    X(MPI_File_read_shared_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s)) \
+    X(MPI_File_write_shared_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s)) \
+    X(MPI_File_iread_shared_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d, MPI_Request *r), (fh, b, c, d, r)) \
+    X(MPI_File_iwrite_shared_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d, MPI_Request *r), (fh, b, c, d, r)) \
+    X(MPI_File_read_ordered_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s)) \
+    X(MPI_File_write_ordered_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s)) \
+    X(MPI_File_read_at_all_begin_c, (MPI_File fh, MPI_Offset o, void *b, MPI_Count c, MPI_Datatype d), (fh, o, b, c, d)) \
+    X(MPI_File_write_at_all_begin_c, (MPI_File fh, MPI_Offset o, const void *b, MPI_Count c, MPI_Datatype d), (fh, o, b, c, d)) \
+    X(MPI_File_read_all_begin_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d))               \
+    X(MPI_File_write_all_begin_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d))        \
+    X(MPI_File_read_ordered_begin_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d))           \
+    X(MPI_File_write_ordered_begin_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d))
+
+/* ------------------------------------------------------------------ generated wrappers */
+
+#define NVC_GEN_IO_AT(name, BUF, CT, W)                                                              \
+    int name(MPI_File fh, MPI_Offset off, BUF buf, CT count, MPI_Datatype dt, MPI_Status *status)    \
+    {                                                                                                \
+        struct nvc_file *f = route(fh, W);                                                           \
+        if (!f)                                                                                      \
+            return P##name(fh, off, buf, count, dt, status);                                         \
+        return nvc_io(f, W, off, 0, (void *)buf, count, dt, status);                                 \
+    }
+#define NVC_GEN_IO_FP(name, BUF, CT, W)                                                              \
+    int name(MPI_File fh, BUF buf, CT count, MPI_Datatype dt, MPI_Status *status)                    \
+    {                                                                                                \
+        struct nvc_file *f = route(fh, W);                                                           \
+        if (!f)                                                                                      \
+            return P##name(fh, buf, count, dt, status);                                              \
+        return nvc_io(f, W, 0, 1, (void *)buf, count, dt, status);                                   \
+    }
+#define NVC_GEN_IIO_AT(name, BUF, CT, W)                                                             \
+    int name(MPI_File fh, MPI_Offset off, BUF buf, CT count, MPI_Datatype dt, MPI_Request *request)  \
+    {                                                                                                \
+        struct nvc_file *f = route(fh, W);                                                           \
+        if (!f)                                                                                      \
+            return P##name(fh, off, buf, count, dt, request);                                        \
+        return eager(f, W, off, 0, buf, count, dt, request);                                         \
+    }
+#define NVC_GEN_IIO_FP(name, BUF, CT, W)                                                             \
+    int name(MPI_File fh, BUF buf, CT count, MPI_Datatype dt, MPI_Request *request)                  \
+    {                                                                                                \
+        struct nvc_file *f = route(fh, W);                                                           \
+        if (!f)                                                                                      \
+            return P##name(fh, buf, count, dt, request);                                             \
+        return eager(f, W, 0, 1, buf, count, dt, request);                                           \
+    }
+#define NVC_GEN_UNCACHED(name, params, args)                                                         \
+    int name params                                                                                  \
+    {                                                                                                \
+        struct nvc_file *f = nvc_file_lookup(fh);                                                    \
+        if (f)                                                                                       \
+            nvc_bypass(f, #name " is not cached");                                                   \
+        return P##name args;                                                                         \
+    }
+
+NVC_IO_AT_CALLS(NVC_GEN_IO_AT)
+NVC_IO_FP_CALLS(NVC_GEN_IO_FP)
+NVC_IIO_AT_CALLS(NVC_GEN_IIO_AT)
+NVC_IIO_FP_CALLS(NVC_GEN_IIO_FP)
+NVC_UNCACHED_CALLS(NVC_GEN_UNCACHED)
+
+/* ------------------------------------------------------------------ file management */
+
+/** MPI_File_open: real open plus collective cache setup (cache.c). */
+int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+{
+    return nvc_open(comm, filename, amode, info, fh);
+}
+
+/** MPI_File_close: flush and discard the cache, then close the real file. */
+int MPI_File_close(MPI_File *fh)
+{
+    return nvc_close(fh);
+}
+
+/** MPI_File_sync: cached writes are already persistent in NVRAM; see nvc_sync for flush policies. */
+int MPI_File_sync(MPI_File fh)
+{
+    struct nvc_file *f = route(fh, 0);
+    return f ? nvc_sync(f) : PMPI_File_sync(fh);
+}
+
+/** MPI_File_get_size: the largest size any part has seen. */
+int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
+{
+    struct nvc_file *f = route(fh, 0);
+    return f ? nvc_get_size(f, size) : PMPI_File_get_size(fh, size);
+}
+
+/** MPI_File_set_size: real file and all parts. */
+int MPI_File_set_size(MPI_File fh, MPI_Offset size)
+{
+    struct nvc_file *f = nvc_file_lookup(fh);
+    return f ? nvc_set_size(f, size, 0) : PMPI_File_set_size(fh, size);
+}
+
+/** MPI_File_preallocate: real file, and parts grow their size view. */
+int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
+{
+    struct nvc_file *f = nvc_file_lookup(fh);
+    return f ? nvc_set_size(f, size, 1) : PMPI_File_preallocate(fh, size);
+}
+
+/** MPI_File_set_view: the real handle gets the view too (it serves get_view and pass-through calls). */
+int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep,
+                      MPI_Info info)
+{
+    int rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
+    struct nvc_file *f = nvc_file_lookup(fh);
+    if (rc != MPI_SUCCESS || !f || f->mode == NVC_MODE_PASS)
+        return rc;
+    return nvc_set_view(f, disp, etype, filetype, datarep);
+}
+
+/** MPI_File_seek: the individual pointer nvcache keeps. */
+int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
+{
+    struct nvc_file *f = nvc_file_lookup(fh);
+    if (!f || f->mode == NVC_MODE_PASS)
+        return PMPI_File_seek(fh, offset, whence);
+    return nvc_seek(f, offset, whence);
+}
+
+/** MPI_File_get_position: the individual pointer nvcache keeps. */
+int MPI_File_get_position(MPI_File fh, MPI_Offset *offset)
+{
+    struct nvc_file *f = nvc_file_lookup(fh);
+    if (!f || f->mode == NVC_MODE_PASS)
+        return PMPI_File_get_position(fh, offset);
+    *offset = f->fp;
+    return MPI_SUCCESS;
+}
+
+/** MPI_File_get_byte_offset: through nvcache's copy of the view. */
+int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
+{
+    struct nvc_file *f = nvc_file_lookup(fh);
+    if (!f || f->mode == NVC_MODE_PASS)
+        return PMPI_File_get_byte_offset(fh, offset, disp);
+    *disp = nvc_byte_offset(f, offset);
+    return MPI_SUCCESS;
+}
+
+/** MPI_File_set_atomicity: atomic mode is served by the real file (bypass). */
+int MPI_File_set_atomicity(MPI_File fh, int flag)
+{
+    struct nvc_file *f = nvc_file_lookup(fh);
+    if (f && flag)
+        nvc_bypass(f, "atomic mode requested");
+    return PMPI_File_set_atomicity(fh, flag);
+}

@@ -1,0 +1,124 @@
+/* mailbox.c: the request channel between client ranks and a node's cache manager.
+ *
+ * A mailbox is a shared-memory segment (/dev/shm) per node with one request slot per rank of the
+ * host. A client fills its slot, sets state=posted, bumps the doorbell and wakes the manager with a
+ * futex; the manager serves the request (data is already persistent when it replies, in sync reply
+ * mode) and wakes the client with a futex on the slot state. Nobody busy-spins: waits are futex
+ * sleeps, optionally preceded by a short bounded sched_yield() loop (NVCACHE_SPIN_US).
+ */
+#define _GNU_SOURCE
+#include "nvcache_internal.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static void futex_wait(_Atomic uint32_t *addr, uint32_t val)
+{
+    syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT, val, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *addr)
+{
+    syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE, 1 << 30, NULL, NULL, 0);
+}
+
+static size_t mailbox_bytes(uint32_t nslots, uint64_t slot_bytes, uint64_t *stride)
+{
+    uint64_t s = (sizeof(struct nvc_slot) + slot_bytes + NVC_PAGE - 1) / NVC_PAGE * NVC_PAGE;
+    *stride = s;
+    return NVC_PAGE + (size_t)s * nslots;
+}
+
+struct nvc_mailbox *nvc_mailbox_map(const char *name, uint32_t nslots, uint64_t slot_bytes, int creator)
+{
+    uint64_t stride;
+    size_t len = mailbox_bytes(nslots, slot_bytes, &stride);
+    int fd = shm_open(name, creator ? O_RDWR | O_CREAT | O_EXCL : O_RDWR, 0600);
+    if (fd < 0) {
+        nvc_msg("shm_open(%s) failed: %s", name, strerror(errno));
+        return NULL;
+    }
+    if (creator && ftruncate(fd, (off_t)len) != 0) {
+        nvc_msg("ftruncate(/dev/shm%s, %zu) failed: %s", name, len, strerror(errno));
+        close(fd);
+        shm_unlink(name);
+        return NULL;
+    }
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        nvc_msg("mmap(/dev/shm%s) failed: %s", name, strerror(errno));
+        if (creator)
+            shm_unlink(name);
+        return NULL;
+    }
+    struct nvc_mailbox *mb = p;
+    if (creator) {
+        mb->nslots = nslots;
+        mb->slot_stride = stride;
+        mb->slot_bytes = slot_bytes;
+        atomic_store(&mb->alive, 1);
+    }
+    return mb;
+}
+
+void nvc_mailbox_unmap(struct nvc_mailbox *mb, const char *name, int creator)
+{
+    if (!mb)
+        return;
+    uint64_t stride;
+    size_t len = mailbox_bytes(mb->nslots, mb->slot_bytes, &stride);
+    munmap(mb, len);
+    if (creator)
+        shm_unlink(name);
+}
+
+struct nvc_slot *nvc_mailbox_slot(struct nvc_mailbox *mb, uint32_t i)
+{
+    return (struct nvc_slot *)((uint8_t *)mb + NVC_PAGE + (size_t)mb->slot_stride * i);
+}
+
+void nvc_mailbox_call(struct nvc_mailbox *mb, struct nvc_slot *s)
+{
+    atomic_store_explicit(&s->state, 1, memory_order_release);
+    atomic_fetch_add_explicit(&mb->doorbell, 1, memory_order_acq_rel);
+    if (atomic_load_explicit(&mb->manager_sleeping, memory_order_acquire))
+        futex_wake(&mb->doorbell);
+    uint64_t deadline = nvc_cfg.spin_us ? nvc_now_ns() + (uint64_t)nvc_cfg.spin_us * 1000u : 0;
+    for (;;) {
+        uint32_t st = atomic_load_explicit(&s->state, memory_order_acquire);
+        if (st == 2)
+            break;
+        if (deadline && nvc_now_ns() < deadline) {
+            sched_yield(); /* gives the core away at once if anyone else (the manager) can run */
+            continue;
+        }
+        futex_wait(&s->state, 1);
+    }
+    atomic_store_explicit(&s->state, 0, memory_order_relaxed);
+}
+
+void nvc_mailbox_wait(struct nvc_mailbox *mb, uint32_t seen)
+{
+    uint64_t deadline = nvc_cfg.spin_us ? nvc_now_ns() + (uint64_t)nvc_cfg.spin_us * 1000u : 0;
+    while (deadline && nvc_now_ns() < deadline) {
+        if (atomic_load_explicit(&mb->doorbell, memory_order_acquire) != seen)
+            return;
+        sched_yield();
+    }
+    atomic_store(&mb->manager_sleeping, 1);
+    if (atomic_load(&mb->doorbell) == seen)
+        futex_wait(&mb->doorbell, seen);
+    atomic_store(&mb->manager_sleeping, 0);
+}
+
+void nvc_mailbox_reply(struct nvc_slot *s)
+{
+    atomic_store_explicit(&s->state, 2, memory_order_release);
+    futex_wake(&s->state);
+}

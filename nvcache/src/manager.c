@@ -1,0 +1,414 @@
+/* manager.c: the cache-manager thread of a node (one per node, run by the node's leader rank).
+ *
+ * It owns the node's NVRAM parts and serves requests from any rank through the node mailbox:
+ * open/close a part, write (persist, then mark dirty, then reply: synchronous write replies),
+ * fill (prefetch, clean), read, size, set size, sync, dirty listing and the bypass (drain)
+ * protocol. It never calls MPI and sleeps on a futex when idle.
+ */
+#define _GNU_SOURCE
+#include "nvcache_internal.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct mpart {
+    uint64_t fileid;
+    int reply;                 /* enum nvc_reply_mode */
+    struct nvc_part part;
+    struct mpart *next;
+};
+
+static struct {
+    pthread_t thread;
+    int running;
+    struct nvc_mailbox *mb;
+    uint64_t jobid;
+    uint64_t used;             /* NVRAM bytes reserved on this node */
+    struct mpart *parts;
+} mgr;
+
+static struct mpart *find(uint64_t fileid)
+{
+    for (struct mpart *m = mgr.parts; m; m = m->next)
+        if (m->fileid == fileid)
+            return m;
+    return NULL;
+}
+
+int nvc_mkdirs(const char *dir)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
+            return -errno;
+        *p = '/';
+    }
+    if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+static void op_open(struct nvc_slot *s)
+{
+    if (find(s->fileid)) {
+        s->status = NVC_OK;
+        return;
+    }
+    int e = nvc_mkdirs(nvc_cfg.dir);
+    if (e) {
+        nvc_msg("cannot create NVCACHE_DIR %s: %s", nvc_cfg.dir, strerror(-e));
+        s->status = NVC_ERR;
+        return;
+    }
+    struct mpart *m = calloc(1, sizeof *m);
+    if (!m) {
+        s->status = NVC_ERR;
+        return;
+    }
+    struct nvc_part_hdr h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, "NVCPART1", 8);
+    h.version = 1;
+    h.state = NVC_PART_ACTIVE;
+    h.jobid = mgr.jobid;
+    h.fileid = s->fileid;
+    h.nparts = (uint32_t)s->arg[0];
+    h.index = (uint32_t)s->arg[1];
+    h.stripe = s->arg[2];
+    h.size = s->arg[3];
+    h.temporary = (uint32_t)(s->arg[4] & 1);
+    h.capacity = nvc_cfg.part_max / NVC_PAGE * NVC_PAGE;
+    snprintf(h.path, sizeof h.path, "%s", (const char *)nvc_slot_data(s));
+    char file[1200];
+    snprintf(file, sizeof file, "%s/nvcache-%016" PRIx64 "-%016" PRIx64 "-p%u.part", nvc_cfg.dir, mgr.jobid, s->fileid, h.index);
+    e = nvc_part_create(&m->part, file, &h);
+    if (e) {
+        free(m);
+        s->status = e == -ENOSPC ? NVC_NOSPACE : NVC_ERR;
+        return;
+    }
+    m->fileid = s->fileid;
+    m->reply = (int)s->arg[5];
+    m->next = mgr.parts;
+    mgr.parts = m;
+    s->status = NVC_OK;
+}
+
+static void op_close(struct nvc_slot *s)
+{
+    for (struct mpart **pp = &mgr.parts; *pp; pp = &(*pp)->next) {
+        if ((*pp)->fileid != s->fileid)
+            continue;
+        struct mpart *m = *pp;
+        *pp = m->next;
+        mgr.used -= m->part.alloc_end;
+        nvc_part_close(&m->part, 1);
+        free(m);
+        break;
+    }
+    s->status = NVC_OK;
+}
+
+/* Checks the part state for data access; returns nonzero (status set) when the request must not proceed. */
+static int refuse(struct mpart *m, struct nvc_slot *s, int writing)
+{
+    if (!m) {
+        s->status = NVC_ERR;
+        return 1;
+    }
+    uint32_t st = m->part.hdr->state;
+    if (st == NVC_PART_BYPASS) {
+        s->status = NVC_BYPASS;
+        return 1;
+    }
+    if (st == NVC_PART_DRAINING && writing) {
+        s->status = NVC_RETRY;
+        return 1;
+    }
+    return 0;
+}
+
+static void op_write(struct nvc_slot *s, int fill)
+{
+    struct mpart *m = find(s->fileid);
+    if (refuse(m, s, 1)) {
+        nvc_mailbox_reply(s);
+        return;
+    }
+    struct nvc_part *p = &m->part;
+    uint64_t end = 0, total = 0;
+    for (uint32_t i = 0; i < s->nseg; i++) {
+        if (s->seg[i].off + s->seg[i].len > end)
+            end = s->seg[i].off + s->seg[i].len;
+        total += s->seg[i].len;
+    }
+    if (total > mgr.mb->slot_bytes || nvc_part_reserve(p, end, &mgr.used, nvc_cfg.capacity)) {
+        s->status = NVC_NOSPACE;
+        nvc_mailbox_reply(s);
+        return;
+    }
+    const uint8_t *src = nvc_slot_data(s);
+    for (uint32_t i = 0; i < s->nseg; i++) {
+        memcpy(p->data + s->seg[i].off, src, s->seg[i].len);
+        src += s->seg[i].len;
+    }
+    uint64_t file_end = s->arg[0];
+    struct nvc_seg segs_copy[8];
+    uint32_t nseg = s->nseg;
+    int async = !fill && m->reply == NVC_REPLY_ASYNC && nseg <= 8;
+    if (async) {
+        /* Paper's original asynchronous reply: acknowledge before the data is persistent. */
+        memcpy(segs_copy, s->seg, nseg * sizeof *segs_copy);
+        s->status = NVC_OK;
+        nvc_mailbox_reply(s);
+    }
+    const struct nvc_seg *segs = async ? segs_copy : s->seg;
+    for (uint32_t i = 0; i < nseg; i++)
+        nvc_part_persist(p, p->data + segs[i].off, segs[i].len);
+    if (!fill) {
+        for (uint32_t i = 0; i < nseg; i++)
+            nvc_part_mark_dirty(p, segs[i].off, segs[i].len);
+        if (file_end > p->hdr->size) {
+            p->hdr->size = file_end;
+            nvc_part_persist(p, &p->hdr->size, sizeof p->hdr->size);
+        }
+    }
+    if (!async) {
+        s->status = NVC_OK;
+        nvc_mailbox_reply(s);
+    }
+}
+
+static void op_read(struct nvc_slot *s)
+{
+    struct mpart *m = find(s->fileid);
+    if (refuse(m, s, 0))
+        return;
+    struct nvc_part *p = &m->part;
+    uint8_t *dst = nvc_slot_data(s);
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < s->nseg; i++) {
+        if (s->seg[i].off + s->seg[i].len > p->hdr->capacity || total + s->seg[i].len > mgr.mb->slot_bytes) {
+            s->status = NVC_ERR;
+            return;
+        }
+        memcpy(dst, p->data + s->seg[i].off, s->seg[i].len);
+        dst += s->seg[i].len;
+        total += s->seg[i].len;
+    }
+    s->arg[0] = p->hdr->size;
+    s->status = NVC_OK;
+}
+
+/* Zeroes cached bytes whose file offset is >= newsize (set_size shrinking the file). */
+static void zero_beyond(struct nvc_part *p, uint64_t newsize)
+{
+    uint64_t stripe = p->hdr->stripe;
+    for (uint64_t l = 0; l < p->alloc_end; l += stripe) {
+        uint64_t f = nvc_part_to_file(l, stripe, p->hdr->nparts, p->hdr->index);
+        if (f + stripe <= newsize)
+            continue;
+        uint64_t from = newsize > f ? newsize - f : 0;
+        uint64_t n = stripe - from;
+        if (l + from + n > p->alloc_end)
+            n = p->alloc_end - l - from;
+        memset(p->data + l + from, 0, n);
+        nvc_part_persist(p, p->data + l + from, n);
+    }
+}
+
+static void op_setsize(struct nvc_slot *s)
+{
+    struct mpart *m = find(s->fileid);
+    if (!m) {
+        s->status = NVC_ERR;
+        return;
+    }
+    struct nvc_part_hdr *h = m->part.hdr;
+    uint64_t n = s->arg[0];
+    if (s->arg[1]) {
+        if (n > h->size)
+            h->size = n;
+    } else {
+        if (n < h->size) {
+            zero_beyond(&m->part, n);
+            h->size_set = 1;
+        }
+        h->size = n;
+    }
+    nvc_part_persist(&m->part, h, sizeof *h);
+    s->status = h->state == NVC_PART_BYPASS ? NVC_BYPASS : NVC_OK;
+}
+
+static void op_dirty(struct nvc_slot *s)
+{
+    struct mpart *m = find(s->fileid);
+    if (!m) {
+        s->status = NVC_ERR;
+        return;
+    }
+    uint64_t cursor = s->arg[0], off, len, total = 0;
+    uint32_t n = 0;
+    uint64_t limit = mgr.mb->slot_bytes;
+    while (n < NVC_MAXSEG && total < limit) {
+        uint64_t save = cursor;
+        if (!nvc_part_next_dirty(&m->part, &cursor, &off, &len))
+            break;
+        if (total + len > limit) {
+            len = limit - total;
+            cursor = off + len;
+        }
+        (void)save;
+        s->seg[n].off = off;
+        s->seg[n].len = len;
+        total += len;
+        n++;
+    }
+    s->nseg = n;
+    s->arg[0] = cursor;
+    s->arg[1] = m->part.hdr->size;
+    s->status = NVC_OK;
+}
+
+static void op_clean(struct nvc_slot *s)
+{
+    struct mpart *m = find(s->fileid);
+    if (!m) {
+        s->status = NVC_ERR;
+        return;
+    }
+    for (uint32_t i = 0; i < s->nseg; i++)
+        nvc_part_clear_dirty(&m->part, s->seg[i].off, s->seg[i].len);
+    s->status = NVC_OK;
+}
+
+static void set_state(struct mpart *m, uint32_t st)
+{
+    m->part.hdr->state = st;
+    nvc_part_persist(&m->part, &m->part.hdr->state, sizeof m->part.hdr->state);
+}
+
+static void op_bypass(struct nvc_slot *s, int begin)
+{
+    struct mpart *m = find(s->fileid);
+    if (!m) {
+        s->status = NVC_ERR;
+        return;
+    }
+    uint32_t st = m->part.hdr->state;
+    if (begin) {
+        if (st == NVC_PART_ACTIVE) {
+            set_state(m, NVC_PART_DRAINING);
+            s->status = NVC_OK;
+        } else {
+            s->status = st == NVC_PART_BYPASS ? NVC_BYPASS : NVC_RETRY;
+        }
+        return;
+    }
+    uint64_t cursor = 0, off, len;
+    if (nvc_part_next_dirty(&m->part, &cursor, &off, &len)) {
+        s->status = NVC_RETRY;
+        return;
+    }
+    set_state(m, NVC_PART_BYPASS);
+    s->status = NVC_OK;
+}
+
+/* Serves one posted slot. Write ops reply themselves (async mode replies early). */
+static int serve(struct nvc_slot *s)
+{
+    struct mpart *m;
+    switch (s->op) {
+    case NVC_OP_OPEN: op_open(s); break;
+    case NVC_OP_CLOSE: op_close(s); break;
+    case NVC_OP_WRITE: op_write(s, 0); return 0;
+    case NVC_OP_FILL: op_write(s, 1); return 0;
+    case NVC_OP_READ: op_read(s); break;
+    case NVC_OP_SIZE:
+        m = find(s->fileid);
+        s->status = !m ? NVC_ERR : m->part.hdr->state == NVC_PART_BYPASS ? NVC_BYPASS : NVC_OK;
+        s->arg[0] = m ? m->part.hdr->size : 0;
+        break;
+    case NVC_OP_SETSIZE: op_setsize(s); break;
+    case NVC_OP_SYNC:
+        m = find(s->fileid);
+        s->status = m ? NVC_OK : NVC_ERR;
+        break;
+    case NVC_OP_DIRTY: op_dirty(s); break;
+    case NVC_OP_CLEAN: op_clean(s); break;
+    case NVC_OP_BYPASS_BEGIN: op_bypass(s, 1); break;
+    case NVC_OP_BYPASS_END: op_bypass(s, 0); break;
+    case NVC_OP_SHUTDOWN:
+        s->status = NVC_OK;
+        nvc_mailbox_reply(s);
+        return 1;
+    default: s->status = NVC_ERR; break;
+    }
+    nvc_mailbox_reply(s);
+    return 0;
+}
+
+static void *manager_main(void *arg)
+{
+    (void)arg;
+    struct nvc_mailbox *mb = mgr.mb;
+    uint32_t next = 0;
+    for (;;) {
+        uint32_t seen = atomic_load_explicit(&mb->doorbell, memory_order_acquire);
+        int served = 0;
+        for (uint32_t k = 0; k < mb->nslots; k++) {
+            uint32_t i = (next + k) % mb->nslots;
+            struct nvc_slot *s = nvc_mailbox_slot(mb, i);
+            if (atomic_load_explicit(&s->state, memory_order_acquire) != 1)
+                continue;
+            served = 1;
+            next = i + 1;
+            if (serve(s))
+                goto out;
+        }
+        if (!served)
+            nvc_mailbox_wait(mb, seen);
+    }
+out:
+    while (mgr.parts) {
+        struct mpart *m = mgr.parts;
+        mgr.parts = m->next;
+        nvc_msg("part %s still open at MPI_Finalize; kept for nvcache-recover", m->part.file);
+        nvc_part_close(&m->part, 0);
+        free(m);
+    }
+    return NULL;
+}
+
+int nvc_manager_start(struct nvc_mailbox *mb, uint64_t jobid)
+{
+    mgr.mb = mb;
+    mgr.jobid = jobid;
+    int e = pthread_create(&mgr.thread, NULL, manager_main, NULL);
+    if (e) {
+        nvc_msg("pthread_create(cache manager) failed: %s", strerror(e));
+        return -1;
+    }
+    mgr.running = 1;
+    return 0;
+}
+
+void nvc_manager_stop(void)
+{
+    if (!mgr.running)
+        return;
+    pthread_mutex_lock(&nvc_rt.slot_lock);
+    struct nvc_slot *s = nvc_my_slot(nvc_rt.node);
+    s->op = NVC_OP_SHUTDOWN;
+    nvc_mailbox_call(mgr.mb, s);
+    pthread_mutex_unlock(&nvc_rt.slot_lock);
+    pthread_join(mgr.thread, NULL);
+    mgr.running = 0;
+}

@@ -1,0 +1,323 @@
+/* nvcache internal interfaces.
+ *
+ * nvcache is a transparent MPI-IO cache on node-local NVRAM (see README.md).
+ * Concepts, one file each:
+ *   interpose.c  PMPI wrappers (X-macro lists) and the single cache-or-pass routing decision
+ *   cache.c      a cached file: open/prefetch, read/write through the owners, size, sync, bypass, close
+ *   manager.c    the per-node cache-manager thread and the request protocol it serves
+ *   mailbox.c    the shared-memory request/reply channel between ranks and managers (futex based)
+ *   part.c       one NVRAM part of a file: libpmem mapping, persistent header and dirty bitmap
+ *   view.c       file views: datatype flattening and view-stream <-> file-offset mapping
+ *   config.c     environment variables and MPI_Info hints
+ *   stats.c      per-file counters printed at MPI_Finalize with NVCACHE_STATS=1
+ *   progress.c   yielding progress hook for MPICH's busy-polling UCX progress engine
+ */
+#ifndef NVCACHE_INTERNAL_H
+#define NVCACHE_INTERNAL_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <stdatomic.h>
+#include <pthread.h>
+
+#define NVC_PAGE 4096u
+#define NVC_MAXSEG 4096u
+#define NVC_PATH_MAX 3072
+
+/* ---------------------------------------------------------------- config.c */
+
+/** Reply mode of cached writes (paper section 3.2). */
+enum nvc_reply_mode { NVC_REPLY_SYNC = 0, NVC_REPLY_ASYNC = 1 };
+/** When dirty cache data is written to the real file. */
+enum nvc_flush_policy { NVC_FLUSH_CLOSE = 0, NVC_FLUSH_SYNC = 1, NVC_FLUSH_NEVER = 2 };
+
+/** Process-wide configuration read once from the environment at MPI_Init. */
+struct nvc_config {
+    int enabled;               /* NVCACHE_ENABLE (default 1) */
+    char dir[1024];            /* NVCACHE_DIR (default /dev/shm/nvcache-$USER) */
+    uint64_t capacity;         /* NVCACHE_CAPACITY: bytes of NVRAM per node (0 = until full) */
+    uint64_t part_max;         /* NVCACHE_PART_MAX: virtual size of one part mapping */
+    uint64_t min_stripe;       /* NVCACHE_STRIPE: minimum stripe (part block) size */
+    int reply;                 /* NVCACHE_REPLY=sync|async */
+    int flush;                 /* NVCACHE_FLUSH=close|sync|never */
+    int ranks_per_node;        /* NVCACHE_RANKS_PER_NODE (0 = one node per host) */
+    int stats;                 /* NVCACHE_STATS=1 */
+    int verbose;               /* NVCACHE_VERBOSE=1 */
+    int yield;                 /* NVCACHE_YIELD=auto|0|1 resolved to 0/1 */
+    int spin_us;               /* NVCACHE_SPIN_US: spin before futex sleep (auto) */
+    uint64_t slot_bytes;       /* NVCACHE_SLOT_BYTES: data bytes per request slot */
+};
+
+/** Per-file options: the process config overridden by MPI_Info hints. */
+struct nvc_file_opts {
+    int enabled, reply, flush;
+    uint64_t min_stripe;
+};
+
+extern struct nvc_config nvc_cfg;
+
+/** Reads NVCACHE_* environment variables into nvc_cfg; prints one line per bad value. */
+void nvc_config_load(int ranks_on_host);
+/** Derives per-file options from nvc_cfg and the nvcache_* hints of info (unknown nvcache_ hints warn). */
+void nvc_config_file(MPI_Info info, const char *path, struct nvc_file_opts *o);
+
+/* ---------------------------------------------------------------- logging */
+
+/** Prints "nvcache[rank]: <msg>" to stderr (always: errors and fallbacks). */
+void nvc_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** Like nvc_msg but only with NVCACHE_VERBOSE=1. */
+void nvc_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** Monotonic clock in nanoseconds. */
+uint64_t nvc_now_ns(void);
+
+/* ---------------------------------------------------------------- part.c */
+
+enum nvc_part_state { NVC_PART_ACTIVE = 1, NVC_PART_DRAINING = 2, NVC_PART_BYPASS = 3, NVC_PART_CLOSED = 4 };
+
+/** Persistent header at offset 0 of every part file (crash-consistent metadata). */
+struct nvc_part_hdr {
+    char magic[8];             /* "NVCPART1" */
+    uint32_t version, state;   /* enum nvc_part_state */
+    uint64_t jobid, fileid;
+    uint32_t nparts, index;    /* this part's index among nparts */
+    uint64_t stripe;           /* file block size; block b belongs to part b % nparts */
+    uint64_t capacity;         /* data bytes addressable in this part */
+    uint64_t size;             /* file size as seen by this part (grows with writes, set by set_size) */
+    uint32_t size_set;         /* 1 once set_size shrank the file */
+    uint32_t temporary;        /* opened with MPI_MODE_DELETE_ON_CLOSE: never recovered */
+    uint64_t bitmap_off, data_off;
+    char path[NVC_PATH_MAX];   /* the real file */
+};
+
+/** One NVRAM part mapped in the manager. */
+struct nvc_part {
+    struct nvc_part_hdr *hdr;
+    uint8_t *base;             /* mapping start */
+    size_t map_len;
+    int is_pmem, fd;
+    uint64_t *dirty;           /* persistent dirty bitmap, one bit per page */
+    uint8_t *data;
+    uint64_t alloc_end;        /* bytes of data area reserved with fallocate */
+    char file[1200];           /* part file name */
+};
+
+/** Creates and maps a part file; fills the header; returns 0 or -errno (message printed). */
+int nvc_part_create(struct nvc_part *p, const char *file, const struct nvc_part_hdr *init);
+/** Maps an existing part file read/write (recovery); returns 0 or -errno. */
+int nvc_part_open(struct nvc_part *p, const char *file);
+/** Unmaps; unlinks the file when remove is set. */
+void nvc_part_close(struct nvc_part *p, int remove);
+/** Makes [addr, addr+len) of the mapping durable (pmem_persist or pmem_msync). */
+void nvc_part_persist(struct nvc_part *p, const void *addr, size_t len);
+/** Reserves NVRAM for data bytes [0,end); returns 0, or -ENOSPC when the device/capacity is full. */
+int nvc_part_reserve(struct nvc_part *p, uint64_t end, uint64_t *node_used, uint64_t node_cap);
+/** Sets dirty bits for data bytes [off, off+len) and persists the bitmap words. */
+void nvc_part_mark_dirty(struct nvc_part *p, uint64_t off, uint64_t len);
+/** Clears dirty bits for pages fully or partly in [off, off+len) and persists them. */
+void nvc_part_clear_dirty(struct nvc_part *p, uint64_t off, uint64_t len);
+/** Finds the next run of dirty pages at or after *cursor (bytes); returns 0 when none. */
+int nvc_part_next_dirty(const struct nvc_part *p, uint64_t *cursor, uint64_t *off, uint64_t *len);
+/** Maps a file offset to (part index, part-local offset). */
+static inline void nvc_file_to_part(uint64_t off, uint64_t stripe, uint32_t nparts, uint32_t *part, uint64_t *local)
+{
+    uint64_t b = off / stripe;
+    *part = (uint32_t)(b % nparts);
+    *local = (b / nparts) * stripe + off % stripe;
+}
+/** Maps a part-local offset of part index back to its file offset. */
+static inline uint64_t nvc_part_to_file(uint64_t local, uint64_t stripe, uint32_t nparts, uint32_t index)
+{
+    return ((local / stripe) * nparts + index) * stripe + local % stripe;
+}
+
+/* ---------------------------------------------------------------- mailbox.c */
+
+enum nvc_op {
+    NVC_OP_OPEN = 1, NVC_OP_CLOSE, NVC_OP_WRITE, NVC_OP_FILL, NVC_OP_READ, NVC_OP_SIZE,
+    NVC_OP_SETSIZE, NVC_OP_SYNC, NVC_OP_DIRTY, NVC_OP_CLEAN, NVC_OP_BYPASS_BEGIN,
+    NVC_OP_BYPASS_END, NVC_OP_SHUTDOWN
+};
+enum nvc_status { NVC_OK = 0, NVC_ERR = 1, NVC_NOSPACE = 2, NVC_BYPASS = 3, NVC_RETRY = 4 };
+
+struct nvc_seg { uint64_t off, len; };
+
+/** One request slot: written by exactly one client rank, served by the node's manager. */
+struct nvc_slot {
+    _Atomic uint32_t state;    /* 0 free, 1 posted, 2 done */
+    uint32_t op, status, nseg;
+    uint64_t fileid;
+    uint64_t arg[6];
+    struct nvc_seg seg[NVC_MAXSEG];
+    /* data follows (nvc_cfg.slot_bytes) */
+};
+
+/** A node's mailbox: a doorbell the manager sleeps on, and one slot per client rank on the host. */
+struct nvc_mailbox {
+    _Atomic uint32_t doorbell;
+    _Atomic uint32_t manager_sleeping;
+    _Atomic uint32_t alive;
+    uint32_t nslots;
+    uint64_t slot_stride, slot_bytes;
+};
+
+/** Creates (creator=1) or maps a node's mailbox shared-memory segment. Returns NULL on error. */
+struct nvc_mailbox *nvc_mailbox_map(const char *name, uint32_t nslots, uint64_t slot_bytes, int creator);
+/** Unmaps a mailbox; the creator also unlinks it. */
+void nvc_mailbox_unmap(struct nvc_mailbox *mb, const char *name, int creator);
+/** Returns slot i of a mailbox. */
+struct nvc_slot *nvc_mailbox_slot(struct nvc_mailbox *mb, uint32_t i);
+/** Data area of a slot. */
+static inline uint8_t *nvc_slot_data(struct nvc_slot *s) { return (uint8_t *)(s + 1); }
+/** Posts the filled slot to the manager and waits for the reply (spins NVCACHE_SPIN_US, then sleeps). */
+void nvc_mailbox_call(struct nvc_mailbox *mb, struct nvc_slot *s);
+/** Manager side: blocks until some slot is posted or the doorbell changes (futex sleep). */
+void nvc_mailbox_wait(struct nvc_mailbox *mb, uint32_t seen_doorbell);
+/** Manager side: marks a slot done and wakes its client. */
+void nvc_mailbox_reply(struct nvc_slot *s);
+
+/* ---------------------------------------------------------------- manager.c */
+
+/** mkdir -p with mode 0700; returns 0 or -errno. */
+int nvc_mkdirs(const char *dir);
+/** Starts the node's manager thread serving mailbox mb (called by the node leader). */
+int nvc_manager_start(struct nvc_mailbox *mb, uint64_t jobid);
+/** Stops and joins the manager thread; closes all parts still open. */
+void nvc_manager_stop(void);
+
+/* ---------------------------------------------------------------- runtime (interpose.c) */
+
+/** Process-wide runtime state set up in MPI_Init. */
+struct nvc_runtime {
+    int ready;                 /* caching possible in this process */
+    int world_rank, world_size;
+    int host_rank, host_size;  /* rank within MPI_COMM_TYPE_SHARED */
+    int multi_host;            /* job spans several hosts */
+    int node;                  /* global node index of this rank */
+    int nnodes;
+    int *rank_node;            /* world rank -> node */
+    int *rank_slot;            /* world rank -> slot index in every mailbox on its host */
+    struct nvc_mailbox **mbox; /* node -> mapped mailbox (NULL for other hosts) */
+    int is_leader;
+    uint64_t jobid;
+    uint64_t next_fileid;
+    pthread_mutex_t slot_lock; /* serializes this rank's slot use between threads */
+};
+extern struct nvc_runtime nvc_rt;
+
+/** Fills this rank's slot in node's mailbox (caller holds nvc_rt.slot_lock) and calls. */
+struct nvc_slot *nvc_my_slot(int node);
+
+/* ---------------------------------------------------------------- view.c */
+
+/** A flattened datatype: sorted (offset,len) byte blocks within one extent. */
+struct nvc_flat {
+    int64_t lb, extent;        /* true lb and extent of the type (resized extent used for tiling) */
+    int64_t size;              /* bytes of data per instance */
+    size_t n;
+    int64_t *off, *len;
+    int64_t *pre;              /* pre[i] = data bytes before block i */
+    int contiguous;            /* one block starting at 0 with len == extent */
+};
+
+/** Flattens datatype into blocks; returns 0 or an MPI error code. */
+int nvc_flatten(MPI_Datatype dt, struct nvc_flat *out);
+/** Frees a flattened type. */
+void nvc_flat_free(struct nvc_flat *f);
+
+/** A file view as nvcache tracks it. */
+struct nvc_view {
+    MPI_Offset disp;
+    MPI_Datatype etype, filetype;
+    int64_t etype_size;
+    struct nvc_flat ft;
+    int native;                /* datarep is "native" */
+};
+
+/** Calls fn(file_off, len, stream_off, arg) for each file byte range of view stream [s, s+n). Stops if fn returns nonzero. */
+int nvc_view_map(const struct nvc_view *v, int64_t s, int64_t n,
+                 int (*fn)(int64_t file_off, int64_t len, int64_t stream_off, void *arg), void *arg);
+/** Number of view-stream bytes that lie in the file before byte offset file_off. */
+int64_t nvc_view_stream_before(const struct nvc_view *v, int64_t file_off);
+/** File byte offset of view stream position s. */
+int64_t nvc_view_file_offset(const struct nvc_view *v, int64_t s);
+
+/* ---------------------------------------------------------------- cache.c */
+
+enum nvc_mode { NVC_MODE_PASS = 0, NVC_MODE_CACHED = 1, NVC_MODE_BYPASSED = 2 };
+
+struct nvc_stats;
+
+/** Per-rank state of one opened file. */
+struct nvc_file {
+    MPI_File real;             /* the real handle (returned to the application) */
+    int mode;                  /* enum nvc_mode */
+    MPI_Comm comm;             /* duplicate of the open communicator */
+    int rank, size;
+    int amode;
+    char path[NVC_PATH_MAX];
+    struct nvc_file_opts opts;
+    struct nvc_view view;
+    int64_t fp;                /* individual file pointer, etype units */
+    uint64_t fileid, stripe;
+    uint32_t nparts;
+    int *part_node;            /* part -> node */
+    int *part_rep;             /* part -> comm rank that represents it (open/prefetch/flush) */
+    int my_part;               /* part index of my node (-1 if none) */
+    int atomic;
+    int64_t size_hint;         /* lower bound of the file size (sizes only grow between collective set_size) */
+    MPI_File self_fh;          /* lazily opened COMM_SELF byte handle for drains */
+    struct nvc_stats *st;
+    pthread_mutex_t lock;
+    struct nvc_file *next;
+};
+
+/** Finds the nvcache state of a handle (NULL if unknown). */
+struct nvc_file *nvc_file_lookup(MPI_File fh);
+
+/** MPI_File_open: opens the real file and, if eligible, sets up the cache collectively. */
+int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File *fh);
+/** MPI_File_close: flushes (unless temporary/read-only), discards parts, closes the real file. */
+int nvc_close(MPI_File *fh);
+/** Data access on a cached or bypassed file. explicit_off < 0 means use (and advance) the individual pointer. */
+int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void *buf, MPI_Count count,
+           MPI_Datatype dt, MPI_Status *status);
+/** Moves a cached file to bypass mode: drains dirty data to the real file; later I/O goes to the real file. */
+int nvc_bypass(struct nvc_file *f, const char *why);
+/** MPI_File_get_size on a cached file. */
+int nvc_get_size(struct nvc_file *f, MPI_Offset *size);
+/** MPI_File_set_size / MPI_File_preallocate (grow_only) on a cached file (collective). */
+int nvc_set_size(struct nvc_file *f, MPI_Offset size, int grow_only);
+/** MPI_File_sync on a cached file (collective). */
+int nvc_sync(struct nvc_file *f);
+/** MPI_File_set_view: records the view (the real handle gets it too). */
+int nvc_set_view(struct nvc_file *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep);
+/** MPI_File_seek on the individual pointer. */
+int nvc_seek(struct nvc_file *f, MPI_Offset offset, int whence);
+/** Converts an etype offset of the view into an absolute byte offset. */
+MPI_Offset nvc_byte_offset(struct nvc_file *f, MPI_Offset offset);
+
+/* ---------------------------------------------------------------- stats.c */
+
+enum nvc_stat_op { NVC_ST_READ = 0, NVC_ST_WRITE, NVC_ST_SYNC, NVC_ST_OPEN, NVC_ST_CLOSE, NVC_ST_NOPS };
+
+struct nvc_stats {
+    char path[NVC_PATH_MAX];
+    uint64_t calls[NVC_ST_NOPS], bytes[NVC_ST_NOPS], ns[NVC_ST_NOPS];
+    uint64_t cached_calls, bypass_calls, prefetch_bytes, flush_bytes;
+    struct nvc_stats *next;
+};
+
+/** Returns the statistics record of path (created on first use). */
+struct nvc_stats *nvc_stats_get(const char *path);
+/** Adds one operation of kind op. */
+void nvc_stats_add(struct nvc_stats *s, int op, uint64_t bytes, uint64_t ns, int cached);
+/** Prints all records (NVCACHE_STATS=1) to stderr, one line per file and op. */
+void nvc_stats_print(int rank);
+
+/* ---------------------------------------------------------------- progress.c */
+
+/** Enables or disables yielding in the progress hook. */
+void nvc_progress_set_yield(int on);
+
+#endif

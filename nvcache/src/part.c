@@ -1,0 +1,183 @@
+/* part.c: one NVRAM part of a cached file.
+ *
+ * A part file (in NVCACHE_DIR) is mapped with libpmem: [header 4 KiB][dirty bitmap][data].
+ * Data bytes are written and persisted first, then their dirty bits (one per 4 KiB page), then the
+ * write is acknowledged, so every acknowledged write is recoverable (recover.c). Space is reserved
+ * with posix_fallocate before it is touched so that a full device gives ENOSPC instead of SIGBUS.
+ */
+#define _GNU_SOURCE
+#include "nvcache_internal.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <libpmem.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RESERVE_STEP (4ull << 20)
+
+void nvc_part_persist(struct nvc_part *p, const void *addr, size_t len)
+{
+    if (!len)
+        return;
+    if (p->is_pmem)
+        pmem_persist(addr, len);
+    else if (pmem_msync(addr, len) != 0)
+        nvc_msg("pmem_msync(%s) failed: %s", p->file, strerror(errno));
+}
+
+static void layout(struct nvc_part_hdr *h)
+{
+    uint64_t pages = h->capacity / NVC_PAGE;
+    uint64_t bm = (pages + 63) / 64 * 8;
+    h->bitmap_off = NVC_PAGE;
+    h->data_off = NVC_PAGE + (bm + NVC_PAGE - 1) / NVC_PAGE * NVC_PAGE;
+}
+
+static void attach(struct nvc_part *p)
+{
+    p->hdr = (struct nvc_part_hdr *)p->base;
+    p->dirty = (uint64_t *)(p->base + p->hdr->bitmap_off);
+    p->data = p->base + p->hdr->data_off;
+}
+
+int nvc_part_create(struct nvc_part *p, const char *file, const struct nvc_part_hdr *init)
+{
+    memset(p, 0, sizeof *p);
+    snprintf(p->file, sizeof p->file, "%s", file);
+    struct nvc_part_hdr h = *init;
+    layout(&h);
+    size_t len = h.data_off + h.capacity;
+    size_t mapped = 0;
+    void *base = pmem_map_file(file, len, PMEM_FILE_CREATE | PMEM_FILE_EXCL | PMEM_FILE_SPARSE, 0600, &mapped, &p->is_pmem);
+    if (!base) {
+        int e = errno ? errno : EIO;
+        nvc_msg("pmem_map_file(%s, %zu) failed: %s", file, len, pmem_errormsg());
+        return -e;
+    }
+    p->base = base;
+    p->map_len = mapped;
+    p->fd = open(file, O_RDWR);
+    if (p->fd < 0) {
+        int e = errno;
+        nvc_msg("open(%s) failed: %s", file, strerror(e));
+        pmem_unmap(base, mapped);
+        unlink(file);
+        return -e;
+    }
+    /* Reserve the header and bitmap; the data area is reserved on demand. */
+    int e = posix_fallocate(p->fd, 0, (off_t)h.data_off);
+    if (e) {
+        nvc_msg("posix_fallocate(%s, metadata %llu bytes) failed: %s", file, (unsigned long long)h.data_off, strerror(e));
+        nvc_part_close(p, 1);
+        return -e;
+    }
+    memcpy(p->base, &h, sizeof h);
+    attach(p);
+    nvc_part_persist(p, p->base, sizeof h);
+    return 0;
+}
+
+int nvc_part_open(struct nvc_part *p, const char *file)
+{
+    memset(p, 0, sizeof *p);
+    snprintf(p->file, sizeof p->file, "%s", file);
+    size_t mapped = 0;
+    void *base = pmem_map_file(file, 0, 0, 0, &mapped, &p->is_pmem);
+    if (!base) {
+        fprintf(stderr, "nvcache-recover: pmem_map_file(%s) failed: %s\n", file, pmem_errormsg());
+        return -EIO;
+    }
+    p->base = base;
+    p->map_len = mapped;
+    p->fd = -1;
+    struct nvc_part_hdr *h = (struct nvc_part_hdr *)base;
+    if (mapped < sizeof *h || memcmp(h->magic, "NVCPART1", 8) || h->data_off + h->capacity > mapped) {
+        fprintf(stderr, "nvcache-recover: %s is not an nvcache part (bad magic or size)\n", file);
+        pmem_unmap(base, mapped);
+        p->base = NULL;
+        return -EINVAL;
+    }
+    attach(p);
+    return 0;
+}
+
+void nvc_part_close(struct nvc_part *p, int remove)
+{
+    if (p->base)
+        pmem_unmap(p->base, p->map_len);
+    p->base = NULL;
+    if (p->fd >= 0)
+        close(p->fd);
+    p->fd = -1;
+    if (remove && unlink(p->file) != 0 && errno != ENOENT)
+        nvc_msg("unlink(%s) failed: %s", p->file, strerror(errno));
+}
+
+int nvc_part_reserve(struct nvc_part *p, uint64_t end, uint64_t *node_used, uint64_t node_cap)
+{
+    if (end <= p->alloc_end)
+        return 0;
+    if (end > p->hdr->capacity)
+        return -ENOSPC;
+    uint64_t want = (end + RESERVE_STEP - 1) / RESERVE_STEP * RESERVE_STEP;
+    if (want > p->hdr->capacity)
+        want = p->hdr->capacity;
+    uint64_t grow = want - p->alloc_end;
+    if (node_cap && *node_used + grow > node_cap) {
+        /* Try the exact amount before giving up. */
+        want = (end + NVC_PAGE - 1) / NVC_PAGE * NVC_PAGE;
+        grow = want - p->alloc_end;
+        if (*node_used + grow > node_cap)
+            return -ENOSPC;
+    }
+    int e = posix_fallocate(p->fd, (off_t)(p->hdr->data_off + p->alloc_end), (off_t)grow);
+    if (e)
+        return -e;
+    *node_used += grow;
+    p->alloc_end = want;
+    return 0;
+}
+
+static void bits(struct nvc_part *p, uint64_t off, uint64_t len, int set)
+{
+    if (!len)
+        return;
+    uint64_t first = off / NVC_PAGE, last = (off + len - 1) / NVC_PAGE;
+    for (uint64_t pg = first; pg <= last; pg++) {
+        uint64_t m = 1ull << (pg % 64);
+        if (set)
+            p->dirty[pg / 64] |= m;
+        else
+            p->dirty[pg / 64] &= ~m;
+    }
+    nvc_part_persist(p, &p->dirty[first / 64], (last / 64 - first / 64 + 1) * sizeof(uint64_t));
+}
+
+void nvc_part_mark_dirty(struct nvc_part *p, uint64_t off, uint64_t len) { bits(p, off, len, 1); }
+void nvc_part_clear_dirty(struct nvc_part *p, uint64_t off, uint64_t len) { bits(p, off, len, 0); }
+
+int nvc_part_next_dirty(const struct nvc_part *p, uint64_t *cursor, uint64_t *off, uint64_t *len)
+{
+    uint64_t pages = p->hdr->capacity / NVC_PAGE;
+    uint64_t pg = *cursor / NVC_PAGE;
+    while (pg < pages) {
+        uint64_t w = p->dirty[pg / 64] >> (pg % 64);
+        if (!w) {
+            pg = (pg / 64 + 1) * 64;
+            continue;
+        }
+        pg += (uint64_t)__builtin_ctzll(w);
+        break;
+    }
+    if (pg >= pages)
+        return 0;
+    uint64_t start = pg;
+    while (pg < pages && (p->dirty[pg / 64] >> (pg % 64) & 1))
+        pg++;
+    *off = start * NVC_PAGE;
+    *len = (pg - start) * NVC_PAGE;
+    *cursor = pg * NVC_PAGE;
+    return 1;
+}

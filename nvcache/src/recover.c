@@ -1,0 +1,205 @@
+/* recover.c: nvcache-recover, rebuilds files from NVRAM parts left by processes that died.
+ *
+ * Usage: nvcache-recover [--dir DIR] [--keep] [--dry-run] [--temporary] [FILE...]
+ * Every part in DIR (default $NVCACHE_DIR or /dev/shm/nvcache-$USER) that is still active or
+ * draining has its dirty pages written to the real file recorded in its header; the file size is
+ * set to the largest size any part of that file saw. Parts of files opened with
+ * MPI_MODE_DELETE_ON_CLOSE are skipped (--temporary recovers them too). Recovered parts are
+ * removed unless --keep. With FILE arguments only parts of those files are considered.
+ */
+#define _GNU_SOURCE
+#include "nvcache_internal.h"
+#include <dirent.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The recovery tool does not initialize MPI; these satisfy part.c's logging. */
+struct nvc_runtime nvc_rt;
+struct nvc_config nvc_cfg;
+void nvc_msg(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("nvcache-recover: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+struct target {
+    char path[NVC_PATH_MAX];
+    uint64_t fileid, jobid, size;
+    int size_set, parts;
+    uint64_t pages;
+};
+
+static int wanted(int argc, char **argv, int first, const char *path)
+{
+    if (first >= argc)
+        return 1;
+    char rp[4096];
+    for (int i = first; i < argc; i++) {
+        if (!strcmp(argv[i], path))
+            return 1;
+        if (realpath(argv[i], rp) && !strcmp(rp, path))
+            return 1;
+    }
+    return 0;
+}
+
+static int recover_part(struct nvc_part *p, int dry, uint64_t *pages)
+{
+    struct nvc_part_hdr *h = p->hdr;
+    int fd = dry ? -1 : open(h->path, O_WRONLY | O_CREAT, 0644);
+    if (!dry && fd < 0) {
+        fprintf(stderr, "nvcache-recover: open(%s) failed: %s\n", h->path, strerror(errno));
+        return -1;
+    }
+    uint64_t cursor = 0, off, len;
+    while (nvc_part_next_dirty(p, &cursor, &off, &len)) {
+        for (uint64_t l = off; l < off + len; l += NVC_PAGE) {
+            uint64_t fo = nvc_part_to_file(l, h->stripe, h->nparts, h->index);
+            if (fo >= h->size)
+                continue;
+            uint64_t n = fo + NVC_PAGE > h->size ? h->size - fo : NVC_PAGE;
+            (*pages)++;
+            if (dry)
+                continue;
+            ssize_t w = pwrite(fd, p->data + l, n, (off_t)fo);
+            if (w != (ssize_t)n) {
+                fprintf(stderr, "nvcache-recover: pwrite(%s, offset %llu) failed: %s\n", h->path,
+                        (unsigned long long)fo, w < 0 ? strerror(errno) : "short write");
+                close(fd);
+                return -1;
+            }
+        }
+    }
+    if (fd >= 0) {
+        if (fsync(fd) != 0)
+            fprintf(stderr, "nvcache-recover: fsync(%s) failed: %s\n", h->path, strerror(errno));
+        close(fd);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = getenv("NVCACHE_DIR");
+    char defdir[1024];
+    if (!dir || !*dir) {
+        const char *u = getenv("USER");
+        snprintf(defdir, sizeof defdir, "/dev/shm/nvcache-%s", u && *u ? u : "user");
+        dir = defdir;
+    }
+    int keep = 0, dry = 0, temporary = 0, first = 1;
+    for (; first < argc && argv[first][0] == '-'; first++) {
+        if (!strcmp(argv[first], "--dir") && first + 1 < argc)
+            dir = argv[++first];
+        else if (!strcmp(argv[first], "--keep"))
+            keep = 1;
+        else if (!strcmp(argv[first], "--dry-run"))
+            dry = keep = 1;
+        else if (!strcmp(argv[first], "--temporary"))
+            temporary = 1;
+        else {
+            fprintf(stderr, "usage: nvcache-recover [--dir DIR] [--keep] [--dry-run] [--temporary] [FILE...]\n");
+            return 2;
+        }
+    }
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "nvcache-recover: cannot open %s: %s\n", dir, strerror(errno));
+        return 1;
+    }
+    struct target *t = NULL;
+    size_t nt = 0;
+    int failed = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t L = strlen(e->d_name);
+        if (L < 5 || strcmp(e->d_name + L - 5, ".part"))
+            continue;
+        char file[2048];
+        snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
+        struct nvc_part p;
+        if (nvc_part_open(&p, file)) {
+            failed = 1;
+            continue;
+        }
+        struct nvc_part_hdr *h = p.hdr;
+        int active = h->state == NVC_PART_ACTIVE || h->state == NVC_PART_DRAINING;
+        if (!wanted(argc, argv, first, h->path) || (h->temporary && !temporary)) {
+            if (h->temporary && !temporary)
+                printf("skipping %s: part of temporary (delete-on-close) file %s\n", file, h->path);
+            nvc_part_close(&p, 0);
+            continue;
+        }
+        size_t i;
+        for (i = 0; i < nt; i++)
+            if (t[i].fileid == h->fileid && !strcmp(t[i].path, h->path))
+                break;
+        if (i == nt) {
+            struct target *nt2 = realloc(t, (nt + 1) * sizeof *t);
+            if (!nt2) {
+                nvc_part_close(&p, 0);
+                failed = 1;
+                break;
+            }
+            t = nt2;
+            memset(&t[nt], 0, sizeof *t);
+            snprintf(t[nt].path, sizeof t[nt].path, "%s", h->path);
+            t[nt].fileid = h->fileid;
+            t[nt].jobid = h->jobid;
+            nt++;
+        }
+        if (h->size > t[i].size)
+            t[i].size = h->size;
+        t[i].size_set |= (int)h->size_set;
+        t[i].parts++;
+        int rc = active ? recover_part(&p, dry, &t[i].pages) : 0;
+        if (rc)
+            failed = 1;
+        nvc_part_close(&p, !rc && !keep);
+    }
+    closedir(d);
+    for (size_t i = 0; i < nt; i++) {
+        if (!dry) {
+            struct stat sb;
+            if (stat(t[i].path, &sb) == 0 && ((uint64_t)sb.st_size < t[i].size || (t[i].size_set && (uint64_t)sb.st_size > t[i].size))) {
+                if (truncate(t[i].path, (off_t)t[i].size) != 0) {
+                    fprintf(stderr, "nvcache-recover: truncate(%s, %llu) failed: %s\n", t[i].path,
+                            (unsigned long long)t[i].size, strerror(errno));
+                    failed = 1;
+                }
+            }
+        }
+        printf("%s %s: %d part(s), %llu page(s) written, size %llu\n", dry ? "would recover" : "recovered", t[i].path,
+               t[i].parts, (unsigned long long)t[i].pages, (unsigned long long)t[i].size);
+    }
+    if (!nt)
+        printf("nothing to recover in %s\n", dir);
+    /* Mailboxes of the dead jobs whose parts were recovered are stale shared memory. */
+    DIR *shm = dry ? NULL : opendir("/dev/shm");
+    while (shm && (e = readdir(shm))) {
+        for (size_t i = 0; i < nt; i++) {
+            char prefix[64];
+            snprintf(prefix, sizeof prefix, "nvcache-%016llx-n", (unsigned long long)t[i].jobid);
+            if (!strncmp(e->d_name, prefix, strlen(prefix))) {
+                char m[512];
+                snprintf(m, sizeof m, "/dev/shm/%s", e->d_name);
+                unlink(m);
+                break;
+            }
+        }
+    }
+    if (shm)
+        closedir(shm);
+    free(t);
+    return failed;
+}

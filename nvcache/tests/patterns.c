@@ -1,0 +1,610 @@
+/* patterns.c: runs a battery of MPI-IO access patterns twice, once through nvcache and once through
+ * plain MPI-IO (hint nvcache_enable=false makes nvcache forward every call), and checks that the
+ * files are byte-identical and that every read returned the same bytes and counts.
+ * Usage: mpiexec -n P patterns DIR [pattern-name]
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, nprocs;
+
+/* What a pattern observed: bytes read and counts, appended in order. */
+struct result {
+    unsigned char *buf;
+    size_t len, cap;
+};
+
+static void rec(struct result *r, const void *p, size_t n)
+{
+    if (r->len + n > r->cap) {
+        r->cap = (r->len + n) * 2 + 1024;
+        r->buf = realloc(r->buf, r->cap);
+    }
+    memcpy(r->buf + r->len, p, n);
+    r->len += n;
+}
+
+static void rec_status(struct result *r, MPI_Status *st, MPI_Datatype dt)
+{
+    int c = -7;
+    MPI_Count e = -7;
+    MPI_Get_count(st, dt, &c);
+    MPI_Get_elements_x(st, dt, &e);
+    rec(r, &c, sizeof c);
+    rec(r, &e, sizeof e);
+}
+
+static void rec_i64(struct result *r, long long v) { rec(r, &v, sizeof v); }
+
+/* Records a collective or non-contiguous read: only the `valid` bytes before EOF, no count.
+ * ROMIO 4.0.2 reports the requested count for two-phase collective and data-sieving reads that
+ * hit EOF (and may fill the rest of the buffer); nvcache reports the bytes actually read, as the
+ * MPI standard specifies. Counts are compared for independent contiguous reads (rec_read). */
+static void rec_valid(struct result *r, const void *buf, long long valid)
+{
+    rec(r, buf, (size_t)valid);
+}
+
+/* Records a contiguous read: its status and only the bytes it reports as read (the rest of the
+ * buffer is undefined: ROMIO's two-phase reads may overwrite it past EOF). */
+static void rec_read(struct result *r, const void *buf, MPI_Status *st, MPI_Datatype dt)
+{
+    MPI_Count got = 0;
+    int sz;
+    MPI_Get_elements_x(st, MPI_BYTE, &got);
+    MPI_Type_size(dt, &sz);
+    rec(r, buf, (size_t)got);
+    rec_status(r, st, dt);
+    if (getenv("PATTERNS_DEBUG"))
+        fprintf(stderr, "rank %d read %lld bytes\n", rank, (long long)got);
+}
+
+#define CHECK(call)                                                                         \
+    do {                                                                                    \
+        int rc_ = (call);                                                                   \
+        if (rc_ != MPI_SUCCESS) {                                                           \
+            char s_[MPI_MAX_ERROR_STRING];                                                  \
+            int l_;                                                                         \
+            MPI_Error_string(rc_, s_, &l_);                                                 \
+            fprintf(stderr, "rank %d: %s:%d %s failed: %s\n", rank, __FILE__, __LINE__, #call, s_); \
+            MPI_Abort(MPI_COMM_WORLD, 3);                                                   \
+        }                                                                                   \
+    } while (0)
+
+static void fill(unsigned char *b, size_t n, int seed)
+{
+    uint32_t x = 2463534242u ^ (uint32_t)(seed * 7919 + 1);
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        b[i] = (unsigned char)x;
+    }
+}
+
+typedef void (*pattern_fn)(const char *path, MPI_Info info, struct result *r);
+
+static MPI_File op(const char *path, int amode, MPI_Info info)
+{
+    MPI_File fh;
+    CHECK(MPI_File_open(MPI_COMM_WORLD, path, amode, info, &fh));
+    return fh;
+}
+
+/* 1. contiguous independent write_at / read_at, size not divisible by anything */
+static void p_contig_indep(const char *path, MPI_Info info, struct result *r)
+{
+    const int n = 100003;
+    unsigned char *b = malloc(n), *c = malloc(n + 10);
+    fill(b, n, rank);
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    CHECK(MPI_File_write_at(fh, (MPI_Offset)rank * n, b, n, MPI_BYTE, MPI_STATUS_IGNORE));
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Status st;
+    int peer = (rank + 1) % nprocs;
+    CHECK(MPI_File_read_at(fh, (MPI_Offset)peer * n, c, n, MPI_BYTE, &st));
+    rec_read(r, c, &st, MPI_BYTE);
+    MPI_Offset sz;
+    CHECK(MPI_File_get_size(fh, &sz));
+    rec_i64(r, sz);
+    CHECK(MPI_File_close(&fh));
+    free(b);
+    free(c);
+}
+
+/* 2. collective write_at_all / read_at_all with MPI_INT, short read at EOF */
+static void p_contig_coll(const char *path, MPI_Info info, struct result *r)
+{
+    const int n = 33335;
+    int *b = malloc(n * sizeof(int)), *c = malloc((n + 100) * sizeof(int));
+    fill((unsigned char *)b, n * sizeof(int), rank + 10);
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    CHECK(MPI_File_write_at_all(fh, (MPI_Offset)rank * n * 4, b, n, MPI_INT, MPI_STATUS_IGNORE));
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Status st;
+    memset(c, 0x5a, (n + 100) * sizeof(int));
+    /* last rank's read runs past EOF */
+    int who = nprocs - 1 - rank;
+    MPI_Offset from = (MPI_Offset)who * n * 4 + 6, eof = (MPI_Offset)nprocs * n * 4;
+    CHECK(MPI_File_read_at_all(fh, from, c, n + 100, MPI_INT, &st));
+    rec_valid(r, c, eof - from < (n + 100) * 4 ? eof - from : (n + 100) * 4);
+    CHECK(MPI_File_close(&fh));
+    free(b);
+    free(c);
+}
+
+/* 3. view with displacement, individual file pointer, seek, get_position, get_byte_offset */
+static void p_fp(const char *path, MPI_Info info, struct result *r)
+{
+    const int n = 5000;
+    double *b = malloc(n * sizeof(double)), *c = malloc(n * sizeof(double));
+    fill((unsigned char *)b, n * sizeof(double), rank + 20);
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    CHECK(MPI_File_set_view(fh, 100 + (MPI_Offset)rank * n * 8, MPI_DOUBLE, MPI_DOUBLE, "native", MPI_INFO_NULL));
+    CHECK(MPI_File_write(fh, b, n / 2, MPI_DOUBLE, MPI_STATUS_IGNORE));
+    CHECK(MPI_File_write_all(fh, b + n / 2, n - n / 2, MPI_DOUBLE, MPI_STATUS_IGNORE));
+    MPI_Offset pos, bo;
+    CHECK(MPI_File_get_position(fh, &pos));
+    rec_i64(r, pos);
+    CHECK(MPI_File_get_byte_offset(fh, 17, &bo));
+    rec_i64(r, bo);
+    CHECK(MPI_File_seek(fh, 10, MPI_SEEK_SET));
+    CHECK(MPI_File_seek(fh, 5, MPI_SEEK_CUR));
+    MPI_Status st;
+    CHECK(MPI_File_read(fh, c, 100, MPI_DOUBLE, &st));
+    rec_read(r, c, &st, MPI_DOUBLE);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(MPI_File_seek(fh, -20, MPI_SEEK_END));
+    CHECK(MPI_File_get_position(fh, &pos));
+    rec_i64(r, pos);
+    memset(c, 0, 100 * sizeof(double));
+    CHECK(MPI_File_read_all(fh, c, 100, MPI_DOUBLE, &st));
+    rec_valid(r, c, 20 * sizeof(double));
+    /* Not compared: after this short collective read ROMIO advances the pointer by the requested
+     * 100 etypes, nvcache by the 20 actually read. */
+    CHECK(MPI_File_close(&fh));
+    free(b);
+    free(c);
+}
+
+/* 4. strided file view: ranks interleave blocks of 3 ints (vector filetype, resized) */
+static void p_strided(const char *path, MPI_Info info, struct result *r)
+{
+    const int blocks = 20001, bl = 3, n = blocks * bl;
+    int *b = malloc(n * sizeof(int)), *c = malloc(n * sizeof(int));
+    fill((unsigned char *)b, n * sizeof(int), rank + 30);
+    MPI_Datatype vec, ft;
+    MPI_Type_vector(1, bl, bl * nprocs, MPI_INT, &vec);
+    MPI_Type_create_resized(vec, 0, (MPI_Aint)bl * nprocs * sizeof(int), &ft);
+    MPI_Type_commit(&ft);
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    CHECK(MPI_File_set_view(fh, (MPI_Offset)rank * bl * sizeof(int), MPI_INT, ft, "native", MPI_INFO_NULL));
+    CHECK(MPI_File_write_all(fh, b, n, MPI_INT, MPI_STATUS_IGNORE));
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Status st;
+    CHECK(MPI_File_read_at(fh, 7, c, n, MPI_INT, &st)); /* runs past EOF */
+    rec_valid(r, c, (long long)n * 4 - 28);
+    MPI_Offset disp;
+    MPI_Datatype et, ft2;
+    char rep[MPI_MAX_DATAREP_STRING];
+    CHECK(MPI_File_get_view(fh, &disp, &et, &ft2, rep));
+    rec_i64(r, disp);
+    CHECK(MPI_File_get_byte_offset(fh, 10, &disp));
+    rec_i64(r, disp);
+    CHECK(MPI_File_close(&fh));
+    MPI_Type_free(&ft);
+    MPI_Type_free(&vec);
+    free(b);
+    free(c);
+}
+
+/* 5. non-contiguous memory type (vector of doubles with gaps) with contiguous file access */
+static void p_memtype(const char *path, MPI_Info info, struct result *r)
+{
+    const int cnt = 3001;
+    MPI_Datatype mt;
+    MPI_Type_vector(cnt, 2, 5, MPI_DOUBLE, &mt);
+    MPI_Type_commit(&mt);
+    size_t elems = (size_t)cnt * 5;
+    double *b = malloc(elems * sizeof(double)), *c = malloc(elems * sizeof(double));
+    fill((unsigned char *)b, elems * sizeof(double), rank + 40);
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    CHECK(MPI_File_write_at_all(fh, (MPI_Offset)rank * cnt * 16, b, 1, mt, MPI_STATUS_IGNORE));
+    MPI_Barrier(MPI_COMM_WORLD); /* collective writes do not order other ranks' reads */
+    memset(c, 0, elems * sizeof(double));
+    MPI_Status st;
+    int peer = (rank + 1) % nprocs;
+    CHECK(MPI_File_read_at_all(fh, (MPI_Offset)peer * cnt * 16 + 8, c, 1, mt, &st)); /* last rank: partial */
+    /* Only the elements the status reports are defined (ROMIO unpacks its whole staging buffer). */
+    long long got = peer == nprocs - 1 ? cnt * 2 - 1 : cnt * 2;
+    double *packed = malloc((size_t)cnt * 16);
+    int pos = 0;
+    MPI_Pack(c, 1, mt, packed, cnt * 16, &pos, MPI_COMM_SELF);
+    rec(r, packed, (size_t)got * sizeof(double));
+    free(packed);
+    CHECK(MPI_File_close(&fh));
+    MPI_Type_free(&mt);
+    free(b);
+    free(c);
+}
+
+/* 6. 2-D subarray views (block distribution, like Cannon) over a 1-byte matrix */
+static void p_subarray(const char *path, MPI_Info info, struct result *r)
+{
+    int q = 1;
+    while ((q + 1) * (q + 1) <= nprocs)
+        q++;
+    const int n = 601 * q; /* not a power of two */
+    int blk = n / q, row = rank / q, col = rank % q;
+    int active = rank < q * q;
+    MPI_Comm sub;
+    MPI_Comm_split(MPI_COMM_WORLD, active, rank, &sub);
+    int sizes[2] = {n, n}, subs[2] = {blk, blk}, starts[2] = {row * blk, col * blk};
+    MPI_Datatype ft;
+    if (!active)
+        starts[0] = starts[1] = 0;
+    MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_C, MPI_BYTE, &ft);
+    MPI_Type_commit(&ft);
+    unsigned char *b = malloc((size_t)blk * blk), *c = malloc((size_t)blk * blk);
+    fill(b, (size_t)blk * blk, rank + 50);
+    if (active) {
+        MPI_File fh;
+        CHECK(MPI_File_open(sub, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+        CHECK(MPI_File_set_view(fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL));
+        CHECK(MPI_File_write_all(fh, b, blk * blk, MPI_BYTE, MPI_STATUS_IGNORE));
+        MPI_Barrier(sub);
+        MPI_Status st;
+        CHECK(MPI_File_read_at_all(fh, 0, c, blk * blk, MPI_BYTE, &st));
+        rec_read(r, c, &st, MPI_BYTE);
+        CHECK(MPI_File_close(&fh));
+    }
+    MPI_Comm_free(&sub);
+    MPI_Type_free(&ft);
+    free(b);
+    free(c);
+}
+
+/* 7. nonblocking explicit-offset and individual-pointer calls, completed by Wait/Waitall/Test */
+static void p_nonblocking(const char *path, MPI_Info info, struct result *r)
+{
+    const int n = 70001;
+    unsigned char *b = malloc(n), *c = malloc(n), *d = malloc(n);
+    fill(b, n, rank + 60);
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    MPI_Request rq[2];
+    MPI_Status st[2];
+    CHECK(MPI_File_iwrite_at(fh, (MPI_Offset)rank * n, b, n / 2, MPI_BYTE, &rq[0]));
+    CHECK(MPI_File_iwrite_at_all(fh, (MPI_Offset)rank * n + n / 2, b + n / 2, n - n / 2, MPI_BYTE, &rq[1]));
+    MPI_Waitall(2, rq, st);
+    rec_status(r, &st[0], MPI_BYTE);
+    rec_status(r, &st[1], MPI_BYTE);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(MPI_File_seek(fh, (MPI_Offset)((rank + 1) % nprocs) * n, MPI_SEEK_SET));
+    CHECK(MPI_File_iread(fh, c, n, MPI_BYTE, &rq[0]));
+    MPI_Wait(&rq[0], &st[0]);
+    rec_read(r, c, &st[0], MPI_BYTE);
+    CHECK(MPI_File_iread_at_all(fh, (MPI_Offset)nprocs * n - 100, d, 1000, MPI_BYTE, &rq[1]));
+    int flag = 0;
+    while (!flag)
+        MPI_Test(&rq[1], &flag, &st[1]);
+    rec(r, d, 100);
+    MPI_Barrier(MPI_COMM_WORLD); /* the next write lands in a region another rank reads */
+    /* Not compared: ROMIO 4.0.2's MPI_File_iread_at_all reports the requested count (1000) for this
+     * short read at EOF; nvcache reports the 100 bytes actually read, as the blocking call does. */
+    CHECK(MPI_File_iwrite(fh, b, 10, MPI_BYTE, &rq[0]));
+    MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+    MPI_Offset pos;
+    CHECK(MPI_File_get_position(fh, &pos));
+    rec_i64(r, pos);
+    CHECK(MPI_File_close(&fh));
+    free(b);
+    free(c);
+    free(d);
+}
+
+/* 8. growth: many appends past EOF in odd sizes with small stripes; gaps read as zeros */
+static void p_growth(const char *path, MPI_Info info, struct result *r)
+{
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    unsigned char b[9000], c[200000];
+    MPI_Offset off = 0;
+    for (int i = 0; i < 30; i++) {
+        int len = 1 + (i * 977 + 13) % 9000;
+        fill(b, (size_t)len, i * 100 + rank);
+        if (i % nprocs == rank)
+            CHECK(MPI_File_write_at(fh, off + (i % 3) * 5000, b, len, MPI_BYTE, MPI_STATUS_IGNORE));
+        off += len + (i % 3) * 5000;
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Offset sz;
+        CHECK(MPI_File_get_size(fh, &sz));
+        rec_i64(r, sz);
+        MPI_Barrier(MPI_COMM_WORLD); /* nobody grows the file before everyone has seen its size */
+    }
+    MPI_Status st;
+    memset(c, 0x33, sizeof c);
+    CHECK(MPI_File_read_at(fh, 1000, c, sizeof c, MPI_BYTE, &st));
+    rec_read(r, c, &st, MPI_BYTE);
+    CHECK(MPI_File_close(&fh));
+}
+
+/* 9. empty file: open/close, size, zero-length and past-EOF reads */
+static void p_empty(const char *path, MPI_Info info, struct result *r)
+{
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    MPI_Offset sz;
+    CHECK(MPI_File_get_size(fh, &sz));
+    rec_i64(r, sz);
+    char c[64];
+    memset(c, 1, sizeof c);
+    MPI_Status st;
+    CHECK(MPI_File_read_at(fh, 0, c, 64, MPI_BYTE, &st));
+    rec_read(r, c, &st, MPI_BYTE);
+    CHECK(MPI_File_write_at(fh, 0, c, 0, MPI_BYTE, &st));
+    rec_status(r, &st, MPI_BYTE);
+    CHECK(MPI_File_close(&fh));
+    fh = op(path, MPI_MODE_RDONLY, info);
+    CHECK(MPI_File_read_all(fh, c, 64, MPI_BYTE, &st));
+    CHECK(MPI_File_close(&fh));
+}
+
+/* 10. set_size shrink/grow, preallocate, reopen existing file (prefetch) and modify */
+static void p_size(const char *path, MPI_Info info, struct result *r)
+{
+    const int n = 50001;
+    unsigned char *b = malloc(n), *c = malloc((size_t)n * nprocs + 5000);
+    fill(b, n, rank + 70);
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    CHECK(MPI_File_write_at_all(fh, (MPI_Offset)rank * n, b, n, MPI_BYTE, MPI_STATUS_IGNORE));
+    CHECK(MPI_File_set_size(fh, (MPI_Offset)n * nprocs - 12345));
+    MPI_Offset sz;
+    CHECK(MPI_File_get_size(fh, &sz));
+    rec_i64(r, sz);
+    CHECK(MPI_File_set_size(fh, (MPI_Offset)n * nprocs + 777));
+    CHECK(MPI_File_preallocate(fh, 1000));
+    CHECK(MPI_File_get_size(fh, &sz));
+    rec_i64(r, sz);
+    MPI_Status st;
+    CHECK(MPI_File_read_at_all(fh, 0, c, n * nprocs + 5000, MPI_BYTE, &st));
+    rec_valid(r, c, (long long)n * nprocs + 777);
+    CHECK(MPI_File_close(&fh));
+    /* reopen: the cache prefetches the existing file */
+    fh = op(path, MPI_MODE_RDWR, info);
+    CHECK(MPI_File_read_at(fh, (MPI_Offset)((rank + 1) % nprocs) * n, c, n, MPI_BYTE, &st));
+    rec(r, c, n);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(MPI_File_write_at(fh, (MPI_Offset)rank * n + 3, b + 100, 1000, MPI_BYTE, MPI_STATUS_IGNORE));
+    CHECK(MPI_File_sync(fh));
+    CHECK(MPI_File_close(&fh));
+    /* read-only reopen */
+    fh = op(path, MPI_MODE_RDONLY, info);
+    CHECK(MPI_File_read_at_all(fh, (MPI_Offset)rank * n, c, n, MPI_BYTE, &st));
+    rec(r, c, n);
+    int rc = MPI_File_write_at(fh, 0, b, 1, MPI_BYTE, &st);
+    rec_i64(r, rc != MPI_SUCCESS);
+    CHECK(MPI_File_close(&fh));
+    free(b);
+    free(c);
+}
+
+/* 11. shared file pointer (not cached: nvcache flushes and passes through), then cached calls again */
+static void p_shared(const char *path, MPI_Info info, struct result *r)
+{
+    const int n = 4099;
+    unsigned char *b = malloc(n), *c = malloc((size_t)n * nprocs * 3);
+    fill(b, n, rank + 80);
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    CHECK(MPI_File_write_at(fh, (MPI_Offset)rank * n, b, n, MPI_BYTE, MPI_STATUS_IGNORE));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(MPI_File_seek_shared(fh, (MPI_Offset)n * nprocs, MPI_SEEK_SET));
+    CHECK(MPI_File_write_ordered(fh, b, n, MPI_BYTE, MPI_STATUS_IGNORE));
+    CHECK(MPI_File_write_at(fh, (MPI_Offset)n * nprocs * 2 + rank * n, b, n, MPI_BYTE, MPI_STATUS_IGNORE));
+    CHECK(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(MPI_File_sync(fh));
+    MPI_Status st;
+    CHECK(MPI_File_read_at(fh, 0, c, n * nprocs * 3, MPI_BYTE, &st));
+    rec_read(r, c, &st, MPI_BYTE);
+    CHECK(MPI_File_close(&fh));
+    free(b);
+    free(c);
+}
+
+/* 12. MPI-4 large-count (_c) variants */
+static void p_large_count(const char *path, MPI_Info info, struct result *r)
+{
+    const MPI_Count n = 12345;
+    unsigned char *b = malloc(n), *c = malloc(n);
+    fill(b, n, rank + 90);
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    CHECK(MPI_File_write_at_all_c(fh, (MPI_Offset)rank * n, b, n, MPI_BYTE, MPI_STATUS_IGNORE));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(MPI_File_seek(fh, (MPI_Offset)rank * n, MPI_SEEK_SET));
+    MPI_Status st;
+    CHECK(MPI_File_read_c(fh, c, n, MPI_BYTE, &st));
+    rec_read(r, c, &st, MPI_BYTE);
+    MPI_Request rq;
+    CHECK(MPI_File_iread_at_c(fh, 0, c, n, MPI_BYTE, &rq));
+    MPI_Wait(&rq, &st);
+    rec(r, c, n);
+    CHECK(MPI_File_close(&fh));
+    free(b);
+    free(c);
+}
+
+/* 13. delete-on-close scratch file: data readable while open, file gone afterwards */
+static void p_delete_on_close(const char *path, MPI_Info info, struct result *r)
+{
+    const int n = 30000;
+    unsigned char *b = malloc(n), *c = malloc(n);
+    fill(b, n, rank + 95);
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, info);
+    CHECK(MPI_File_write_at_all(fh, (MPI_Offset)rank * n, b, n, MPI_BYTE, MPI_STATUS_IGNORE));
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Status st;
+    CHECK(MPI_File_read_at_all(fh, (MPI_Offset)((rank + 1) % nprocs) * n, c, n, MPI_BYTE, &st));
+    rec(r, c, n);
+    CHECK(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    FILE *fp = fopen(path, "rb");
+    rec_i64(r, fp != NULL);
+    if (fp)
+        fclose(fp);
+    free(b);
+    free(c);
+}
+
+/* 14. each rank opens its own file with MPI_COMM_SELF */
+static void p_comm_self(const char *path, MPI_Info info, struct result *r)
+{
+    char p2[4096];
+    snprintf(p2, sizeof p2, "%s.r%d", path, rank);
+    const int n = 20011;
+    unsigned char *b = malloc(n), *c = malloc(n);
+    fill(b, n, rank + 99);
+    MPI_File fh;
+    CHECK(MPI_File_open(MPI_COMM_SELF, p2, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    CHECK(MPI_File_write(fh, b, n, MPI_BYTE, MPI_STATUS_IGNORE));
+    CHECK(MPI_File_read_at(fh, 11, c, n, MPI_BYTE, MPI_STATUS_IGNORE));
+    rec(r, c, n - 11);
+    CHECK(MPI_File_close(&fh));
+    fh = MPI_FILE_NULL;
+    CHECK(MPI_File_open(MPI_COMM_SELF, p2, MPI_MODE_RDONLY | MPI_MODE_DELETE_ON_CLOSE, info, &fh));
+    CHECK(MPI_File_read(fh, c, n, MPI_BYTE, MPI_STATUS_IGNORE));
+    rec(r, c, n);
+    CHECK(MPI_File_close(&fh));
+    free(b);
+    free(c);
+}
+
+/* 15. memory type that covers its extent exactly but in permuted order (as HDF5 builds them) */
+static void p_permuted(const char *path, MPI_Info info, struct result *r)
+{
+    const int half = 4001;
+    int bl[2] = {half, half};
+    MPI_Aint disp[2] = {half, 0};
+    MPI_Datatype types[2] = {MPI_BYTE, MPI_BYTE}, st_t;
+    MPI_Type_create_struct(2, bl, disp, types, &st_t);
+    MPI_Type_commit(&st_t);
+    unsigned char *b = malloc(2 * half), *c = malloc(2 * half);
+    fill(b, 2 * half, rank + 111);
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    CHECK(MPI_File_write_at_all(fh, (MPI_Offset)rank * 2 * half, b, 1, st_t, MPI_STATUS_IGNORE));
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Status st;
+    CHECK(MPI_File_read_at(fh, (MPI_Offset)((rank + 1) % nprocs) * 2 * half, c, 1, st_t, &st));
+    rec_read(r, c, &st, MPI_BYTE);
+    CHECK(MPI_File_close(&fh));
+    MPI_Type_free(&st_t);
+    free(b);
+    free(c);
+}
+
+static const struct {
+    const char *name;
+    pattern_fn fn;
+} patterns[] = {
+    {"contig_indep", p_contig_indep}, {"contig_coll", p_contig_coll}, {"fp", p_fp},
+    {"strided", p_strided}, {"memtype", p_memtype}, {"subarray", p_subarray},
+    {"nonblocking", p_nonblocking}, {"growth", p_growth}, {"empty", p_empty},
+    {"size", p_size}, {"shared", p_shared}, {"large_count", p_large_count},
+    {"delete_on_close", p_delete_on_close}, {"comm_self", p_comm_self}, {"permuted", p_permuted},
+};
+
+/* Rank 0 compares the two files byte by byte. Returns 0 when identical. */
+static int compare_files(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int bad = 0;
+    if (!fa || !fb) {
+        bad = (fa != NULL) != (fb != NULL);
+    } else {
+        long pos = 0;
+        for (;;) {
+            int x = fgetc(fa), y = fgetc(fb);
+            if (x != y) {
+                fprintf(stderr, "files %s and %s differ at byte %ld (%d vs %d)\n", a, b, pos, x, y);
+                bad = 1;
+                break;
+            }
+            if (x == EOF)
+                break;
+            pos++;
+        }
+    }
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (argc < 2) {
+        if (!rank)
+            fprintf(stderr, "usage: patterns DIR [pattern]\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    const char *dir = argv[1];
+    MPI_Info on, off;
+    MPI_Info_create(&on);
+    MPI_Info_set(on, "nvcache_enable", "true");
+    MPI_Info_set(on, "nvcache_stripe", "8192"); /* many stripes: exercises part boundaries */
+    if (getenv("PATTERNS_BAD_HINTS")) {
+        MPI_Info_set(on, "nvcache_colour", "blue");
+        MPI_Info_set(on, "nvcache_flush", "sometimes");
+    }
+    MPI_Info_create(&off);
+    MPI_Info_set(off, "nvcache_enable", "false");
+    int failures = 0;
+    for (size_t i = 0; i < sizeof patterns / sizeof patterns[0]; i++) {
+        if (argc > 2 && strcmp(argv[2], patterns[i].name))
+            continue;
+        char pa[4096], pb[4096];
+        snprintf(pa, sizeof pa, "%s/%s.nvcache", dir, patterns[i].name);
+        snprintf(pb, sizeof pb, "%s/%s.plain", dir, patterns[i].name);
+        if (!rank) {
+            remove(pa);
+            remove(pb);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        struct result ra = {0}, rb = {0};
+        double t0 = MPI_Wtime();
+        patterns[i].fn(pb, off, &rb);
+        double t1 = MPI_Wtime();
+        patterns[i].fn(pa, on, &ra);
+        double t2 = MPI_Wtime();
+        int bad = ra.len != rb.len || (ra.len && memcmp(ra.buf, rb.buf, ra.len));
+        if (bad) {
+            size_t k = 0;
+            while (k < ra.len && k < rb.len && ra.buf[k] == rb.buf[k])
+                k++;
+            fprintf(stderr, "rank %d: pattern %s: reads differ (lengths %zu/%zu, first difference at %zu)\n", rank,
+                    patterns[i].name, ra.len, rb.len, k);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (!rank)
+            bad |= compare_files(pa, pb);
+        MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (!rank)
+            printf("%-16s %s  (plain %.3f s, nvcache %.3f s)\n", patterns[i].name, bad ? "FAIL" : "ok", t1 - t0, t2 - t1);
+        failures += bad;
+        free(ra.buf);
+        free(rb.buf);
+        if (!rank && !bad) {
+            remove(pa);
+            remove(pb);
+        }
+    }
+    MPI_Info_free(&on);
+    MPI_Info_free(&off);
+    MPI_Finalize();
+    return failures ? 1 : 0;
+}
