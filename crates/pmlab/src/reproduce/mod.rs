@@ -1,6 +1,7 @@
 //! `pmlab reproduce`: runs each system's headline experiments and writes the report.
 
 pub mod device;
+pub mod nvcache;
 
 use crate::report::{assemble_report, SECTION_ORDER};
 use std::path::Path;
@@ -19,6 +20,11 @@ pub fn run(out: &Path, quick: bool, only: Option<&str>) -> Result<(), String> {
     if wants("device") {
         eprintln!("reproduce: device characterisation");
         device::run(out, quick, &pmsim::config::preset_names())?;
+    }
+    if wants("nvcache") {
+        eprintln!("reproduce: nvcache (MPI-IO cache, real mpiexec)");
+        let build = std::env::var_os("NVCACHE_BUILD").unwrap_or_else(|| "nvcache/build".into());
+        nvcache::run(out, quick, Path::new(&build))?;
     }
     let report = assemble_report(out)?;
     eprintln!("reproduce: wrote {}", report.display());
