@@ -58,7 +58,7 @@ enum MemEvent {
 #[derive(Default)]
 struct Completions {
     reads: VecDeque<(Ps, u64, Ps)>,
-    writes: VecDeque<(Ps, Box<QueuedRequest>)>,
+    writes: VecDeque<(Ps, QueuedRequest)>,
 }
 
 /// Where the next event comes from; ties go to the earlier source in this order.
@@ -314,7 +314,7 @@ impl MemorySystem {
                     if !self.adr {
                         let fifo = &mut self.completions[ch].writes;
                         if fifo.back().map_or(true, |b| b.0 <= plan.done) {
-                            fifo.push_back((plan.done, Box::new(request)));
+                            fifo.push_back((plan.done, request));
                         } else {
                             self.events
                                 .push(plan.done, MemEvent::WriteDone(Box::new(request)));
@@ -335,10 +335,10 @@ impl MemorySystem {
                 }
                 entered.clear();
                 self.entered = entered;
-                // One request per command clock: the next decision comes one tCK later and
-                // itself waits for the first request that can issue.
-                if self.channels[ch].busy() {
-                    self.schedule_decision(ch, now + self.tck);
+                // One request per command clock; skip straight to the first time something
+                // can issue, so idle decisions are never taken.
+                if let Some(t) = self.channels[ch].next_ready(now + self.tck) {
+                    self.schedule_decision(ch, t);
                 }
             }
         }

@@ -195,7 +195,9 @@ impl Replay {
         }
         acks.clear();
         self.acks = acks;
-        self.submit_released();
+        if !self.release.is_empty() {
+            self.submit_released();
+        }
     }
 
     fn submit_released(&mut self) {
@@ -409,6 +411,9 @@ impl Replay {
     }
 
     fn issue_log_writes(&mut self, t: usize) -> Result<bool, ReplayError> {
+        if self.log_writes.is_empty() {
+            return Ok(true);
+        }
         let writes = std::mem::take(&mut self.log_writes);
         for w in &writes {
             let max = self.max_outstanding;

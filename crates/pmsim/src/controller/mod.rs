@@ -326,6 +326,23 @@ impl ChannelController {
         }
     }
 
+    /// Earliest time at or after `t` at which the queue that would be served next has a
+    /// request ready to issue (`None` when both queues are empty).
+    pub fn next_ready(&mut self, t: Ps) -> Option<Ps> {
+        let draining = self.draining || self.write_q.len() >= self.drain_high;
+        let serve_writes = !self.write_q.is_empty() && (draining || self.read_q.is_empty());
+        let queue = if serve_writes {
+            &self.write_q
+        } else {
+            &self.read_q
+        };
+        let mut min = None;
+        self.device.scan_readiness(queue.keys(), t, |_, r, _| {
+            min = Some(min.map_or(r, |m: Ps| m.min(r)));
+        });
+        min
+    }
+
     /// Whether the controller is in write-drain mode.
     pub fn draining(&self) -> bool {
         self.draining
