@@ -40,9 +40,14 @@ done
 
 # Cannon (paper figures 2-8), scaled to a 2-core machine: n in hundreds instead of 10-20 thousand.
 echo "figure,label,app,n,procs,power,delete_on_close,total_s,io_s,triangles,checksum"
+# Each configuration runs NVCACHE_BENCH_REPEAT times (default 3): single runs of a few
+# milliseconds vary by tens of percent on a shared machine; readers take the median.
+repeat=${NVCACHE_BENCH_REPEAT:-3}
 cannon() { # figure label np rpn envs... -- args
     local fig=$1 label=$2 np=$3 rpn=$4; shift 4
-    run "$label" "$np" NVCACHE_RANKS_PER_NODE=$rpn "$@" | sed "s/^/$fig,$label,/"
+    for _ in $(seq "$repeat"); do
+        run "$label" "$np" NVCACHE_RANKS_PER_NODE=$rpn "$@" | sed "s/^/$fig,$label,/"
+    done
 }
 n=960; powers="2 4 6 8"; sizes_n="480 960 1440"
 [ -n "$quick" ] && { n=480; powers="2 8"; sizes_n="480 960"; }
