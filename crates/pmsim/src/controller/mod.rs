@@ -8,7 +8,7 @@
 use crate::config::ControllerConfig;
 use crate::device::{AccessPlan, ChannelDevice, Location};
 use crate::image::LineData;
-use crate::scheduler::{Candidate, Pick, Scheduler};
+use crate::scheduler::{BankCandidates, Pick, Scheduler};
 use crate::time::Ps;
 use std::collections::VecDeque;
 
@@ -115,7 +115,8 @@ pub struct ChannelController {
     drain_high: usize,
     drain_low: usize,
     draining: bool,
-    candidates: Vec<Candidate>,
+    bank_cands: Vec<BankCandidates>,
+    bank_ids: Vec<u32>,
     /// The device behind the controller.
     pub device: ChannelDevice,
     /// Statistics.
@@ -137,15 +138,16 @@ impl ChannelController {
     /// A controller with empty queues over `device`.
     pub fn new(cfg: &ControllerConfig, device: ChannelDevice) -> ChannelController {
         ChannelController {
-            read_q: RequestQueue::with_capacity(cfg.read_queue as usize),
-            write_q: RequestQueue::with_capacity(cfg.write_queue as usize),
+            read_q: RequestQueue::new(device.bank_count()),
+            write_q: RequestQueue::new(device.bank_count()),
             waiting: VecDeque::new(),
             read_cap: cfg.read_queue as usize,
             write_cap: cfg.write_queue as usize,
             drain_high: cfg.drain_high as usize,
             drain_low: cfg.drain_low as usize,
             draining: false,
-            candidates: Vec::new(),
+            bank_cands: Vec::new(),
+            bank_ids: Vec::new(),
             device,
             stats: ControllerStats::default(),
             decision_at: None,
@@ -201,17 +203,19 @@ impl ChannelController {
     }
 
     fn enqueue(&mut self, is_write: bool, req: QueuedRequest) {
+        let bank = self.device.bank_index(&req.loc);
         let key = BankKey {
-            bank: self.device.bank_index(&req.loc) as u32,
+            bank: bank as u32,
             rank: req.loc.rank,
             row: req.loc.row,
         };
+        let open = self.device.open_row(bank);
         if is_write {
             self.stats.writes_accepted += 1;
-            self.write_q.push(req, key);
+            self.write_q.push(req, key, open);
         } else {
             self.stats.reads_accepted += 1;
-            self.read_q.push(req, key);
+            self.read_q.push(req, key, open);
         }
     }
 
@@ -289,31 +293,26 @@ impl ChannelController {
             return Decision::Idle;
         }
         let queue = if serve_writes {
-            &self.write_q
+            &mut self.write_q
         } else {
-            &self.read_q
+            &mut self.read_q
         };
-        self.candidates.clear();
-        let cands = &mut self.candidates;
-        let arrivals = queue.arrivals();
-        self.device
-            .scan_readiness(queue.keys(), now, |i, ready_at, row_hit| {
-                cands.push(Candidate {
-                    arrival: arrivals[i],
-                    ready_at,
-                    row_hit,
-                })
-            });
-        match sched.pick(&self.candidates, now) {
+        queue.summarize(&self.device, now, &mut self.bank_cands, &mut self.bank_ids);
+        match sched.pick(&self.bank_cands, now) {
             Pick::WaitUntil(t) => Decision::WaitUntil(t.max(now + 1)),
-            Pick::Issue(i) => {
-                let request = if serve_writes {
-                    self.write_q.remove(i)
-                } else {
-                    self.read_q.remove(i)
-                };
+            Pick::Issue { bank: i, hit } => {
+                let c = &self.bank_cands[i];
+                let chosen = if hit { c.oldest_hit } else { c.oldest_miss };
+                let slot = chosen.expect("scheduler picked an existing request").slot;
+                let bank = self.bank_ids[i];
+                let request = queue.remove(slot, self.device.open_row(bank as usize));
                 let plan = self.device.plan(&request.loc, serve_writes, now);
                 self.device.commit(&request.loc, serve_writes, &plan);
+                if plan.activate.is_some() {
+                    let open = self.device.open_row(bank as usize);
+                    self.read_q.recount(bank, open);
+                    self.write_q.recount(bank, open);
+                }
                 if serve_writes && self.draining {
                     self.stats.writes_in_drain += 1;
                 }
@@ -328,7 +327,7 @@ impl ChannelController {
 
     /// Earliest time at or after `t` at which the queue that would be served next has a
     /// request ready to issue (`None` when both queues are empty).
-    pub fn next_ready(&mut self, t: Ps) -> Option<Ps> {
+    pub fn next_ready(&self, t: Ps) -> Option<Ps> {
         let draining = self.draining || self.write_q.len() >= self.drain_high;
         let serve_writes = !self.write_q.is_empty() && (draining || self.read_q.is_empty());
         let queue = if serve_writes {
@@ -336,11 +335,7 @@ impl ChannelController {
         } else {
             &self.read_q
         };
-        let mut min = None;
-        self.device.scan_readiness(queue.keys(), t, |_, r, _| {
-            min = Some(min.map_or(r, |m: Ps| m.min(r)));
-        });
-        min
+        queue.next_ready(&self.device, t)
     }
 
     /// Whether the controller is in write-drain mode.

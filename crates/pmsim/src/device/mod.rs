@@ -109,19 +109,8 @@ pub struct ChannelDevice {
     write_blocks_bank: bool,
     xpline_bytes: u64,
     read_buffer: Option<ReadBuffer>,
-    ready_cache: Vec<BankReady>,
-    ready_epoch: u64,
     /// Statistics.
     pub stats: DeviceStats,
-}
-
-/// A bank's readiness at one instant, cached for the duration of one scheduler scan.
-#[derive(Clone, Copy, Debug, Default)]
-struct BankReady {
-    epoch: u64,
-    open_row: u64,
-    hit_ready: Ps,
-    miss_ready: Ps,
 }
 
 impl ChannelDevice {
@@ -147,8 +136,6 @@ impl ChannelDevice {
             xpline_bytes: cfg.read_buffer.xpline_bytes as u64,
             read_buffer: (cfg.read_buffer.entries > 0)
                 .then(|| ReadBuffer::new(cfg.read_buffer.entries as usize)),
-            ready_cache: vec![BankReady::default(); nbanks],
-            ready_epoch: 0,
             stats: DeviceStats::default(),
         }
     }
@@ -189,41 +176,32 @@ impl ChannelDevice {
         }
     }
 
-    /// Readiness of many queued requests at `now` (see [`readiness`](Self::readiness)):
-    /// `each(i, ready_at, row_hit)` is called for every key in order. Each bank's state is
-    /// evaluated once per scan, however many requests wait for it.
+    /// Number of banks in the channel (all ranks).
+    pub fn bank_count(&self) -> usize {
+        self.banks.len()
+    }
+
+    /// The open row of flat bank `bank` (`u64::MAX` when closed).
     #[inline]
-    pub fn scan_readiness(
-        &mut self,
-        keys: &[crate::controller::BankKey],
-        now: Ps,
-        mut each: impl FnMut(usize, Ps, bool),
-    ) {
-        self.ready_epoch += 1;
-        let epoch = self.ready_epoch;
-        for (i, k) in keys.iter().enumerate() {
-            let bi = k.bank as usize;
-            if self.ready_cache[bi].epoch != epoch {
-                let b = &self.banks[bi];
-                let miss_ready = if b.open_row == NO_ROW {
-                    let r = &self.ranks[k.rank as usize];
-                    now.max(b.next_act)
-                        .max(r.next_act)
-                        .max(r.faw_ready(self.t.tfaw))
-                } else {
-                    now.max(b.next_pre)
-                };
-                self.ready_cache[bi] = BankReady {
-                    epoch,
-                    open_row: b.open_row,
-                    hit_ready: now.max(b.next_col),
-                    miss_ready,
-                };
-            }
-            let c = &self.ready_cache[bi];
-            let hit = c.open_row == k.row;
-            each(i, if hit { c.hit_ready } else { c.miss_ready }, hit);
-        }
+    pub fn open_row(&self, bank: usize) -> u64 {
+        self.banks[bank].open_row
+    }
+
+    /// For flat bank `bank` of rank `rank` at `now`: its open row, the earliest time a column
+    /// command to that row could issue, and the earliest time the first command of an access
+    /// to another row could issue (activate when closed, precharge when another row is open).
+    #[inline]
+    pub fn bank_readiness(&self, bank: usize, rank: usize, now: Ps) -> (u64, Ps, Ps) {
+        let b = &self.banks[bank];
+        let miss_ready = if b.open_row == NO_ROW {
+            let r = &self.ranks[rank];
+            now.max(b.next_act)
+                .max(r.next_act)
+                .max(r.faw_ready(self.t.tfaw))
+        } else {
+            now.max(b.next_pre)
+        };
+        (b.open_row, now.max(b.next_col), miss_ready)
     }
 
     /// The full command schedule of an access to `loc` starting no earlier than `now`.

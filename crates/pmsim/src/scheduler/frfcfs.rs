@@ -1,6 +1,6 @@
 //! FR-FCFS (Rixner et al., ISCA 2000): ready row hits first, then the oldest ready request.
 
-use super::{Candidate, Pick, Scheduler};
+use super::{BankCandidates, Pick, Scheduler};
 use crate::time::Ps;
 
 /// First-ready, first-come-first-served.
@@ -12,50 +12,88 @@ impl Scheduler for FrFcfs {
         "frfcfs"
     }
 
-    fn pick(&mut self, candidates: &[Candidate], now: Ps) -> Pick {
-        let mut oldest_ready = None;
+    fn pick(&mut self, banks: &[BankCandidates], now: Ps) -> Pick {
+        let mut best_hit: Option<(u64, usize)> = None;
+        let mut best_miss: Option<(u64, usize)> = None;
         let mut earliest = Ps::MAX;
-        for (i, c) in candidates.iter().enumerate() {
-            if c.ready_at <= now {
-                if c.row_hit {
-                    return Pick::Issue(i);
+        for (i, b) in banks.iter().enumerate() {
+            if let Some(h) = b.oldest_hit {
+                if b.hit_ready <= now {
+                    if best_hit.map_or(true, |(s, _)| h.seq < s) {
+                        best_hit = Some((h.seq, i));
+                    }
+                } else {
+                    earliest = earliest.min(b.hit_ready);
                 }
-                oldest_ready.get_or_insert(i);
-            } else {
-                earliest = earliest.min(c.ready_at);
+            }
+            if let Some(m) = b.oldest_miss {
+                if b.miss_ready <= now {
+                    if best_miss.map_or(true, |(s, _)| m.seq < s) {
+                        best_miss = Some((m.seq, i));
+                    }
+                } else {
+                    earliest = earliest.min(b.miss_ready);
+                }
             }
         }
-        oldest_ready.map_or(Pick::WaitUntil(earliest), Pick::Issue)
+        match (best_hit, best_miss) {
+            (Some((_, i)), _) => Pick::Issue { bank: i, hit: true },
+            (None, Some((_, i))) => Pick::Issue {
+                bank: i,
+                hit: false,
+            },
+            (None, None) => Pick::WaitUntil(earliest),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scheduler::Aged;
 
-    fn c(arrival: Ps, ready_at: Ps, row_hit: bool) -> Candidate {
-        Candidate {
-            arrival,
-            ready_at,
-            row_hit,
+    fn aged(seq: u64) -> Option<Aged> {
+        Some(Aged {
+            seq,
+            arrival: seq,
+            slot: seq as u32,
+        })
+    }
+
+    fn bank(hit: Option<Aged>, miss: Option<Aged>, hr: Ps, mr: Ps) -> BankCandidates {
+        BankCandidates {
+            oldest_hit: hit,
+            oldest_miss: miss,
+            hit_ready: hr,
+            miss_ready: mr,
         }
     }
 
     #[test]
     fn prefers_ready_row_hit_over_older_miss() {
-        let cands = [c(0, 10, false), c(5, 10, true)];
-        assert_eq!(FrFcfs.pick(&cands, 10), Pick::Issue(1));
+        let banks = [bank(None, aged(0), 0, 10), bank(aged(5), None, 10, 0)];
+        assert_eq!(FrFcfs.pick(&banks, 10), Pick::Issue { bank: 1, hit: true });
     }
 
     #[test]
-    fn oldest_ready_when_no_hit() {
-        let cands = [c(0, 50, false), c(1, 10, false), c(2, 10, false)];
-        assert_eq!(FrFcfs.pick(&cands, 10), Pick::Issue(1));
+    fn oldest_ready_miss_when_no_hit() {
+        let banks = [
+            bank(None, aged(0), 0, 50),
+            bank(None, aged(2), 0, 10),
+            bank(None, aged(1), 0, 10),
+        ];
+        assert_eq!(
+            FrFcfs.pick(&banks, 10),
+            Pick::Issue {
+                bank: 2,
+                hit: false
+            }
+        );
     }
 
     #[test]
     fn waits_for_earliest_when_nothing_ready() {
-        let cands = [c(0, 50, true), c(1, 30, false)];
-        assert_eq!(FrFcfs.pick(&cands, 10), Pick::WaitUntil(30));
+        let banks = [bank(aged(0), None, 50, 0), bank(None, aged(1), 0, 30)];
+        assert_eq!(FrFcfs.pick(&banks, 10), Pick::WaitUntil(30));
     }
 }

@@ -1,8 +1,9 @@
 //! Memory-request schedulers: which queued request a channel serves next.
 //!
-//! A scheduler sees the candidates of one queue in arrival order (index 0 is the oldest) with
-//! the earliest time each one's first command could issue and whether it would hit the open
-//! row, and either picks one that is ready now or says when to look again.
+//! A scheduler sees, for every bank with queued requests, the oldest request that would hit
+//! the bank's open row and the oldest that would not, with the earliest time each kind could
+//! issue; it picks one that is ready now or says when to look again. Ages are arrival
+//! sequence numbers (smaller is older).
 
 mod fcfs;
 mod frfcfs;
@@ -12,22 +13,40 @@ pub use frfcfs::FrFcfs;
 
 use crate::time::Ps;
 
-/// What a scheduler knows about one queued request.
+/// A queued request's age and where it sits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Candidate {
-    /// When the request entered the queue.
+pub struct Aged {
+    /// Arrival sequence number within its queue (smaller is older).
+    pub seq: u64,
+    /// When it entered the queue.
     pub arrival: Ps,
-    /// Earliest time its first command can issue.
-    pub ready_at: Ps,
-    /// Whether it would hit the open row.
-    pub row_hit: bool,
+    /// Its queue slot (opaque to schedulers).
+    pub slot: u32,
+}
+
+/// The requests waiting for one bank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BankCandidates {
+    /// Oldest request that would hit the open row.
+    pub oldest_hit: Option<Aged>,
+    /// Oldest request that would not.
+    pub oldest_miss: Option<Aged>,
+    /// Earliest issue time of a row hit (column command).
+    pub hit_ready: Ps,
+    /// Earliest issue time of a row miss (precharge or activate).
+    pub miss_ready: Ps,
 }
 
 /// A scheduler's decision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pick {
-    /// Serve candidate `i` now.
-    Issue(usize),
+    /// Serve bank `bank`'s (index into the slice) oldest hit (`hit`) or oldest miss now.
+    Issue {
+        /// Index into the candidates slice.
+        bank: usize,
+        /// Whether to serve the bank's oldest row hit (else its oldest miss).
+        hit: bool,
+    },
     /// Nothing can issue now; decide again at this time.
     WaitUntil(Ps),
 }
@@ -36,6 +55,6 @@ pub enum Pick {
 pub trait Scheduler: Send {
     /// Registry name.
     fn name(&self) -> &'static str;
-    /// Chooses among `candidates` (non-empty, oldest first) at time `now`.
-    fn pick(&mut self, candidates: &[Candidate], now: Ps) -> Pick;
+    /// Chooses among `banks` (non-empty; each with at least one request) at time `now`.
+    fn pick(&mut self, banks: &[BankCandidates], now: Ps) -> Pick;
 }
