@@ -37,7 +37,11 @@ fn main() {
         x ^= x >> 7;
         x ^= x << 17;
         let addr = ((x >> 16) % (1 << 30)) & !63;
-        let op = if x % 3 == 0 { Op::Store } else { Op::Load };
+        let op = if x.is_multiple_of(3) {
+            Op::Store
+        } else {
+            Op::Load
+        };
         Ok(TraceEvent::access(op, 0, 0, addr, 64, 2))
     });
     let mut replay = Replay::new(&cfg).expect("config");

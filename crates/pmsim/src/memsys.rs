@@ -242,7 +242,7 @@ impl MemorySystem {
         let fifo = &mut self.completions[ch].reads;
         if t <= self.now {
             self.ack(q.id, false, q.issued, t);
-        } else if fifo.back().map_or(true, |b| b.0 <= t) {
+        } else if fifo.back().is_none_or(|b| b.0 <= t) {
             fifo.push_back((t, q.id, q.issued));
         } else {
             self.events.push(
@@ -313,7 +313,7 @@ impl MemorySystem {
                 if is_write {
                     if !self.adr {
                         let fifo = &mut self.completions[ch].writes;
-                        if fifo.back().map_or(true, |b| b.0 <= plan.done) {
+                        if fifo.back().is_none_or(|b| b.0 <= plan.done) {
                             fifo.push_back((plan.done, request));
                         } else {
                             self.events

@@ -323,22 +323,13 @@ impl Replay {
             }
             let ok = match ev.op {
                 Op::Load | Op::Store | Op::NtStore | Op::RdmaPwrite => {
-                    let max = self.max_outstanding;
-                    if !self.wait_for(t, |th| th.outstanding < max)? {
-                        crashed = true;
-                        break;
+                    match self.issue_access(t, &ev)? {
+                        true => true,
+                        false => {
+                            crashed = true;
+                            break;
+                        }
                     }
-                    let is_write = ev.op != Op::Load;
-                    let data = if is_write && ev.value_len > 0 {
-                        LineData::new(ev.addr, ev.value_bytes())
-                    } else {
-                        None
-                    };
-                    if is_write {
-                        self.logging
-                            .on_store(ev.thread, ev.addr, &mut self.log_writes);
-                    }
-                    self.issue(t, ev.addr, is_write, data) && self.issue_log_writes(t)?
                 }
                 Op::Clwb | Op::Clflushopt => {
                     self.flushes += 1;
@@ -408,6 +399,46 @@ impl Replay {
             sim_time: self.sim_time(),
             crashed,
         })
+    }
+
+    /// Issues one 64 B memory request per line the access touches (an unaligned or large access
+    /// spans several lines), each carrying its part of the stored value when the value is known.
+    /// Returns false when the crash point was reached.
+    fn issue_access(&mut self, t: usize, ev: &TraceEvent) -> Result<bool, ReplayError> {
+        let is_write = ev.op != Op::Load;
+        let size = (ev.size as u64).max(1);
+        let first = ev.addr & !63;
+        let last = (ev.addr.saturating_add(size - 1)) & !63;
+        let value = ev.value_bytes();
+        let mut line = first;
+        loop {
+            let max = self.max_outstanding;
+            if !self.wait_for(t, |th| th.outstanding < max)? {
+                return Ok(false);
+            }
+            let data = if is_write && !value.is_empty() {
+                let start = ev.addr.max(line);
+                let end = (ev.addr + value.len() as u64).min(line + 64);
+                (start < end).then(|| {
+                    let part = &value[(start - ev.addr) as usize..(end - ev.addr) as usize];
+                    LineData::new(start, part).expect("part lies within one line")
+                })
+            } else {
+                None
+            };
+            if is_write {
+                self.logging
+                    .on_store(ev.thread, line.max(ev.addr), &mut self.log_writes);
+            }
+            self.issue(t, line.max(ev.addr), is_write, data);
+            if !self.issue_log_writes(t)? {
+                return Ok(false);
+            }
+            if line >= last {
+                return Ok(true);
+            }
+            line += 64;
+        }
     }
 
     fn issue_log_writes(&mut self, t: usize) -> Result<bool, ReplayError> {

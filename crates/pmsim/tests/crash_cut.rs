@@ -117,3 +117,27 @@ fn same_config_and_trace_give_byte_identical_stats() {
         assert_eq!(json(), json(), "{preset}");
     }
 }
+
+#[test]
+fn unaligned_and_multi_line_stores_reach_every_line() {
+    // A 16-byte store straddling two lines and a 4 KiB non-temporal store without a value.
+    let mut value = [0u8; 16];
+    for (i, b) in value.iter_mut().enumerate() {
+        *b = i as u8 + 1;
+    }
+    let evs = [
+        TraceEvent::store(Op::Store, 0, 0, 120, &value, 0),
+        TraceEvent::access(Op::NtStore, 0, 0, 8192, 4096, 0),
+    ];
+    let cfg = SimConfig::preset("optane").unwrap();
+    let mut r = Replay::new(&cfg).unwrap();
+    let s = r.run(evs.iter().map(|e| Ok(*e)), |_| {}).unwrap();
+    assert_eq!(s.writes, 2 + 64, "one request per line touched");
+    let mut buf = [0u8; 16];
+    r.durable_image().read(120, &mut buf);
+    assert_eq!(
+        buf, value,
+        "both halves of the straddling store are durable"
+    );
+    assert!(r.durable_image().line(64).is_some() && r.durable_image().line(128).is_some());
+}

@@ -58,7 +58,7 @@ impl Rng {
     }
 
     fn chance(&mut self, one_in: u64) -> bool {
-        self.next() % one_in == 0
+        self.next().is_multiple_of(one_in)
     }
 }
 
@@ -529,7 +529,7 @@ fn main() {
     let mut input = Vec::new();
     loop {
         // Check the clock every 64 executions.
-        if execs % 64 == 0 {
+        if execs.is_multiple_of(64) {
             let now = Instant::now();
             if now >= deadline {
                 break;

@@ -38,7 +38,7 @@ fn ring(threads: u16, with_values: bool) -> Vec<TraceEvent> {
             // Random line in a 16 GiB region.
             let addr = 0x1_0000_0000 + ((rng.next() >> 30) << 6);
             let gap = (r >> 40) as u32 % 16;
-            let is_store = (r >> 20) % 3 == 0;
+            let is_store = (r >> 20).is_multiple_of(3);
             match (is_store, with_values) {
                 (false, _) => TraceEvent::access(Op::Load, thread, pc, addr, 64, gap),
                 (true, false) => TraceEvent::access(Op::Store, thread, pc, addr, 64, gap),

@@ -359,7 +359,7 @@ fn parse_value_hex(text: &str) -> Result<([u8; MAX_VALUE_BYTES], usize), TraceEr
         })
     };
     let digits = text.as_bytes();
-    if digits.is_empty() || digits.len() % 2 != 0 {
+    if digits.is_empty() || !digits.len().is_multiple_of(2) {
         return Err(bad());
     }
     if digits.len() > 2 * MAX_VALUE_BYTES {

@@ -16,7 +16,7 @@ pub fn run(out: &Path, quick: bool, only: Option<&str>) -> Result<(), String> {
             ));
         }
     }
-    let wants = |s: &str| only.map_or(true, |o| o == s);
+    let wants = |s: &str| only.is_none_or(|o| o == s);
     if wants("device") {
         eprintln!("reproduce: device characterisation");
         device::run(out, quick, &pmsim::config::preset_names())?;

@@ -21,7 +21,7 @@ impl Scheduler for Fcfs {
                 (b.oldest_miss, false, b.miss_ready),
             ] {
                 if let Some(a) = cand {
-                    if oldest.map_or(true, |(s, ..)| a.seq < s) {
+                    if oldest.is_none_or(|(s, ..)| a.seq < s) {
                         oldest = Some((a.seq, i, hit, ready));
                     }
                 }

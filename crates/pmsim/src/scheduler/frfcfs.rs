@@ -19,7 +19,7 @@ impl Scheduler for FrFcfs {
         for (i, b) in banks.iter().enumerate() {
             if let Some(h) = b.oldest_hit {
                 if b.hit_ready <= now {
-                    if best_hit.map_or(true, |(s, _)| h.seq < s) {
+                    if best_hit.is_none_or(|(s, _)| h.seq < s) {
                         best_hit = Some((h.seq, i));
                     }
                 } else {
@@ -28,7 +28,7 @@ impl Scheduler for FrFcfs {
             }
             if let Some(m) = b.oldest_miss {
                 if b.miss_ready <= now {
-                    if best_miss.map_or(true, |(s, _)| m.seq < s) {
+                    if best_miss.is_none_or(|(s, _)| m.seq < s) {
                         best_miss = Some((m.seq, i));
                     }
                 } else {

@@ -1,0 +1,163 @@
+//! `cargo bench -p pmec --bench ec`: pmec beside the system's ISA-L on the acceptance points.
+//! Environment: PMEC_BENCH_POOL_MB (default 1024), PMEC_BENCH_REPS (5), PMEC_BENCH_MB_PER_REP
+//! (256), PMEC_BENCH_ONLY (substring filter on the point label).
+
+use pmec::bench::{self, BenchConfig, BenchResult, DataPool, Workload};
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() {
+    let pool_mb = env("PMEC_BENCH_POOL_MB", 1024);
+    let reps = env("PMEC_BENCH_REPS", 5);
+    let per_rep = env("PMEC_BENCH_MB_PER_REP", 256) << 20;
+    let only = std::env::var("PMEC_BENCH_ONLY").ok();
+    eprintln!(
+        "pmec bench: kernel {}, pool {pool_mb} MiB, {reps} reps of {} MiB",
+        pmec::Isa::best().name(),
+        per_rep >> 20
+    );
+    let pool = DataPool::new(pool_mb << 20).expect("map benchmark pool");
+    let base = BenchConfig {
+        reps,
+        bytes_per_rep: per_rep,
+        ..BenchConfig::default()
+    };
+    let rs = |k: usize, m: usize, block: usize| BenchConfig {
+        k,
+        m,
+        block,
+        ..base.clone()
+    };
+    let mut points: Vec<(&str, BenchConfig)> = vec![
+        ("RS(12,8) 1KiB", rs(8, 4, 1024)),
+        (
+            "RS(12,8) 1KiB single-call",
+            BenchConfig {
+                batch: 1,
+                ..rs(8, 4, 1024)
+            },
+        ),
+        ("RS(12,8) 4KiB", rs(8, 4, 4096)),
+        ("RS(28,24) 1KiB", rs(24, 4, 1024)),
+        ("RS(52,48) 1KiB", rs(48, 4, 1024)),
+        (
+            "RS(12,8) 1KiB in-cache",
+            BenchConfig {
+                in_cache: true,
+                ..rs(8, 4, 1024)
+            },
+        ),
+        (
+            "RS(12,8) 4KiB in-cache",
+            BenchConfig {
+                in_cache: true,
+                ..rs(8, 4, 4096)
+            },
+        ),
+        (
+            "RS(28,24) 1KiB in-cache",
+            BenchConfig {
+                in_cache: true,
+                ..rs(24, 4, 1024)
+            },
+        ),
+        (
+            "RS(52,48) 1KiB in-cache",
+            BenchConfig {
+                in_cache: true,
+                ..rs(48, 4, 1024)
+            },
+        ),
+        (
+            "RS(12,8) 1KiB decode 4",
+            BenchConfig {
+                workload: Workload::Decode { erasures: 4 },
+                ..rs(8, 4, 1024)
+            },
+        ),
+        (
+            "RS(12,8) 1KiB 2 threads",
+            BenchConfig {
+                threads: 2,
+                ..rs(8, 4, 1024)
+            },
+        ),
+        (
+            "RS(28,24) 1KiB 2 threads",
+            BenchConfig {
+                threads: 2,
+                ..rs(24, 4, 1024)
+            },
+        ),
+        (
+            "LRC(24,2,4) 1KiB",
+            BenchConfig {
+                workload: Workload::Lrc { l: 4 },
+                ..rs(24, 2, 1024)
+            },
+        ),
+    ];
+    if let Some(f) = &only {
+        points.retain(|(n, _)| n.contains(f.as_str()));
+    }
+    let mut results: Vec<(&str, BenchResult)> = Vec::new();
+    for (name, cfg) in points {
+        match bench::run(&pool, &cfg) {
+            Ok(r) => {
+                let isal = r
+                    .isal
+                    .as_ref()
+                    .map_or("-".into(), |i| format!("{:.2}", i.gbps));
+                eprintln!(
+                    "{name:28} pmec {:6.2} GB/s (spread {:3.0}%)  ISA-L {isal:>6} GB/s  ratio {}  [{}]",
+                    r.pmec.gbps,
+                    r.pmec.spread() * 100.0,
+                    r.ratio.map_or("-".into(), |x| format!("{x:.2}x")),
+                    r.schedule
+                );
+                if let Some(n) = &r.isal_note {
+                    eprintln!("  note: {n}");
+                }
+                results.push((name, r));
+            }
+            Err(e) => eprintln!("{name}: error: {e}"),
+        }
+    }
+    // ceilings: out-of-memory pmec vs pmec in-cache for the same code and block
+    println!(
+        "{}",
+        bench::markdown(&results.iter().map(|(_, r)| r.clone()).collect::<Vec<_>>())
+    );
+    let find = |n: &str| {
+        results
+            .iter()
+            .find(|(x, _)| *x == n)
+            .map(|(_, r)| r.pmec.gbps)
+    };
+    for (mem, cache) in [
+        ("RS(12,8) 1KiB", "RS(12,8) 1KiB in-cache"),
+        ("RS(12,8) 4KiB", "RS(12,8) 4KiB in-cache"),
+        ("RS(28,24) 1KiB", "RS(28,24) 1KiB in-cache"),
+        ("RS(52,48) 1KiB", "RS(52,48) 1KiB in-cache"),
+    ] {
+        if let (Some(a), Some(b)) = (find(mem), find(cache)) {
+            println!(
+                "{mem}: {:.0}% of pmec's in-cache ceiling ({a:.2} / {b:.2} GB/s)",
+                100.0 * a / b
+            );
+        }
+    }
+    for (t2, t1) in [
+        ("RS(12,8) 1KiB 2 threads", "RS(12,8) 1KiB"),
+        ("RS(28,24) 1KiB 2 threads", "RS(28,24) 1KiB"),
+    ] {
+        if let (Some(a), Some(b)) = (find(t2), find(t1)) {
+            println!("{t2}: {:.2}x one thread", a / b);
+        }
+    }
+}

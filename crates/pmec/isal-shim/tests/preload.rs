@@ -1,0 +1,83 @@
+//! Build a plain ISA-L C program against /usr/include/isa-l and -lisal, run it as is and with
+//! `LD_PRELOAD=libpmec_isal.so`, and require identical output and proof that the shim served
+//! the calls. Skips with a notice when ISA-L's headers or a C compiler are missing.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The shim library: target/<profile>/libpmec_isal.so when `cargo build` made it (the
+/// Makefile does, before the tests); otherwise build it into a side target directory (cargo
+/// does not build a cdylib for its own integration tests).
+fn shim_path() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
+    let built = profile_dir.join("libpmec_isal.so");
+    if built.exists() {
+        return built;
+    }
+    let side = profile_dir.join("pmec-shim-selfbuild");
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--release", "--manifest-path"])
+        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&side)
+        .status()
+        .expect("run cargo build for the shim");
+    assert!(status.success(), "building the shim failed");
+    side.join("release/libpmec_isal.so")
+}
+
+#[test]
+fn isal_program_runs_identically_on_pmec() {
+    if !std::path::Path::new("/usr/include/isa-l/erasure_code.h").exists() {
+        eprintln!("NOTICE: ISA-L headers missing (apt-get install libisal-dev); test skipped");
+        return;
+    }
+    let shim = shim_path();
+    assert!(shim.exists(), "{} not built", shim.display());
+    let dir = std::env::temp_dir().join(format!("pmec-preload-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prog = dir.join("isal_prog");
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/isal_prog.c");
+    let cc = Command::new("cc")
+        .args(["-O2", "-o"])
+        .arg(&prog)
+        .arg(&src)
+        .args(["-lisal", "-ldl"])
+        .output()
+        .expect("run cc");
+    assert!(
+        cc.status.success(),
+        "cc failed: {}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let plain = Command::new(&prog).output().unwrap();
+    let pre = Command::new(&prog)
+        .env("LD_PRELOAD", &shim)
+        .env("PMEC_SHIM_VERBOSE", "1")
+        .output()
+        .unwrap();
+    let (out_a, out_b) = (
+        String::from_utf8_lossy(&plain.stdout),
+        String::from_utf8_lossy(&pre.stdout),
+    );
+    let err_b = String::from_utf8_lossy(&pre.stderr);
+    assert!(plain.status.success(), "plain run failed:\n{out_a}");
+    assert!(
+        pre.status.success(),
+        "preloaded run failed:\n{out_b}\n{err_b}"
+    );
+    assert!(out_a.contains("failures 0") && out_a.lines().count() > 40);
+    assert_eq!(out_a, out_b, "outputs differ with the shim");
+    assert!(
+        err_b.contains("pmec-isal-shim: active"),
+        "shim not loaded: {err_b}"
+    );
+    let calls: u64 = err_b
+        .lines()
+        .find_map(|l| l.strip_prefix("shim calls: "))
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0);
+    assert!(calls >= 49 * 2, "shim served {calls} encode calls: {err_b}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,635 @@
+//! Benchmarks of pmec beside the system's ISA-L (dlopen'ed), in the same process, on the same
+//! data: random-stripe encoding over a large pre-filled pool (the DIALGA methodology: k random
+//! source blocks and m random parity blocks per stripe), or over a cache-resident set.
+//! Every sweep is a plain function call returning data, for `pmlab ec bench` and
+//! `pmlab reproduce`.
+
+use crate::codec::Codec;
+use crate::dialga::coordinator::Strategy;
+use crate::dialga::prefetch::Schedule;
+use crate::error::{invalid, Error, Result};
+use crate::isal_dl::{IsaL, IsaLEncode};
+use crate::kernels::{Body, Isa};
+use crate::lrc::Lrc;
+use crate::matrix::Matrix;
+use crate::pool::ThreadPool;
+use std::time::Instant;
+
+/// A large, pre-filled, page-aligned region: data blocks are drawn from the first part, parity
+/// written to the second.
+pub struct DataPool {
+    base: *mut u8,
+    bytes: usize,
+    data_bytes: usize,
+}
+
+// SAFETY: the mapping is owned by the pool; benchmarks write disjoint parity blocks.
+unsafe impl Send for DataPool {}
+// SAFETY: as above.
+unsafe impl Sync for DataPool {}
+
+impl DataPool {
+    /// Map `data_bytes` of data (pre-filled with pseudo-random bytes) plus half as much for
+    /// parity. Transparent huge pages are requested.
+    pub fn new(data_bytes: usize) -> Result<DataPool> {
+        if data_bytes < 1 << 20 {
+            return invalid("benchmark pool must be at least 1 MiB");
+        }
+        let data_bytes = data_bytes & !0xfff;
+        let bytes = data_bytes + data_bytes / 2;
+        // SAFETY: anonymous private mapping, checked for failure.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(Error::Io(format!(
+                "cannot map {bytes} bytes for the benchmark pool"
+            )));
+        }
+        // SAFETY: advice on our own mapping; failure is harmless.
+        unsafe { libc::madvise(p, bytes, libc::MADV_HUGEPAGE) };
+        let base = p as *mut u8;
+        // SAFETY: the mapping is `bytes` long and exclusively ours.
+        let all = unsafe { std::slice::from_raw_parts_mut(base as *mut u64, bytes / 8) };
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for w in all.iter_mut() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *w = x;
+        }
+        Ok(DataPool {
+            base,
+            bytes,
+            data_bytes,
+        })
+    }
+
+    /// Bytes of the data region.
+    pub fn data_bytes(&self) -> usize {
+        self.data_bytes
+    }
+
+    /// Bytes of the parity region.
+    pub fn parity_bytes(&self) -> usize {
+        self.bytes - self.data_bytes
+    }
+}
+
+impl Drop for DataPool {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly the region mapped in `new`.
+        unsafe { libc::munmap(self.base as *mut libc::c_void, self.bytes) };
+    }
+}
+
+/// What is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workload {
+    /// RS encode.
+    Encode,
+    /// RS decode of this many lost data blocks (read k survivors, write the lost ones).
+    Decode {
+        /// Number of lost data blocks.
+        erasures: usize,
+    },
+    /// LRC(k, m, l) encode (m global + l local parities).
+    Lrc {
+        /// Local groups.
+        l: usize,
+    },
+}
+
+/// One benchmark point.
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    /// Data blocks per stripe.
+    pub k: usize,
+    /// Parity blocks per stripe.
+    pub m: usize,
+    /// Block size in bytes.
+    pub block: usize,
+    /// Encode, decode or LRC.
+    pub workload: Workload,
+    /// Worker threads (each side runs this many).
+    pub threads: usize,
+    /// Stripes per pmec call (1 = one call per stripe, like ISA-L).
+    pub batch: usize,
+    /// Use a cache-resident working set instead of the random pool.
+    pub in_cache: bool,
+    /// pmec kernel (None = best).
+    pub isa: Option<Isa>,
+    /// pmec scheduling.
+    pub strategy: Strategy,
+    /// ISA-L entry point: None = dispatched `ec_encode_data`, or a variant ("avx2", ...).
+    pub isal_variant: Option<String>,
+    /// Source bytes processed per timed repetition.
+    pub bytes_per_rep: usize,
+    /// Timed repetitions per side (median reported).
+    pub reps: usize,
+    /// Also measure ISA-L.
+    pub with_isal: bool,
+    /// Seed for block selection.
+    pub seed: u64,
+}
+
+impl Default for BenchConfig {
+    fn default() -> Self {
+        BenchConfig {
+            k: 8,
+            m: 4,
+            block: 1024,
+            workload: Workload::Encode,
+            threads: 1,
+            batch: 64,
+            in_cache: false,
+            isa: None,
+            strategy: Strategy::Auto,
+            isal_variant: None,
+            bytes_per_rep: 256 << 20,
+            reps: 5,
+            with_isal: true,
+            seed: 1,
+        }
+    }
+}
+
+impl BenchConfig {
+    /// Short label, e.g. "RS(12,8) 1KiB enc t1 b64".
+    pub fn label(&self) -> String {
+        let code = match self.workload {
+            Workload::Lrc { l } => format!("LRC({},{},{})", self.k, self.m, l),
+            _ => format!("RS({},{})", self.k + self.m, self.k),
+        };
+        let op = match self.workload {
+            Workload::Decode { erasures } => format!("dec{erasures}"),
+            _ => "enc".into(),
+        };
+        let size = if self.block.is_multiple_of(1024) {
+            format!("{}KiB", self.block / 1024)
+        } else {
+            format!("{}B", self.block)
+        };
+        let place = if self.in_cache { " in-cache" } else { "" };
+        format!(
+            "{code} {size} {op} t{} b{}{place}",
+            self.threads, self.batch
+        )
+    }
+}
+
+/// Throughput of repeated runs, in GB/s of source data (10^9 bytes per second).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measurement {
+    /// Median of the runs.
+    pub gbps: f64,
+    /// Every run.
+    pub runs: Vec<f64>,
+}
+
+impl Measurement {
+    fn from_runs(mut runs: Vec<f64>) -> Measurement {
+        let mut s = runs.clone();
+        s.sort_by(f64::total_cmp);
+        let gbps = if s.is_empty() { 0.0 } else { s[s.len() / 2] };
+        runs.shrink_to_fit();
+        Measurement { gbps, runs }
+    }
+
+    /// (max - min) / median of the runs: how noisy the point is.
+    pub fn spread(&self) -> f64 {
+        let max = self.runs.iter().cloned().fold(f64::MIN, f64::max);
+        let min = self.runs.iter().cloned().fold(f64::MAX, f64::min);
+        if self.gbps > 0.0 {
+            (max - min) / self.gbps
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Result of one benchmark point.
+#[derive(Debug, Clone)]
+pub struct BenchResult {
+    /// The configuration.
+    pub config: BenchConfig,
+    /// pmec.
+    pub pmec: Measurement,
+    /// ISA-L, when measured.
+    pub isal: Option<Measurement>,
+    /// pmec / ISA-L.
+    pub ratio: Option<f64>,
+    /// Why ISA-L was not measured, if it was not.
+    pub isal_note: Option<String>,
+    /// The schedule pmec's coordinator used last (debug format).
+    pub schedule: String,
+}
+
+struct Stripes {
+    srcs: Vec<*const u8>,
+    dsts: Vec<*mut u8>,
+    count: usize,
+}
+
+fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
+
+fn make_stripes(pool: &DataPool, cfg: &BenchConfig, outputs: usize) -> Result<Stripes> {
+    let (k, b) = (cfg.k, cfg.block);
+    let per_stripe = k * b;
+    let want = cfg.bytes_per_rep.div_ceil(per_stripe).max(1);
+    let mut seed = cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let slot = b.next_multiple_of(64);
+    let (data_slots, parity_slots) = if cfg.in_cache {
+        // a set of stripes totalling about 1 MiB, reused round-robin (stays in L2)
+        let set = ((1 << 20) / ((k + outputs) * slot)).max(1);
+        (set * k, set * outputs)
+    } else {
+        (pool.data_bytes() / slot, pool.parity_bytes() / slot)
+    };
+    if data_slots < k || parity_slots < outputs {
+        return invalid(format!("pool too small for k={k}, block={b}"));
+    }
+    let count = if cfg.in_cache {
+        want
+    } else {
+        want.min(parity_slots / outputs.max(1))
+    };
+    let mut srcs = Vec::with_capacity(count * k);
+    let mut dsts = Vec::with_capacity(count * outputs);
+    // parity slots: a random permutation so no two stripes write the same block
+    let mut perm: Vec<usize> = (0..parity_slots).collect();
+    for i in (1..perm.len()).rev() {
+        let j = (xorshift(&mut seed) % (i as u64 + 1)) as usize;
+        perm.swap(i, j);
+    }
+    let data_base = pool.base;
+    // SAFETY: the parity region starts data_bytes into the mapping.
+    let parity_base = unsafe { pool.base.add(pool.data_bytes) };
+    let mut chosen = Vec::with_capacity(k);
+    for s in 0..count {
+        if cfg.in_cache {
+            let set = data_slots / k;
+            let i = s % set;
+            for j in 0..k {
+                // SAFETY: slot index < data_slots within the data region.
+                srcs.push(unsafe { data_base.add((i * k + j) * slot) } as *const u8);
+            }
+            for p in 0..outputs {
+                // SAFETY: slot index < parity_slots within the parity region.
+                dsts.push(unsafe { parity_base.add((i * outputs + p) * slot) });
+            }
+            continue;
+        }
+        chosen.clear();
+        while chosen.len() < k {
+            let x = (xorshift(&mut seed) % data_slots as u64) as usize;
+            if !chosen.contains(&x) {
+                chosen.push(x);
+            }
+        }
+        for &x in &chosen {
+            // SAFETY: x < data_slots.
+            srcs.push(unsafe { data_base.add(x * slot) } as *const u8);
+        }
+        for p in 0..outputs {
+            // SAFETY: perm values < parity_slots; distinct across stripes.
+            dsts.push(unsafe { parity_base.add(perm[s * outputs + p] * slot) });
+        }
+    }
+    Ok(Stripes { srcs, dsts, count })
+}
+
+struct SendPtrs<'a>(&'a Stripes);
+// SAFETY: pointer lists are read-only; workers write disjoint parity blocks.
+unsafe impl Sync for SendPtrs<'_> {}
+
+/// The coefficient rows (outputs x k) a workload computes, for ISA-L's tables.
+fn workload_rows(cfg: &BenchConfig) -> Result<(Matrix, usize)> {
+    let (k, m) = (cfg.k, cfg.m);
+    match cfg.workload {
+        Workload::Encode => {
+            let g = crate::matrix::generator(crate::MatrixKind::Cauchy, k, m)?;
+            let rows: Vec<usize> = (k..k + m).collect();
+            Ok((g.select_rows(&rows), m))
+        }
+        Workload::Decode { erasures } => {
+            if erasures == 0 || erasures > m || erasures > k {
+                return invalid(format!(
+                    "decode needs 1..={} erasures, got {erasures}",
+                    m.min(k)
+                ));
+            }
+            let g = crate::matrix::generator(crate::MatrixKind::Cauchy, k, m)?;
+            let erased: Vec<usize> = (0..erasures).collect();
+            let survivors: Vec<usize> = (erasures..erasures + k).collect();
+            let inv = g.select_rows(&survivors).invert()?;
+            Ok((g.select_rows(&erased).mul(&inv)?, erasures))
+        }
+        Workload::Lrc { l } => {
+            let lrc = Lrc::new(k, m, l)?;
+            let rows: Vec<usize> = (k..k + m + l).collect();
+            Ok((lrc.generator().select_rows(&rows), m + l))
+        }
+    }
+}
+
+enum Engine {
+    Rs(Codec),
+    Dec(crate::codec::Decoder),
+    Lrc(Lrc),
+}
+
+/// Run one benchmark point.
+pub fn run(pool: &DataPool, cfg: &BenchConfig) -> Result<BenchResult> {
+    if cfg.block == 0 || cfg.threads == 0 || cfg.batch == 0 || cfg.reps == 0 {
+        return invalid("block, threads, batch and reps must be positive");
+    }
+    let (rows, outputs) = workload_rows(cfg)?;
+    let mut builder = Codec::builder(cfg.k, cfg.m).strategy(cfg.strategy);
+    if let Some(i) = cfg.isa {
+        builder = builder.isa(i);
+    }
+    let engine = match cfg.workload {
+        Workload::Encode => Engine::Rs(builder.build()?),
+        Workload::Decode { erasures } => {
+            let codec = builder.build()?;
+            let erased: Vec<usize> = (0..erasures).collect();
+            let d = codec.decoder(&erased)?;
+            debug_assert_eq!(
+                d.survivors(),
+                &(erasures..erasures + cfg.k).collect::<Vec<_>>()[..]
+            );
+            Engine::Dec(d)
+        }
+        Workload::Lrc { l } => {
+            let isa = cfg.isa.unwrap_or_else(Isa::best);
+            Engine::Lrc(Lrc::with_isa(cfg.k, cfg.m, l, isa)?)
+        }
+    };
+    let stripes = make_stripes(pool, cfg, outputs)?;
+    let bytes = (stripes.count * cfg.k * cfg.block) as f64;
+    let tp = ThreadPool::new(cfg.threads);
+    let shared = SendPtrs(&stripes);
+    let (k, len, batch) = (cfg.k, cfg.block, cfg.batch);
+    let run_pmec = || {
+        let shared = &shared;
+        let t0 = Instant::now();
+        tp.split(stripes.count, |first, count| {
+            let st = shared.0;
+            let mut s = first;
+            while s < first + count {
+                let n = batch.min(first + count - s);
+                let src = &st.srcs[s * k..(s + n) * k];
+                let dst = &st.dsts[s * outputs..(s + n) * outputs];
+                // SAFETY: pool blocks of `len` bytes; parity blocks are distinct per stripe
+                // and never overlap the data region.
+                unsafe {
+                    match &engine {
+                        Engine::Rs(c) => c.encode_raw(len, src, dst, tp.effective_threads()),
+                        Engine::Dec(dec) => dec.decode_raw(len, src, dst, tp.effective_threads()),
+                        Engine::Lrc(l) => l.encode_raw(len, src, dst, tp.effective_threads()),
+                    };
+                }
+                s += n;
+            }
+        });
+        bytes / t0.elapsed().as_secs_f64() / 1e9
+    };
+    let (isal, isal_note) = match (cfg.with_isal, IsaL::get()) {
+        (false, _) => (None, Some("not requested".to_string())),
+        (true, None) => (
+            None,
+            Some("libisal.so.2 not found: ISA-L comparison skipped".to_string()),
+        ),
+        (true, Some(l)) => {
+            let f: Option<IsaLEncode> = match &cfg.isal_variant {
+                None => Some(l.encode_fn()),
+                Some(v) => l.encode_variant(v),
+            };
+            match f {
+                Some(f) => (Some((l, f)), None),
+                None => (
+                    None,
+                    Some(format!(
+                        "ISA-L has no ec_encode_data_{:?}",
+                        cfg.isal_variant
+                    )),
+                ),
+            }
+        }
+    };
+    let tables = isal.map(|(l, _)| l.init_tables(k, outputs, rows.as_bytes()));
+    let run_isal = |f: IsaLEncode, tables: &[u8]| {
+        let shared = &shared;
+        let t0 = Instant::now();
+        tp.split(stripes.count, |first, count| {
+            let st = shared.0;
+            for s in first..first + count {
+                // SAFETY: as for pmec above; tables hold k*outputs*32 bytes.
+                unsafe {
+                    f.call(
+                        len,
+                        k,
+                        outputs,
+                        tables.as_ptr(),
+                        &st.srcs[s * k..(s + 1) * k],
+                        &st.dsts[s * outputs..(s + 1) * outputs],
+                    )
+                };
+            }
+        });
+        bytes / t0.elapsed().as_secs_f64() / 1e9
+    };
+    // warm-up (lets the coordinator probe and tune), then alternate timed runs
+    run_pmec();
+    if let (Some((_, f)), Some(t)) = (isal, &tables) {
+        run_isal(f, t);
+    }
+    let mut p = Vec::with_capacity(cfg.reps);
+    let mut q = Vec::with_capacity(cfg.reps);
+    for _ in 0..cfg.reps {
+        p.push(run_pmec());
+        if let (Some((_, f)), Some(t)) = (isal, &tables) {
+            q.push(run_isal(f, t));
+        }
+    }
+    let pmec = Measurement::from_runs(p);
+    let isal = (!q.is_empty()).then(|| Measurement::from_runs(q));
+    let ratio = isal.as_ref().map(|i| pmec.gbps / i.gbps);
+    let mut schedule = String::new();
+    let stats = match &engine {
+        Engine::Rs(c) => c.coordinator().stats(),
+        Engine::Dec(d) => d.coordinator().stats(),
+        Engine::Lrc(l) => l.coordinator().stats(),
+    };
+    for ((_, pressure), st) in stats {
+        let last = st.last_schedule.map_or("-".to_string(), |s| {
+            format!(
+                "d={} {:?}{}{}{}",
+                s.distance,
+                s.body,
+                if s.shuffle { " shuffled" } else { "" },
+                s.xpline_distance
+                    .map_or(String::new(), |x| format!(" d1={x}")),
+                if s.nt { " nt" } else { "" }
+            )
+        });
+        if !schedule.is_empty() {
+            schedule.push_str("; ");
+        }
+        schedule.push_str(&format!(
+            "{}calls {} (prefetch {}, cache-resident {}) last: {last}",
+            if pressure { "high-pressure " } else { "" },
+            st.calls,
+            st.prefetch_calls,
+            st.cache_resident_calls,
+        ));
+    }
+    Ok(BenchResult {
+        config: cfg.clone(),
+        pmec,
+        isal,
+        ratio,
+        isal_note,
+        schedule,
+    })
+}
+
+/// The parameter a sweep varies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Axis {
+    /// Data blocks k.
+    K,
+    /// Parity blocks m.
+    M,
+    /// Block size in bytes.
+    Block,
+    /// Threads.
+    Threads,
+    /// Stripes per pmec call.
+    Batch,
+}
+
+/// Run `base` once per value of `axis`.
+pub fn sweep(
+    pool: &DataPool,
+    base: &BenchConfig,
+    axis: Axis,
+    values: &[usize],
+) -> Result<Vec<BenchResult>> {
+    values
+        .iter()
+        .map(|&v| {
+            let mut c = base.clone();
+            match axis {
+                Axis::K => c.k = v,
+                Axis::M => c.m = v,
+                Axis::Block => c.block = v,
+                Axis::Threads => c.threads = v,
+                Axis::Batch => c.batch = v,
+            }
+            run(pool, &c)
+        })
+        .collect()
+}
+
+/// The paper's breakdown (Fig. 18) with fixed schedules at distance `d`: Vanilla (hardware
+/// prefetcher starved by shuffling, no software prefetch), +SW, +HW (address order), +BF
+/// (XPLine-first distance d + 4). Returns (name, result) pairs; ISA-L is measured once, with
+/// the first.
+pub fn breakdown(
+    pool: &DataPool,
+    base: &BenchConfig,
+    d: usize,
+) -> Result<Vec<(String, BenchResult)>> {
+    let nt = true;
+    let variants = [
+        (
+            "Vanilla",
+            Schedule {
+                distance: 0,
+                xpline_distance: None,
+                shuffle: true,
+                body: Body::Line,
+                nt,
+            },
+        ),
+        (
+            "+SW",
+            Schedule {
+                distance: d,
+                xpline_distance: None,
+                shuffle: true,
+                body: Body::Line,
+                nt,
+            },
+        ),
+        (
+            "+HW",
+            Schedule {
+                distance: d,
+                xpline_distance: None,
+                shuffle: false,
+                body: Body::Line,
+                nt,
+            },
+        ),
+        (
+            "+BF",
+            Schedule {
+                distance: d,
+                xpline_distance: Some(d + 4),
+                shuffle: false,
+                body: Body::Line,
+                nt,
+            },
+        ),
+    ];
+    let mut out = Vec::new();
+    for (i, (name, s)) in variants.into_iter().enumerate() {
+        let mut c = base.clone();
+        c.strategy = Strategy::Fixed(s);
+        c.with_isal = base.with_isal && i == 0;
+        out.push((name.to_string(), run(pool, &c)?));
+    }
+    Ok(out)
+}
+
+/// Format results as a Markdown table.
+pub fn markdown(results: &[BenchResult]) -> String {
+    let mut s = String::from(
+        "| point | pmec GB/s | ISA-L GB/s | ratio | spread pmec/isal |\n|---|---|---|---|---|\n",
+    );
+    for r in results {
+        let (ig, ratio, isp) = match &r.isal {
+            Some(i) => (
+                format!("{:.2}", i.gbps),
+                format!("{:.2}x", r.ratio.unwrap_or(0.0)),
+                format!("{:.0}%", i.spread() * 100.0),
+            ),
+            None => ("-".into(), "-".into(), "-".into()),
+        };
+        s.push_str(&format!(
+            "| {} | {:.2} | {} | {} | {:.0}% / {} |\n",
+            r.config.label(),
+            r.pmec.gbps,
+            ig,
+            ratio,
+            r.pmec.spread() * 100.0,
+            isp
+        ));
+    }
+    s
+}

@@ -1,0 +1,592 @@
+//! The adaptive coordinator (DIALGA §4.1): picks a [`Schedule`] for each call from the I/O
+//! pattern (stripe width, block size, concurrency) and sampled cache behaviour.
+//!
+//! Cache events come from hardware counters when `perf_event_open` works; otherwise (as on
+//! this VM) the coordinator times calls with the TSC and uses cycles per loaded cache line as
+//! its latency sample. Decisions, with the paper's thresholds as configurable defaults:
+//!
+//! * data found cache-resident (a periodic vanilla probe runs near the calibrated compute
+//!   cost) → plain kernels, no prefetch, regular stores;
+//! * high pressure (threads > 12, or latency > 110% of the low-pressure baseline together with
+//!   useless prefetches > 150% of theirs — with timing only, together with concurrency) →
+//!   hardware prefetcher starved by the shuffle mapping, 256 B bodies, software prefetch with
+//!   the distance capped by the PM read-buffer bound (Eq. 1);
+//! * otherwise → software prefetch at the tuned distance, XPLine-first lines further ahead,
+//!   hardware prefetcher left on (wide stripes beyond 32 sources disable it themselves, and
+//!   4 KB-aligned blocks are its best case, so it is never starved there).
+
+use super::counters::HwCounters;
+use super::prefetch::Schedule;
+use super::tuner::{Tuner, TunerConfig};
+use crate::kernels::{self, Body, Coefs, Isa};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Prefetch strategy: chosen by the coordinator, or fixed by hand for experiments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    /// The coordinator decides per call.
+    Auto,
+    /// No software prefetch, address order (ISA-L's behaviour).
+    Vanilla,
+    /// Pipelined software prefetch at the tuned distance; hardware prefetcher left alone.
+    SoftwarePrefetch,
+    /// Software prefetch plus the larger distance for XPLine-first lines ("+BF").
+    BufferFriendly,
+    /// Shuffled line order (hardware prefetcher starved) plus software prefetch.
+    NoHwPrefetch,
+    /// Shuffled order, 256 B bodies and software prefetch with the read-buffer cap.
+    HighPressure,
+    /// Exactly this schedule, no tuning.
+    Fixed(Schedule),
+}
+
+impl Strategy {
+    /// Name used on command lines and in reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Strategy::Auto => "auto",
+            Strategy::Vanilla => "vanilla",
+            Strategy::SoftwarePrefetch => "sw",
+            Strategy::BufferFriendly => "bf",
+            Strategy::NoHwPrefetch => "nohw",
+            Strategy::HighPressure => "pressure",
+            Strategy::Fixed(_) => "fixed",
+        }
+    }
+
+    /// Parse a name printed by [`Strategy::name`] (not `fixed`).
+    pub fn parse(s: &str) -> crate::Result<Strategy> {
+        Ok(match s {
+            "auto" => Strategy::Auto,
+            "vanilla" => Strategy::Vanilla,
+            "sw" => Strategy::SoftwarePrefetch,
+            "bf" => Strategy::BufferFriendly,
+            "nohw" => Strategy::NoHwPrefetch,
+            "pressure" => Strategy::HighPressure,
+            _ => {
+                return Err(crate::Error::InvalidParameter(format!(
+                    "unknown strategy '{s}' (auto, vanilla, sw, bf, nohw, pressure)"
+                )))
+            }
+        })
+    }
+}
+
+/// Coordinator thresholds and knobs (paper defaults).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CoordinatorConfig {
+    /// Latency above this multiple of the low-pressure baseline signals contention (1.10).
+    pub latency_threshold: f64,
+    /// Useless prefetches above this multiple of their baseline mark the hardware prefetcher
+    /// inefficient (1.50).
+    pub useless_prefetch_threshold: f64,
+    /// More concurrent encoders than this is high pressure (12).
+    pub thread_threshold: usize,
+    /// Stripes wider than this defeat the L2 stream prefetcher on their own (32).
+    pub wide_stripe: usize,
+    /// Extra distance for the first line of each XPLine (paper: k + 4 when d = k).
+    pub xpline_extra: usize,
+    /// PM read-buffer bytes for the distance cap of Eq. 1 (96 KiB: six Optane DIMMs).
+    pub read_buffer_bytes: usize,
+    /// Non-temporal parity stores: None = decide (on unless cache-resident).
+    pub nt: Option<bool>,
+    /// Fixed prefetch distance instead of hill climbing.
+    pub fixed_distance: Option<usize>,
+    /// Tuner parameters.
+    pub tuner: TunerConfig,
+    /// Calls between vanilla probes for cache residency.
+    pub probe_every: u64,
+    /// A vanilla probe this close to the compute cost means cache-resident data.
+    pub cache_factor: f64,
+    /// Sample one call in this many once the tuner has converged.
+    pub sample_every: u64,
+}
+
+impl Default for CoordinatorConfig {
+    fn default() -> Self {
+        CoordinatorConfig {
+            latency_threshold: 1.10,
+            useless_prefetch_threshold: 1.50,
+            thread_threshold: 12,
+            wide_stripe: 32,
+            xpline_extra: 4,
+            read_buffer_bytes: 96 * 1024,
+            nt: None,
+            fixed_distance: None,
+            tuner: TunerConfig::default(),
+            probe_every: 256,
+            cache_factor: 1.6,
+            sample_every: 8,
+        }
+    }
+}
+
+/// What the coordinator concluded for a call (for reports and tests).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Decision {
+    /// Schedule used.
+    pub schedule: Schedule,
+    /// High pressure detected.
+    pub pressure: bool,
+    /// Data judged cache-resident.
+    pub cache_resident: bool,
+    /// Concurrency seen.
+    pub threads: usize,
+}
+
+/// What the coordinator did for one block length (for reports).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CoordinatorStats {
+    /// Calls.
+    pub calls: u64,
+    /// Calls run with software prefetch.
+    pub prefetch_calls: u64,
+    /// Calls judged cache-resident (plain kernels).
+    pub cache_resident_calls: u64,
+    /// Calls under high pressure.
+    pub pressure_calls: u64,
+    /// Schedule of the latest call that was not a cache-residency probe.
+    pub last_schedule: Option<Schedule>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    stats: CoordinatorStats,
+    tuner: Tuner,
+    cache_resident: bool,
+    calls: u64,
+    /// Lowest cycles per line seen without pressure (latency baseline).
+    base_cpl: f64,
+    last_cpl: f64,
+    base_useless: f64,
+    last_useless: f64,
+}
+
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static COUNTERS: RefCell<Option<Option<HwCounters>>> = const { RefCell::new(None) };
+}
+
+fn with_counters<R>(f: impl FnOnce(Option<&HwCounters>) -> R) -> R {
+    COUNTERS.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.is_none() {
+            *c = Some(if std::env::var_os("PMEC_NO_PERF").is_some() {
+                None
+            } else {
+                HwCounters::open()
+            });
+        }
+        f(c.as_ref().and_then(|o| o.as_ref()))
+    })
+}
+
+/// A call in progress: the schedule to run and what to measure.
+#[derive(Debug)]
+pub struct Ticket {
+    /// Chosen schedule.
+    pub decision: Decision,
+    key: (usize, bool),
+    probe: bool,
+    measure: bool,
+    from_tuner: bool,
+    t0: u64,
+    c0: Option<super::counters::Sample>,
+    lines: u64,
+}
+
+/// Chooses schedules for one codec geometry (k sources, m destinations).
+#[derive(Debug)]
+pub struct Coordinator {
+    cfg: CoordinatorConfig,
+    strategy: Strategy,
+    k: usize,
+    m: usize,
+    /// Calibrated cycles per source line with data in L1.
+    compute_cpl: f64,
+    /// Per (block length, pressure) state; few entries, searched linearly.
+    state: Mutex<Vec<((usize, bool), Entry)>>,
+}
+
+fn tsc() -> u64 {
+    // SAFETY: rdtsc has no preconditions on x86_64.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+impl Coordinator {
+    /// Coordinator for `coefs` (m x k) run with `isa`; calibrates the in-cache compute cost.
+    pub fn new(strategy: Strategy, cfg: CoordinatorConfig, isa: Isa, coefs: &Coefs) -> Coordinator {
+        let (k, m) = (coefs.cols(), coefs.rows());
+        let compute_cpl = calibrate(isa, coefs);
+        Coordinator {
+            cfg,
+            strategy,
+            k,
+            m,
+            compute_cpl,
+            state: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The strategy in force.
+    pub fn strategy(&self) -> Strategy {
+        self.strategy
+    }
+
+    /// Configuration.
+    pub fn config(&self) -> &CoordinatorConfig {
+        &self.cfg
+    }
+
+    /// Calibrated in-cache cycles (TSC ticks) per source cache line.
+    pub fn compute_cost(&self) -> f64 {
+        self.compute_cpl
+    }
+
+    /// Current tuned distance for a block length (None before any call with it).
+    pub fn tuned_distance(&self, len: usize, pressure: bool) -> Option<usize> {
+        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.iter()
+            .find(|(k, _)| *k == (len, pressure))
+            .map(|(_, e)| e.tuner.distance())
+    }
+
+    /// Statistics per (block length, pressure) seen so far.
+    pub fn stats(&self) -> Vec<((usize, bool), CoordinatorStats)> {
+        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.iter().map(|(k, e)| (*k, e.stats)).collect()
+    }
+
+    /// Eq. 1: largest distance keeping `threads * k * 256 B * ceil(d / (k + m))` within the
+    /// read buffer (m counts only with cached parity stores); at least k.
+    pub fn distance_cap(&self, threads: usize, nt: bool) -> usize {
+        let (k, m) = (self.k, if nt { 0 } else { self.m });
+        let per_row = threads.max(1) * k * 256;
+        let rows = self.cfg.read_buffer_bytes / per_row.max(1);
+        (rows * (k + m)).max(k)
+    }
+
+    /// Choose the schedule for a call over `stripes` stripes of `len`-byte blocks issued with
+    /// `threads` declared concurrent encoders.
+    pub fn begin(&self, len: usize, stripes: usize, threads: usize) -> Ticket {
+        let active = ACTIVE.fetch_add(1, Ordering::Relaxed) + 1;
+        let threads = threads.max(active);
+        let lines = (self.k * len / 64 * stripes.max(1)) as u64;
+        let cfg = &self.cfg;
+        let mut pressure = threads > cfg.thread_threshold;
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        // latency / useless-prefetch signals from the low-pressure entry
+        if !pressure {
+            if let Some((_, e)) = st.iter().find(|(k, _)| *k == (len, false)) {
+                let lat = e.base_cpl > 0.0 && e.last_cpl > cfg.latency_threshold * e.base_cpl;
+                let useless = if e.base_useless > 0.0 {
+                    e.last_useless > cfg.useless_prefetch_threshold * e.base_useless
+                } else {
+                    threads > 1
+                };
+                pressure = lat && useless && !e.cache_resident;
+            }
+        }
+        let key = (len, pressure);
+        let start_d = cfg.fixed_distance.unwrap_or(self.k);
+        let auto_s = self.strategy == Strategy::Auto;
+        let idx = match st.iter().position(|(k, _)| *k == key) {
+            Some(i) => i,
+            None => {
+                if st.len() >= 64 {
+                    st.remove(0);
+                }
+                let e = Entry {
+                    stats: CoordinatorStats::default(),
+                    // Auto climbs the loop body (variant 0 = 64 B, 1 = 256 B) with the distance
+                    tuner: Tuner::with_variants(start_d, if auto_s { 2 } else { 1 }, cfg.tuner),
+                    cache_resident: false,
+                    calls: 0,
+                    base_cpl: 0.0,
+                    last_cpl: 0.0,
+                    base_useless: 0.0,
+                    last_useless: 0.0,
+                };
+                st.push((key, e));
+                st.len() - 1
+            }
+        };
+        let e = &mut st[idx].1;
+        e.calls += 1;
+        let auto = self.strategy == Strategy::Auto;
+        let probe =
+            auto && !e.cache_resident && (e.calls == 1 || e.calls.is_multiple_of(cfg.probe_every));
+        let tuned = cfg.fixed_distance.unwrap_or_else(|| e.tuner.distance());
+        let measure = probe
+            || e.tuner.searching()
+            || e.calls.is_multiple_of(cfg.sample_every)
+            || (auto && e.cache_resident && e.calls.is_multiple_of(16));
+        let nt_default = cfg.nt.unwrap_or(true);
+        let hw_friendly = len >= 4096 && len.is_multiple_of(4096);
+        let wide = self.k > cfg.wide_stripe;
+        let schedule = match self.strategy {
+            Strategy::Fixed(s) => s,
+            Strategy::Vanilla => Schedule {
+                nt: cfg.nt.unwrap_or(false),
+                ..Schedule::VANILLA
+            },
+            Strategy::SoftwarePrefetch => Schedule {
+                distance: tuned,
+                xpline_distance: None,
+                shuffle: false,
+                body: Body::Line,
+                nt: nt_default,
+            },
+            Strategy::BufferFriendly => Schedule {
+                distance: tuned,
+                xpline_distance: (tuned > 0).then_some(tuned + cfg.xpline_extra),
+                shuffle: false,
+                body: Body::Line,
+                nt: nt_default,
+            },
+            Strategy::NoHwPrefetch => Schedule {
+                distance: tuned,
+                xpline_distance: None,
+                shuffle: true,
+                body: Body::Line,
+                nt: nt_default,
+            },
+            Strategy::HighPressure => Schedule {
+                distance: tuned.min(self.distance_cap(threads, nt_default)),
+                xpline_distance: None,
+                shuffle: true,
+                body: Body::XpLine,
+                nt: nt_default,
+            },
+            Strategy::Auto => {
+                if probe || e.cache_resident {
+                    Schedule {
+                        nt: cfg.nt.unwrap_or(false),
+                        ..Schedule::VANILLA
+                    }
+                } else if pressure {
+                    Schedule {
+                        distance: tuned.min(self.distance_cap(threads, nt_default)),
+                        xpline_distance: None,
+                        shuffle: !hw_friendly && !wide,
+                        body: if len >= 256 { Body::XpLine } else { Body::Line },
+                        nt: nt_default,
+                    }
+                } else {
+                    // low pressure: tuned distance and body; XPLine-first lines further ahead
+                    // when lines are the loop body
+                    let body = if e.tuner.variant() == 1 && len >= 256 {
+                        Body::XpLine
+                    } else {
+                        Body::Line
+                    };
+                    Schedule {
+                        distance: tuned,
+                        xpline_distance: (tuned > 0 && body == Body::Line)
+                            .then_some(tuned + cfg.xpline_extra),
+                        shuffle: false,
+                        body,
+                        nt: nt_default,
+                    }
+                }
+            }
+        };
+        let decision = Decision {
+            schedule,
+            pressure,
+            cache_resident: e.cache_resident,
+            threads,
+        };
+        let from_tuner = cfg.fixed_distance.is_none()
+            && !matches!(self.strategy, Strategy::Fixed(_) | Strategy::Vanilla)
+            && !(auto && (probe || e.cache_resident));
+        e.stats.calls += 1;
+        e.stats.cache_resident_calls += u64::from(e.cache_resident);
+        e.stats.pressure_calls += u64::from(pressure);
+        e.stats.prefetch_calls += u64::from(schedule.distance > 0);
+        if !probe {
+            e.stats.last_schedule = Some(schedule);
+        }
+        drop(st);
+        let c0 = if measure {
+            with_counters(|c| c.map(|c| c.read()))
+        } else {
+            None
+        };
+        Ticket {
+            decision,
+            key,
+            probe,
+            measure,
+            from_tuner,
+            t0: if measure { tsc() } else { 0 },
+            c0,
+            lines,
+        }
+    }
+
+    /// Finish a call started with [`Coordinator::begin`]; `bytes` of source data were encoded.
+    pub fn end(&self, t: Ticket, bytes: u64) {
+        ACTIVE.fetch_sub(1, Ordering::Relaxed);
+        if !t.measure || t.lines == 0 {
+            return;
+        }
+        let cycles = tsc().saturating_sub(t.t0);
+        let useless = t.c0.and_then(|c0| {
+            with_counters(|c| {
+                c.map(|c| c.read().prefetch_misses.saturating_sub(c0.prefetch_misses))
+            })
+        });
+        let cpl = cycles as f64 / t.lines as f64;
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let Some((_, e)) = st.iter_mut().find(|(k, _)| *k == t.key) else {
+            return;
+        };
+        if t.probe {
+            e.cache_resident = cpl < self.cfg.cache_factor * self.compute_cpl;
+            return;
+        }
+        if e.cache_resident {
+            if cpl > 2.5 * self.compute_cpl {
+                e.cache_resident = false;
+            }
+            return;
+        }
+        e.last_cpl = cpl;
+        if !t.key.1 && t.decision.threads <= 1 && (e.base_cpl == 0.0 || cpl < e.base_cpl) {
+            e.base_cpl = cpl;
+        }
+        if let Some(u) = useless {
+            let u = u as f64 / t.lines as f64;
+            e.last_useless = u;
+            if t.decision.threads <= 1 && (e.base_useless == 0.0 || u < e.base_useless) {
+                e.base_useless = u.max(1e-6);
+            }
+        }
+        if t.from_tuner {
+            e.tuner.record(cycles, bytes);
+        }
+    }
+}
+
+/// Cycles per source line of the kernel on L1-resident data (k x 1 KiB).
+fn calibrate(isa: Isa, coefs: &Coefs) -> f64 {
+    let (k, m) = (coefs.cols(), coefs.rows());
+    let len = 1024;
+    let src = vec![0x5au8; k * len];
+    let mut dst = vec![0u8; m.max(1) * len];
+    let sp: Vec<*const u8> = (0..k).map(|j| src[j * len..].as_ptr()).collect();
+    let dp: Vec<*mut u8> = (0..m).map(|p| dst[p * len..].as_mut_ptr()).collect();
+    let mut best = u64::MAX;
+    for _ in 0..40 {
+        let t0 = tsc();
+        // SAFETY: buffers of k*len and m*len bytes, pointers within them, no overlap.
+        unsafe { kernels::encode_linear(isa, &sp, &dp, coefs, len, false, false) };
+        best = best.min(tsc().saturating_sub(t0));
+    }
+    std::hint::black_box(&dst);
+    best as f64 / (k * len / 64) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matrix;
+
+    fn coefs(k: usize, m: usize) -> Coefs {
+        let g = matrix::gen_cauchy1_matrix(k + m, k);
+        let rows: Vec<usize> = (k..k + m).collect();
+        Coefs::new(&g.select_rows(&rows))
+    }
+
+    #[test]
+    fn eq1_caps_the_distance_by_the_read_buffer() {
+        let c = Coordinator::new(
+            Strategy::Auto,
+            CoordinatorConfig::default(),
+            Isa::Scalar,
+            &coefs(24, 4),
+        );
+        // 96 KiB / (18 threads * 24 * 256 B) = 0 rows -> at least k
+        assert_eq!(c.distance_cap(18, true), 24);
+        // 96 KiB / (2 * 24 * 256) = 8 rows of k (+0 with nt) lines
+        assert_eq!(c.distance_cap(2, true), 8 * 24);
+        // cached parity stores count m too
+        assert_eq!(c.distance_cap(2, false), 8 * 28);
+    }
+
+    #[test]
+    fn many_threads_select_the_high_pressure_schedule() {
+        // no real work is timed here, so turn off the cache-residency verdict
+        let cfg = CoordinatorConfig {
+            cache_factor: 0.0,
+            ..CoordinatorConfig::default()
+        };
+        let c = Coordinator::new(Strategy::Auto, cfg, Isa::Scalar, &coefs(8, 4));
+        let call = |len: usize| {
+            let t = c.begin(len, 4, 16);
+            let d = t.decision;
+            c.end(t, 0);
+            d
+        };
+        // the first call of a (length, pressure) key is a cache-residency probe: plain kernels
+        let d = call(1024);
+        assert!(d.pressure && d.threads >= 16);
+        assert_eq!(d.schedule, Schedule::VANILLA);
+        let d = call(1024);
+        assert!(
+            d.schedule.shuffle && d.schedule.body == Body::XpLine,
+            "{d:?}"
+        );
+        assert!(d.schedule.distance <= c.distance_cap(d.threads, true));
+        // 4 KiB-aligned blocks keep the hardware prefetcher (no shuffle) even under pressure
+        call(8192);
+        let d = call(8192);
+        assert!(d.pressure && !d.schedule.shuffle, "{d:?}");
+    }
+
+    #[test]
+    fn hand_picked_strategies_are_obeyed() {
+        let fixed = Schedule {
+            distance: 7,
+            xpline_distance: Some(11),
+            shuffle: true,
+            body: Body::Line,
+            nt: false,
+        };
+        let c = Coordinator::new(
+            Strategy::Fixed(fixed),
+            CoordinatorConfig::default(),
+            Isa::Scalar,
+            &coefs(4, 2),
+        );
+        for _ in 0..3 {
+            let t = c.begin(4096, 1, 1);
+            assert_eq!(t.decision.schedule, fixed);
+            c.end(t, 4 * 4096);
+        }
+        let c = Coordinator::new(
+            Strategy::Vanilla,
+            CoordinatorConfig::default(),
+            Isa::Scalar,
+            &coefs(4, 2),
+        );
+        let t = c.begin(4096, 1, 1);
+        assert_eq!(t.decision.schedule, Schedule::VANILLA);
+        c.end(t, 0);
+        let cfg = CoordinatorConfig {
+            fixed_distance: Some(40),
+            ..CoordinatorConfig::default()
+        };
+        let c = Coordinator::new(Strategy::NoHwPrefetch, cfg, Isa::Scalar, &coefs(4, 2));
+        let t = c.begin(4096, 1, 1);
+        assert_eq!(
+            (t.decision.schedule.distance, t.decision.schedule.shuffle),
+            (40, true)
+        );
+        c.end(t, 0);
+    }
+}

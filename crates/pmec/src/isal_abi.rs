@@ -1,0 +1,332 @@
+//! ISA-L's erasure-code API implemented on pmec, with ISA-L's table layout (32 bytes per
+//! coefficient: `c*{0..15}` then `c*{0x00,0x10,..,0xf0}`, row-major `[rows][k]`).
+//!
+//! The raw `unsafe fn`s here have ISA-L's exact C signatures' semantics; the `isal-shim`
+//! cdylib exports them under ISA-L's names so an ISA-L program runs on pmec with `LD_PRELOAD`.
+//! Encoding goes through the DIALGA coordinator, as the paper builds DIALGA into ISA-L's
+//! `ec_encode_data` entry point. Tables that are exactly what `ec_init_tables` builds may run
+//! on the GFNI kernels; any other table contents run on split-nibble kernels using the bytes
+//! as given, so results match ISA-L even for hand-made tables.
+
+use crate::codec::run_coordinated;
+use crate::dialga::coordinator::{Coordinator, CoordinatorConfig, Strategy};
+use crate::dialga::prefetch::StripeSet;
+use crate::gf;
+use crate::kernels::{self, Coefs, Isa};
+use crate::matrix;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// `ec_init_tables` into a new vector.
+pub fn init_tables(k: usize, rows: usize, a: &[u8]) -> Vec<u8> {
+    let mut t = Vec::with_capacity(k * rows * 32);
+    for &c in &a[..k * rows] {
+        t.extend_from_slice(&gf::nibble_table(c));
+    }
+    t
+}
+
+/// Best kernel that reads split-nibble tables as given.
+fn nibble_isa() -> Isa {
+    [Isa::Avx512, Isa::Avx2, Isa::Ssse3]
+        .into_iter()
+        .find(|i| i.available())
+        .unwrap_or(Isa::Scalar)
+}
+
+struct Prepared {
+    tables: Vec<u8>,
+    coefs: Coefs,
+    isa: Isa,
+    coord: Coordinator,
+}
+
+thread_local! {
+    static PREPARED: RefCell<HashMap<(usize, usize), Rc<Prepared>>> = RefCell::new(HashMap::new());
+}
+
+/// Prepared coefficients and coordinator for these tables (cached per thread and geometry,
+/// rebuilt when the table bytes change).
+fn prepared(k: usize, rows: usize, tables: &[u8]) -> Rc<Prepared> {
+    PREPARED.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some(p) = c.get(&(k, rows)) {
+            if p.tables == tables {
+                return p.clone();
+            }
+        }
+        let standard = tables.chunks(32).all(|t| t == gf::nibble_table(t[1]));
+        let (coefs, isa) = if standard {
+            let coef: Vec<u8> = tables.chunks(32).map(|t| t[1]).collect();
+            (Coefs::from_bytes(rows, k, &coef), Isa::best())
+        } else {
+            (Coefs::from_isal_tables(rows, k, tables), nibble_isa())
+        };
+        let coord = Coordinator::new(Strategy::Auto, CoordinatorConfig::default(), isa, &coefs);
+        let p = Rc::new(Prepared {
+            tables: tables.to_vec(),
+            coefs,
+            isa,
+            coord,
+        });
+        if c.len() > 64 {
+            c.clear();
+        }
+        c.insert((k, rows), p.clone());
+        p
+    })
+}
+
+/// `ec_init_tables(k, rows, a, gftbls)`.
+///
+/// # Safety
+/// `a` points to `k * rows` bytes, `gftbls` to `k * rows * 32` writable bytes.
+pub unsafe fn ec_init_tables(k: i32, rows: i32, a: *const u8, gftbls: *mut u8) {
+    if k <= 0 || rows <= 0 {
+        return;
+    }
+    let n = (k * rows) as usize;
+    let a = std::slice::from_raw_parts(a, n);
+    let out = std::slice::from_raw_parts_mut(gftbls, n * 32);
+    for (c, t) in a.iter().zip(out.chunks_mut(32)) {
+        t.copy_from_slice(&gf::nibble_table(*c));
+    }
+}
+
+/// `ec_encode_data(len, k, rows, gftbls, data, coding)`.
+///
+/// # Safety
+/// As ISA-L: `data` holds k readable and `coding` rows writable pointers to `len` bytes each
+/// (outputs not overlapping inputs); `gftbls` holds `k * rows * 32` bytes.
+pub unsafe fn ec_encode_data(
+    len: i32,
+    k: i32,
+    rows: i32,
+    gftbls: *const u8,
+    data: *const *const u8,
+    coding: *const *mut u8,
+) {
+    if len <= 0 || k <= 0 || rows <= 0 {
+        return;
+    }
+    let (len, k, rows) = (len as usize, k as usize, rows as usize);
+    let tables = std::slice::from_raw_parts(gftbls, k * rows * 32);
+    let p = prepared(k, rows, tables);
+    let srcs = std::slice::from_raw_parts(data, k);
+    let dsts = std::slice::from_raw_parts(coding, rows);
+    let set = StripeSet {
+        srcs,
+        dsts,
+        k,
+        m: rows,
+        len,
+    };
+    run_coordinated(&p.coord, p.isa, &p.coefs, &set, 1, false);
+}
+
+/// `ec_encode_data_update(len, k, rows, vec_i, gftbls, data, coding)`: coding[r] ^=
+/// table(r, vec_i) x data.
+///
+/// # Safety
+/// As ISA-L: `data` readable and each of the `rows` coding buffers writable for `len` bytes;
+/// `gftbls` holds `k * rows * 32` bytes.
+pub unsafe fn ec_encode_data_update(
+    len: i32,
+    k: i32,
+    rows: i32,
+    vec_i: i32,
+    gftbls: *const u8,
+    data: *const u8,
+    coding: *const *mut u8,
+) {
+    if len <= 0 || k <= 0 || rows <= 0 || vec_i < 0 || vec_i >= k {
+        return;
+    }
+    let (len, k, rows, vi) = (len as usize, k as usize, rows as usize, vec_i as usize);
+    let mut col = Vec::with_capacity(rows * 32);
+    for r in 0..rows {
+        let t = gftbls.add((r * k + vi) * 32);
+        col.extend_from_slice(std::slice::from_raw_parts(t, 32));
+    }
+    let coefs = Coefs::from_isal_tables(rows, 1, &col);
+    let dsts = std::slice::from_raw_parts(coding, rows);
+    kernels::encode_linear(nibble_isa(), &[data], dsts, &coefs, len, true, false);
+}
+
+/// `gf_vect_mul(len, gftbl, src, dest)`: dest = C x src. Like ISA-L, `len` must be a positive
+/// multiple of 32; otherwise nothing is written and -1 is returned.
+///
+/// # Safety
+/// `gftbl` has 32 bytes; `src` readable and `dest` writable for `len` bytes.
+pub unsafe fn gf_vect_mul(len: i32, gftbl: *const u8, src: *const u8, dest: *mut u8) -> i32 {
+    if len <= 0 || len % 32 != 0 {
+        return -1;
+    }
+    let coefs = Coefs::from_isal_tables(1, 1, std::slice::from_raw_parts(gftbl, 32));
+    kernels::encode_linear(
+        nibble_isa(),
+        &[src],
+        &[dest],
+        &coefs,
+        len as usize,
+        false,
+        false,
+    );
+    0
+}
+
+/// `gf_vect_dot_prod(len, vlen, gftbls, src, dest)`: dest = sum of C_j x src_j.
+///
+/// # Safety
+/// `gftbls` has `vlen * 32` bytes; `src` holds vlen readable pointers and `dest` is writable,
+/// all for `len` bytes.
+pub unsafe fn gf_vect_dot_prod(
+    len: i32,
+    vlen: i32,
+    gftbls: *const u8,
+    src: *const *const u8,
+    dest: *mut u8,
+) {
+    if len <= 0 || vlen <= 0 {
+        return;
+    }
+    let v = vlen as usize;
+    let coefs = Coefs::from_isal_tables(1, v, std::slice::from_raw_parts(gftbls, v * 32));
+    let srcs = std::slice::from_raw_parts(src, v);
+    kernels::encode_linear(
+        nibble_isa(),
+        srcs,
+        &[dest],
+        &coefs,
+        len as usize,
+        false,
+        false,
+    );
+}
+
+/// `gf_vect_mad(len, vec, vec_i, gftbls, src, dest)`: dest ^= C_{vec_i} x src, with the
+/// table of source `vec_i` at `gftbls + 32 * vec_i`.
+///
+/// # Safety
+/// `gftbls` has `vec * 32` bytes; `src` readable and `dest` writable for `len` bytes.
+pub unsafe fn gf_vect_mad(
+    len: i32,
+    vec: i32,
+    vec_i: i32,
+    gftbls: *const u8,
+    src: *const u8,
+    dest: *mut u8,
+) {
+    if len <= 0 || vec <= 0 || vec_i < 0 || vec_i >= vec {
+        return;
+    }
+    let t = std::slice::from_raw_parts(gftbls.add(vec_i as usize * 32), 32);
+    let coefs = Coefs::from_isal_tables(1, 1, t);
+    kernels::encode_linear(
+        nibble_isa(),
+        &[src],
+        &[dest],
+        &coefs,
+        len as usize,
+        true,
+        false,
+    );
+}
+
+/// `gf_vect_mul_init(c, gftbl)`.
+///
+/// # Safety
+/// `gftbl` has 32 writable bytes.
+pub unsafe fn gf_vect_mul_init(c: u8, gftbl: *mut u8) {
+    std::slice::from_raw_parts_mut(gftbl, 32).copy_from_slice(&gf::nibble_table(c));
+}
+
+/// `gf_gen_rs_matrix(a, m, k)` (m = total rows).
+///
+/// # Safety
+/// `a` has `m * k` writable bytes.
+pub unsafe fn gf_gen_rs_matrix(a: *mut u8, m: i32, k: i32) {
+    if m <= 0 || k <= 0 {
+        return;
+    }
+    let g = matrix::gen_rs_matrix(m as usize, k as usize);
+    std::slice::from_raw_parts_mut(a, g.as_bytes().len()).copy_from_slice(g.as_bytes());
+}
+
+/// `gf_gen_cauchy1_matrix(a, m, k)` (m = total rows).
+///
+/// # Safety
+/// `a` has `m * k` writable bytes.
+pub unsafe fn gf_gen_cauchy1_matrix(a: *mut u8, m: i32, k: i32) {
+    if m <= 0 || k <= 0 {
+        return;
+    }
+    let g = matrix::gen_cauchy1_matrix(m as usize, k as usize);
+    std::slice::from_raw_parts_mut(a, g.as_bytes().len()).copy_from_slice(g.as_bytes());
+}
+
+/// `gf_invert_matrix(in, out, n)`: 0 on success, -1 if singular; `in` is destroyed as ISA-L
+/// destroys it.
+///
+/// # Safety
+/// `input` and `out` have `n * n` bytes each.
+pub unsafe fn gf_invert_matrix(input: *mut u8, out: *mut u8, n: i32) -> i32 {
+    if n <= 0 {
+        return -1;
+    }
+    let n = n as usize;
+    let i = std::slice::from_raw_parts_mut(input, n * n);
+    let o = std::slice::from_raw_parts_mut(out, n * n);
+    if matrix::invert_in_place(i, o, n) {
+        0
+    } else {
+        -1
+    }
+}
+
+/// Safe `gf_vect_mul` on slices (same return convention).
+pub fn vect_mul(tbl: &[u8; 32], src: &[u8], dst: &mut [u8]) -> i32 {
+    assert_eq!(src.len(), dst.len(), "source and destination lengths");
+    // SAFETY: slices of equal length; the table has 32 bytes.
+    unsafe {
+        gf_vect_mul(
+            src.len() as i32,
+            tbl.as_ptr(),
+            src.as_ptr(),
+            dst.as_mut_ptr(),
+        )
+    }
+}
+
+/// Safe `gf_vect_dot_prod` on slices.
+pub fn vect_dot_prod(tables: &[u8], srcs: &[&[u8]], dst: &mut [u8]) {
+    assert!(srcs.iter().all(|s| s.len() == dst.len()) && tables.len() >= srcs.len() * 32);
+    let p: Vec<*const u8> = srcs.iter().map(|s| s.as_ptr()).collect();
+    // SAFETY: checked lengths above.
+    unsafe {
+        gf_vect_dot_prod(
+            dst.len() as i32,
+            srcs.len() as i32,
+            tables.as_ptr(),
+            p.as_ptr(),
+            dst.as_mut_ptr(),
+        )
+    }
+}
+
+/// Safe `gf_vect_mad` on slices.
+pub fn vect_mad(vec: usize, vec_i: usize, tables: &[u8], src: &[u8], dst: &mut [u8]) {
+    assert!(src.len() == dst.len() && tables.len() >= vec * 32 && vec_i < vec);
+    // SAFETY: checked lengths above.
+    unsafe {
+        gf_vect_mad(
+            dst.len() as i32,
+            vec as i32,
+            vec_i as i32,
+            tables.as_ptr(),
+            src.as_ptr(),
+            dst.as_mut_ptr(),
+        )
+    }
+}

@@ -1,0 +1,108 @@
+//! AVX-512BW split-nibble kernel: 64 bytes per vector; up to 8 parity rows per line body,
+//! 4 per XPLine (256 B) body.
+
+use super::{group, prefetch_body, Body, Coefs, Plan};
+use core::arch::x86_64::*;
+
+/// Run a plan.
+///
+/// # Safety
+/// As [`super::run_plan`]; the CPU must have AVX-512F and AVX-512BW.
+#[target_feature(enable = "avx512f,avx512bw")]
+pub unsafe fn run(
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    coefs: &Coefs,
+    plan: &Plan,
+    acc: bool,
+    nt: bool,
+) {
+    match plan.body {
+        Body::Line => run_r::<1>(srcs, dsts, coefs, plan, acc, nt, 8),
+        Body::XpLine => run_r::<4>(srcs, dsts, coefs, plan, acc, nt, 4),
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512bw")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_r<const R: usize>(
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    coefs: &Coefs,
+    plan: &Plan,
+    acc: bool,
+    nt: bool,
+    maxp: usize,
+) {
+    let k = srcs.len();
+    let m = dsts.len();
+    let sp = srcs.as_ptr();
+    let dp = dsts.as_ptr();
+    let tbl = coefs.nibble_ptr();
+    let npf = k * plan.body.lines();
+    for (i, &o) in plan.offs.iter().enumerate() {
+        if let Some(pf) = plan.pf {
+            prefetch_body(pf, i, npf);
+        }
+        let o = plan.base + o as usize;
+        let mut r0 = 0;
+        while r0 < m {
+            let p = group(m - r0, maxp);
+            let t = tbl.add(r0 * k * 32);
+            let d = dp.add(r0);
+            match p {
+                8 => body::<8, R>(sp, k, d, t, o, acc, nt),
+                4 => body::<4, R>(sp, k, d, t, o, acc, nt),
+                2 => body::<2, R>(sp, k, d, t, o, acc, nt),
+                _ => body::<1, R>(sp, k, d, t, o, acc, nt),
+            }
+            r0 += p;
+        }
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512bw")]
+#[inline]
+unsafe fn body<const P: usize, const R: usize>(
+    sp: *const *const u8,
+    k: usize,
+    dp: *const *mut u8,
+    tbl: *const u8,
+    o: usize,
+    acc_in: bool,
+    nt: bool,
+) {
+    let mask = _mm512_set1_epi8(0x0f);
+    let mut acc = [[_mm512_setzero_si512(); R]; P];
+    for j in 0..k {
+        let s = (*sp.add(j)).add(o);
+        for r in 0..R {
+            let x = _mm512_loadu_si512(s.add(64 * r) as *const _);
+            let lo = _mm512_and_si512(x, mask);
+            let hi = _mm512_and_si512(_mm512_srli_epi16(x, 4), mask);
+            for (p, a) in acc.iter_mut().enumerate() {
+                let t = tbl.add((p * k + j) * 32);
+                let tlo = _mm512_broadcast_i32x4(_mm_loadu_si128(t as *const __m128i));
+                let thi = _mm512_broadcast_i32x4(_mm_loadu_si128(t.add(16) as *const __m128i));
+                let v =
+                    _mm512_xor_si512(_mm512_shuffle_epi8(tlo, lo), _mm512_shuffle_epi8(thi, hi));
+                a[r] = _mm512_xor_si512(a[r], v);
+            }
+        }
+    }
+    for (p, a) in acc.iter().enumerate() {
+        let d = (*dp.add(p)).add(o);
+        for (r, v) in a.iter().enumerate() {
+            let mut v = *v;
+            let q = d.add(64 * r);
+            if acc_in {
+                v = _mm512_xor_si512(v, _mm512_loadu_si512(q as *const _));
+            }
+            if nt {
+                _mm512_stream_si512(q as *mut _, v);
+            } else {
+                _mm512_storeu_si512(q as *mut _, v);
+            }
+        }
+    }
+}

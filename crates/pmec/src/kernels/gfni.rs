@@ -1,0 +1,195 @@
+//! GFNI kernels: one `vgf2p8affineqb` per coefficient and vector (the 8x8 bit matrix of the
+//! constant comes from [`crate::gf::affine_matrix`]), with AVX2 (32 B vectors) or AVX-512
+//! (64 B vectors, matrix as a broadcast memory operand).
+
+use super::{group, prefetch_body, Body, Coefs, Plan};
+use core::arch::x86_64::*;
+
+/// Run a plan with 32-byte GFNI vectors.
+///
+/// # Safety
+/// As [`super::run_plan`]; the CPU must have AVX2 and GFNI.
+#[target_feature(enable = "avx2,gfni")]
+pub unsafe fn run256(
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    coefs: &Coefs,
+    plan: &Plan,
+    acc: bool,
+    nt: bool,
+) {
+    match plan.body {
+        Body::Line => run256_r::<2>(srcs, dsts, coefs, plan, acc, nt, 8),
+        Body::XpLine => run256_r::<8>(srcs, dsts, coefs, plan, acc, nt, 8),
+    }
+}
+
+#[target_feature(enable = "avx2,gfni")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn run256_r<const R: usize>(
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    coefs: &Coefs,
+    plan: &Plan,
+    acc: bool,
+    nt: bool,
+    maxp: usize,
+) {
+    let k = srcs.len();
+    let m = dsts.len();
+    let sp = srcs.as_ptr();
+    let dp = dsts.as_ptr();
+    let mats = coefs.affine_ptr();
+    let npf = k * plan.body.lines();
+    for (i, &o) in plan.offs.iter().enumerate() {
+        if let Some(pf) = plan.pf {
+            prefetch_body(pf, i, npf);
+        }
+        let o = plan.base + o as usize;
+        let mut r0 = 0;
+        while r0 < m {
+            let p = group(m - r0, maxp);
+            let t = mats.add(r0 * k);
+            let d = dp.add(r0);
+            match p {
+                8 => body256::<8, R>(sp, k, d, t, o, acc, nt),
+                4 => body256::<4, R>(sp, k, d, t, o, acc, nt),
+                2 => body256::<2, R>(sp, k, d, t, o, acc, nt),
+                _ => body256::<1, R>(sp, k, d, t, o, acc, nt),
+            }
+            r0 += p;
+        }
+    }
+}
+
+#[target_feature(enable = "avx2,gfni")]
+#[inline]
+unsafe fn body256<const P: usize, const R: usize>(
+    sp: *const *const u8,
+    k: usize,
+    dp: *const *mut u8,
+    mats: *const u64,
+    o: usize,
+    acc_in: bool,
+    nt: bool,
+) {
+    // one 32-byte column at a time: P accumulators plus the source vector fit 16 registers
+    for r in 0..R {
+        let mut acc = [_mm256_setzero_si256(); P];
+        for j in 0..k {
+            let x = _mm256_loadu_si256((*sp.add(j)).add(o + 32 * r) as *const __m256i);
+            for (p, a) in acc.iter_mut().enumerate() {
+                let mtx = _mm256_set1_epi64x(*mats.add(p * k + j) as i64);
+                *a = _mm256_xor_si256(*a, _mm256_gf2p8affine_epi64_epi8::<0>(x, mtx));
+            }
+        }
+        for (p, a) in acc.iter().enumerate() {
+            let q = (*dp.add(p)).add(o + 32 * r) as *mut __m256i;
+            let mut v = *a;
+            if acc_in {
+                v = _mm256_xor_si256(v, _mm256_loadu_si256(q));
+            }
+            if nt {
+                _mm256_stream_si256(q, v);
+            } else {
+                _mm256_storeu_si256(q, v);
+            }
+        }
+    }
+}
+
+/// Run a plan with 64-byte GFNI vectors.
+///
+/// # Safety
+/// As [`super::run_plan`]; the CPU must have AVX-512F/BW and GFNI.
+#[target_feature(enable = "avx512f,avx512bw,gfni")]
+pub unsafe fn run512(
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    coefs: &Coefs,
+    plan: &Plan,
+    acc: bool,
+    nt: bool,
+) {
+    match plan.body {
+        Body::Line => run512_r::<1>(srcs, dsts, coefs, plan, acc, nt, 8),
+        Body::XpLine => run512_r::<4>(srcs, dsts, coefs, plan, acc, nt, 4),
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,gfni")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn run512_r<const R: usize>(
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    coefs: &Coefs,
+    plan: &Plan,
+    acc: bool,
+    nt: bool,
+    maxp: usize,
+) {
+    let k = srcs.len();
+    let m = dsts.len();
+    let sp = srcs.as_ptr();
+    let dp = dsts.as_ptr();
+    let mats = coefs.affine_ptr();
+    let npf = k * plan.body.lines();
+    for (i, &o) in plan.offs.iter().enumerate() {
+        if let Some(pf) = plan.pf {
+            prefetch_body(pf, i, npf);
+        }
+        let o = plan.base + o as usize;
+        let mut r0 = 0;
+        while r0 < m {
+            let p = group(m - r0, maxp);
+            let t = mats.add(r0 * k);
+            let d = dp.add(r0);
+            match p {
+                8 => body512::<8, R>(sp, k, d, t, o, acc, nt),
+                4 => body512::<4, R>(sp, k, d, t, o, acc, nt),
+                2 => body512::<2, R>(sp, k, d, t, o, acc, nt),
+                _ => body512::<1, R>(sp, k, d, t, o, acc, nt),
+            }
+            r0 += p;
+        }
+    }
+}
+
+#[target_feature(enable = "avx512f,avx512bw,gfni")]
+#[inline]
+unsafe fn body512<const P: usize, const R: usize>(
+    sp: *const *const u8,
+    k: usize,
+    dp: *const *mut u8,
+    mats: *const u64,
+    o: usize,
+    acc_in: bool,
+    nt: bool,
+) {
+    let mut acc = [[_mm512_setzero_si512(); R]; P];
+    for j in 0..k {
+        let s = (*sp.add(j)).add(o);
+        for r in 0..R {
+            let x = _mm512_loadu_si512(s.add(64 * r) as *const _);
+            for (p, a) in acc.iter_mut().enumerate() {
+                let mtx = _mm512_set1_epi64(*mats.add(p * k + j) as i64);
+                a[r] = _mm512_xor_si512(a[r], _mm512_gf2p8affine_epi64_epi8::<0>(x, mtx));
+            }
+        }
+    }
+    for (p, a) in acc.iter().enumerate() {
+        let d = (*dp.add(p)).add(o);
+        for (r, v) in a.iter().enumerate() {
+            let mut v = *v;
+            let q = d.add(64 * r);
+            if acc_in {
+                v = _mm512_xor_si512(v, _mm512_loadu_si512(q as *const _));
+            }
+            if nt {
+                _mm512_stream_si512(q as *mut _, v);
+            } else {
+                _mm512_storeu_si512(q as *mut _, v);
+            }
+        }
+    }
+}

@@ -1,0 +1,382 @@
+//! GF(2^8) multiply-accumulate kernels, one file per instruction set, one signature, one
+//! dispatch point.
+//!
+//! Every kernel computes, for each destination row p, `dst[p] = sum_j coef[p][j] * src[j]`
+//! (or `dst[p] ^= ...` when accumulating) over a list of *bodies*: 64 B cache-line rows
+//! ([`Body::Line`]) or 256 B XPLine rows ([`Body::XpLine`]). Within a body every source is
+//! loaded once and multiplied into up to `max_group` parity accumulators held in registers;
+//! larger parity counts are done in groups over the same body, which is then in L1, so each
+//! source byte is read from memory once per stripe. Before a body is computed the kernel issues
+//! the software prefetches listed for it in the plan (built by the DIALGA layer outside the hot
+//! loop), so the inner loop has no branches for prefetching.
+
+pub mod avx2;
+pub mod avx512;
+pub mod gfni;
+pub mod scalar;
+pub mod ssse3;
+
+use crate::error::{Error, Result};
+use crate::gf;
+use crate::matrix::Matrix;
+use std::sync::OnceLock;
+
+/// Instruction set a kernel is written for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Isa {
+    /// Portable table-lookup code.
+    Scalar,
+    /// 16-byte split-nibble `pshufb`.
+    Ssse3,
+    /// 32-byte split-nibble `vpshufb`.
+    Avx2,
+    /// 64-byte split-nibble `vpshufb` (AVX-512BW).
+    Avx512,
+    /// 32-byte `vgf2p8affineqb` (GFNI + AVX2).
+    Avx2Gfni,
+    /// 64-byte `vgf2p8affineqb` (GFNI + AVX-512).
+    Avx512Gfni,
+}
+
+/// All kernels, slowest first.
+pub const ALL_ISAS: [Isa; 6] = [
+    Isa::Scalar,
+    Isa::Ssse3,
+    Isa::Avx2,
+    Isa::Avx512,
+    Isa::Avx2Gfni,
+    Isa::Avx512Gfni,
+];
+
+impl Isa {
+    /// Short name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Scalar => "scalar",
+            Isa::Ssse3 => "ssse3",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+            Isa::Avx2Gfni => "avx2-gfni",
+            Isa::Avx512Gfni => "avx512-gfni",
+        }
+    }
+
+    /// Parse a name printed by [`Isa::name`].
+    pub fn parse(s: &str) -> Result<Isa> {
+        ALL_ISAS.into_iter().find(|i| i.name() == s).ok_or_else(|| {
+            Error::InvalidParameter(format!(
+                "unknown instruction set '{s}' (one of: scalar, ssse3, avx2, avx512, avx2-gfni, avx512-gfni)"
+            ))
+        })
+    }
+
+    /// Whether this CPU (and OS) supports the kernel.
+    pub fn available(self) -> bool {
+        match self {
+            Isa::Scalar => true,
+            Isa::Ssse3 => std::is_x86_feature_detected!("ssse3"),
+            Isa::Avx2 => std::is_x86_feature_detected!("avx2"),
+            Isa::Avx512 => {
+                std::is_x86_feature_detected!("avx512f")
+                    && std::is_x86_feature_detected!("avx512bw")
+            }
+            Isa::Avx2Gfni => {
+                std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("gfni")
+            }
+            Isa::Avx512Gfni => Isa::Avx512.available() && std::is_x86_feature_detected!("gfni"),
+        }
+    }
+
+    /// The fastest kernel this CPU supports (detected once). `PMEC_ISA=<name>` overrides it.
+    pub fn best() -> Isa {
+        static BEST: OnceLock<Isa> = OnceLock::new();
+        *BEST.get_or_init(|| {
+            if let Ok(s) = std::env::var("PMEC_ISA") {
+                if let Ok(i) = Isa::parse(&s) {
+                    if i.available() {
+                        return i;
+                    }
+                }
+            }
+            ALL_ISAS
+                .into_iter()
+                .rev()
+                .find(|i| i.available())
+                .unwrap_or(Isa::Scalar)
+        })
+    }
+
+    /// Kernels usable on this machine.
+    pub fn available_all() -> Vec<Isa> {
+        ALL_ISAS.into_iter().filter(|i| i.available()).collect()
+    }
+
+    /// Fail with a clear message if the kernel cannot run here.
+    pub fn require(self) -> Result<Isa> {
+        if self.available() {
+            Ok(self)
+        } else {
+            Err(Error::UnsupportedIsa(format!(
+                "this CPU lacks the features for {}",
+                self.name()
+            )))
+        }
+    }
+
+    /// Whether the kernel reads the split-nibble tables (and so can run ISA-L tables as given).
+    pub fn uses_nibble_tables(self) -> bool {
+        matches!(self, Isa::Ssse3 | Isa::Avx2 | Isa::Avx512)
+    }
+}
+
+/// Loop-body granularity of a plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Body {
+    /// One 64 B cache line of every source per iteration.
+    Line,
+    /// One 256 B XPLine of every source per iteration (DIALGA's high-pressure body).
+    XpLine,
+}
+
+impl Body {
+    /// Bytes of each source covered by one body.
+    pub const fn bytes(self) -> usize {
+        match self {
+            Body::Line => 64,
+            Body::XpLine => 256,
+        }
+    }
+
+    /// Cache lines of each source covered by one body.
+    pub const fn lines(self) -> usize {
+        self.bytes() / 64
+    }
+}
+
+/// Coefficients of a `rows x cols` matrix prepared for every kernel: the raw bytes, ISA-L's
+/// 32-byte split-nibble tables and GFNI affine matrices.
+#[derive(Debug, Clone)]
+pub struct Coefs {
+    rows: usize,
+    cols: usize,
+    coef: Vec<u8>,
+    nibble: Vec<u8>,
+    affine: Vec<u64>,
+}
+
+impl Coefs {
+    /// Prepare all rows of a matrix.
+    pub fn new(m: &Matrix) -> Coefs {
+        Self::from_bytes(m.rows(), m.cols(), m.as_bytes())
+    }
+
+    /// Prepare from row-major coefficient bytes (`rows * cols` of them).
+    pub fn from_bytes(rows: usize, cols: usize, coef: &[u8]) -> Coefs {
+        assert_eq!(coef.len(), rows * cols, "coefficient count");
+        let mut nibble = Vec::with_capacity(coef.len() * 32);
+        for &c in coef {
+            nibble.extend_from_slice(&gf::nibble_table(c));
+        }
+        let affine = coef.iter().map(|&c| gf::affine_matrix(c)).collect();
+        Coefs {
+            rows,
+            cols,
+            coef: coef.to_vec(),
+            nibble,
+            affine,
+        }
+    }
+
+    /// Use ISA-L tables exactly as a caller built them (32 bytes per coefficient, row-major).
+    /// The coefficient is taken from byte 1 of each table, as ISA-L's base code does.
+    pub fn from_isal_tables(rows: usize, cols: usize, tables: &[u8]) -> Coefs {
+        assert!(tables.len() >= rows * cols * 32, "table length");
+        let nibble = tables[..rows * cols * 32].to_vec();
+        let coef: Vec<u8> = (0..rows * cols).map(|i| nibble[i * 32 + 1]).collect();
+        let affine = coef.iter().map(|&c| gf::affine_matrix(c)).collect();
+        Coefs {
+            rows,
+            cols,
+            coef,
+            nibble,
+            affine,
+        }
+    }
+
+    /// Number of destination rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Number of sources.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// Raw coefficient (row, col).
+    pub fn coef(&self, row: usize, col: usize) -> u8 {
+        self.coef[row * self.cols + col]
+    }
+
+    pub(crate) fn nibble_ptr(&self) -> *const u8 {
+        self.nibble.as_ptr()
+    }
+
+    pub(crate) fn affine_ptr(&self) -> *const u64 {
+        self.affine.as_ptr()
+    }
+}
+
+/// What a kernel call processes: bodies at `base + offs[i]` of every source/destination, and
+/// optionally `k * body.lines()` prefetch addresses per body (`pf[i * k * lines ..]`).
+#[derive(Debug, Clone, Copy)]
+pub struct Plan<'a> {
+    /// Byte offsets of the bodies, relative to `base`.
+    pub offs: &'a [u32],
+    /// Added to every offset.
+    pub base: usize,
+    /// Prefetch addresses, `offs.len() * k * body.lines()` of them, or none.
+    pub pf: Option<&'a [*const u8]>,
+    /// Body granularity.
+    pub body: Body,
+}
+
+/// Number of bodies in each identity-offset table (and so the most one plan chunk covers).
+pub const IDENT_BODIES: usize = 4096;
+
+/// Offsets 0, b, 2b, ... for a body size b (cached).
+pub fn identity_offsets(body: Body) -> &'static [u32] {
+    static LINE: OnceLock<Vec<u32>> = OnceLock::new();
+    static XP: OnceLock<Vec<u32>> = OnceLock::new();
+    let cell = match body {
+        Body::Line => &LINE,
+        Body::XpLine => &XP,
+    };
+    cell.get_or_init(|| {
+        (0..IDENT_BODIES as u32)
+            .map(|i| i * body.bytes() as u32)
+            .collect()
+    })
+}
+
+/// Body visit permutation within groups of 8 bodies used by DIALGA's shuffle mapping: no two
+/// consecutive visits are adjacent, so the L2 stream prefetcher sees no ascending run.
+pub const SHUFFLE: [u32; 8] = [0, 5, 2, 7, 4, 1, 6, 3];
+
+/// Offsets of bodies visited in [`SHUFFLE`] order, groups of 8 (cached, `IDENT_BODIES` long).
+pub fn shuffled_offsets(body: Body) -> &'static [u32] {
+    static LINE: OnceLock<Vec<u32>> = OnceLock::new();
+    static XP: OnceLock<Vec<u32>> = OnceLock::new();
+    let cell = match body {
+        Body::Line => &LINE,
+        Body::XpLine => &XP,
+    };
+    cell.get_or_init(|| {
+        (0..IDENT_BODIES as u32)
+            .map(|i| (i / 8 * 8 + SHUFFLE[(i % 8) as usize]) * body.bytes() as u32)
+            .collect()
+    })
+}
+
+/// Run `plan` with the given kernel.
+///
+/// # Safety
+/// Every `srcs[j] + base + off .. + body.bytes()` must be readable and every
+/// `dsts[p] + base + off ..` writable (and not overlapping the sources) for all offsets in the
+/// plan; `coefs` must be `dsts.len() x srcs.len()`; `isa` must be available; when `nt` is set
+/// all destination body addresses must be 64-byte aligned. Prefetch addresses may be anything.
+pub unsafe fn run_plan(
+    isa: Isa,
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    coefs: &Coefs,
+    plan: &Plan,
+    accumulate: bool,
+    nt: bool,
+) {
+    debug_assert_eq!(coefs.rows(), dsts.len());
+    debug_assert_eq!(coefs.cols(), srcs.len());
+    if dsts.is_empty() || plan.offs.is_empty() {
+        return;
+    }
+    match isa {
+        Isa::Scalar => scalar::run(srcs, dsts, coefs, plan, accumulate),
+        Isa::Ssse3 => ssse3::run(srcs, dsts, coefs, plan, accumulate),
+        Isa::Avx2 => avx2::run(srcs, dsts, coefs, plan, accumulate, nt),
+        Isa::Avx512 => avx512::run(srcs, dsts, coefs, plan, accumulate, nt),
+        Isa::Avx2Gfni => gfni::run256(srcs, dsts, coefs, plan, accumulate, nt),
+        Isa::Avx512Gfni => gfni::run512(srcs, dsts, coefs, plan, accumulate, nt),
+    }
+}
+
+/// Encode bytes `[0, len)` in address order, no prefetch: whole 64 B rows with `isa`, the tail
+/// with scalar code.
+///
+/// # Safety
+/// Every source must be readable and every destination writable for `len` bytes; no
+/// destination may overlap a source; `coefs` must be `dsts.len() x srcs.len()`.
+pub unsafe fn encode_linear(
+    isa: Isa,
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    coefs: &Coefs,
+    len: usize,
+    accumulate: bool,
+    nt: bool,
+) {
+    let isa = if isa.available() { isa } else { Isa::Scalar };
+    let rows = len / 64;
+    let offs = identity_offsets(Body::Line);
+    let mut row = 0;
+    let nt = nt && dsts.iter().all(|d| (*d as usize).is_multiple_of(64));
+    while row < rows {
+        let n = (rows - row).min(IDENT_BODIES);
+        let plan = Plan {
+            offs: &offs[..n],
+            base: row * 64,
+            pf: None,
+            body: Body::Line,
+        };
+        run_plan(isa, srcs, dsts, coefs, &plan, accumulate, nt);
+        row += n;
+    }
+    if nt {
+        fence();
+    }
+    if rows * 64 < len {
+        scalar::range(srcs, dsts, coefs, rows * 64, len, accumulate);
+    }
+}
+
+/// Store fence after non-temporal stores.
+pub fn fence() {
+    // SAFETY: sfence has no memory-safety preconditions; SSE is baseline on x86_64.
+    unsafe { core::arch::x86_64::_mm_sfence() }
+}
+
+/// Parity accumulator group size for `left` remaining rows with at most `maxp` per group.
+#[inline(always)]
+pub(crate) fn group(left: usize, maxp: usize) -> usize {
+    if left >= 8 && maxp >= 8 {
+        8
+    } else if left >= 4 && maxp >= 4 {
+        4
+    } else if left >= 2 && maxp >= 2 {
+        2
+    } else {
+        1
+    }
+}
+
+/// Issue the prefetches listed for body `i` (T0 hint).
+///
+/// # Safety
+/// `pf` must hold at least `(i + 1) * n` entries; prefetching never faults.
+#[inline(always)]
+pub(crate) unsafe fn prefetch_body(pf: &[*const u8], i: usize, n: usize) {
+    use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    let p = pf.as_ptr().add(i * n);
+    for t in 0..n {
+        _mm_prefetch::<_MM_HINT_T0>(*p.add(t) as *const i8);
+    }
+}

@@ -1,0 +1,305 @@
+//! Decode of every erasure pattern (exhaustive for small codes), update, verify, batch,
+//! LRC local repair and global decode, and parameter errors.
+
+mod common;
+use common::{Blocks, Rng};
+use pmec::{matrix, Codec, Error, Isa, Lrc, MatrixKind};
+
+fn subsets(n: usize, max: usize) -> Vec<Vec<usize>> {
+    (0u32..(1 << n))
+        .filter(|m| m.count_ones() as usize <= max)
+        .map(|m| (0..n).filter(|i| m >> i & 1 == 1).collect())
+        .collect()
+}
+
+fn encoded(codec: &Codec, len: usize, rng: &mut Rng) -> Vec<Vec<u8>> {
+    let k = codec.data_shards();
+    let mut shards: Vec<Vec<u8>> = (0..k).map(|_| rng.bytes(len)).collect();
+    shards.extend((0..codec.parity_shards()).map(|_| vec![0u8; len]));
+    let mut v: Vec<&mut [u8]> = shards.iter_mut().map(|s| s.as_mut_slice()).collect();
+    codec.encode_shards(&mut v).unwrap();
+    shards
+}
+
+#[test]
+fn every_erasure_pattern_decodes_small_codes() {
+    let mut rng = Rng::new(1);
+    for (k, m) in [
+        (1, 1),
+        (2, 2),
+        (3, 3),
+        (4, 2),
+        (4, 4),
+        (5, 3),
+        (6, 4),
+        (8, 4),
+    ] {
+        for kind in [MatrixKind::Cauchy, MatrixKind::Vandermonde] {
+            if kind == MatrixKind::Vandermonde && !matrix::vandermonde_is_mds(k, m) {
+                continue;
+            }
+            let codec = Codec::builder(k, m).matrix(kind).build().unwrap();
+            let len = 64 * 3 + 17;
+            let orig = encoded(&codec, len, &mut rng);
+            for erased in subsets(k + m, m) {
+                let mut shards = orig.clone();
+                for &e in &erased {
+                    shards[e].fill(0xee);
+                }
+                let mut v: Vec<&mut [u8]> = shards.iter_mut().map(|s| s.as_mut_slice()).collect();
+                codec.decode(&mut v, &erased).unwrap();
+                assert_eq!(shards, orig, "k={k} m={m} {kind:?} erased={erased:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn decode_with_every_kernel_and_wide_stripes() {
+    let mut rng = Rng::new(2);
+    for isa in Isa::available_all() {
+        for (k, m) in [(10, 4), (48, 4), (24, 8), (200, 55)] {
+            let codec = Codec::builder(k, m).isa(isa).build().unwrap();
+            let len = if k > 100 { 256 } else { 1024 + 40 };
+            let orig = encoded(&codec, len, &mut rng);
+            for _ in 0..3 {
+                let e = rng.range(1, m);
+                let mut erased: Vec<usize> = Vec::new();
+                while erased.len() < e {
+                    let x = rng.below(k + m);
+                    if !erased.contains(&x) {
+                        erased.push(x);
+                    }
+                }
+                let mut shards = orig.clone();
+                for &x in &erased {
+                    shards[x].fill(0);
+                }
+                let mut v: Vec<&mut [u8]> = shards.iter_mut().map(|s| s.as_mut_slice()).collect();
+                codec.decode(&mut v, &erased).unwrap();
+                assert!(shards == orig, "{isa:?} k={k} m={m} erased={erased:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn decode_plans_are_cached() {
+    let mut rng = Rng::new(3);
+    let codec = Codec::new(6, 3).unwrap();
+    let orig = encoded(&codec, 512, &mut rng);
+    for _ in 0..3 {
+        let mut shards = orig.clone();
+        let mut v: Vec<&mut [u8]> = shards.iter_mut().map(|s| s.as_mut_slice()).collect();
+        codec.decode(&mut v, &[1, 7]).unwrap();
+    }
+    assert_eq!(codec.cached_decode_plans(), 1);
+    let mut shards = orig.clone();
+    let mut v: Vec<&mut [u8]> = shards.iter_mut().map(|s| s.as_mut_slice()).collect();
+    codec.decode(&mut v, &[0]).unwrap();
+    assert_eq!(codec.cached_decode_plans(), 2);
+}
+
+#[test]
+fn reconstruct_and_verify() {
+    let mut rng = Rng::new(4);
+    let codec = Codec::new(5, 3).unwrap();
+    let orig = encoded(&codec, 1000, &mut rng);
+    let views: Vec<&[u8]> = orig.iter().map(|s| s.as_slice()).collect();
+    assert!(codec.verify(&views).unwrap());
+    let mut bad = orig.clone();
+    bad[2][999] ^= 1;
+    let views: Vec<&[u8]> = bad.iter().map(|s| s.as_slice()).collect();
+    assert!(!codec.verify(&views).unwrap());
+    let mut opt: Vec<Option<Vec<u8>>> = orig.iter().cloned().map(Some).collect();
+    opt[0] = None;
+    opt[4] = None;
+    opt[6] = None;
+    codec.reconstruct(&mut opt).unwrap();
+    let got: Vec<Vec<u8>> = opt.into_iter().map(|s| s.unwrap()).collect();
+    assert_eq!(got, orig);
+}
+
+#[test]
+fn update_matches_reencode() {
+    let mut rng = Rng::new(5);
+    let codec = Codec::new(7, 3).unwrap();
+    let mut shards = encoded(&codec, 777, &mut rng);
+    for idx in [0, 3, 6] {
+        let new = rng.bytes(777);
+        let old = shards[idx].clone();
+        {
+            let (_, parity) = shards.split_at_mut(7);
+            let mut p: Vec<&mut [u8]> = parity.iter_mut().map(|s| s.as_mut_slice()).collect();
+            codec.update(idx, &old, &new, &mut p).unwrap();
+        }
+        shards[idx] = new;
+        let views: Vec<&[u8]> = shards.iter().map(|s| s.as_slice()).collect();
+        assert!(codec.verify(&views).unwrap(), "after updating block {idx}");
+    }
+}
+
+#[test]
+fn batch_encode_and_decode_match_single() {
+    let mut rng = Rng::new(6);
+    let (k, m, len, n) = (8, 4, 1024, 9);
+    let codec = Codec::new(k, m).unwrap();
+    let data = Blocks::new(n * k, len, 0, &mut rng);
+    let mut par = Blocks::new(n * m, len, 0, &mut rng);
+    codec
+        .encode_batch(&data.slices(), &mut par.slices_mut())
+        .unwrap();
+    let ds = data.slices();
+    let ps = par.to_vecs();
+    let mut all: Vec<Vec<u8>> = Vec::new();
+    for s in 0..n {
+        let mut p = vec![vec![0u8; len]; m];
+        let mut pv: Vec<&mut [u8]> = p.iter_mut().map(|v| v.as_mut_slice()).collect();
+        codec.encode(&ds[s * k..(s + 1) * k], &mut pv).unwrap();
+        assert_eq!(&p[..], &ps[s * m..(s + 1) * m]);
+        all.extend(ds[s * k..(s + 1) * k].iter().map(|d| d.to_vec()));
+        all.extend(p);
+    }
+    let orig = all.clone();
+    for s in 0..n {
+        for e in [0, 5, 9] {
+            all[s * (k + m) + e].fill(0);
+        }
+    }
+    let mut v: Vec<&mut [u8]> = all.iter_mut().map(|s| s.as_mut_slice()).collect();
+    codec.decode_batch(&mut v, &[0, 5, 9]).unwrap();
+    assert!(all == orig);
+}
+
+#[test]
+fn parameter_and_argument_errors() {
+    assert!(matches!(Codec::new(0, 2), Err(Error::InvalidParameter(_))));
+    assert!(matches!(
+        Codec::new(250, 6),
+        Err(Error::InvalidParameter(_))
+    ));
+    assert!(Codec::new(250, 5).is_ok());
+    let e = Codec::builder(30, 6)
+        .matrix(MatrixKind::Vandermonde)
+        .build()
+        .unwrap_err();
+    assert!(matches!(e, Error::NotMds(_)), "{e}");
+    assert!(e.to_string().contains("Cauchy"));
+    let codec = Codec::new(4, 2).unwrap();
+    let mut rng = Rng::new(7);
+    let mut shards = encoded(&codec, 64, &mut rng);
+    let mut v: Vec<&mut [u8]> = shards.iter_mut().map(|s| s.as_mut_slice()).collect();
+    assert_eq!(
+        codec.decode(&mut v, &[0, 1, 2]),
+        Err(Error::TooManyErasures { erased: 3, max: 2 })
+    );
+    assert!(matches!(
+        codec.decode(&mut v, &[6]),
+        Err(Error::InvalidParameter(_))
+    ));
+    assert!(matches!(
+        codec.decode(&mut v, &[1, 1]),
+        Err(Error::InvalidParameter(_))
+    ));
+    let a = vec![0u8; 64];
+    let b = vec![0u8; 63];
+    let mut p1 = vec![0u8; 64];
+    let mut p2 = vec![0u8; 64];
+    let r = codec.encode(&[&a, &a, &b, &a], &mut [&mut p1, &mut p2]);
+    assert!(matches!(r, Err(Error::LengthMismatch(_))), "{r:?}");
+    let r = codec.encode(&[&a, &a, &a], &mut [&mut p1, &mut p2]);
+    assert!(matches!(r, Err(Error::LengthMismatch(_))));
+    assert!(matches!(Lrc::new(4, 2, 0), Err(Error::InvalidParameter(_))));
+    assert!(matches!(Lrc::new(4, 2, 5), Err(Error::InvalidParameter(_))));
+    assert!(matches!(
+        Isa::parse("avx9"),
+        Err(Error::InvalidParameter(_))
+    ));
+}
+
+fn lrc_encoded(lrc: &Lrc, len: usize, rng: &mut Rng) -> Vec<Vec<u8>> {
+    let k = lrc.data_shards();
+    let mut shards: Vec<Vec<u8>> = (0..k).map(|_| rng.bytes(len)).collect();
+    let data = shards.clone();
+    let mut par = vec![vec![0u8; len]; lrc.global_parities() + lrc.local_parities()];
+    let d: Vec<&[u8]> = data.iter().map(|v| v.as_slice()).collect();
+    let mut p: Vec<&mut [u8]> = par.iter_mut().map(|v| v.as_mut_slice()).collect();
+    lrc.encode(&d, &mut p).unwrap();
+    shards.extend(par);
+    shards
+}
+
+#[test]
+fn lrc_local_parity_is_group_xor_and_global_is_rs() {
+    let mut rng = Rng::new(8);
+    let lrc = Lrc::new(12, 2, 3).unwrap();
+    let shards = lrc_encoded(&lrc, 300, &mut rng);
+    for g in 0..3 {
+        let mut x = vec![0u8; 300];
+        for i in lrc.group(g) {
+            for (a, b) in x.iter_mut().zip(&shards[i]) {
+                *a ^= b;
+            }
+        }
+        assert_eq!(x, shards[12 + 2 + g], "group {g}");
+    }
+    // global parities equal RS(12+2, 12) Cauchy parities
+    let rs = Codec::new(12, 2).unwrap();
+    let d: Vec<&[u8]> = shards[..12].iter().map(|v| v.as_slice()).collect();
+    let mut p = vec![vec![0u8; 300]; 2];
+    let mut pv: Vec<&mut [u8]> = p.iter_mut().map(|v| v.as_mut_slice()).collect();
+    rs.encode(&d, &mut pv).unwrap();
+    assert_eq!(&p[..], &shards[12..14]);
+}
+
+#[test]
+fn lrc_local_repair_every_group_member() {
+    let mut rng = Rng::new(9);
+    let lrc = Lrc::new(10, 2, 3).unwrap(); // groups of 4, 3, 3
+    assert_eq!(lrc.group(0), 0..4);
+    assert_eq!(lrc.group(2), 7..10);
+    let orig = lrc_encoded(&lrc, 512 + 3, &mut rng);
+    for idx in (0..10).chain(12..15) {
+        let mut shards = orig.clone();
+        shards[idx].fill(0x55);
+        let mut v: Vec<&mut [u8]> = shards.iter_mut().map(|s| s.as_mut_slice()).collect();
+        lrc.local_repair(&mut v, idx).unwrap();
+        assert_eq!(shards, orig, "shard {idx}");
+    }
+    let mut shards = orig.clone();
+    let mut v: Vec<&mut [u8]> = shards.iter_mut().map(|s| s.as_mut_slice()).collect();
+    assert!(matches!(
+        lrc.local_repair(&mut v, 10),
+        Err(Error::InvalidParameter(_))
+    ));
+}
+
+#[test]
+fn lrc_decode_all_patterns_up_to_three() {
+    let mut rng = Rng::new(10);
+    let lrc = Lrc::new(6, 2, 2).unwrap(); // n = 10, tolerates any 3 erasures
+    let orig = lrc_encoded(&lrc, 200, &mut rng);
+    let n = lrc.total_shards();
+    let mut locals = 0;
+    let mut undecodable = 0;
+    for erased in subsets(n, 4) {
+        let mut shards = orig.clone();
+        for &e in &erased {
+            shards[e].fill(0);
+        }
+        let mut v: Vec<&mut [u8]> = shards.iter_mut().map(|s| s.as_mut_slice()).collect();
+        match lrc.decode(&mut v, &erased) {
+            Ok(l) => {
+                locals += l;
+                assert_eq!(shards, orig, "erased {erased:?}");
+            }
+            Err(Error::TooManyErasures { .. }) => {
+                assert!(erased.len() == 4, "pattern {erased:?} of <= 3 must decode");
+                assert!(!lrc.can_decode(&erased));
+                undecodable += 1;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(locals > 0 && undecodable > 0);
+}

@@ -1,0 +1,87 @@
+//! The C ABI called as C would (through the exported functions).
+
+use pmec::ffi::*;
+use std::ffi::CStr;
+
+#[test]
+fn c_abi_encode_decode_update_verify() {
+    unsafe {
+        let mut c = std::ptr::null_mut();
+        assert_eq!(pmec_codec_new(4, 2, 0, &mut c), PMEC_OK);
+        let len = 300;
+        let mut bufs: Vec<Vec<u8>> = (0..6)
+            .map(|i| (0..len).map(|x| (x * 7 + i * 13) as u8).collect())
+            .collect();
+        for p in &mut bufs[4..] {
+            p.fill(0);
+        }
+        let ptrs: Vec<*mut u8> = bufs.iter_mut().map(|b| b.as_mut_ptr()).collect();
+        let data: Vec<*const u8> = ptrs[..4].iter().map(|&p| p as *const u8).collect();
+        assert_eq!(
+            pmec_encode(c, len, 1, data.as_ptr(), ptrs[4..].as_ptr(), 1),
+            PMEC_OK
+        );
+        let all: Vec<*const u8> = ptrs.iter().map(|&p| p as *const u8).collect();
+        assert_eq!(pmec_verify(c, len, all.as_ptr()), 1);
+        let orig = bufs.clone();
+        bufs[0].fill(0);
+        bufs[5].fill(0);
+        let ptrs: Vec<*mut u8> = bufs.iter_mut().map(|b| b.as_mut_ptr()).collect();
+        assert_eq!(
+            pmec_decode(c, len, ptrs.as_ptr(), [0, 5].as_ptr(), 2),
+            PMEC_OK
+        );
+        assert_eq!(bufs, orig);
+        // too many erasures: error code and message
+        assert_eq!(
+            pmec_decode(c, len, ptrs.as_ptr(), [0, 1, 2].as_ptr(), 3),
+            PMEC_ETOOMANY
+        );
+        let msg = CStr::from_ptr(pmec_last_error())
+            .to_string_lossy()
+            .into_owned();
+        assert!(msg.contains("too many erasures"), "{msg}");
+        // update block 2
+        let new: Vec<u8> = vec![0xab; len];
+        let old = bufs[2].clone();
+        assert_eq!(
+            pmec_update(c, len, 2, old.as_ptr(), new.as_ptr(), ptrs[4..].as_ptr()),
+            PMEC_OK
+        );
+        bufs[2].copy_from_slice(&new);
+        let all: Vec<*const u8> = bufs.iter().map(|b| b.as_ptr()).collect();
+        assert_eq!(pmec_verify(c, len, all.as_ptr()), 1);
+        assert_eq!(
+            pmec_encode(
+                std::ptr::null(),
+                len,
+                1,
+                data.as_ptr(),
+                ptrs[4..].as_ptr(),
+                1
+            ),
+            PMEC_ENULL
+        );
+        pmec_codec_free(c);
+        let mut bad = std::ptr::null_mut();
+        assert_eq!(pmec_codec_new(0, 2, 0, &mut bad), PMEC_EINVAL);
+        assert!(bad.is_null());
+        assert_eq!(pmec_codec_new(30, 6, 1, &mut bad), PMEC_ENOTMDS);
+        let mut l = std::ptr::null_mut();
+        assert_eq!(pmec_lrc_new(4, 1, 2, &mut l), PMEC_OK);
+        let mut lb: Vec<Vec<u8>> = (0..7).map(|i| vec![i as u8 * 3 + 1; 128]).collect();
+        let lp: Vec<*mut u8> = lb.iter_mut().map(|b| b.as_mut_ptr()).collect();
+        let ld: Vec<*const u8> = lp[..4].iter().map(|&p| p as *const u8).collect();
+        assert_eq!(
+            pmec_lrc_encode(l, 128, ld.as_ptr(), lp[4..].as_ptr()),
+            PMEC_OK
+        );
+        let lorig = lb.clone();
+        lb[1].fill(0);
+        let lp: Vec<*mut u8> = lb.iter_mut().map(|b| b.as_mut_ptr()).collect();
+        assert_eq!(pmec_lrc_decode(l, 128, lp.as_ptr(), [1].as_ptr(), 1), 1);
+        assert_eq!(lb, lorig);
+        pmec_lrc_free(l);
+        assert!(!CStr::from_ptr(pmec_isa_name()).to_bytes().is_empty());
+    }
+}

@@ -1,0 +1,154 @@
+//! `pmlab ec encode/decode/verify` library functions: round trips with up to m shards deleted
+//! or corrupted, reports, repair, and clear errors.
+
+mod common;
+use common::Rng;
+use pmec::files::{self, EncodeOptions};
+use pmec::Error;
+use std::path::PathBuf;
+
+fn tmpdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("pmec-files-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn round_trip_with_missing_and_corrupt_shards() {
+    let dir = tmpdir("rt");
+    let mut rng = Rng::new(21);
+    let input = dir.join("data.bin");
+    let content = rng.bytes(1_000_003);
+    std::fs::write(&input, &content).unwrap();
+    let opts = EncodeOptions {
+        k: 6,
+        m: 3,
+        block: 4096,
+        threads: 2,
+        ..EncodeOptions::default()
+    };
+    let out = dir.join("shards");
+    let man = files::encode_file(&input, &out, &opts).unwrap();
+    assert_eq!(man.file_size, 1_000_003);
+    assert_eq!(man.stripes, 1_000_003u64.div_ceil(6 * 4096));
+    let mp = files::manifest_path(&out, "data.bin");
+    assert_eq!(files::read_manifest(&mp).unwrap(), man);
+    let v = files::verify(&mp).unwrap();
+    assert!(v.check.bad().is_empty() && v.parity_consistent == Some(true));
+
+    // intact
+    let restored = dir.join("restored.bin");
+    let r = files::decode_file(&mp, &restored, false).unwrap();
+    assert_eq!(std::fs::read(&restored).unwrap(), content);
+    assert_eq!(r.used, vec![0, 1, 2, 3, 4, 5]);
+
+    // delete a data and a parity shard, corrupt another data shard: 3 = m bad
+    std::fs::remove_file(out.join(&man.shards[1].file)).unwrap();
+    std::fs::remove_file(out.join(&man.shards[7].file)).unwrap();
+    let p4 = out.join(&man.shards[4].file);
+    let mut b = std::fs::read(&p4).unwrap();
+    b[12345] ^= 0x40;
+    std::fs::write(&p4, &b).unwrap();
+    let v = files::verify(&mp).unwrap();
+    assert_eq!(v.check.missing, vec![1, 7]);
+    assert_eq!(v.check.corrupt, vec![4]);
+    assert!(v.recoverable && v.parity_consistent.is_none());
+    std::fs::remove_file(&restored).unwrap();
+    let r = files::decode_file(&mp, &restored, true).unwrap();
+    assert_eq!(std::fs::read(&restored).unwrap(), content);
+    assert_eq!(r.check.missing, vec![1, 7]);
+    assert_eq!(r.check.corrupt, vec![4]);
+    assert_eq!(r.repaired, vec![1, 4, 7]);
+    let v = files::verify(&mp).unwrap();
+    assert!(v.check.bad().is_empty(), "{v:?}");
+    assert_eq!(v.parity_consistent, Some(true));
+
+    // one more than m: a clear error, no output written
+    for i in [0, 2, 5, 8] {
+        std::fs::remove_file(out.join(&man.shards[i].file)).unwrap();
+    }
+    let e = files::decode_file(&mp, &dir.join("x.bin"), false).unwrap_err();
+    assert_eq!(e, Error::TooManyErasures { erased: 4, max: 3 });
+    assert!(!dir.join("x.bin").exists());
+    assert!(!files::verify(&mp).unwrap().recoverable);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn every_single_and_double_loss_small_file() {
+    let dir = tmpdir("pairs");
+    let mut rng = Rng::new(22);
+    let input = dir.join("small.txt");
+    let content = rng.bytes(777);
+    std::fs::write(&input, &content).unwrap();
+    let opts = EncodeOptions {
+        k: 3,
+        m: 2,
+        block: 100,
+        ..EncodeOptions::default()
+    };
+    let out = dir.join("s");
+    let man = files::encode_file(&input, &out, &opts).unwrap();
+    let mp = files::manifest_path(&out, "small.txt");
+    let originals: Vec<Vec<u8>> = man
+        .shards
+        .iter()
+        .map(|s| std::fs::read(out.join(&s.file)).unwrap())
+        .collect();
+    for a in 0..5 {
+        for b in a..5 {
+            for (i, sh) in man.shards.iter().enumerate() {
+                std::fs::write(out.join(&sh.file), &originals[i]).unwrap();
+            }
+            std::fs::remove_file(out.join(&man.shards[a].file)).unwrap();
+            if b != a {
+                std::fs::write(out.join(&man.shards[b].file), b"short").unwrap();
+            }
+            let o = dir.join("o.bin");
+            files::decode_file(&mp, &o, false).unwrap();
+            assert_eq!(std::fs::read(&o).unwrap(), content, "lost {a},{b}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn empty_file_and_errors() {
+    let dir = tmpdir("err");
+    let input = dir.join("empty");
+    std::fs::write(&input, b"").unwrap();
+    let man = files::encode_file(&input, &dir, &EncodeOptions::default()).unwrap();
+    assert_eq!(man.stripes, 0);
+    let mp = files::manifest_path(&dir, "empty");
+    files::decode_file(&mp, &dir.join("back"), false).unwrap();
+    assert_eq!(std::fs::read(dir.join("back")).unwrap(), b"");
+
+    let bad_k = EncodeOptions {
+        k: 0,
+        ..EncodeOptions::default()
+    };
+    assert!(matches!(
+        files::encode_file(&input, &dir, &bad_k),
+        Err(Error::InvalidParameter(_))
+    ));
+    let bad_b = EncodeOptions {
+        block: 0,
+        ..EncodeOptions::default()
+    };
+    assert!(matches!(
+        files::encode_file(&input, &dir, &bad_b),
+        Err(Error::InvalidParameter(_))
+    ));
+    let e = files::encode_file(&dir.join("nope"), &dir, &EncodeOptions::default()).unwrap_err();
+    assert!(matches!(&e, Error::Io(s) if s.contains("nope")), "{e}");
+    std::fs::write(dir.join("junk.pmec"), "hello\n").unwrap();
+    assert!(matches!(
+        files::decode_file(&dir.join("junk.pmec"), &dir.join("o"), false),
+        Err(Error::Format(_))
+    ));
+    std::fs::write(dir.join("junk2.pmec"), "pmec-manifest 1\nfile a\nsize x\n").unwrap();
+    let e = files::verify(&dir.join("junk2.pmec")).unwrap_err();
+    assert!(e.to_string().contains("line 3"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

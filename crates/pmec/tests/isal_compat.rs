@@ -1,0 +1,255 @@
+//! pmec against the system's ISA-L (loaded with dlopen): matrices, field arithmetic, matrix
+//! inversion, and parity byte-identical for randomised k, m, lengths, alignments, kernels and
+//! scheduling strategies. Skips with a notice if libisal.so.2 is absent.
+
+mod common;
+use common::{Blocks, Rng};
+use pmec::dialga::Strategy;
+use pmec::isal_dl::IsaL;
+use pmec::{gf, matrix, Codec, Isa, MatrixKind};
+
+fn isal() -> Option<&'static IsaL> {
+    let l = IsaL::get();
+    if l.is_none() {
+        eprintln!("NOTICE: libisal.so.2 not found; ISA-L comparison skipped");
+    }
+    l
+}
+
+#[test]
+fn matrices_identical() {
+    let Some(l) = isal() else { return };
+    for k in 1..=40 {
+        for m in 0..=12 {
+            let n = k + m;
+            assert_eq!(
+                matrix::gen_rs_matrix(n, k).as_bytes(),
+                &l.gen_rs_matrix(n, k)[..],
+                "rs {n},{k}"
+            );
+            assert_eq!(
+                matrix::gen_cauchy1_matrix(n, k).as_bytes(),
+                &l.gen_cauchy1_matrix(n, k)[..],
+                "cauchy {n},{k}"
+            );
+        }
+    }
+    for (n, k) in [(255, 200), (255, 1), (255, 254), (128, 100)] {
+        assert_eq!(
+            matrix::gen_cauchy1_matrix(n, k).as_bytes(),
+            &l.gen_cauchy1_matrix(n, k)[..]
+        );
+        assert_eq!(
+            matrix::gen_rs_matrix(n, k).as_bytes(),
+            &l.gen_rs_matrix(n, k)[..]
+        );
+    }
+}
+
+#[test]
+fn field_and_tables_identical() {
+    let Some(l) = isal() else { return };
+    for a in 0..=255u8 {
+        assert_eq!(gf::inv(a), l.gf_inv(a), "inv {a}");
+        assert_eq!(gf::nibble_table(a), l.vect_mul_init(a), "table {a}");
+        for b in 0..=255u8 {
+            assert_eq!(gf::mul(a, b), l.gf_mul(a, b));
+        }
+    }
+    let a = matrix::gen_cauchy1_matrix(20, 12);
+    let prow: Vec<usize> = (12..20).collect();
+    let sub = a.select_rows(&prow);
+    let ours = pmec::isal_abi::init_tables(12, 8, sub.as_bytes());
+    assert_eq!(ours, l.init_tables(12, 8, sub.as_bytes()));
+}
+
+#[test]
+fn inversion_identical_including_destroyed_input() {
+    let Some(l) = isal() else { return };
+    let mut rng = Rng::new(7);
+    let mut singular = 0;
+    for _ in 0..400 {
+        let n = rng.range(1, 12);
+        let mut m: Vec<u8> = rng.bytes(n * n);
+        // make some matrices singular or sparse
+        if rng.below(4) == 0 {
+            for v in m.iter_mut() {
+                if rng.below(3) != 0 {
+                    *v = 0;
+                }
+            }
+        }
+        let theirs = l.invert_matrix(&m, n);
+        let mut input = m.clone();
+        let mut out = vec![0u8; n * n];
+        let ok = matrix::invert_in_place(&mut input, &mut out, n);
+        assert_eq!(ok, theirs.is_some(), "singularity of {m:?}");
+        if let Some((inv, destroyed)) = theirs {
+            assert_eq!(out, inv);
+            assert_eq!(input, destroyed);
+        } else {
+            singular += 1;
+        }
+    }
+    assert!(singular > 0, "test should exercise singular matrices");
+}
+
+fn isal_parity(l: &IsaL, gen: &pmec::Matrix, k: usize, data: &[&[u8]]) -> Vec<Vec<u8>> {
+    let n = gen.rows();
+    let prow: Vec<usize> = (k..n).collect();
+    let tbl = l.init_tables(k, n - k, gen.select_rows(&prow).as_bytes());
+    let len = data[0].len();
+    let mut out = vec![vec![0u8; len]; n - k];
+    let mut o: Vec<&mut [u8]> = out.iter_mut().map(|v| v.as_mut_slice()).collect();
+    l.encode_data(k, &tbl, data, &mut o);
+    out
+}
+
+#[test]
+fn parity_identical_randomised() {
+    let Some(l) = isal() else { return };
+    let mut rng = Rng::new(42);
+    let isas = Isa::available_all();
+    let strategies = [
+        Strategy::Auto,
+        Strategy::Vanilla,
+        Strategy::SoftwarePrefetch,
+        Strategy::BufferFriendly,
+        Strategy::NoHwPrefetch,
+        Strategy::HighPressure,
+    ];
+    for case in 0..240 {
+        let k = if case % 20 == 0 {
+            rng.range(33, 120)
+        } else {
+            rng.range(1, 24)
+        };
+        let m = rng.range(1, 12.min(255 - k));
+        let len = match case % 4 {
+            0 => rng.range(1, 200),
+            1 => 64 * rng.range(1, 40),
+            2 => rng.range(1, 5000),
+            _ => 256 * rng.range(1, 20) + rng.range(0, 63),
+        };
+        let align = rng.below(64);
+        let kind = if matrix::vandermonde_is_mds(k, m) && case % 2 == 0 {
+            MatrixKind::Vandermonde
+        } else {
+            MatrixKind::Cauchy
+        };
+        let isa = isas[case % isas.len()];
+        let strategy = strategies[case % strategies.len()];
+        let codec = Codec::builder(k, m)
+            .matrix(kind)
+            .isa(isa)
+            .strategy(strategy)
+            .build()
+            .unwrap();
+        let data = Blocks::new(k, len, align, &mut rng);
+        let expect = isal_parity(l, codec.generator(), k, &data.slices());
+        let mut par = Blocks::new(m, len, rng.below(64), &mut rng);
+        codec.encode(&data.slices(), &mut par.slices_mut()).unwrap();
+        assert_eq!(
+            par.to_vecs(),
+            expect,
+            "k={k} m={m} len={len} align={align} isa={isa:?} strategy={strategy:?} {kind:?}"
+        );
+    }
+}
+
+#[test]
+fn batch_parity_identical_for_every_strategy_and_isa() {
+    let Some(l) = isal() else { return };
+    let mut rng = Rng::new(9);
+    let (k, m, len, stripes) = (8, 4, 1024 + 64 + 5, 7);
+    for isa in Isa::available_all() {
+        for strategy in [
+            Strategy::SoftwarePrefetch,
+            Strategy::BufferFriendly,
+            Strategy::NoHwPrefetch,
+            Strategy::HighPressure,
+        ] {
+            let codec = Codec::builder(k, m)
+                .isa(isa)
+                .strategy(strategy)
+                .build()
+                .unwrap();
+            let data = Blocks::new(k * stripes, len, 3, &mut rng);
+            let mut par = Blocks::new(m * stripes, len, 0, &mut rng);
+            codec
+                .encode_batch(&data.slices(), &mut par.slices_mut())
+                .unwrap();
+            let got = par.to_vecs();
+            let ds = data.slices();
+            for s in 0..stripes {
+                let expect = isal_parity(l, codec.generator(), k, &ds[s * k..(s + 1) * k]);
+                assert_eq!(
+                    &got[s * m..(s + 1) * m],
+                    &expect[..],
+                    "{isa:?} {strategy:?} stripe {s}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn incremental_update_identical() {
+    let Some(l) = isal() else { return };
+    let mut rng = Rng::new(5);
+    for case in 0..30 {
+        let k = rng.range(1, 20);
+        let m = rng.range(1, 8);
+        let len = if case % 2 == 0 {
+            rng.range(1, 3000)
+        } else {
+            64 * rng.range(1, 30)
+        };
+        let codec = Codec::new(k, m).unwrap();
+        let prow: Vec<usize> = (k..k + m).collect();
+        let tbl = l.init_tables(k, m, codec.generator().select_rows(&prow).as_bytes());
+        let mut ours = vec![vec![0u8; len]; m];
+        let mut theirs = vec![vec![0u8; len]; m];
+        for i in 0..k {
+            let d = rng.bytes(len);
+            let mut o: Vec<&mut [u8]> = ours.iter_mut().map(|v| v.as_mut_slice()).collect();
+            codec.encode_incremental(i, &d, &mut o).unwrap();
+            let mut t: Vec<&mut [u8]> = theirs.iter_mut().map(|v| v.as_mut_slice()).collect();
+            l.encode_data_update(k, i, &tbl, &d, &mut t);
+        }
+        assert_eq!(ours, theirs, "k={k} m={m} len={len}");
+    }
+}
+
+#[test]
+fn isal_abi_functions_identical() {
+    let Some(l) = isal() else { return };
+    let mut rng = Rng::new(11);
+    for _ in 0..20 {
+        let len = 32 * rng.range(1, 64);
+        let c = rng.next() as u8;
+        let tbl = l.vect_mul_init(c);
+        let src = rng.bytes(len);
+        let mut a = vec![0u8; len];
+        let mut b = vec![0u8; len];
+        assert_eq!(l.vect_mul(&tbl, &src, &mut a), 0);
+        assert_eq!(pmec::isal_abi::vect_mul(&tbl, &src, &mut b), 0);
+        assert_eq!(a, b);
+        // ISA-L's vector dot-product/mad kernels need len >= 64 (shorter writes nothing)
+        let len = 64 * rng.range(1, 32) + 32 * rng.below(2);
+        let mut a = vec![0u8; len];
+        let mut b = vec![0u8; len];
+        let vlen = rng.range(1, 10);
+        let coefs = rng.bytes(vlen);
+        let tables = l.init_tables(vlen, 1, &coefs);
+        let srcs: Vec<Vec<u8>> = (0..vlen).map(|_| rng.bytes(len)).collect();
+        let s: Vec<&[u8]> = srcs.iter().map(|v| v.as_slice()).collect();
+        l.vect_dot_prod(&tables, &s, &mut a);
+        pmec::isal_abi::vect_dot_prod(&tables, &s, &mut b);
+        assert_eq!(a, b);
+        let vi = rng.below(vlen);
+        l.vect_mad(vlen, vi, &tables, &srcs[0], &mut a);
+        pmec::isal_abi::vect_mad(vlen, vi, &tables, &srcs[0], &mut b);
+        assert_eq!(a, b);
+    }
+}

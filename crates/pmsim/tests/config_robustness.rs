@@ -1,0 +1,75 @@
+//! Config parsing never panics: mutated presets and random overrides give either a valid
+//! config or one clear line.
+
+use pmsim::config::{SimConfig, PRESETS};
+
+fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
+
+#[test]
+fn mutated_presets_parse_or_fail_with_one_line() {
+    let mut x = 0x5eed_1234_abcd_0001u64;
+    let alphabet = b"0123456789-.=[]\"# \nabcdefghijklmnopqrstuvwxyz_";
+    let mut ok = 0;
+    for i in 0..4000 {
+        let (_, text) = PRESETS[i % PRESETS.len()];
+        let mut bytes = text.as_bytes().to_vec();
+        for _ in 0..(1 + xorshift(&mut x) % 4) {
+            let pos = (xorshift(&mut x) as usize) % bytes.len();
+            match xorshift(&mut x) % 3 {
+                0 => {
+                    bytes.remove(pos);
+                }
+                1 => bytes.insert(pos, alphabet[(xorshift(&mut x) as usize) % alphabet.len()]),
+                _ => bytes[pos] = alphabet[(xorshift(&mut x) as usize) % alphabet.len()],
+            }
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        match SimConfig::from_toml_str(&text, "fuzz.toml") {
+            Ok(c) => {
+                assert!(c.validate().is_ok());
+                ok += 1;
+            }
+            Err(e) => {
+                assert!(!e.0.contains('\n'), "multi-line error: {e}");
+                assert!(
+                    e.0.starts_with("fuzz.toml"),
+                    "error does not name the file: {e}"
+                );
+            }
+        }
+    }
+    // Many single-character mutations land in comments and keep the config valid.
+    assert!(ok > 100, "only {ok} mutated configs parsed");
+}
+
+#[test]
+fn random_overrides_never_panic() {
+    let base = SimConfig::preset("nvm-ppo").unwrap();
+    let keys = [
+        "device.banks",
+        "device.row_bytes",
+        "device.mapping",
+        "device.timing.trcd_ns",
+        "controller.write_queue",
+        "controller.drain_low",
+        "controller.scheduler",
+        "replay.cpu_ghz",
+        "nope.key",
+        "device",
+    ];
+    let values = [
+        "0", "-1", "7", "64", "1e300", "nan", "\"x\"", "true", "page", "[1]", "",
+    ];
+    for k in keys {
+        for v in values {
+            if let Err(e) = base.with_overrides(&[format!("{k}={v}")]) {
+                assert!(!e.0.contains('\n'), "{e}");
+            }
+        }
+    }
+}
