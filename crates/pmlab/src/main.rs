@@ -1,5 +1,6 @@
 //! `pmlab`: the persistent-memory systems toolkit's command line.
 
+mod cmd_ec;
 mod cmd_sim;
 mod cmd_trace;
 mod report;
@@ -30,6 +31,9 @@ enum Command {
     /// Inspect, convert and summarise traces.
     #[command(subcommand)]
     Trace(cmd_trace::TraceCommand),
+    /// Erasure-code files with pmec (DIALGA) and benchmark it beside ISA-L.
+    #[command(subcommand)]
+    Ec(cmd_ec::EcCommand),
     /// Run the papers' headline experiments and write CSV, SVG and REPORT.md.
     Reproduce {
         /// Smaller runs (seconds instead of minutes); what `make demo` uses.
@@ -53,6 +57,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Sim(args) => cmd_sim::run(args),
         Command::Trace(cmd) => cmd_trace::run(cmd),
+        Command::Ec(cmd) => cmd_ec::run(cmd),
         Command::Reproduce { quick, only, out } => reproduce::run(&out, quick, only.as_deref()),
         Command::Plugins => {
             for (concern, name, desc) in pmsim::plugins::list() {

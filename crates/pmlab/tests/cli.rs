@@ -239,3 +239,104 @@ fn reproduce_device_section_writes_csv_svg_and_report() {
         assert!(svg.starts_with("<svg") && svg.contains("polyline"));
     }
 }
+
+#[test]
+fn ec_round_trips_with_m_shards_lost_or_corrupt() {
+    let d = tmpdir("ec");
+    let input = d.join("data.bin");
+    let mut x = 12345u64;
+    let bytes: Vec<u8> = (0..300_001)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    std::fs::write(&input, &bytes).unwrap();
+    let shards = d.join("shards");
+    let o = pmlab(&[
+        "ec",
+        "encode",
+        input.to_str().unwrap(),
+        "--out",
+        shards.to_str().unwrap(),
+        "-k",
+        "5",
+        "-m",
+        "3",
+        "--block",
+        "4096",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let manifest = shards.join("data.bin.pmec");
+    // Lose two shards and corrupt a third: m = 3 failures.
+    std::fs::remove_file(shards.join("data.bin.1.shard")).unwrap();
+    std::fs::remove_file(shards.join("data.bin.6.shard")).unwrap();
+    let mut c = std::fs::read(shards.join("data.bin.3.shard")).unwrap();
+    c[100] ^= 0xff;
+    std::fs::write(shards.join("data.bin.3.shard"), c).unwrap();
+    let out = d.join("rebuilt.bin");
+    let o = pmlab(&[
+        "ec",
+        "decode",
+        manifest.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        report.contains("missing [1, 6]") && report.contains("corrupt [3]"),
+        "{report}"
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), bytes);
+    // A fourth loss is beyond m: a clear error, no output claimed.
+    std::fs::remove_file(shards.join("data.bin.0.shard")).unwrap();
+    let o = pmlab(&["ec", "verify", manifest.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let o = pmlab(&[
+        "ec",
+        "decode",
+        manifest.to_str().unwrap(),
+        "--out",
+        d.join("x").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+}
+
+#[test]
+fn ec_bad_arguments_give_clear_errors() {
+    let d = tmpdir("ecbad");
+    let input = d.join("f");
+    std::fs::write(&input, b"hello").unwrap();
+    for (args, needle) in [
+        (vec!["-k", "0"], "k"),
+        (vec!["-k", "200", "-m", "100"], "255"),
+        (vec!["--matrix", "magic"], "magic"),
+        (vec!["--block", "0"], "block"),
+    ] {
+        let mut a = vec![
+            "ec",
+            "encode",
+            input.to_str().unwrap(),
+            "--out",
+            d.to_str().unwrap(),
+        ];
+        a.extend(args.iter());
+        let o = pmlab(&a);
+        assert_eq!(o.status.code(), Some(1), "{a:?}");
+        let e = stderr(&o);
+        assert!(e.contains(needle), "{a:?}: {e}");
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+    }
+    let o = pmlab(&[
+        "ec",
+        "decode",
+        d.join("none.pmec").to_str().unwrap(),
+        "--out",
+        "x",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+}

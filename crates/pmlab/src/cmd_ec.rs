@@ -1,0 +1,222 @@
+//! `pmlab ec`: erasure-code files with pmec and measure pmec beside ISA-L.
+
+use clap::Subcommand;
+use pmec::bench::{self, BenchConfig, DataPool, Workload};
+use pmec::files::{self, EncodeOptions};
+use pmec::{Isa, MatrixKind, Strategy};
+use std::path::PathBuf;
+
+/// `pmlab ec` subcommands.
+#[derive(Subcommand)]
+pub enum EcCommand {
+    /// Split FILE into k data + m parity shard files and a manifest (`<name>.pmec`) in DIR.
+    Encode {
+        /// File to protect.
+        file: PathBuf,
+        /// Output directory for the shards and the manifest.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Data shards.
+        #[arg(short, default_value_t = 8)]
+        k: usize,
+        /// Parity shards (the file survives the loss of any m shards).
+        #[arg(short, default_value_t = 4)]
+        m: usize,
+        /// Stripe unit in bytes.
+        #[arg(long, default_value_t = 65536, value_name = "BYTES")]
+        block: usize,
+        /// Generator matrix: `cauchy` (always MDS) or `vandermonde` (ISA-L's gf_gen_rs_matrix).
+        #[arg(long, default_value = "cauchy")]
+        matrix: String,
+        /// Encoder threads.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+    },
+    /// Rebuild the original file from any k intact shards; reports missing and corrupt ones.
+    Decode {
+        /// The manifest written by `encode`.
+        manifest: PathBuf,
+        /// Where to write the rebuilt file.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Also rewrite missing or corrupt shards.
+        #[arg(long)]
+        repair: bool,
+    },
+    /// Check every shard's checksum and, when all are intact, that parity matches the data.
+    Verify {
+        /// The manifest written by `encode`.
+        manifest: PathBuf,
+    },
+    /// Measure pmec beside ISA-L (system libisal.so.2, same process, same data).
+    Bench {
+        /// Data blocks per stripe.
+        #[arg(short, default_value_t = 8)]
+        k: usize,
+        /// Parity blocks per stripe.
+        #[arg(short, default_value_t = 4)]
+        m: usize,
+        /// Block size in bytes.
+        #[arg(long, default_value_t = 1024, value_name = "BYTES")]
+        block: usize,
+        /// Threads.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+        /// Measure decoding with this many erasures instead of encoding.
+        #[arg(long, value_name = "E")]
+        decode: Option<usize>,
+        /// Measure LRC with this many local groups instead of RS.
+        #[arg(long, value_name = "L")]
+        lrc: Option<usize>,
+        /// Reuse a cache-sized working set (the kernels' ceiling) instead of 1 GiB of data.
+        #[arg(long)]
+        in_cache: bool,
+        /// Size of the pre-filled data pool in MiB (random stripe order over it).
+        #[arg(long, default_value_t = 1024, value_name = "MIB")]
+        pool_mb: usize,
+        /// Kernel: auto, scalar, ssse3, avx2, avx512, gfni-avx2, gfni-avx512.
+        #[arg(long, default_value = "auto")]
+        isa: String,
+        /// DIALGA strategy: auto, vanilla, sw, bf, nohw, high-pressure.
+        #[arg(long, default_value = "auto")]
+        strategy: String,
+        /// Stripes per pmec call (1 = one call per stripe, as ISA-L is called).
+        #[arg(long, default_value_t = 64)]
+        batch: usize,
+    },
+}
+
+fn e(err: pmec::Error) -> String {
+    err.to_string()
+}
+
+/// Runs a `pmlab ec` subcommand.
+pub fn run(cmd: EcCommand) -> Result<(), String> {
+    match cmd {
+        EcCommand::Encode {
+            file,
+            out,
+            k,
+            m,
+            block,
+            matrix,
+            threads,
+        } => {
+            let opts = EncodeOptions {
+                k,
+                m,
+                block,
+                matrix: MatrixKind::parse(&matrix).map_err(e)?,
+                threads,
+            };
+            let man = files::encode_file(&file, &out, &opts)
+                .map_err(|err| format!("{}: {err}", file.display()))?;
+            println!(
+                "encoded {} ({} bytes) into {} data + {} parity shards of {} bytes; manifest {}",
+                file.display(),
+                man.file_size,
+                man.k,
+                man.m,
+                man.shard_len(),
+                files::manifest_path(&out, &man.file_name).display()
+            );
+            Ok(())
+        }
+        EcCommand::Decode {
+            manifest,
+            out,
+            repair,
+        } => {
+            let r = files::decode_file(&manifest, &out, repair)
+                .map_err(|err| format!("{}: {err}", manifest.display()))?;
+            println!(
+                "rebuilt {} ({} bytes) from shards {:?}; missing {:?}, corrupt {:?}{}",
+                out.display(),
+                r.bytes,
+                r.used,
+                r.check.missing,
+                r.check.corrupt,
+                if repair {
+                    format!(", repaired {:?}", r.repaired)
+                } else {
+                    String::new()
+                }
+            );
+            Ok(())
+        }
+        EcCommand::Verify { manifest } => {
+            let r =
+                files::verify(&manifest).map_err(|err| format!("{}: {err}", manifest.display()))?;
+            println!(
+                "missing {:?}, corrupt {:?}, recoverable: {}, parity consistent: {}",
+                r.check.missing,
+                r.check.corrupt,
+                r.recoverable,
+                r.parity_consistent
+                    .map_or("not checked (shards missing or corrupt)".into(), |b| b
+                        .to_string())
+            );
+            if !r.recoverable {
+                return Err(format!(
+                    "{}: more shards are lost than parity can rebuild",
+                    manifest.display()
+                ));
+            }
+            if r.parity_consistent == Some(false) {
+                return Err(format!(
+                    "{}: parity does not match the data",
+                    manifest.display()
+                ));
+            }
+            Ok(())
+        }
+        EcCommand::Bench {
+            k,
+            m,
+            block,
+            threads,
+            decode,
+            lrc,
+            in_cache,
+            pool_mb,
+            isa,
+            strategy,
+            batch,
+        } => {
+            if decode.is_some() && lrc.is_some() {
+                return Err("--decode and --lrc are exclusive".into());
+            }
+            let workload = match (decode, lrc) {
+                (Some(erasures), _) => Workload::Decode { erasures },
+                (_, Some(l)) => Workload::Lrc { l },
+                _ => Workload::Encode,
+            };
+            let cfg = BenchConfig {
+                k,
+                m,
+                block,
+                workload,
+                threads,
+                batch,
+                in_cache,
+                isa: if isa == "auto" {
+                    None
+                } else {
+                    Some(Isa::parse(&isa).map_err(e)?)
+                },
+                strategy: Strategy::parse(&strategy).map_err(e)?,
+                ..BenchConfig::default()
+            };
+            if pool_mb == 0 {
+                return Err("--pool-mb must be at least 1".into());
+            }
+            let pool = DataPool::new(pool_mb << 20).map_err(e)?;
+            let r = bench::run(&pool, &cfg).map_err(e)?;
+            print!("{}", bench::markdown(std::slice::from_ref(&r)));
+            if let Some(note) = &r.isal_note {
+                eprintln!("note: {note}");
+            }
+            Ok(())
+        }
+    }
+}
