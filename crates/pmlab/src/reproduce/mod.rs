@@ -2,6 +2,7 @@
 
 pub mod device;
 pub mod nvcache;
+pub mod pmec;
 
 use crate::report::{assemble_report, SECTION_ORDER};
 use std::path::Path;
@@ -20,6 +21,10 @@ pub fn run(out: &Path, quick: bool, only: Option<&str>) -> Result<(), String> {
     if wants("device") {
         eprintln!("reproduce: device characterisation");
         device::run(out, quick, &pmsim::config::preset_names())?;
+    }
+    if wants("pmec") {
+        eprintln!("reproduce: pmec (erasure coding beside ISA-L)");
+        pmec::run(out, quick)?;
     }
     if wants("nvcache") {
         eprintln!("reproduce: nvcache (MPI-IO cache, real mpiexec)");
