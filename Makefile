@@ -47,7 +47,10 @@ demo: build
 
 test: deps test-rust test-nvcache
 
+# Build first: pmec's C-API and LD_PRELOAD tests use the shared libraries the build leaves in
+# target/release.
 test-rust:
+	$(CARGO) build --release --workspace
 	$(CARGO) test --release --workspace
 
 test-nvcache: build-nvcache
@@ -57,6 +60,7 @@ bench: build
 	@mkdir -p $(RESULTS)/bench
 	$(CARGO) bench -p pmsim --bench replay_speed -- 1000000 2>/dev/null | tee $(RESULTS)/bench/replay_speed.txt
 	$(CARGO) bench -p pmsim --bench replay_speed -- 50000000 2>/dev/null | tee -a $(RESULTS)/bench/replay_speed.txt
+	$(CARGO) bench -p pmec --bench ec 2>/dev/null | tee $(RESULTS)/bench/pmec.txt
 	nvcache/bench/run_bench.sh $(NVCACHE_BUILD) "" quick | tee $(RESULTS)/bench/nvcache.csv
 
 fuzz:
