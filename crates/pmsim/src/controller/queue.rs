@@ -164,7 +164,6 @@ impl RequestQueue {
             let (open, hit_ready, miss_ready) = dev.bank_readiness(b, rank as usize, now);
             let aged = |s: u32| Aged {
                 seq: self.seqs[s as usize],
-                arrival: self.reqs[s as usize].as_ref().map_or(0, |r| r.arrival),
                 slot: s,
             };
             let (mut oldest_hit, mut oldest_miss) = (None, None);

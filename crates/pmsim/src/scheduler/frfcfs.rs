@@ -55,7 +55,6 @@ mod tests {
     fn aged(seq: u64) -> Option<Aged> {
         Some(Aged {
             seq,
-            arrival: seq,
             slot: seq as u32,
         })
     }

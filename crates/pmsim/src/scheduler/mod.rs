@@ -18,8 +18,6 @@ use crate::time::Ps;
 pub struct Aged {
     /// Arrival sequence number within its queue (smaller is older).
     pub seq: u64,
-    /// When it entered the queue.
-    pub arrival: Ps,
     /// Its queue slot (opaque to schedulers).
     pub slot: u32,
 }
