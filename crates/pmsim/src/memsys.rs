@@ -418,7 +418,7 @@ impl MemorySystem {
 
     /// Exports statistics under `mc.` (totals) and `mc.chN.` (per channel).
     pub fn export_stats(&self, stats: &mut Stats) {
-        let mut tot = [0u64; 17];
+        let multi = self.channels.len() > 1;
         for (i, c) in self.channels.iter().enumerate() {
             let d = &c.device.stats;
             let s = &c.stats;
@@ -445,35 +445,13 @@ impl MemorySystem {
                 ("read_buffer_hits", rb_hits),
                 ("read_buffer_misses", rb_misses),
             ];
-            for (j, (k, v)) in vals.iter().enumerate() {
-                if self.channels.len() > 1 {
-                    stats.set(format!("mc.ch{i}.{k}"), *v);
+            for (k, v) in vals {
+                if multi {
+                    stats.set(format!("mc.ch{i}.{k}"), v);
                 }
-                tot[j] += v;
+                stats.add(format!("mc.{k}"), v);
             }
             stats.set(format!("mc.ch{i}.bus_busy_ps"), d.bus_busy_ps);
-        }
-        let names = [
-            "reads_accepted",
-            "writes_accepted",
-            "writes_coalesced",
-            "reads_forwarded",
-            "queue_full_waits",
-            "drain_episodes",
-            "writes_in_drain",
-            "decisions",
-            "device_reads",
-            "device_writes",
-            "row_hits",
-            "row_closed",
-            "row_conflicts",
-            "media_read_bytes",
-            "media_write_bytes",
-            "read_buffer_hits",
-            "read_buffer_misses",
-        ];
-        for (k, v) in names.iter().zip(tot) {
-            stats.set(format!("mc.{k}"), v);
         }
         stats.set("mc.media_writes_done", self.media_writes_done);
         stats.set("sim.events_scheduled", self.events.scheduled());
