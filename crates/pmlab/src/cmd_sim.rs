@@ -147,8 +147,10 @@ pub fn run(a: SimArgs) -> Result<(), String> {
         rows.push((
             "crash",
             format!(
-                "power failed at {:.1} ns: {} PM lines durable",
+                "power failed at {:.1} ns: {} of {} writes durable ({} PM lines with known data)",
                 summary.sim_time as f64 / 1e3,
+                stats.counter("replay.writes_acknowledged"),
+                summary.writes,
                 replay.durable_image().len()
             ),
         ));

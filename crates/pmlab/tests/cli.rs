@@ -340,3 +340,70 @@ fn ec_bad_arguments_give_clear_errors() {
     ]);
     assert_eq!(o.status.code(), Some(1));
 }
+
+#[test]
+fn crash_at_reports_what_survived_and_lists_work() {
+    let d = tmpdir("crash");
+    let t = plain_trace(&d);
+    let o = pmlab(&[
+        "sim",
+        "--config",
+        "nvm-ppo",
+        "--trace",
+        t.to_str().unwrap(),
+        "--crash-at-ns",
+        "500",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("power failed at 500.0 ns"), "{out}");
+    let o = pmlab(&[
+        "sim",
+        "--config",
+        "nvm-ppo",
+        "--trace",
+        t.to_str().unwrap(),
+        "--crash-at-ns=-1",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("non-negative"), "{}", stderr(&o));
+    let o = pmlab(&["presets"]);
+    let s = String::from_utf8_lossy(&o.stdout);
+    for p in [
+        "ddr4-2400",
+        "pcm-pmweaver",
+        "nvm-ppo",
+        "nvm-lalea",
+        "optane",
+    ] {
+        assert!(s.contains(p), "{s}");
+    }
+    let o = pmlab(&["plugins"]);
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("frfcfs") && s.contains("x86"), "{s}");
+}
+
+#[test]
+fn pmweaver_store_dump_replays() {
+    let d = tmpdir("pmw");
+    let p = d.join("dump.txt");
+    // PC, persistent/volatile, write/clwb, vaddr, size, data, tick (all hex).
+    std::fs::write(
+        &p,
+        "@0x401000 P W 0x100000040 0x8 0x1122334455667788 0x3e8\n\
+         @0x401004 V W 0x7fff0000 0x8 0x100000040 0x7d0\n\
+         @0x401008 P C 0x100000040 0x1 0x0 0xbb8\n",
+    )
+    .unwrap();
+    let o = pmlab(&[
+        "sim",
+        "--config",
+        "pcm-pmweaver",
+        "--trace",
+        p.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("pmweaver"), "{out}");
+    assert!(out.contains("0 / 2"), "two stores, no loads: {out}");
+}

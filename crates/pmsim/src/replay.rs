@@ -94,6 +94,7 @@ pub struct Replay {
     tx_ends: u64,
     computes: u64,
     last_ack: Ps,
+    writes_acked: u64,
     stop_at: Option<Ps>,
     ack_log: Option<Vec<Ack>>,
 }
@@ -124,6 +125,7 @@ impl Replay {
             tx_ends: 0,
             computes: 0,
             last_ack: 0,
+            writes_acked: 0,
             stop_at: None,
             ack_log: None,
         })
@@ -177,6 +179,7 @@ impl Replay {
             th.outstanding -= 1;
             if a.is_write {
                 th.outstanding_writes -= 1;
+                self.writes_acked += 1;
                 self.write_latency.record(a.time - a.issued);
                 self.ordering.on_persist_ack(
                     Persist {
@@ -474,6 +477,7 @@ impl Replay {
         s.set("replay.events", self.events);
         s.set("replay.reads", self.reads);
         s.set("replay.writes", self.writes);
+        s.set("replay.writes_acknowledged", self.writes_acked);
         s.set("replay.flushes", self.flushes);
         s.set("replay.tx_begins", self.tx_begins);
         s.set("replay.tx_ends", self.tx_ends);
