@@ -16,7 +16,7 @@ PMLAB := target/release/pmlab
 APT_PACKAGES := build-essential cmake pkg-config libisal-dev libisal2 mpich libmpich-dev \
                 libpmem-dev libhdf5-mpich-dev hdf5-tools
 
-.PHONY: all deps build build-nvcache demo test test-rust test-nvcache bench fuzz lint clean
+.PHONY: all deps build build-nvcache demo test test-rust test-nvcache bench bench-instr fuzz lint clean
 
 NVCACHE_BUILD := nvcache/build
 
@@ -62,6 +62,16 @@ bench: build
 	$(CARGO) bench -p pmsim --bench replay_speed -- 50000000 2>/dev/null | tee -a $(RESULTS)/bench/replay_speed.txt
 	$(CARGO) bench -p pmec --bench ec 2>/dev/null | tee $(RESULTS)/bench/pmec.txt
 	nvcache/bench/run_bench.sh $(NVCACHE_BUILD) "" quick | tee $(RESULTS)/bench/nvcache.csv
+
+# Instructions per replayed request (valgrind callgrind): unlike wall-clock speed, stable on a
+# shared machine, so it is the figure to optimise the replay against. PRESET=nvm-ppo by default.
+PRESET ?= nvm-ppo
+bench-instr: build
+	@command -v valgrind >/dev/null || { echo "bench-instr: valgrind not installed"; exit 1; }
+	@bin=$$($(CARGO) bench -p pmsim --bench replay_speed --no-run 2>&1 | sed -n 's/.*(\(target[^)]*\)).*/\1/p' | tail -1); \
+	a=$$(valgrind --tool=callgrind --callgrind-out-file=/dev/null $$bin 100000 $(PRESET) 2>&1 | sed -n 's/.*Collected : //p' | tr -d ,); \
+	b=$$(valgrind --tool=callgrind --callgrind-out-file=/dev/null $$bin 200000 $(PRESET) 2>&1 | sed -n 's/.*Collected : //p' | tr -d ,); \
+	echo "replay $(PRESET): $$(( (b - a) / 100000 )) instructions per request"
 
 fuzz:
 	$(CARGO) run --release -p pmtrace --example fuzz -- --seconds 60
