@@ -229,6 +229,10 @@ fn reproduce_device_section_writes_csv_svg_and_report() {
     let report = std::fs::read_to_string(d.join("REPORT.md")).unwrap();
     assert!(report.contains("## Device characterisation"));
     assert!(
+        report.contains("## Headlines") && report.contains("* **Device presets**: 8 of 13"),
+        "{report}"
+    );
+    assert!(
         report.contains("| optane | read amplification, random 64 B (x) | 4.00 |"),
         "{report}"
     );

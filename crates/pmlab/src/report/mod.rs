@@ -86,6 +86,18 @@ pub fn assemble_report(out: &Path) -> Result<PathBuf, String> {
          Produced by `pmlab reproduce`. Every figure below was measured by the command that \
          wrote this file; each section names its inputs, and CSV/SVG files sit beside it.\n\n",
     );
+    let headlines: Vec<String> = SECTION_ORDER
+        .iter()
+        .filter_map(|name| std::fs::read_to_string(out.join(name).join("headline.md")).ok())
+        .collect();
+    if !headlines.is_empty() {
+        md.push_str("## Headlines\n\n");
+        for h in headlines {
+            md.push_str(h.trim_end());
+            md.push('\n');
+        }
+        md.push('\n');
+    }
     let mut found = 0;
     for name in SECTION_ORDER {
         let p = out.join(name).join("section.md");

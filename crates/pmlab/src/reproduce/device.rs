@@ -242,6 +242,8 @@ pub fn run(out: &Path, quick: bool, presets: &[&str]) -> Result<(), String> {
     let mut bw = Table::new(&["preset", "pattern", "outstanding", "bandwidth_gbps"]);
     let mut cmp = Table::new(&["preset", "metric", "pmlab", "published", "ratio", "source"]);
     let mut figures = String::new();
+    // (label, ratio) of every comparison, for the headline.
+    let mut ratios: Vec<(String, f64)> = Vec::new();
     for preset in presets {
         let cfg = SimConfig::preset(preset).map_err(|e| e.to_string())?;
         eprintln!("  device: {preset}");
@@ -266,6 +268,7 @@ pub fn run(out: &Path, quick: bool, presets: &[&str]) -> Result<(), String> {
         }
         for p in published(preset) {
             let v = measured_for(&m, p.metric);
+            ratios.push((format!("{preset} {}", p.metric), v / p.value));
             cmp.push(vec![
                 preset.to_string(),
                 format!("{} ({})", p.metric, p.unit),
@@ -329,5 +332,33 @@ pub fn run(out: &Path, quick: bool, presets: &[&str]) -> Result<(), String> {
         figures
     );
     write_file(&dir, "section.md", &md)?;
+    let close = ratios
+        .iter()
+        .filter(|(_, r)| (r - 1.0).abs() <= 0.05)
+        .count();
+    let mut gaps: Vec<&(String, f64)> = ratios
+        .iter()
+        .filter(|(_, r)| (r - 1.0).abs() > 0.05)
+        .collect();
+    gaps.sort_by(|a, b| (b.1.ln().abs()).total_cmp(&a.1.ln().abs()));
+    let gap_text = gaps
+        .iter()
+        .map(|(l, r)| format!("{l} {r:.2}x"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    write_file(
+        &dir,
+        "headline.md",
+        &format!(
+            "* **Device presets**: {close} of {} comparisons within 5% of the published or \
+             table-derived figure; the others: {}.\n",
+            ratios.len(),
+            if gap_text.is_empty() {
+                "none".into()
+            } else {
+                gap_text
+            }
+        ),
+    )?;
     Ok(())
 }

@@ -329,5 +329,37 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
         if quick { " --quick" } else { "" },
     );
     write_file(&dir, "section.md", &section)?;
+    // Headline: a few representative ratios, taken from the measurements above.
+    let find = |id: &str, x: f64| {
+        figs.iter()
+            .filter(|f| f.id == id)
+            .flat_map(|f| f.points.iter())
+            .find(|(_, px, _)| *px == x)
+            .and_then(|(_, _, r)| r.ratio)
+    };
+    let isal_ahead: Vec<String> = figs
+        .iter()
+        .filter(|f| f.id == "fig10")
+        .flat_map(|f| f.points.iter())
+        .filter(|(_, _, r)| r.ratio.is_some_and(|x| x < 1.0))
+        .map(|(_, x, _)| format!("k = {x}"))
+        .collect();
+    let fmt = |v: Option<f64>| v.map_or("n/a".into(), |x| format!("{x:.2}x"));
+    write_file(
+        &dir,
+        "headline.md",
+        &format!(
+            "* **pmec beside ISA-L** (same process, same data, 1 KiB blocks): RS(12,8) {}, \
+             RS(28,24) {}, decode RS(12,8) with 4 erasures {}; ISA-L is faster at {}.\n",
+            fmt(find("fig10", 8.0)),
+            fmt(find("fig10", 24.0)),
+            fmt(find("fig14", 8.0)),
+            if isal_ahead.is_empty() {
+                "no measured point".into()
+            } else {
+                isal_ahead.join(", ")
+            }
+        ),
+    )?;
     Ok(())
 }
