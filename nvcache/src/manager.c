@@ -170,11 +170,10 @@ static void op_write(struct nvc_slot *s, int fill)
         nvc_mailbox_reply(s);
     }
     const struct nvc_seg *segs = async ? segs_copy : s->seg;
-    for (uint32_t i = 0; i < nseg; i++)
-        nvc_part_persist(p, p->data + segs[i].off, segs[i].len);
+    /* Data first, then the dirty bits that make it recoverable, then the reply. */
+    nvc_part_persist_segments(p, segs, nseg);
     if (!fill) {
-        for (uint32_t i = 0; i < nseg; i++)
-            nvc_part_mark_dirty(p, segs[i].off, segs[i].len);
+        nvc_part_mark_dirty_segments(p, segs, nseg);
         if (file_end > p->hdr->size) {
             p->hdr->size = file_end;
             nvc_part_persist(p, &p->hdr->size, sizeof p->hdr->size);

@@ -114,6 +114,11 @@ void nvc_part_persist(struct nvc_part *p, const void *addr, size_t len);
 int nvc_part_reserve(struct nvc_part *p, uint64_t end, uint64_t *node_used, uint64_t node_cap);
 /** Sets dirty bits for data bytes [off, off+len) and persists the bitmap words. */
 void nvc_part_mark_dirty(struct nvc_part *p, uint64_t off, uint64_t len);
+struct nvc_seg;
+/** Persists the data of several segments of a part (one msync per run of pages off real PM). */
+void nvc_part_persist_segments(struct nvc_part *p, const struct nvc_seg *segs, uint32_t n);
+/** Marks the pages of several segments dirty and persists the bitmap words once. */
+void nvc_part_mark_dirty_segments(struct nvc_part *p, const struct nvc_seg *segs, uint32_t n);
 /** Clears dirty bits for pages fully or partly in [off, off+len) and persists them. */
 void nvc_part_clear_dirty(struct nvc_part *p, uint64_t off, uint64_t len);
 /** Finds the next run of dirty pages at or after *cursor (bytes); returns 0 when none. */

@@ -163,6 +163,55 @@ static void bits(struct nvc_part *p, uint64_t off, uint64_t len, int set)
 }
 
 void nvc_part_mark_dirty(struct nvc_part *p, uint64_t off, uint64_t len) { bits(p, off, len, 1); }
+
+void nvc_part_persist_segments(struct nvc_part *p, const struct nvc_seg *segs, uint32_t n)
+{
+    if (p->is_pmem) {
+        for (uint32_t i = 0; i < n; i++)
+            nvc_part_persist(p, p->data + segs[i].off, segs[i].len);
+        return;
+    }
+    /* msync works on whole pages: one call per run of touched pages instead of one per segment
+     * (a strided view writes hundreds of short rows into the same few pages). */
+    uint64_t lo = 0, hi = 0;
+    int have = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!segs[i].len)
+            continue;
+        uint64_t a = segs[i].off / NVC_PAGE * NVC_PAGE;
+        uint64_t b = (segs[i].off + segs[i].len + NVC_PAGE - 1) / NVC_PAGE * NVC_PAGE;
+        if (have && a <= hi && b >= lo) {
+            lo = a < lo ? a : lo;
+            hi = b > hi ? b : hi;
+            continue;
+        }
+        if (have)
+            nvc_part_persist(p, p->data + lo, hi - lo);
+        lo = a;
+        hi = b;
+        have = 1;
+    }
+    if (have)
+        nvc_part_persist(p, p->data + lo, hi - lo);
+}
+
+void nvc_part_mark_dirty_segments(struct nvc_part *p, const struct nvc_seg *segs, uint32_t n)
+{
+    uint64_t first_word = UINT64_MAX, last_word = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!segs[i].len)
+            continue;
+        uint64_t first = segs[i].off / NVC_PAGE, last = (segs[i].off + segs[i].len - 1) / NVC_PAGE;
+        for (uint64_t pg = first; pg <= last; pg++)
+            p->dirty[pg / 64] |= 1ull << (pg % 64);
+        if (first / 64 < first_word)
+            first_word = first / 64;
+        if (last / 64 > last_word)
+            last_word = last / 64;
+    }
+    if (first_word != UINT64_MAX)
+        nvc_part_persist(p, &p->dirty[first_word], (last_word - first_word + 1) * sizeof(uint64_t));
+}
 void nvc_part_clear_dirty(struct nvc_part *p, uint64_t off, uint64_t len) { bits(p, off, len, 0); }
 
 int nvc_part_next_dirty(const struct nvc_part *p, uint64_t *cursor, uint64_t *off, uint64_t *len)
