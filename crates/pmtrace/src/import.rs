@@ -143,30 +143,25 @@ impl<R: BufRead> PmweaverReader<R> {
     }
 
     fn read_event(&mut self) -> Result<Option<TraceEvent>, TraceError> {
-        loop {
-            let Some((line_no, line)) = self.lines.next_line()? else {
-                return Ok(None);
-            };
-            let trimmed = line.trim();
-            if trimmed.is_empty() || trimmed.starts_with('#') {
-                continue;
+        let Some((line_no, line)) = self.lines.next_record_line()? else {
+            return Ok(None);
+        };
+        let trimmed = line.trim();
+        let at = |e: TraceError| e.at(Location::line(line_no, line));
+        let (ev, tick) = parse_pmweaver_line(strip_comment(trimmed)).map_err(at)?;
+        let gap = match self.prev_tick {
+            None => 0,
+            Some(prev) if tick < prev => {
+                return Err(at(TraceError::from(ErrorKind::NonMonotonic {
+                    what: "tick",
+                    previous: prev,
+                    current: tick,
+                })))
             }
-            let at = |e: TraceError| e.at(Location::line(line_no, line));
-            let (ev, tick) = parse_pmweaver_line(strip_comment(trimmed)).map_err(at)?;
-            let gap = match self.prev_tick {
-                None => 0,
-                Some(prev) if tick < prev => {
-                    return Err(at(TraceError::from(ErrorKind::NonMonotonic {
-                        what: "tick",
-                        previous: prev,
-                        current: tick,
-                    })))
-                }
-                Some(prev) => gap_from(tick / self.ticks_per_unit - prev / self.ticks_per_unit),
-            };
-            self.prev_tick = Some(tick);
-            return Ok(Some(TraceEvent { gap, ..ev }));
-        }
+            Some(prev) => gap_from(tick / self.ticks_per_unit - prev / self.ticks_per_unit),
+        };
+        self.prev_tick = Some(tick);
+        Ok(Some(TraceEvent { gap, ..ev }))
     }
 }
 
@@ -327,32 +322,27 @@ impl<R: BufRead> PlainReader<R> {
     }
 
     fn read_event(&mut self) -> Result<Option<TraceEvent>, TraceError> {
-        loop {
-            let Some((line_no, line)) = self.lines.next_line()? else {
-                return Ok(None);
-            };
-            let trimmed = line.trim();
-            if trimmed.is_empty() || trimmed.starts_with('#') {
-                continue;
+        let Some((line_no, line)) = self.lines.next_record_line()? else {
+            return Ok(None);
+        };
+        let trimmed = line.trim();
+        let at = |e: TraceError| e.at(Location::line(line_no, line));
+        let (op, addr, cycle) = parse_plain_line(strip_comment(trimmed)).map_err(at)?;
+        let gap = match (self.prev_cycle, cycle) {
+            (_, None) | (None, Some(_)) => 0,
+            (Some(prev), Some(c)) if c < prev => {
+                return Err(at(TraceError::from(ErrorKind::NonMonotonic {
+                    what: "cycle",
+                    previous: prev,
+                    current: c,
+                })))
             }
-            let at = |e: TraceError| e.at(Location::line(line_no, line));
-            let (op, addr, cycle) = parse_plain_line(strip_comment(trimmed)).map_err(at)?;
-            let gap = match (self.prev_cycle, cycle) {
-                (_, None) | (None, Some(_)) => 0,
-                (Some(prev), Some(c)) if c < prev => {
-                    return Err(at(TraceError::from(ErrorKind::NonMonotonic {
-                        what: "cycle",
-                        previous: prev,
-                        current: c,
-                    })))
-                }
-                (Some(prev), Some(c)) => gap_from(c - prev),
-            };
-            if let Some(c) = cycle {
-                self.prev_cycle = Some(c);
-            }
-            return Ok(Some(TraceEvent::access(op, 0, 0, addr, 64, gap)));
+            (Some(prev), Some(c)) => gap_from(c - prev),
+        };
+        if let Some(c) = cycle {
+            self.prev_cycle = Some(c);
         }
+        Ok(Some(TraceEvent::access(op, 0, 0, addr, 64, gap)))
     }
 }
 

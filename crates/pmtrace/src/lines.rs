@@ -91,6 +91,28 @@ impl<R: BufRead> LineReader<R> {
     }
 }
 
+impl<R: BufRead> LineReader<R> {
+    /// The next line that is neither blank nor a whole-line `#` comment, with its 1-based
+    /// number; `Ok(None)` at end of input.
+    pub(crate) fn next_record_line(&mut self) -> Result<Option<(u64, &str)>, TraceError> {
+        loop {
+            let skip = match self.next_line()? {
+                None => return Ok(None),
+                Some((_, line)) => {
+                    let t = line.trim_start();
+                    t.is_empty() || t.starts_with('#')
+                }
+            };
+            if !skip {
+                break;
+            }
+        }
+        // `next_line` has just validated the buffer as UTF-8.
+        let line = std::str::from_utf8(&self.buf).expect("validated by next_line");
+        Ok(Some((self.line_no, line)))
+    }
+}
+
 /// The part of an event line before a `#` comment (no event syntax uses `#`).
 pub(crate) fn strip_comment(line: &str) -> &str {
     match line.find('#') {

@@ -531,20 +531,15 @@ impl<R: BufRead> TextReader<R> {
 
     fn read_event(&mut self) -> Result<Option<TraceEvent>, TraceError> {
         let threads = self.header.threads;
-        loop {
-            let Some((line_no, line)) = self.lines.next_line()? else {
-                return Ok(None);
-            };
-            let trimmed = line.trim_start();
-            if trimmed.is_empty() || trimmed.starts_with('#') {
-                continue;
-            }
-            let ev = parse_event_line(strip_comment(trimmed))
-                .map_err(|e| e.at(Location::line(line_no, line)))?;
-            ev.check(threads)
-                .map_err(|k| TraceError::new(k, Location::line(line_no, line)))?;
-            return Ok(Some(ev));
-        }
+        let Some((line_no, line)) = self.lines.next_record_line()? else {
+            return Ok(None);
+        };
+        let trimmed = line.trim_start();
+        let ev = parse_event_line(strip_comment(trimmed))
+            .map_err(|e| e.at(Location::line(line_no, line)))?;
+        ev.check(threads)
+            .map_err(|k| TraceError::new(k, Location::line(line_no, line)))?;
+        Ok(Some(ev))
     }
 }
 

@@ -174,8 +174,13 @@ impl ChannelController {
     /// Whether [`offer`](Self::offer) would accept this request now (merge or free slot)
     /// rather than make it wait.
     pub fn would_accept(&self, is_write: bool, line_addr: u64) -> bool {
-        (is_write && self.wpq_holds(line_addr))
-            || (!self.waiting.iter().any(|(w, _)| *w == is_write) && self.has_room(is_write))
+        (is_write && self.wpq_holds(line_addr)) || self.can_enter(is_write)
+    }
+
+    /// A new request of this class may enter its queue now: a slot is free and no earlier
+    /// request of the class is still waiting for one.
+    fn can_enter(&self, is_write: bool) -> bool {
+        !self.waiting.iter().any(|(w, _)| *w == is_write) && self.has_room(is_write)
     }
 
     /// Offers a request. Writes to a line already in the WPQ merge into that entry. A full
@@ -184,8 +189,7 @@ impl ChannelController {
         if is_write && self.coalesce(&mut req) {
             return Admission::Queued;
         }
-        let has_waiters = self.waiting.iter().any(|(w, _)| *w == is_write);
-        if has_waiters || !self.has_room(is_write) {
+        if !self.can_enter(is_write) {
             self.stats.queue_full_waits += 1;
             self.waiting.push_back((is_write, req));
             return Admission::Waiting;
