@@ -1,12 +1,13 @@
-//! `pmlab sim`: replay a trace on a configured memory system.
+//! `pmlab sim`: run a trace on the full system (cores, caches, DRAM + PM) or, for memory-request
+//! traces, on the memory system alone.
 
+use crate::simulate;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use pmsim::pmtrace::open_trace;
+use pmsim::config::SystemModel;
 use pmsim::time::ps_to_ns;
-use pmsim::{Replay, SimConfig};
+use pmsim::SimConfig;
 use std::path::PathBuf;
-use std::time::Instant;
 
 /// Arguments of `pmlab sim`.
 #[derive(Args)]
@@ -33,45 +34,200 @@ pub fn run(a: SimArgs) -> Result<(), String> {
     let cfg = SimConfig::load(&a.config)
         .and_then(|c| c.with_overrides(&a.sets))
         .map_err(|e| e.to_string())?;
-    let source = open_trace(&a.trace).map_err(|e| format!("{}: {e}", a.trace.display()))?;
-    let format = source.format().name();
-    let workload = source.header().workload.clone();
-    let mut replay = Replay::new(&cfg).map_err(|e| e.to_string())?;
-    if let Some(ns) = a.crash_at_ns {
-        if !ns.is_finite() || ns < 0.0 {
-            return Err(format!("--crash-at-ns {ns}: must be a non-negative time"));
+    let crash_at = match a.crash_at_ns {
+        Some(ns) if !ns.is_finite() || ns < 0.0 => {
+            return Err(format!("--crash-at-ns {ns}: must be a non-negative time"))
         }
-        replay = replay.crash_at(pmsim::time::ns_to_ps(ns));
-    }
+        Some(ns) => Some(pmsim::time::ns_to_ps(ns)),
+        None => None,
+    };
     let bar = ProgressBar::new_spinner();
     bar.set_style(
         ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("static template"),
     );
-    let start = Instant::now();
-    let summary = replay
-        .run(source, |n| bar.set_message(format!("{n} events")))
-        .map_err(|e| format!("{}: {e}", a.trace.display()))?;
-    let host_s = start.elapsed().as_secs_f64();
+    let out = simulate::run_trace(&cfg, &a.trace, crash_at, |n| {
+        bar.set_message(format!("{n} events"))
+    })?;
     bar.finish_and_clear();
-    let stats = replay.stats();
+    let mut rows: Vec<(&str, String)> = vec![
+        ("config", format!("{} ({})", cfg.name, a.config.display())),
+        (
+            "trace",
+            format!(
+                "{} [{}, workload '{}']",
+                a.trace.display(),
+                out.format,
+                out.workload
+            ),
+        ),
+    ];
+    match out.model {
+        SystemModel::Memory => memory_rows(&cfg, &out, &mut rows),
+        SystemModel::Full => full_rows(&cfg, &out, &mut rows),
+    }
+    rows.push((
+        "host speed",
+        format!(
+            "{:.2} M events/s ({:.2} s)",
+            out.events as f64 / out.host_seconds.max(1e-9) / 1e6,
+            out.host_seconds
+        ),
+    ));
+    if out.crashed {
+        let (acked, writes) = match out.model {
+            SystemModel::Memory => (
+                out.stats.counter("replay.writes_acknowledged"),
+                out.stats.counter("replay.writes"),
+            ),
+            SystemModel::Full => (
+                out.stats.counter("mc.writes_accepted"),
+                out.stats.counter("pm.writebacks")
+                    + out.stats.counter("pm.evictions")
+                    + out.stats.counter("pm.nt_writes"),
+            ),
+        };
+        rows.push((
+            "crash",
+            format!(
+                "power failed at {:.1} ns: {acked} of {writes} PM writes reached the controller \
+                 ({} PM lines with known data durable)",
+                out.sim_time as f64 / 1e3,
+                out.durable_lines
+            ),
+        ));
+    }
+    for (k, v) in &rows {
+        println!("{k:<26} {v}");
+    }
+    if let Some(path) = a.json {
+        let doc = serde_json::json!({
+            "config": cfg,
+            "model": match out.model { SystemModel::Full => "full", SystemModel::Memory => "memory" },
+            "trace": { "path": a.trace.display().to_string(), "format": out.format, "workload": out.workload },
+            "summary": {
+                "events": out.events,
+                "sim_time_ps": out.sim_time,
+                "crashed": out.crashed,
+            },
+            "stats": out.stats.to_json_value(),
+            "host": {
+                "events": out.events,
+                "seconds": out.host_seconds,
+                "events_per_sec": out.events as f64 / out.host_seconds.max(1e-9),
+            },
+        });
+        let text = serde_json::to_string_pretty(&doc).expect("json");
+        std::fs::write(&path, text + "\n")
+            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn pct(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 {
+        100.0 * part / whole
+    } else {
+        0.0
+    }
+}
+
+/// The summary a researcher reads first for a full-system run.
+fn full_rows(cfg: &SimConfig, out: &simulate::Outcome, rows: &mut Vec<(&'static str, String)>) {
+    let s = &out.stats;
+    let threads = s.counter("cpu.threads");
+    let ipcs: Vec<String> = (0..threads)
+        .map(|t| format!("{:.2}", s.value(&format!("cpu.t{t}.ipc")).unwrap_or(0.0)))
+        .collect();
+    let l1 = (s.counter("cache.l1d.hits") + s.counter("cache.l1d.misses")) as f64;
+    let llc = (s.counter("cache.llc.hits") + s.counter("cache.llc.misses")) as f64;
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
+    rows.extend([
+        ("model", "full system (cores, caches, DRAM + PM)".to_string()),
+        ("events", out.events.to_string()),
+        (
+            "execution time",
+            format!("{:.3} us", out.sim_time as f64 / 1e6),
+        ),
+        (
+            "IPC per thread",
+            format!(
+                "{} (cpu.cores = {}, {} thread(s) per core)",
+                ipcs.join(" "),
+                cfg.cpu.cores,
+                cfg.cpu.threads_per_core
+            ),
+        ),
+        (
+            "fence stall share",
+            format!(
+                "{:.1} % of thread time ({} fences)",
+                100.0 * s.value("cpu.fence_stall_share").unwrap_or(0.0),
+                s.counter("cpu.fences")
+            ),
+        ),
+        (
+            "PM traffic",
+            format!(
+                "read {:.2} MiB, written {:.2} MiB ({} clwb/clflushopt write-backs, {} evictions, {} non-temporal)",
+                mib(s.counter("pm.read_bytes")),
+                mib(s.counter("pm.write_bytes")),
+                s.counter("pm.writebacks"),
+                s.counter("pm.evictions"),
+                s.counter("pm.nt_writes")
+            ),
+        ),
+        (
+            "persist latency (mean)",
+            format!(
+                "{:.1} ns from the controller's doorstep to the ack ({})",
+                s.value("pm.persist_latency_ns_mean").unwrap_or(0.0),
+                if cfg.controller.adr {
+                    "ADR: on WPQ accept"
+                } else {
+                    "no ADR: media write done"
+                }
+            ),
+        ),
+        (
+            "DRAM traffic",
+            format!(
+                "read {:.2} MiB, written {:.2} MiB",
+                mib(s.counter("dram.read_bytes")),
+                mib(s.counter("dram.write_bytes"))
+            ),
+        ),
+        (
+            "cache miss rates",
+            format!(
+                "L1D {:.1} %, LLC {:.1} %",
+                pct(s.counter("cache.l1d.misses") as f64, l1),
+                pct(s.counter("cache.llc.misses") as f64, llc)
+            ),
+        ),
+    ]);
+}
+
+/// The summary of a memory-only replay.
+fn memory_rows(cfg: &SimConfig, out: &simulate::Outcome, rows: &mut Vec<(&'static str, String)>) {
+    let stats = &out.stats;
     let hits = stats.counter("mc.row_hits") as f64;
     let accesses =
         hits + (stats.counter("mc.row_closed") + stats.counter("mc.row_conflicts")) as f64;
     let fence_stall = stats.counter("replay.fence_stall_ps");
-    let rows: Vec<(&str, String)> = vec![
-        ("config", format!("{} ({})", cfg.name, a.config.display())),
-        (
-            "trace",
-            format!("{} [{format}, workload '{workload}']", a.trace.display()),
-        ),
-        ("events", summary.events.to_string()),
+    rows.extend([
+        ("model", "memory-only replay".to_string()),
+        ("events", out.events.to_string()),
         (
             "reads / writes",
-            format!("{} / {}", summary.reads, summary.writes),
+            format!(
+                "{} / {}",
+                stats.counter("replay.reads"),
+                stats.counter("replay.writes")
+            ),
         ),
         (
             "simulated time",
-            format!("{:.3} us", summary.sim_time as f64 / 1e6),
+            format!("{:.3} us", out.sim_time as f64 / 1e6),
         ),
         (
             "bandwidth",
@@ -103,14 +259,7 @@ pub fn run(a: SimArgs) -> Result<(), String> {
         ),
         (
             "row-buffer hit rate",
-            format!(
-                "{:.1} %",
-                if accesses > 0.0 {
-                    100.0 * hits / accesses
-                } else {
-                    0.0
-                }
-            ),
+            format!("{:.1} %", pct(hits, accesses)),
         ),
         (
             "fences / stall",
@@ -118,67 +267,17 @@ pub fn run(a: SimArgs) -> Result<(), String> {
                 "{} / {:.1} ns ({:.1} % of time)",
                 stats.counter("replay.fences"),
                 ps_to_ns(fence_stall),
-                if summary.sim_time > 0 {
-                    100.0 * fence_stall as f64 / summary.sim_time as f64
-                } else {
-                    0.0
-                }
+                pct(fence_stall as f64, out.sim_time as f64)
             ),
         ),
         (
             "WPQ drain episodes",
             stats.counter("mc.drain_episodes").to_string(),
         ),
-        (
-            "host speed",
-            format!(
-                "{:.2} M events/s ({host_s:.2} s)",
-                summary.events as f64 / host_s / 1e6
-            ),
-        ),
-    ];
-    let mut rows = rows;
+    ]);
     if let Some(amp) = stats.value("mc.read_amplification") {
         if cfg.device.read_buffer.entries > 0 || cfg.device.media_access_bytes > 64 {
             rows.push(("read amplification", format!("{amp:.2} x")));
         }
     }
-    if summary.crashed {
-        rows.push((
-            "crash",
-            format!(
-                "power failed at {:.1} ns: {} of {} writes durable ({} PM lines with known data)",
-                summary.sim_time as f64 / 1e3,
-                stats.counter("replay.writes_acknowledged"),
-                summary.writes,
-                replay.durable_image().len()
-            ),
-        ));
-    }
-    for (k, v) in &rows {
-        println!("{k:<26} {v}");
-    }
-    if let Some(path) = a.json {
-        let doc = serde_json::json!({
-            "config": cfg,
-            "trace": { "path": a.trace.display().to_string(), "format": format, "workload": workload },
-            "summary": {
-                "events": summary.events,
-                "reads": summary.reads,
-                "writes": summary.writes,
-                "sim_time_ps": summary.sim_time,
-                "crashed": summary.crashed,
-            },
-            "stats": stats.to_json_value(),
-            "host": {
-                "events": summary.events,
-                "seconds": host_s,
-                "events_per_sec": summary.events as f64 / host_s.max(1e-9),
-            },
-        });
-        let text = serde_json::to_string_pretty(&doc).expect("json");
-        std::fs::write(&path, text + "\n")
-            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
-    }
-    Ok(())
 }

@@ -2,9 +2,11 @@
 
 mod cmd_ec;
 mod cmd_sim;
+mod cmd_sweep;
 mod cmd_trace;
 mod report;
 mod reproduce;
+mod simulate;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -28,6 +30,14 @@ enum Command {
     /// TRACE may be a .pmt file, a pmlab text dump, a PMWeaver store dump or a plain
     /// `0xADDR READ|WRITE CYCLE` trace; the format is detected from the content.
     Sim(cmd_sim::SimArgs),
+    /// Run a grid of simulations (configs x workloads x --set values) into one CSV.
+    ///
+    /// Each combination of a --config, a --workload and one value of every --set key is a
+    /// job; jobs run on local threads and can be split over processes or machines with
+    /// --shard, mpiexec or a Slurm array. The CSV holds one row of simulated statistics per
+    /// job and is byte-identical however the sweep was split.
+    #[command(after_long_help = cmd_sweep::AFTER_HELP)]
+    Sweep(cmd_sweep::SweepArgs),
     /// Inspect, convert and summarise traces.
     #[command(subcommand)]
     Trace(cmd_trace::TraceCommand),
@@ -56,6 +66,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Sim(args) => cmd_sim::run(args),
+        Command::Sweep(args) => cmd_sweep::run(args),
         Command::Trace(cmd) => cmd_trace::run(cmd),
         Command::Ec(cmd) => cmd_ec::run(cmd),
         Command::Reproduce { quick, only, out } => reproduce::run(&out, quick, only.as_deref()),

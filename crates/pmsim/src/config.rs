@@ -227,6 +227,143 @@ impl Default for ReplayConfig {
     }
 }
 
+/// The cores of the full-system model (one hardware thread per trace thread).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CpuConfig {
+    /// Physical cores; each has private L1D (and L2) caches.
+    pub cores: u32,
+    /// Hardware threads per core (SMT); threads of a core share its private caches.
+    pub threads_per_core: u32,
+    /// Core clock.
+    pub ghz: f64,
+    /// Instructions retired per cycle when nothing stalls.
+    pub width: u32,
+    /// Reorder-buffer entries: how far execution runs past an incomplete load.
+    pub rob: u32,
+    /// Outstanding L1D misses per thread (MSHRs / line-fill buffers): memory-level parallelism.
+    pub mlp: u32,
+    /// Store-buffer entries per thread; a store retiring into a full buffer stalls.
+    pub store_buffer: u32,
+}
+
+impl Default for CpuConfig {
+    fn default() -> Self {
+        CpuConfig {
+            cores: 4,
+            threads_per_core: 1,
+            ghz: 3.0,
+            width: 4,
+            rob: 192,
+            mlp: 10,
+            store_buffer: 48,
+        }
+    }
+}
+
+impl CpuConfig {
+    /// Core cycle length in picoseconds.
+    pub fn cycle_ps(&self) -> Ps {
+        cycle_ps(self.ghz)
+    }
+}
+
+/// One cache level: set-associative, LRU, write-back, write-allocate, 64 B lines.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CacheLevelConfig {
+    /// Capacity in KiB (per core for private levels, in total for the shared LLC); 0 = absent.
+    pub size_kib: u32,
+    /// Associativity.
+    pub ways: u32,
+    /// Hit latency in core cycles (added for every access that reaches this level).
+    pub latency_cycles: u32,
+}
+
+impl Default for CacheLevelConfig {
+    fn default() -> Self {
+        CacheLevelConfig {
+            size_kib: 0,
+            ways: 8,
+            latency_cycles: 0,
+        }
+    }
+}
+
+/// The cache hierarchy: private L1D and L2 per core, one shared inclusive LLC.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CachesConfig {
+    /// Private first-level data cache.
+    pub l1d: CacheLevelConfig,
+    /// Private second level (`size_kib = 0` for two-level hierarchies such as PPO's).
+    pub l2: CacheLevelConfig,
+    /// Shared last-level cache (inclusive of the private levels).
+    pub llc: CacheLevelConfig,
+}
+
+impl Default for CachesConfig {
+    fn default() -> Self {
+        CachesConfig {
+            l1d: CacheLevelConfig {
+                size_kib: 32,
+                ways: 8,
+                latency_cycles: 4,
+            },
+            l2: CacheLevelConfig {
+                size_kib: 256,
+                ways: 8,
+                latency_cycles: 12,
+            },
+            llc: CacheLevelConfig {
+                size_kib: 8192,
+                ways: 16,
+                latency_cycles: 40,
+            },
+        }
+    }
+}
+
+/// Which model `pmlab sim` runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SystemModel {
+    /// Cores, caches, DRAM and PM ([`crate::system::System`]).
+    Full,
+    /// The trace is already a memory-request stream: straight to the PM memory system
+    /// ([`crate::replay::Replay`]).
+    Memory,
+}
+
+/// The full system around the PM memory system: region map and the DRAM beside it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SystemConfig {
+    /// Full system or memory-only replay.
+    pub model: SystemModel,
+    /// First byte address of the persistent region; addresses outside it are DRAM.
+    pub pm_base: u64,
+    /// Size of the persistent region in bytes.
+    pub pm_bytes: u64,
+    /// Preset of the volatile DRAM region's device and controller.
+    pub dram: String,
+}
+
+/// Default start of the PM region: where the PMWeaver artifact's store dumps put PM
+/// (`0x0000100000000040`) and where `pmwork` allocates.
+pub const DEFAULT_PM_BASE: u64 = 0x1000_0000_0000;
+
+impl Default for SystemConfig {
+    fn default() -> Self {
+        SystemConfig {
+            model: SystemModel::Full,
+            pm_base: DEFAULT_PM_BASE,
+            pm_bytes: 1 << 40,
+            dram: "ddr4-2400".into(),
+        }
+    }
+}
+
 /// A complete simulator configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -245,6 +382,12 @@ pub struct SimConfig {
     pub controller: ControllerConfig,
     /// Memory-only replay settings.
     pub replay: ReplayConfig,
+    /// Cores of the full-system model.
+    pub cpu: CpuConfig,
+    /// Cache hierarchy of the full-system model.
+    pub caches: CachesConfig,
+    /// Region map and DRAM of the full-system model.
+    pub system: SystemConfig,
 }
 
 impl Default for SimConfig {
@@ -257,6 +400,9 @@ impl Default for SimConfig {
             device: DeviceConfig::default(),
             controller: ControllerConfig::default(),
             replay: ReplayConfig::default(),
+            cpu: CpuConfig::default(),
+            caches: CachesConfig::default(),
+            system: SystemConfig::default(),
         }
     }
 }
@@ -521,6 +667,70 @@ impl SimConfig {
             ));
         }
         range("replay.max_outstanding", r.max_outstanding, 1, 4096)?;
+        self.validate_full_system()
+    }
+
+    fn validate_full_system(&self) -> Result<(), String> {
+        let p = &self.cpu;
+        range("cpu.cores", p.cores, 1, 64)?;
+        range("cpu.threads_per_core", p.threads_per_core, 1, 8)?;
+        if p.cores * p.threads_per_core > 1024 {
+            return Err("cpu.cores x cpu.threads_per_core exceeds 1024 threads".into());
+        }
+        if !p.ghz.is_finite() || p.ghz <= 0.0 || p.ghz > 100.0 {
+            return Err(format!(
+                "cpu.ghz = {} is out of range (0 < f <= 100)",
+                p.ghz
+            ));
+        }
+        range("cpu.width", p.width, 1, 64)?;
+        range("cpu.rob", p.rob, 1, 1 << 16)?;
+        range("cpu.mlp", p.mlp, 1, 1024)?;
+        range("cpu.store_buffer", p.store_buffer, 1, 1 << 16)?;
+        for (name, c, may_be_absent) in [
+            ("caches.l1d", &self.caches.l1d, false),
+            ("caches.l2", &self.caches.l2, true),
+            ("caches.llc", &self.caches.llc, false),
+        ] {
+            if c.size_kib == 0 && may_be_absent {
+                continue;
+            }
+            range(&format!("{name}.size_kib"), c.size_kib, 1, 1 << 22)?;
+            range(&format!("{name}.ways"), c.ways, 1, 64)?;
+            range(
+                &format!("{name}.latency_cycles"),
+                c.latency_cycles,
+                0,
+                10_000,
+            )?;
+            let lines = c.size_kib as u64 * 1024 / 64;
+            if !lines.is_multiple_of(c.ways as u64) || !(lines / c.ways as u64).is_power_of_two() {
+                return Err(format!(
+                    "{name}: {} KiB / 64 B lines / {} ways must give a power-of-two number of sets",
+                    c.size_kib, c.ways
+                ));
+            }
+        }
+        let s = &self.system;
+        if s.pm_bytes == 0 || s.pm_base.checked_add(s.pm_bytes).is_none() {
+            return Err(format!(
+                "system.pm_base = {:#x} + system.pm_bytes = {:#x} is not a valid region",
+                s.pm_base, s.pm_bytes
+            ));
+        }
+        if !s.pm_base.is_multiple_of(64) {
+            return Err(format!(
+                "system.pm_base = {:#x} must be 64 B aligned",
+                s.pm_base
+            ));
+        }
+        if preset_text(&s.dram).is_none() {
+            return Err(format!(
+                "system.dram = \"{}\" is not a known preset (known: {})",
+                s.dram,
+                preset_names().join(", ")
+            ));
+        }
         Ok(())
     }
 }

@@ -5,7 +5,8 @@
 //! model ([`device`]) per channel and the durable [`image::PmImage`]. Mechanisms are plug-ins
 //! selected by name in the TOML [`config`]: request [`scheduler`]s, persist [`ordering`] models,
 //! PM-support ([`bmo`]) engines and hardware [`logging`] engines; [`plugins`] is the registry.
-//! [`replay`] feeds a memory trace ([`pmtrace`]) to the memory system.
+//! [`replay`] feeds a memory trace ([`pmtrace`]) straight to the memory system; [`system`]
+//! runs a full-system trace on cores and caches in front of DRAM and PM.
 
 pub mod bmo;
 pub mod config;
@@ -20,9 +21,11 @@ pub mod plugins;
 pub mod replay;
 pub mod scheduler;
 pub mod stats;
+pub mod system;
 pub mod time;
 
 pub use config::{ConfigError, SimConfig};
 pub use pmtrace;
 pub use replay::{Replay, ReplayError, ReplaySummary};
 pub use stats::{Histogram, Stats};
+pub use system::{System, SystemError, SystemSummary};

@@ -195,6 +195,11 @@ impl Stats {
         self.counters.iter().map(|(k, v)| (k.as_str(), *v))
     }
 
+    /// All derived values, sorted by name.
+    pub fn values(&self) -> impl Iterator<Item = (&str, f64)> {
+        self.values.iter().map(|(k, v)| (k.as_str(), *v))
+    }
+
     /// The statistics as a JSON value (sorted keys, deterministic).
     pub fn to_json_value(&self) -> serde_json::Value {
         let hist: BTreeMap<&str, HistogramSummary> = self

@@ -1,0 +1,515 @@
+//! `pmlab sweep`: run a grid of simulations (configs × workloads × `--set` values) on local
+//! threads, optionally as one shard of many processes, and write one deterministic CSV.
+//!
+//! The grid lives in `grid`, shard selection and file names in `shard`, the CSV layout and
+//! the merge of shard files in `table`; this file runs the jobs and writes the files.
+
+mod grid;
+mod shard;
+mod table;
+
+use crate::simulate::run_workload;
+use clap::{Args, Subcommand};
+use grid::{Grid, SetAxis};
+use indicatif::{ProgressBar, ProgressStyle};
+use pmsim::SimConfig;
+use shard::{with_suffix, Shard};
+use std::io::Write;
+use std::num::NonZeroUsize;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use table::{Row, Table};
+
+/// Shown after `pmlab sweep --help`: the grid and sharding explained with examples.
+pub const AFTER_HELP: &str = "\
+THE GRID
+  Every --config x every --workload x every combination of the --set value lists is one job:
+    pmlab sweep --config optane nvm-ppo --workload a.trace b.trace \\
+        --set controller.adr=true,false --set controller.write_queue=32,64 --out s.csv
+  runs 2 x 2 x (2 x 2) = 16 jobs. Jobs are numbered from 0 in grid order: config-major, then
+  workload, then the --set combinations with the first --set varying slowest. Values are split
+  on commas except inside [...], {...} or quotes (--set k=[1,2],[3,4] is two values). Every
+  config is loaded and every override applied before any job runs.
+
+OUTPUT
+  FILE.csv has one row per job, in job order, with the columns
+    job, config, config_file, workload, <one per --set key>, sim_time_ns, events,
+    <every simulator statistic: counters and derived values, sorted by name>
+  (a cell is empty where a job lacks a statistic). Only simulated figures go there, so a sweep
+  always writes the same bytes. Host timing (host, seconds, events/s) goes to FILE.csv.host.csv.
+  If a job fails, the sweep names it, lets running jobs finish, starts no more and writes
+  nothing.
+
+SHARDING (several processes or machines)
+  --shard I/N runs only the jobs whose index % N == I (0 <= I < N). Without --shard, the rank
+  and size come from the launcher when there is one: mpiexec (PMI_RANK/PMI_SIZE, or Open MPI's
+  OMPI_COMM_WORLD_RANK/SIZE) or a Slurm job array (SLURM_ARRAY_TASK_ID with _MIN/_MAX or
+  _COUNT). A shard writes FILE.csv.shard-I-of-N (and .host.csv beside it); the last shard to
+  finish finds all N files and merges them into FILE.csv, byte-identical to a one-process run.
+  When shards finish on machines without a shared directory, gather the files and run
+    pmlab sweep merge --out FILE.csv FILE.csv.shard-*-of-N
+  Examples:
+    mpiexec -n 4 pmlab sweep --jobs 4 --config optane --workload t.pmt \\
+        --set controller.adr=true,false --out s.csv
+    sbatch --array=0-3 --wrap 'pmlab sweep --config optane --workload t.pmt --out s.csv'
+  More in docs/sweep.md.";
+
+/// Arguments of `pmlab sweep`.
+#[derive(Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct SweepArgs {
+    #[command(subcommand)]
+    command: Option<SweepCommand>,
+    /// Config files (TOML) or preset names; one or more, e.g. `--config optane nvm-ppo`.
+    #[arg(long, value_name = "FILE", num_args = 1.., required = true)]
+    config: Vec<PathBuf>,
+    /// Workloads (trace files for now); one or more.
+    #[arg(long, value_name = "NAME", num_args = 1.., required = true)]
+    workload: Vec<String>,
+    /// Sweep a config key over comma-separated values, e.g. `controller.adr=true,false`
+    /// (repeatable: the grid takes every combination).
+    #[arg(long = "set", value_name = "KEY=V1,V2,...")]
+    sets: Vec<String>,
+    /// Run only shard I of N: the jobs whose index % N == I (default: from mpiexec's or a
+    /// Slurm array's environment, else the whole grid).
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+    /// Worker threads (default: the available cores, shared among the launcher's ranks on
+    /// this node).
+    #[arg(long, value_name = "J")]
+    jobs: Option<NonZeroUsize>,
+    /// The CSV to write (sharded runs write FILE.csv.shard-I-of-N first).
+    #[arg(long, value_name = "FILE.csv", required = true)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum SweepCommand {
+    /// Merge shard files (FILE.csv.shard-I-of-N) into FILE.csv.
+    ///
+    /// For shards that ran on machines without a shared directory: gather their files and
+    /// merge them. Checks that every job is there exactly once; the result is byte-identical
+    /// to a one-process run.
+    Merge(MergeArgs),
+}
+
+#[derive(Args)]
+struct MergeArgs {
+    /// The merged CSV to write (host timing, if every shard has it, to FILE.csv.host.csv).
+    #[arg(long, value_name = "FILE.csv")]
+    out: PathBuf,
+    /// The shard files, all N of them, in any order.
+    #[arg(value_name = "SHARD", required = true)]
+    shards: Vec<PathBuf>,
+}
+
+/// Host timing header (FILE.csv.host.csv).
+const HOST_HEADER: [&str; 5] = ["job", "host", "seconds", "events", "events_per_sec"];
+
+/// What one finished job produced.
+struct Done {
+    row: Row,
+    host_seconds: f64,
+    events: u64,
+}
+
+/// Runs `pmlab sweep` or `pmlab sweep merge`.
+pub fn run(a: SweepArgs) -> Result<(), String> {
+    if let Some(SweepCommand::Merge(m)) = a.command {
+        return merge_files(&m.out, &m.shards);
+    }
+    let out = a.out.expect("clap requires --out");
+    let axes = a
+        .sets
+        .iter()
+        .map(|s| SetAxis::parse(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let grid = Grid::new(a.config, a.workload, axes)?;
+    let env = |k: &str| std::env::var(k).ok();
+    let shard = match &a.shard {
+        Some(s) => Some((Shard::parse(s)?, "--shard".to_string())),
+        None => shard::from_env(env)?,
+    };
+    // One shard of one is the whole grid: write FILE.csv directly.
+    let shard = shard.filter(|(s, _)| s.count > 1);
+    let dir = out.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(d) = dir {
+        if !d.is_dir() {
+            return Err(format!(
+                "--out {}: no directory {}",
+                out.display(),
+                d.display()
+            ));
+        }
+    }
+    let configs = grid.validate()?;
+
+    let mine: Vec<usize> = (0..grid.job_count())
+        .filter(|&j| shard.as_ref().is_none_or(|(s, _)| s.owns(j)))
+        .collect();
+    let threads = a.jobs.map_or_else(
+        || {
+            let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
+            let ranks = if shard.is_some() {
+                shard::local_ranks(env).unwrap_or(1)
+            } else {
+                1
+            };
+            (cores / ranks).max(1)
+        },
+        NonZeroUsize::get,
+    );
+    let done = run_jobs(&grid, &configs, &mine, threads)?;
+
+    let host = host_name();
+    let mut host_csv = String::new();
+    table::write_record(&mut host_csv, HOST_HEADER);
+    for d in &done {
+        let job = d.row.job.to_string();
+        let secs = format!("{:.6}", d.host_seconds);
+        let events = d.events.to_string();
+        let rate = format!("{:.0}", d.events as f64 / d.host_seconds.max(1e-9));
+        table::write_record(&mut host_csv, [job.as_str(), &host, &secs, &events, &rate]);
+    }
+    let result = Table {
+        set_keys: grid.axes.iter().map(|a| a.key.clone()).collect(),
+        rows: done.into_iter().map(|d| d.row).collect(),
+    };
+    let shape = format!(
+        "{} x {} x {}",
+        plural(grid.configs.len(), "config"),
+        plural(grid.workloads.len(), "workload"),
+        plural(grid.combinations(), "setting")
+    );
+    match shard {
+        None => {
+            write_atomic(&out, &result.to_csv())?;
+            write_atomic(&with_suffix(&out, ".host.csv"), &host_csv)?;
+            println!(
+                "wrote {} ({}: {shape}); host timing in {}",
+                out.display(),
+                plural(grid.job_count(), "job"),
+                with_suffix(&out, ".host.csv").display()
+            );
+        }
+        Some((s, from)) => {
+            let file = s.file(&out);
+            // The host file goes first: a merger that sees the data file sees its host file.
+            write_atomic(&with_suffix(&file, ".host.csv"), &host_csv)?;
+            write_atomic(&file, &result.to_csv())?;
+            println!(
+                "shard {}/{} (from {from}): wrote {} ({} of {} jobs: {shape})",
+                s.index,
+                s.count,
+                file.display(),
+                mine.len(),
+                grid.job_count()
+            );
+            merge_if_complete(&grid, &configs, &out, s.count)?;
+        }
+    }
+    Ok(())
+}
+
+/// The identity columns of job `job` (results left empty).
+fn job_row(grid: &Grid, configs: &[SimConfig], job: usize) -> Row {
+    let p = grid.position(job);
+    Row {
+        job,
+        config: configs[grid.config_index(p)].name.clone(),
+        config_file: grid.configs[p.config].display().to_string(),
+        workload: grid.workloads[p.workload].clone(),
+        settings: grid
+            .combination(p.combo)
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        sim_time_ns: String::new(),
+        events: String::new(),
+        stats: Default::default(),
+    }
+}
+
+/// Runs one job; a panic inside the simulator becomes this job's error.
+fn run_job(grid: &Grid, configs: &[SimConfig], job: usize) -> Result<Done, String> {
+    let p = grid.position(job);
+    let cfg = &configs[grid.config_index(p)];
+    let workload = &grid.workloads[p.workload];
+    let outcome = catch_unwind(AssertUnwindSafe(|| run_workload(cfg, workload, |_| {}))).map_err(
+        |panic| {
+            let msg = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("(no message)");
+            format!("the simulator panicked: {msg}")
+        },
+    )??;
+    let mut row = job_row(grid, configs, job);
+    // Exact decimal of the integer ps count; left empty if the simulator did not report it.
+    if let Some((_, ps)) = outcome.stats.counters().find(|(k, _)| *k == "sim.time_ps") {
+        row.sim_time_ns = format!("{}.{:03}", ps / 1000, ps % 1000);
+    }
+    row.events = outcome.events.to_string();
+    for (k, v) in outcome.stats.counters() {
+        row.stats.insert(k.to_string(), v.to_string());
+    }
+    // Counters and values share one column namespace (pmsim never uses a name for both).
+    for (k, v) in outcome.stats.values() {
+        row.stats.insert(k.to_string(), v.to_string());
+    }
+    Ok(Done {
+        row,
+        host_seconds: outcome.host_seconds,
+        events: outcome.events,
+    })
+}
+
+/// Runs the jobs `mine` on `threads` workers; results come back in job order. After a failure
+/// no new job starts; the running ones finish, and the first failure (by job index) is the error.
+fn run_jobs(
+    grid: &Grid,
+    configs: &[SimConfig],
+    mine: &[usize],
+    threads: usize,
+) -> Result<Vec<Done>, String> {
+    let bar = ProgressBar::new(mine.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} jobs  {elapsed} (eta {eta})  {msg}")
+            .expect("static template"),
+    );
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let mut results: Vec<(usize, Result<Done, String>)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads.min(mine.len()))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    while !stop.load(Ordering::Relaxed) {
+                        let Some(&job) = mine.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                            break;
+                        };
+                        let r = run_job(grid, configs, job);
+                        if r.is_err() {
+                            stop.store(true, Ordering::Relaxed);
+                            bar.set_message("a job failed: finishing the running ones");
+                        }
+                        bar.inc(1);
+                        done.push((job, r));
+                    }
+                    done
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_default())
+            .collect()
+    });
+    bar.finish_and_clear();
+    results.sort_by_key(|(job, _)| *job);
+    let failed: Vec<(usize, String)> = results
+        .iter()
+        .filter_map(|(j, r)| r.as_ref().err().map(|e| (*j, e.clone())))
+        .collect();
+    if let Some((job, msg)) = failed.first() {
+        for (j, m) in &failed[1..] {
+            eprintln!("pmlab: {}: {m}", grid.describe(*j));
+        }
+        let not_run = mine.len() - results.len();
+        return Err(format!(
+            "{}: {msg} ({} of {} jobs failed, {not_run} not started; no CSV written)",
+            grid.describe(*job),
+            failed.len(),
+            mine.len()
+        ));
+    }
+    if results.len() != mine.len() {
+        return Err("a sweep worker thread died; no CSV written".into());
+    }
+    Ok(results.into_iter().filter_map(|(_, r)| r.ok()).collect())
+}
+
+/// After a shard wrote its file: if all `count` shard files of this sweep are there, merge them
+/// into `out`. Shards finishing together both merge the same rows and rename atomically, so
+/// `out` is always whole. A shard file whose jobs differ from this grid's (left over from
+/// another sweep) counts as not written yet.
+fn merge_if_complete(
+    grid: &Grid,
+    configs: &[SimConfig],
+    out: &Path,
+    count: usize,
+) -> Result<(), String> {
+    let mut parts = Vec::with_capacity(count);
+    let mut waiting = Vec::new();
+    for index in 0..count {
+        let file = Shard { index, count }.file(out);
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            waiting.push(format!("{index}"));
+            continue;
+        };
+        let expected: Vec<Row> = (index..grid.job_count())
+            .step_by(count)
+            .map(|j| job_row(grid, configs, j))
+            .collect();
+        let set_keys: Vec<String> = grid.axes.iter().map(|a| a.key.clone()).collect();
+        match Table::parse(&text, &file.display().to_string()) {
+            Ok(t)
+                if t.set_keys == set_keys
+                    && t.rows.len() == expected.len()
+                    && t.rows.iter().zip(&expected).all(|(a, b)| a.same_job(b)) =>
+            {
+                parts.push((file.display().to_string(), t));
+            }
+            _ => waiting.push(format!(
+                "{index}: {} is left from another sweep",
+                file.display()
+            )),
+        }
+    }
+    if !waiting.is_empty() {
+        println!(
+            "waiting for {} of {count} shards ({}): the last to finish writes {} (or run `pmlab \
+             sweep merge --out {} {}`)",
+            waiting.len(),
+            waiting.join(", "),
+            out.display(),
+            out.display(),
+            shard_glob(out, count)
+        );
+        return Ok(());
+    }
+    let files: Vec<PathBuf> = (0..count)
+        .map(|index| Shard { index, count }.file(out))
+        .collect();
+    write_merged(out, parts, &files)?;
+    println!(
+        "all {count} shards present: wrote {} ({})",
+        out.display(),
+        plural(grid.job_count(), "job")
+    );
+    Ok(())
+}
+
+/// `pmlab sweep merge`: joins shard files, checking that together they hold every job once.
+fn merge_files(out: &Path, shards: &[PathBuf]) -> Result<(), String> {
+    // Files still named `.shard-I-of-N` are also checked against their numbers.
+    let named: Option<Vec<Shard>> = shards.iter().map(|p| Shard::from_file_name(p)).collect();
+    if let Some(named) = &named {
+        let count = named[0].count;
+        if let Some(s) = named.iter().find(|s| s.count != count) {
+            return Err(format!(
+                "shard files of different sweeps: -of-{count} and -of-{}",
+                s.count
+            ));
+        }
+        for index in 0..count {
+            match named.iter().filter(|s| s.index == index).count() {
+                0 => {
+                    let base = shard::strip_shard_suffix(&shards[0]);
+                    return Err(format!(
+                        "shard {index} of {count} is missing ({})",
+                        Shard { index, count }.file(&base).display()
+                    ));
+                }
+                1 => {}
+                _ => return Err(format!("shard {index} of {count} given more than once")),
+            }
+        }
+    }
+    let mut parts = Vec::with_capacity(shards.len());
+    for (i, path) in shards.iter().enumerate() {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{origin}: {e}"))?;
+        let t = Table::parse(&text, &origin)?;
+        if let Some(s) = named.as_ref().map(|n| n[i]) {
+            if let Some(r) = t.rows.iter().find(|r| !s.owns(r.job)) {
+                return Err(format!(
+                    "{origin}: holds job {}, which is not in shard {} of {}",
+                    r.job, s.index, s.count
+                ));
+            }
+        }
+        parts.push((origin, t));
+    }
+    let jobs = write_merged(out, parts, shards)?;
+    println!(
+        "wrote {} ({} from {})",
+        out.display(),
+        plural(jobs, "job"),
+        plural(shards.len(), "shard file")
+    );
+    Ok(())
+}
+
+/// Merges `parts` into `out` (and the shards' host files into `out.host.csv` when every shard
+/// has one); returns the number of jobs.
+fn write_merged(
+    out: &Path,
+    parts: Vec<(String, Table)>,
+    files: &[PathBuf],
+) -> Result<usize, String> {
+    let merged = Table::merge(parts)?;
+    write_atomic(out, &merged.to_csv())?;
+    let host: Option<Vec<(String, String)>> = files
+        .iter()
+        .map(|f| {
+            let h = with_suffix(f, ".host.csv");
+            let text = std::fs::read_to_string(&h).ok()?;
+            Some((h.display().to_string(), text))
+        })
+        .collect();
+    // Host timing is a by-product: a missing or odd host file costs only the timing file.
+    if let Some(Ok(text)) = host.map(|h| table::merge_host_csv(&h)) {
+        write_atomic(&with_suffix(out, ".host.csv"), &text)?;
+    }
+    Ok(merged.rows.len())
+}
+
+/// `n thing` or `n things`.
+fn plural(n: usize, thing: &str) -> String {
+    format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
+}
+
+/// `OUT.shard-*-of-N`, for messages.
+fn shard_glob(out: &Path, count: usize) -> String {
+    with_suffix(out, &format!(".shard-*-of-{count}"))
+        .display()
+        .to_string()
+}
+
+/// Writes `text` to a temporary file beside `path`, then renames it over `path`, so readers
+/// (and a shard merging at the same moment) never see a partial file.
+fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
+    // Host name and pid keep shards on different machines of a shared filesystem apart.
+    let tmp = with_suffix(
+        path,
+        &format!(".tmp-{}-{}", host_name(), std::process::id()),
+    );
+    let result = std::fs::File::create(&tmp)
+        .and_then(|mut f| {
+            f.write_all(text.as_bytes())?;
+            f.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(|e| format!("{}: cannot write: {e}", path.display()))
+}
+
+/// This machine's name (for host timing and temporary file names).
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| {
+            h.trim().replace(
+                |c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '.',
+                "_",
+            )
+        })
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "host".into())
+}

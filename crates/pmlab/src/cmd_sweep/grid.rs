@@ -1,0 +1,355 @@
+//! The sweep grid: configs × workloads × the cartesian product of `--set` value lists, expanded
+//! into jobs with a stable index, and validated before anything runs.
+
+use pmsim::SimConfig;
+use std::path::PathBuf;
+
+/// One `--set KEY=V1,V2,...` argument: a config key and the values to sweep it over.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SetAxis {
+    /// Dotted config key, e.g. `controller.adr`.
+    pub key: String,
+    /// The values, as TOML text (`true`, `32`, `[1,2]`, `"a,b"`), in the order given.
+    pub values: Vec<String>,
+}
+
+impl SetAxis {
+    /// Parses `KEY=V1,V2,...`; values are split on commas outside `[...]`, `{...}` and quotes.
+    pub fn parse(arg: &str) -> Result<SetAxis, String> {
+        let (key, raw) = arg
+            .split_once('=')
+            .ok_or_else(|| format!("--set {arg}: expected KEY=V1,V2,..."))?;
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(format!("--set {arg}: empty key"));
+        }
+        let values = split_values(raw).map_err(|e| format!("--set {arg}: {e}"))?;
+        Ok(SetAxis {
+            key: key.to_string(),
+            values,
+        })
+    }
+}
+
+/// Splits a value list on top-level commas: commas inside brackets, braces or quotes (single or
+/// double, with `\` escapes inside double quotes) belong to the value. Values are trimmed and
+/// must not be empty.
+pub fn split_values(raw: &str) -> Result<Vec<String>, String> {
+    let mut values = Vec::new();
+    let mut cur = String::new();
+    let mut depth = 0usize;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in raw.chars() {
+        if let Some(q) = quote {
+            cur.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' && q == '"' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' => quote = Some(c),
+            '[' | '{' => depth += 1,
+            ']' | '}' => {
+                depth = depth
+                    .checked_sub(1)
+                    .ok_or_else(|| format!("unbalanced `{c}` in `{raw}`"))?;
+            }
+            ',' if depth == 0 => {
+                values.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    if quote.is_some() {
+        return Err(format!("unterminated quote in `{raw}`"));
+    }
+    if depth > 0 {
+        return Err(format!("unclosed bracket in `{raw}`"));
+    }
+    values.push(cur);
+    let values: Vec<String> = values.into_iter().map(|v| v.trim().to_string()).collect();
+    if values.iter().any(String::is_empty) {
+        return Err(format!("empty value in `{raw}`"));
+    }
+    Ok(values)
+}
+
+/// The whole sweep: what the command line asked for.
+#[derive(Clone, Debug)]
+pub struct Grid {
+    /// `--config` arguments (files or preset names), in the order given.
+    pub configs: Vec<PathBuf>,
+    /// `--workload` arguments, in the order given.
+    pub workloads: Vec<String>,
+    /// `--set` axes, in the order given.
+    pub axes: Vec<SetAxis>,
+}
+
+/// One job's place in the grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JobPos {
+    /// Index into [`Grid::configs`].
+    pub config: usize,
+    /// Index into [`Grid::workloads`].
+    pub workload: usize,
+    /// Index of the `--set` combination (see [`Grid::combination`]).
+    pub combo: usize,
+}
+
+impl Grid {
+    /// Builds a grid; rejects a `--set` key given twice.
+    pub fn new(
+        configs: Vec<PathBuf>,
+        workloads: Vec<String>,
+        axes: Vec<SetAxis>,
+    ) -> Result<Grid, String> {
+        if configs.is_empty() || workloads.is_empty() {
+            return Err("a sweep needs at least one --config and one --workload".into());
+        }
+        for (i, a) in axes.iter().enumerate() {
+            if axes[..i].iter().any(|b| b.key == a.key) {
+                return Err(format!(
+                    "--set {}: key given twice (list all values in one --set {}=V1,V2)",
+                    a.key, a.key
+                ));
+            }
+        }
+        Ok(Grid {
+            configs,
+            workloads,
+            axes,
+        })
+    }
+
+    /// Number of `--set` combinations (1 without `--set`).
+    pub fn combinations(&self) -> usize {
+        self.axes.iter().map(|a| a.values.len()).product()
+    }
+
+    /// Total number of jobs.
+    pub fn job_count(&self) -> usize {
+        self.configs.len() * self.workloads.len() * self.combinations()
+    }
+
+    /// Where job `index` sits: config-major, then workload, then `--set` combination.
+    pub fn position(&self, index: usize) -> JobPos {
+        let combos = self.combinations();
+        JobPos {
+            config: index / (self.workloads.len() * combos),
+            workload: index / combos % self.workloads.len(),
+            combo: index % combos,
+        }
+    }
+
+    /// Where the config of the job at `p` sits in the list [`Grid::validate`] returns.
+    pub fn config_index(&self, p: JobPos) -> usize {
+        p.config * self.combinations() + p.combo
+    }
+
+    /// The values (one per axis) of combination `combo`. The first `--set` varies slowest, so
+    /// combinations come in lexicographic order of the value positions as given.
+    pub fn combination(&self, combo: usize) -> Vec<&str> {
+        let mut rest = combo;
+        let mut out = vec![""; self.axes.len()];
+        for (slot, axis) in out.iter_mut().zip(&self.axes).rev() {
+            *slot = &axis.values[rest % axis.values.len()];
+            rest /= axis.values.len();
+        }
+        out
+    }
+
+    /// `KEY=VALUE` overrides of combination `combo`, as `SimConfig::with_overrides` takes them.
+    pub fn overrides(&self, combo: usize) -> Vec<String> {
+        self.axes
+            .iter()
+            .zip(self.combination(combo))
+            .map(|(a, v)| format!("{}={v}", a.key))
+            .collect()
+    }
+
+    /// A short description of job `index` for messages.
+    pub fn describe(&self, index: usize) -> String {
+        let p = self.position(index);
+        let mut s = format!(
+            "job {index} (config {}, workload {}",
+            self.configs[p.config].display(),
+            self.workloads[p.workload]
+        );
+        for o in self.overrides(p.combo) {
+            s.push_str(", ");
+            s.push_str(&o);
+        }
+        s.push(')');
+        s
+    }
+
+    /// Loads every config and applies every `--set` combination to it, before anything runs.
+    /// Returns the configs indexed by `config * combinations() + combo`; the error names the
+    /// first job that would have used the bad config or override.
+    pub fn validate(&self) -> Result<Vec<SimConfig>, String> {
+        let combos = self.combinations();
+        let per_config = self.workloads.len() * combos;
+        let mut out = Vec::with_capacity(self.configs.len() * combos);
+        for (c, path) in self.configs.iter().enumerate() {
+            let base = SimConfig::load(path)
+                .map_err(|e| format!("{}: {e}", self.describe(c * per_config)))?;
+            for combo in 0..combos {
+                let cfg = base
+                    .with_overrides(&self.overrides(combo))
+                    .map_err(|e| format!("{}: {e}", self.describe(c * per_config + combo)))?;
+                out.push(cfg);
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn splits_on_top_level_commas_only() {
+        assert_eq!(split_values("true,false").unwrap(), v(&["true", "false"]));
+        assert_eq!(split_values("32").unwrap(), v(&["32"]));
+        assert_eq!(
+            split_values("[1,2], [3,4]").unwrap(),
+            v(&["[1,2]", "[3,4]"])
+        );
+        assert_eq!(
+            split_values(r#""a,b",'c,d',e"#).unwrap(),
+            v(&[r#""a,b""#, "'c,d'", "e"])
+        );
+        assert_eq!(
+            split_values(r#""x\",y",z"#).unwrap(),
+            v(&[r#""x\",y""#, "z"])
+        );
+        assert_eq!(
+            split_values("{a = [1, 2], b = 3},[]").unwrap(),
+            v(&["{a = [1, 2], b = 3}", "[]"])
+        );
+    }
+
+    #[test]
+    fn rejects_malformed_value_lists() {
+        assert!(split_values("").is_err());
+        assert!(split_values("1,,2").is_err());
+        assert!(split_values("1,").is_err());
+        assert!(split_values("[1,2").is_err());
+        assert!(split_values("1]").is_err());
+        assert!(split_values("\"abc").is_err());
+        assert!(SetAxis::parse("controller.adr").is_err());
+        assert!(SetAxis::parse("=1").is_err());
+    }
+
+    #[test]
+    fn expands_config_major_then_workload_then_sets_in_order() {
+        let g = Grid::new(
+            vec!["a".into(), "b".into()],
+            v(&["w1", "w2", "w3"]),
+            vec![
+                SetAxis::parse("x=1,2").unwrap(),
+                SetAxis::parse("y=p,q,r").unwrap(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(g.combinations(), 6);
+        assert_eq!(g.job_count(), 36);
+        assert_eq!(
+            g.position(0),
+            JobPos {
+                config: 0,
+                workload: 0,
+                combo: 0
+            }
+        );
+        assert_eq!(
+            g.position(7),
+            JobPos {
+                config: 0,
+                workload: 1,
+                combo: 1
+            }
+        );
+        assert_eq!(
+            g.position(35),
+            JobPos {
+                config: 1,
+                workload: 2,
+                combo: 5
+            }
+        );
+        let combos: Vec<Vec<&str>> = (0..6).map(|c| g.combination(c)).collect();
+        assert_eq!(
+            combos,
+            vec![
+                vec!["1", "p"],
+                vec!["1", "q"],
+                vec!["1", "r"],
+                vec!["2", "p"],
+                vec!["2", "q"],
+                vec!["2", "r"],
+            ]
+        );
+        assert_eq!(g.overrides(4), v(&["x=2", "y=q"]));
+        assert_eq!(g.describe(7), "job 7 (config a, workload w2, x=1, y=q)");
+    }
+
+    #[test]
+    fn no_sets_is_one_combination_and_duplicate_keys_are_rejected() {
+        let g = Grid::new(vec!["a".into()], v(&["w"]), vec![]).unwrap();
+        assert_eq!(g.job_count(), 1);
+        assert!(g.combination(0).is_empty());
+        let dup = Grid::new(
+            vec!["a".into()],
+            v(&["w"]),
+            vec![
+                SetAxis::parse("x=1").unwrap(),
+                SetAxis::parse("x=2").unwrap(),
+            ],
+        );
+        assert!(dup.unwrap_err().contains("given twice"));
+    }
+
+    #[test]
+    fn validation_names_the_job() {
+        let g = Grid::new(
+            vec!["optane".into(), "nvm-ppo".into()],
+            v(&["w"]),
+            vec![SetAxis::parse("controller.adr=true,false").unwrap()],
+        )
+        .unwrap();
+        assert_eq!(g.validate().unwrap().len(), 4);
+        let bad = Grid::new(
+            vec!["optane".into(), "no-such-preset".into()],
+            v(&["w"]),
+            vec![],
+        )
+        .unwrap();
+        let e = bad.validate().unwrap_err();
+        assert!(e.starts_with("job 1 (config no-such-preset"), "{e}");
+        let bad = Grid::new(
+            vec!["optane".into()],
+            v(&["w"]),
+            vec![SetAxis::parse("controller.nope=1,2").unwrap()],
+        )
+        .unwrap();
+        let e = bad.validate().unwrap_err();
+        assert!(
+            e.starts_with("job 0 ") && e.contains("controller.nope"),
+            "{e}"
+        );
+    }
+}

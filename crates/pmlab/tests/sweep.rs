@@ -1,0 +1,380 @@
+//! End-to-end tests of `pmlab sweep`: one process, `--shard`, launcher environments and
+//! `sweep merge` must all give the same CSV, byte for byte; bad input gives one-line errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Launcher variables that would make a test's `pmlab` a shard without being asked.
+const LAUNCHER_VARS: &[&str] = &[
+    "PMI_RANK",
+    "PMI_SIZE",
+    "OMPI_COMM_WORLD_RANK",
+    "OMPI_COMM_WORLD_SIZE",
+    "SLURM_ARRAY_TASK_ID",
+    "SLURM_ARRAY_TASK_MIN",
+    "SLURM_ARRAY_TASK_MAX",
+    "SLURM_ARRAY_TASK_COUNT",
+    "SLURM_ARRAY_TASK_STEP",
+    "MPI_LOCALNRANKS",
+    "OMPI_COMM_WORLD_LOCAL_SIZE",
+];
+
+fn pmlab_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pmlab"));
+    for v in LAUNCHER_VARS {
+        cmd.env_remove(v);
+    }
+    cmd.args(args)
+        .envs(env.iter().copied())
+        .current_dir(dir)
+        .output()
+        .expect("run pmlab")
+}
+
+fn pmlab(dir: &Path, args: &[&str]) -> Output {
+    pmlab_env(dir, args, &[])
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("pmlab-sweep-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A plain memory trace (`0xADDR READ|WRITE CYCLE`): reads and writes over a few rows;
+/// `stride` varies the address pattern between workloads.
+fn plain_trace(dir: &Path, name: &str, stride: u64) -> String {
+    let mut s = String::from("# addr op cycle\n");
+    for i in 0..400u64 {
+        let addr = (i * stride % 4096) * 64;
+        let op = if i % 3 == 0 { "WRITE" } else { "READ" };
+        s.push_str(&format!("0x{addr:x} {op} {}\n", i * 10));
+    }
+    std::fs::write(dir.join(name), s).unwrap();
+    name.to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn read(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// 2 configs × 2 workloads × adr=true,false: 8 jobs.
+fn grid_args<'a>(out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec![
+        "sweep",
+        "--config",
+        "optane",
+        "nvm-ppo",
+        "--workload",
+        "a.trace",
+        "b.trace",
+        "--set",
+        "controller.adr=true,false",
+        "--out",
+        out,
+    ];
+    a.extend_from_slice(extra);
+    a
+}
+
+fn setup(name: &str) -> PathBuf {
+    let d = tmpdir(name);
+    plain_trace(&d, "a.trace", 7919);
+    plain_trace(&d, "b.trace", 13);
+    d
+}
+
+#[test]
+fn sharded_and_launcher_runs_equal_the_single_process_csv() {
+    let d = setup("shards");
+    let o = pmlab(&d, &grid_args("one.csv", &["--jobs", "3"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let one = read(&d, "one.csv");
+
+    // Layout: header + 8 rows, grid order, --set column, stats columns.
+    let lines: Vec<&str> = one.lines().collect();
+    assert_eq!(lines.len(), 9, "{one}");
+    let header: Vec<&str> = lines[0].split(',').collect();
+    assert_eq!(
+        header[..7],
+        [
+            "job",
+            "config",
+            "config_file",
+            "workload",
+            "controller.adr",
+            "sim_time_ns",
+            "events"
+        ]
+    );
+    let mut sorted = header[7..].to_vec();
+    sorted.sort();
+    assert_eq!(sorted, header[7..], "stat columns are sorted by name");
+    assert!(header.contains(&"mc.row_hits") && header.contains(&"replay.read_latency_ns_mean"));
+    assert!(
+        lines[1].starts_with("0,optane,optane,a.trace,true,"),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        lines[4].starts_with("3,optane,optane,b.trace,false,"),
+        "{}",
+        lines[4]
+    );
+    assert!(
+        lines[8].starts_with("7,nvm-ppo,nvm-ppo,b.trace,false,"),
+        "{}",
+        lines[8]
+    );
+    // ADR acknowledges a write when the WPQ accepts it; without ADR, when the media has it.
+    let ack = header
+        .iter()
+        .position(|h| *h == "replay.write_ack_latency_ns_mean")
+        .unwrap();
+    let cell = |row: usize| -> f64 { lines[row + 1].split(',').nth(ack).unwrap().parse().unwrap() };
+    for pair in [0, 2, 4, 6] {
+        assert!(
+            cell(pair + 1) > cell(pair),
+            "adr=false must ack later: {} vs {}",
+            cell(pair + 1),
+            cell(pair)
+        );
+    }
+    // Host timing stays out of the main CSV.
+    assert!(!one.contains("seconds") && !one.contains("events_per_sec"));
+    let host = read(&d, "one.csv.host.csv");
+    assert!(
+        host.starts_with("job,host,seconds,events,events_per_sec\n"),
+        "{host}"
+    );
+    assert_eq!(host.lines().count(), 9);
+
+    // The same sweep, again, on one thread: the same bytes.
+    let o = pmlab(&d, &grid_args("again.csv", &["--jobs", "1"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read(&d, "again.csv"), one);
+
+    // --shard I/N: the last shard merges.
+    for i in 0..2 {
+        let s = format!("{i}/2");
+        let o = pmlab(&d, &grid_args("sharded.csv", &["--shard", &s]));
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    assert_eq!(read(&d, "sharded.csv"), one);
+    let shard0 = read(&d, "sharded.csv.shard-0-of-2");
+    assert_eq!(shard0.lines().count(), 5, "{shard0}");
+
+    // Three uneven shards, finishing in reverse order.
+    for i in (0..3).rev() {
+        let s = format!("{i}/3");
+        let o = pmlab(&d, &grid_args("three.csv", &["--shard", &s]));
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    assert_eq!(read(&d, "three.csv"), one);
+    assert_eq!(read(&d, "three.csv.host.csv").lines().count(), 9);
+
+    // Rank and size from MPICH's, Open MPI's and a Slurm array's environment.
+    for (out, envs) in [
+        (
+            "pmi.csv",
+            [
+                vec![("PMI_RANK", "0"), ("PMI_SIZE", "2")],
+                vec![("PMI_RANK", "1"), ("PMI_SIZE", "2")],
+            ],
+        ),
+        (
+            "ompi.csv",
+            [
+                vec![("OMPI_COMM_WORLD_RANK", "1"), ("OMPI_COMM_WORLD_SIZE", "2")],
+                vec![("OMPI_COMM_WORLD_RANK", "0"), ("OMPI_COMM_WORLD_SIZE", "2")],
+            ],
+        ),
+        (
+            "slurm.csv",
+            [
+                vec![
+                    ("SLURM_ARRAY_TASK_ID", "1"),
+                    ("SLURM_ARRAY_TASK_MIN", "1"),
+                    ("SLURM_ARRAY_TASK_MAX", "2"),
+                    ("SLURM_ARRAY_TASK_COUNT", "2"),
+                ],
+                vec![
+                    ("SLURM_ARRAY_TASK_ID", "2"),
+                    ("SLURM_ARRAY_TASK_MIN", "1"),
+                    ("SLURM_ARRAY_TASK_MAX", "2"),
+                    ("SLURM_ARRAY_TASK_COUNT", "2"),
+                ],
+            ],
+        ),
+    ] {
+        for env in &envs {
+            let o = pmlab_env(&d, &grid_args(out, &[]), env);
+            assert!(o.status.success(), "{out}: {}", stderr(&o));
+        }
+        assert_eq!(read(&d, out), one, "{out}");
+    }
+    // An explicit --shard beats the environment.
+    let o = pmlab_env(
+        &d,
+        &grid_args("x.csv", &["--shard", "0/1"]),
+        &[("PMI_RANK", "1"), ("PMI_SIZE", "2")],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read(&d, "x.csv"), one);
+}
+
+#[test]
+fn merge_joins_shards_from_elsewhere_and_checks_them() {
+    let d = setup("merge");
+    let o = pmlab(&d, &grid_args("one.csv", &[]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let one = read(&d, "one.csv");
+    // Shards "on other machines": each in its own directory, then gathered here.
+    for i in 0..2 {
+        let m = d.join(format!("node{i}"));
+        std::fs::create_dir_all(&m).unwrap();
+        for t in ["a.trace", "b.trace"] {
+            std::fs::copy(d.join(t), m.join(t)).unwrap();
+        }
+        let s = format!("{i}/2");
+        let o = pmlab(&m, &grid_args("s.csv", &["--shard", &s]));
+        assert!(o.status.success(), "{}", stderr(&o));
+        let name = format!("s.csv.shard-{i}-of-2");
+        std::fs::copy(m.join(&name), d.join(&name)).unwrap();
+    }
+    let o = pmlab(
+        &d,
+        &[
+            "sweep",
+            "merge",
+            "--out",
+            "merged.csv",
+            "s.csv.shard-1-of-2",
+            "s.csv.shard-0-of-2",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read(&d, "merged.csv"), one);
+
+    // A missing shard, or one given twice, is refused with one line.
+    for args in [
+        vec!["sweep", "merge", "--out", "m.csv", "s.csv.shard-0-of-2"],
+        vec![
+            "sweep",
+            "merge",
+            "--out",
+            "m.csv",
+            "s.csv.shard-0-of-2",
+            "s.csv.shard-0-of-2",
+        ],
+    ] {
+        let o = pmlab(&d, &args);
+        assert!(!o.status.success());
+        assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+        assert!(!d.join("m.csv").exists());
+    }
+}
+
+type Case = (Vec<String>, Vec<(&'static str, &'static str)>, &'static str);
+
+#[test]
+fn bad_arguments_give_one_line_errors() {
+    let d = setup("errors");
+    let base = |extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = ["sweep", "--workload", "a.trace", "--out", "e.csv"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    // (arguments, environment, what the error line must mention)
+    let cases: Vec<Case> = vec![
+        (
+            base(&["--config", "optane", "--shard", "2/2"]),
+            vec![],
+            "--shard 2/2",
+        ),
+        (
+            base(&["--config", "optane", "--shard", "x/y"]),
+            vec![],
+            "--shard x/y",
+        ),
+        (
+            base(&["--config", "optane", "--set", "controller.nope=1,2"]),
+            vec![],
+            "controller.nope",
+        ),
+        (
+            base(&["--config", "optane", "--set", "controller.adr=true,"]),
+            vec![],
+            "empty value",
+        ),
+        (
+            base(&["--config", "optane", "no-such.toml"]),
+            vec![],
+            "job 1 (config no-such.toml",
+        ),
+        (
+            base(&["--config", "optane"]),
+            vec![("PMI_RANK", "abc"), ("PMI_SIZE", "2")],
+            "PMI_RANK=abc",
+        ),
+        (
+            base(&["--config", "optane"]),
+            vec![("SLURM_ARRAY_TASK_ID", "3")],
+            "SLURM_ARRAY_TASK_COUNT",
+        ),
+    ];
+    for (args, env, needle) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = pmlab_env(&d, &args, &env);
+        let err = stderr(&o);
+        assert!(!o.status.success(), "{args:?} should fail");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.starts_with("pmlab: ") && err.contains(needle),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!d.join("e.csv").exists());
+    }
+}
+
+#[test]
+fn a_failing_job_is_named_and_nothing_is_written() {
+    let d = setup("jobfail");
+    std::fs::write(
+        d.join("bad.trace"),
+        "0x1000 READ 10\nthis is not a trace line\n",
+    )
+    .unwrap();
+    let o = pmlab(
+        &d,
+        &[
+            "sweep",
+            "--config",
+            "optane",
+            "--workload",
+            "a.trace",
+            "bad.trace",
+            "--jobs",
+            "2",
+            "--out",
+            "f.csv",
+        ],
+    );
+    let err = stderr(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("job 1 (config optane, workload bad.trace)"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!d.join("f.csv").exists());
+}

@@ -1,0 +1,97 @@
+//! Full-system replay speed: a synthetic PM program (45% loads, 30% stores with values, 8% clwb,
+//! 5% sfence, 12% compute; HOT% of accesses to a 16 KiB hot set per thread (half PM, half
+//! DRAM), the rest spread over 8 MiB of PM and 8 MiB of DRAM), generated on the fly, on
+//! cores + caches + DRAM + PM.
+//!
+//! `cargo bench -p pmsim --bench full_system_speed -- [EVENTS] [THREADS] [HOT%] [PRESET]` prints trace
+//! events per second of host time and the peak resident set size (run it for 1M and 20M
+//! events to see whether memory grows with trace length).
+
+use pmsim::config::DEFAULT_PM_BASE;
+use pmsim::pmtrace::{Op, TraceEvent};
+use pmsim::{SimConfig, System};
+use std::time::Instant;
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).map(|v| v.parse().unwrap_or(0)))
+        })
+        .unwrap_or(0)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let n: u64 = args
+        .first()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(2_000_000);
+    let threads: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1);
+    let hot: u64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(90);
+    let preset = args.get(3).map(String::as_str).unwrap_or("nvm-lalea");
+    let cfg = SimConfig::preset(preset).expect("preset");
+    let mut x = 0x243f6a8885a308d3u64;
+    let mut value = 0u64;
+    let events = (0..n).map(move |i| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let t = (i % threads) as u16;
+        let region = t as u64 * (16 << 20);
+        let pm = x & 0x100 == 0;
+        let base = if pm {
+            DEFAULT_PM_BASE
+        } else {
+            0x0100_0000_0000
+        } + region;
+        let off = if x % 100 < hot {
+            (x >> 20) % (8 << 10)
+        } else {
+            (x >> 20) % (8 << 20)
+        } & !7;
+        let addr = base + off;
+        let gap = ((x >> 40) % 8) as u32;
+        Ok(match (x >> 32) % 100 {
+            0..=44 => TraceEvent::access(Op::Load, t, 0x401000 + (x >> 50) % 64, addr, 8, gap),
+            45..=74 => {
+                value += 1;
+                TraceEvent::store(
+                    Op::Store,
+                    t,
+                    0x402000 + (x >> 50) % 64,
+                    addr,
+                    &value.to_le_bytes(),
+                    gap,
+                )
+            }
+            75..=82 => TraceEvent::access(Op::Clwb, t, 0x403000, addr, 64, gap),
+            83..=87 => TraceEvent::marker(Op::Sfence, t, 0x404000, gap),
+            _ => TraceEvent::marker(Op::Compute, t, 0x405000, 20),
+        })
+    });
+    let mut sys = System::new(&cfg).expect("config");
+    let start = Instant::now();
+    let summary = sys.run(events, |_| {}).expect("run");
+    let secs = start.elapsed().as_secs_f64();
+    let s = sys.stats();
+    println!(
+        "full_system_speed preset={preset} threads={threads} hot={hot}% events={} host_s={secs:.3} \
+         events_per_s={:.0} sim_time_us={:.1} ipc={:.3} l1d_miss_rate={:.3} pm_reads={} \
+         pm_writes={} peak_rss_kib={}",
+        summary.events,
+        summary.events as f64 / secs,
+        summary.sim_time as f64 / 1e6,
+        s.value("cpu.ipc").unwrap_or(0.0),
+        s.counter("cache.l1d.misses") as f64
+            / (s.counter("cache.l1d.hits") + s.counter("cache.l1d.misses")).max(1) as f64,
+        s.counter("pm.reads"),
+        s.counter("pm.writebacks") + s.counter("pm.evictions"),
+        peak_rss_kib()
+    );
+}

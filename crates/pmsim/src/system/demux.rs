@@ -1,0 +1,121 @@
+//! Splits one interleaved trace stream into per-thread queues, reading ahead only as far as the
+//! scheduler needs, with a bound so memory stays flat whatever the interleaving.
+
+use pmtrace::{TraceError, TraceEvent};
+use std::collections::VecDeque;
+
+/// Most events held in the per-thread queues at once.
+pub const READ_AHEAD_CAP: usize = 1 << 16;
+
+/// Per-thread view of an interleaved event stream.
+pub struct Demux<I> {
+    src: I,
+    queues: Vec<VecDeque<TraceEvent>>,
+    buffered: usize,
+    eof: bool,
+    max_threads: usize,
+    read: u64,
+}
+
+/// Whether a thread has an event to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Its next event is at the front of its queue.
+    Ready,
+    /// Not known yet: the read-ahead bound was reached before the thread's next event.
+    Unknown,
+    /// The trace ended and the thread has nothing left.
+    Finished,
+}
+
+impl<I> Demux<I>
+where
+    I: Iterator<Item = Result<TraceEvent, TraceError>>,
+{
+    /// A demultiplexer over `src` accepting threads `0..max_threads`.
+    pub fn new(src: I, max_threads: usize) -> Self {
+        Demux {
+            src,
+            queues: Vec::new(),
+            buffered: 0,
+            eof: false,
+            max_threads,
+            read: 0,
+        }
+    }
+
+    /// Threads seen so far.
+    pub fn threads(&self) -> usize {
+        self.queues.len()
+    }
+
+    /// True once the whole trace was read.
+    pub fn eof(&self) -> bool {
+        self.eof
+    }
+
+    /// Reads one event into its thread's queue; false at the end of the trace.
+    pub fn pull(&mut self) -> Result<bool, String> {
+        if self.eof {
+            return Ok(false);
+        }
+        match self.src.next() {
+            None => {
+                self.eof = true;
+                Ok(false)
+            }
+            Some(Err(e)) => Err(e.to_string()),
+            Some(Ok(ev)) => {
+                self.read += 1;
+                let t = ev.thread as usize;
+                if t >= self.max_threads {
+                    return Err(format!(
+                        "event {}: thread {t}, but the config has {} hardware threads \
+                         (cpu.cores x cpu.threads_per_core)",
+                        self.read, self.max_threads
+                    ));
+                }
+                if t >= self.queues.len() {
+                    self.queues.resize_with(t + 1, VecDeque::new);
+                }
+                self.queues[t].push_back(ev);
+                self.buffered += 1;
+                Ok(true)
+            }
+        }
+    }
+
+    /// Makes thread `t`'s next event available if the read-ahead bound allows.
+    pub fn next_for(&mut self, t: usize) -> Result<Next, String> {
+        loop {
+            if self.queues.get(t).is_some_and(|q| !q.is_empty()) {
+                return Ok(Next::Ready);
+            }
+            if self.eof {
+                return Ok(Next::Finished);
+            }
+            if self.buffered >= READ_AHEAD_CAP {
+                return Ok(Next::Unknown);
+            }
+            self.pull()?;
+        }
+    }
+
+    /// Thread `t`'s next event (after [`next_for`](Self::next_for) said `Ready`).
+    #[inline]
+    pub fn peek(&self, t: usize) -> &TraceEvent {
+        self.queues[t].front().expect("next_for said Ready")
+    }
+
+    /// Consumes thread `t`'s next event.
+    #[inline]
+    pub fn pop(&mut self, t: usize) {
+        self.queues[t].pop_front();
+        self.buffered -= 1;
+    }
+
+    /// Whether thread `t` has an event queued now (without reading).
+    pub fn has_queued(&self, t: usize) -> bool {
+        self.queues.get(t).is_some_and(|q| !q.is_empty())
+    }
+}

@@ -1,0 +1,1159 @@
+//! The full system: cores, a data-carrying cache hierarchy, DRAM and PM side by side.
+//!
+//! One hardware thread per trace thread (`cpu.threads_per_core` threads share a core's private
+//! caches). Each thread has its own clock and runs an interval-style timing model:
+//!
+//! * every event retires `gap + 1` instructions at `cpu.width` per cycle;
+//! * loads that miss the L1 are outstanding until their data returns; execution runs past them
+//!   until the reorder buffer (`cpu.rob` instructions beyond the oldest) or the miss slots
+//!   (`cpu.mlp`) are exhausted, then stalls on the oldest (interval model: Karkhanis & Smith,
+//!   ISCA'04; Genbrugge et al., HPCA'10);
+//! * stores retire into a store buffer (`cpu.store_buffer`) that drains in order into the L1;
+//!   a store that misses requests ownership at once (x86 RFO prefetch) and its entry drains
+//!   when the line arrives; a store retiring into a full buffer stalls;
+//! * `clwb` / `clflushopt` write a dirty line back toward memory (the latter also invalidates);
+//!   a write-back of a line whose fill is still in flight leaves when the fill returns (x86
+//!   orders them after older stores to the same line); `ntstore` bypasses the caches through a
+//!   write-combining buffer (one line per thread) and evicts any cached copy;
+//! * `sfence` / `mfence` stall until every earlier write-back and non-temporal store of the
+//!   thread is acknowledged by the persistence domain (`mfence` also waits for loads and the
+//!   store buffer), as the ordering plug-in decides;
+//! * `TxBegin` / `TxEnd` go to the logging plug-in.
+//!
+//! Threads run in time order: the runnable thread with the smallest clock executes its next
+//! event unless a memory event (a request arriving at a controller, a controller decision, a
+//! completion) is due first. A thread waiting for memory is not runnable until the
+//! acknowledgement arrives. So requests reach the controllers in time order across threads.
+//!
+//! Addresses in `[system.pm_base, +pm_bytes)` are PM (the config's device and controller, which
+//! see the full address);
+//! all others are DRAM (the `system.dram` preset). Only PM lines are persists and only PM
+//! writes carry data into the [`PmImage`]. A crash at `t` keeps what the PM memory system had
+//! made durable by `t`; caches, store buffers and write-combining buffers are lost.
+
+mod cache;
+mod demux;
+mod hierarchy;
+
+pub use hierarchy::{CoreCacheStats, Hierarchy, Writeback};
+
+use crate::config::SimConfig;
+use crate::event::EventQueue;
+use crate::image::{LineData, PmImage};
+use crate::logging::{CommitAction, LogWrite, LoggingEngine};
+use crate::memsys::{Ack, MemRequest, MemorySystem};
+use crate::ordering::{FenceAction, OrderingModel, Persist};
+use crate::plugins::Plugins;
+use crate::stats::{Histogram, Stats};
+use crate::time::{ps_to_ns, Ps};
+use demux::{Demux, Next};
+use pmtrace::{Op, TraceEvent};
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+
+/// Why a full-system run failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SystemError {
+    /// The config cannot be simulated.
+    Config(String),
+    /// The trace is malformed or does not fit the config.
+    Trace(String),
+    /// An internal invariant broke (a bug: please report it with the trace).
+    Internal(String),
+}
+
+impl fmt::Display for SystemError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SystemError::Config(m) | SystemError::Trace(m) => f.write_str(m),
+            SystemError::Internal(m) => write!(f, "internal error: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for SystemError {}
+
+/// The headline figures of a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SystemSummary {
+    /// Trace events executed.
+    pub events: u64,
+    /// Simulated execution time (last retirement or acknowledgement), or the crash time.
+    pub sim_time: Ps,
+    /// True when the run stopped at the crash point with work left.
+    pub crashed: bool,
+}
+
+const WAITING: Ps = Ps::MAX;
+
+const KIND_FILL: u64 = 0;
+const KIND_PERSIST: u64 = 1;
+const KIND_EVICT: u64 = 2;
+const KIND_SHIFT: u32 = 16;
+const SEQ_SHIFT: u32 = 18;
+
+/// An outstanding load or store-buffer entry.
+#[derive(Clone, Copy)]
+struct Pending {
+    /// Instruction count of the thread when it was issued.
+    instr: u64,
+    /// When it completes ([`WAITING`] until the memory request it waits for is acknowledged).
+    done: Ps,
+    /// The fill request it waits for (0: none).
+    req: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Block {
+    None,
+    /// Waiting for the oldest load (reorder buffer or miss slots full).
+    Load,
+    /// Waiting for the oldest store-buffer entry.
+    StoreBuffer,
+    /// A fence (or a transaction end that waits for its log) waits for persists.
+    Fence {
+        full: bool,
+    },
+}
+
+/// One line in a thread's write-combining buffer.
+struct WriteCombine {
+    line: u64,
+    data: [u8; 64],
+    mask: u64,
+    known: bool,
+}
+
+struct Thread {
+    core: usize,
+    clock: Ps,
+    instrs: u64,
+    retired: u64,
+    started: bool,
+    finished: bool,
+    loads: VecDeque<Pending>,
+    sb: VecDeque<Pending>,
+    sb_last: Ps,
+    persists: u32,
+    last_persist_ack: Ps,
+    block: Block,
+    block_since: Ps,
+    wc: Option<WriteCombine>,
+    stall_rob: Ps,
+    stall_mlp: Ps,
+    stall_sb: Ps,
+    stall_fence: Ps,
+    fences: u64,
+    n_loads: u64,
+    n_stores: u64,
+    n_flushes: u64,
+    n_ntstores: u64,
+}
+
+impl Thread {
+    fn new(core: usize) -> Thread {
+        Thread {
+            core,
+            clock: 0,
+            instrs: 0,
+            retired: 0,
+            started: false,
+            finished: false,
+            loads: VecDeque::new(),
+            sb: VecDeque::new(),
+            sb_last: 0,
+            persists: 0,
+            last_persist_ack: 0,
+            block: Block::None,
+            block_since: 0,
+            wc: None,
+            stall_rob: 0,
+            stall_mlp: 0,
+            stall_sb: 0,
+            stall_fence: 0,
+            fences: 0,
+            n_loads: 0,
+            n_stores: 0,
+            n_flushes: 0,
+            n_ntstores: 0,
+        }
+    }
+}
+
+/// A memory request on its way from the caches to a controller.
+struct Arrival {
+    pm: bool,
+    req: MemRequest,
+}
+
+/// A fill in flight and everyone waiting for it.
+struct Fill {
+    line: u64,
+    /// (thread, is_store) of loads and store-buffer entries completing with the fill.
+    waiters: Vec<(u16, bool)>,
+    /// Write-backs (thread, line, bytes) that must follow the fill.
+    deferred: Vec<(u16, Writeback)>,
+}
+
+/// Traffic counters of one memory region.
+#[derive(Clone, Copy, Default)]
+struct RegionTraffic {
+    reads: u64,
+    writebacks: u64,
+    evictions: u64,
+    nt_writes: u64,
+}
+
+/// Request id → PM line of writes in flight, and (ack time, line) of acknowledged ones.
+type PersistLog = (HashMap<u64, u64>, Vec<(Ps, u64)>);
+
+/// The full system.
+pub struct System {
+    cycle: Ps,
+    width: u64,
+    rob: u64,
+    mlp: usize,
+    sb_size: usize,
+    threads_per_core: usize,
+    max_threads: usize,
+    pm_base: u64,
+    pm_end: u64,
+    pm: MemorySystem,
+    dram: MemorySystem,
+    ordering: Box<dyn OrderingModel>,
+    logging: Box<dyn LoggingEngine>,
+    hier: Hierarchy,
+    threads: Vec<Thread>,
+    arrivals: EventQueue<Arrival>,
+    fills: HashMap<u64, Fill>,
+    fill_of_line: HashMap<u64, u64>,
+    held_persists: Vec<(u64, Ps, MemRequest)>,
+    release: Vec<Persist>,
+    log_writes: Vec<LogWrite>,
+    acks: Vec<Ack>,
+    wbs: Vec<Writeback>,
+    next_seq: u64,
+    stop_at: Option<Ps>,
+    last_ack: Ps,
+    events: u64,
+    pm_traffic: RegionTraffic,
+    dram_traffic: RegionTraffic,
+    persist_latency: Histogram,
+    fence_stall: Histogram,
+    tx_begins: u64,
+    tx_ends: u64,
+    persist_log: Option<PersistLog>,
+}
+
+impl System {
+    /// A cold system built from a (validated) config.
+    pub fn new(cfg: &SimConfig) -> Result<System, SystemError> {
+        let p = Plugins::build(&cfg.controller).map_err(SystemError::Config)?;
+        let dram_cfg = SimConfig::preset(&cfg.system.dram)
+            .map_err(|e| SystemError::Config(format!("system.dram: {e}")))?;
+        let dp = Plugins::build(&dram_cfg.controller).map_err(SystemError::Config)?;
+        let cpu = &cfg.cpu;
+        let cycle = cpu.cycle_ps();
+        Ok(System {
+            cycle,
+            width: cpu.width as u64,
+            rob: cpu.rob as u64,
+            mlp: cpu.mlp as usize,
+            sb_size: cpu.store_buffer as usize,
+            threads_per_core: cpu.threads_per_core as usize,
+            max_threads: (cpu.cores * cpu.threads_per_core) as usize,
+            pm_base: cfg.system.pm_base,
+            pm_end: cfg.system.pm_base + cfg.system.pm_bytes,
+            pm: MemorySystem::new(cfg, p.scheduler, p.bmo),
+            dram: MemorySystem::new(&dram_cfg, dp.scheduler, dp.bmo),
+            ordering: p.ordering,
+            logging: p.logging,
+            hier: Hierarchy::new(&cfg.caches, cpu.cores as usize, cycle),
+            threads: Vec::new(),
+            arrivals: EventQueue::new(),
+            fills: HashMap::new(),
+            fill_of_line: HashMap::new(),
+            held_persists: Vec::new(),
+            release: Vec::new(),
+            log_writes: Vec::new(),
+            acks: Vec::new(),
+            wbs: Vec::new(),
+            next_seq: 1,
+            stop_at: None,
+            last_ack: 0,
+            events: 0,
+            pm_traffic: RegionTraffic::default(),
+            dram_traffic: RegionTraffic::default(),
+            persist_latency: Histogram::default(),
+            fence_stall: Histogram::default(),
+            tx_begins: 0,
+            tx_ends: 0,
+            persist_log: None,
+        })
+    }
+
+    /// Stops the run at simulated time `t` (a power failure): nothing after `t` happens.
+    pub fn crash_at(mut self, t: Ps) -> Self {
+        self.stop_at = Some(t);
+        self
+    }
+
+    /// Keeps a log of every PM write acknowledgement (time, line address), for crash oracles.
+    pub fn record_persists(mut self) -> Self {
+        self.persist_log = Some((HashMap::new(), Vec::new()));
+        self
+    }
+
+    /// The PM write acknowledgements recorded by [`record_persists`](Self::record_persists).
+    pub fn persist_log(&self) -> &[(Ps, u64)] {
+        self.persist_log.as_ref().map_or(&[], |(_, v)| &v[..])
+    }
+
+    /// What survives a power failure now: the PM memory system's durable contents (media plus
+    /// the ADR domain when ADR is on). Caches, store buffers and write-combining buffers are
+    /// volatile and not part of it.
+    pub fn durable_image(&self) -> &PmImage {
+        self.pm.durable_image()
+    }
+
+    /// Events thread `t` has retired (a fence counts once it completed): the crash oracle's
+    /// view of how far each thread got.
+    pub fn retired_events(&self, t: usize) -> u64 {
+        self.threads.get(t).map_or(0, |th| th.retired)
+    }
+
+    /// Hardware threads that ran.
+    pub fn threads(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// The cache hierarchy (for inspection and dependency tracking).
+    pub fn hierarchy(&self) -> &Hierarchy {
+        &self.hier
+    }
+
+    /// The PM memory system.
+    pub fn pm_memory(&self) -> &MemorySystem {
+        &self.pm
+    }
+
+    #[inline]
+    fn is_pm(&self, addr: u64) -> bool {
+        addr >= self.pm_base && addr < self.pm_end
+    }
+
+    fn new_id(&mut self, kind: u64, thread: usize) -> u64 {
+        let id = (self.next_seq << SEQ_SHIFT) | (kind << KIND_SHIFT) | thread as u64;
+        self.next_seq += 1;
+        id
+    }
+
+    /// Runs the trace to its end (or to the crash point); `progress` gets the number of
+    /// events executed every 2^16 events.
+    pub fn run<I>(
+        &mut self,
+        events: I,
+        mut progress: impl FnMut(u64),
+    ) -> Result<SystemSummary, SystemError>
+    where
+        I: IntoIterator<Item = Result<TraceEvent, pmtrace::TraceError>>,
+    {
+        let mut dx = Demux::new(events.into_iter(), self.max_threads);
+        let limit = self.stop_at.unwrap_or(Ps::MAX);
+        let mut next_mem = self.next_mem_time();
+        loop {
+            let t = self.pick(&mut dx)?;
+            let runnable = t.filter(|&t| self.threads[t].clock <= limit);
+            match runnable {
+                Some(t) if self.threads[t].clock < next_mem => {
+                    if self.step_thread(t, &mut dx)? {
+                        next_mem = self.next_mem_time();
+                    }
+                    if self.events & 0xffff == 0 && self.threads[t].retired > 0 {
+                        progress(self.events);
+                    }
+                }
+                _ => {
+                    if next_mem > limit || next_mem == Ps::MAX {
+                        if next_mem == Ps::MAX && t.is_none() {
+                            if let Some(b) =
+                                self.threads.iter().position(|th| th.block != Block::None)
+                            {
+                                return Err(SystemError::Internal(format!(
+                                    "thread {b} waits ({:?}) but the memory system is idle",
+                                    self.threads[b].block
+                                )));
+                            }
+                        }
+                        break;
+                    }
+                    self.step_memory();
+                    next_mem = self.next_mem_time();
+                }
+            }
+        }
+        let crashed = self.stop_at.is_some()
+            && (self.threads.iter().any(|th| !th.finished)
+                || !dx.eof()
+                || self.next_mem_time() != Ps::MAX);
+        progress(self.events);
+        Ok(SystemSummary {
+            events: self.events,
+            sim_time: self.sim_time(),
+            crashed,
+        })
+    }
+
+    /// The runnable thread with the smallest clock, reading ahead in the trace as needed.
+    fn pick<I>(&mut self, dx: &mut Demux<I>) -> Result<Option<usize>, SystemError>
+    where
+        I: Iterator<Item = Result<TraceEvent, pmtrace::TraceError>>,
+    {
+        loop {
+            if dx.threads() == 0 && !dx.pull().map_err(SystemError::Trace)? {
+                return Ok(None);
+            }
+            self.add_threads(dx.threads());
+            let mut best: Option<usize> = None;
+            for (i, th) in self.threads.iter().enumerate() {
+                if th.block == Block::None
+                    && !th.finished
+                    && best.is_none_or(|b| th.clock < self.threads[b].clock)
+                {
+                    best = Some(i);
+                }
+            }
+            let Some(b) = best else {
+                return Ok(None);
+            };
+            match dx.next_for(b).map_err(SystemError::Trace)? {
+                Next::Ready if dx.threads() == self.threads.len() => return Ok(Some(b)),
+                Next::Ready => continue,
+                Next::Finished => {
+                    self.flush_wc(b);
+                    self.threads[b].finished = true;
+                }
+                Next::Unknown => {
+                    let mut alt: Option<usize> = None;
+                    for (i, th) in self.threads.iter().enumerate() {
+                        if th.block == Block::None
+                            && dx.has_queued(i)
+                            && alt.is_none_or(|a| th.clock < self.threads[a].clock)
+                        {
+                            alt = Some(i);
+                        }
+                    }
+                    return Ok(alt);
+                }
+            }
+        }
+    }
+
+    fn add_threads(&mut self, n: usize) {
+        while self.threads.len() < n {
+            let core = self.threads.len() / self.threads_per_core;
+            self.threads.push(Thread::new(core));
+        }
+    }
+
+    fn next_mem_time(&self) -> Ps {
+        let a = self.arrivals.peek_time().unwrap_or(Ps::MAX);
+        let p = self.pm.next_event_time().unwrap_or(Ps::MAX);
+        let d = self.dram.next_event_time().unwrap_or(Ps::MAX);
+        a.min(p).min(d)
+    }
+
+    /// Processes the earliest memory event (an arrival or a controller event).
+    fn step_memory(&mut self) {
+        let a = self.arrivals.peek_time().unwrap_or(Ps::MAX);
+        let p = self.pm.next_event_time().unwrap_or(Ps::MAX);
+        let d = self.dram.next_event_time().unwrap_or(Ps::MAX);
+        if a <= p && a <= d {
+            let (t, arr) = self.arrivals.pop().expect("peeked");
+            let mem = if arr.pm { &mut self.pm } else { &mut self.dram };
+            let at = t.max(mem.now());
+            mem.submit(arr.req, at);
+        } else if p <= d {
+            self.pm.step();
+        } else {
+            self.dram.step();
+        }
+        self.absorb_acks();
+    }
+
+    fn absorb_acks(&mut self) {
+        if !self.pm.has_acks() && !self.dram.has_acks() {
+            return;
+        }
+        self.pm.take_acks(&mut self.acks);
+        self.dram.take_acks(&mut self.acks);
+        let acks = std::mem::take(&mut self.acks);
+        for a in &acks {
+            self.last_ack = self.last_ack.max(a.time);
+            let thread = (a.id & 0xffff) as usize;
+            if let Some((ids, log)) = self.persist_log.as_mut() {
+                if let Some(line) = ids.remove(&a.id) {
+                    log.push((a.time, line));
+                }
+            }
+            match (a.id >> KIND_SHIFT) & 3 {
+                KIND_FILL => self.fill_returned(a.id, a.time),
+                KIND_PERSIST => {
+                    self.persist_latency.record(a.time - a.issued);
+                    let th = &mut self.threads[thread];
+                    th.persists -= 1;
+                    th.last_persist_ack = th.last_persist_ack.max(a.time);
+                    self.ordering.on_persist_ack(
+                        Persist {
+                            id: a.id,
+                            thread: thread as u16,
+                        },
+                        &mut self.release,
+                    );
+                    self.send_released(a.time);
+                    self.try_finish_fence(thread);
+                }
+                _ => {}
+            }
+        }
+        self.acks = acks;
+        self.acks.clear();
+    }
+
+    fn fill_returned(&mut self, id: u64, time: Ps) {
+        let Some(fill) = self.fills.remove(&id) else {
+            return;
+        };
+        if self.fill_of_line.get(&fill.line) == Some(&id) {
+            self.fill_of_line.remove(&fill.line);
+        }
+        self.hier.fill_done(fill.line);
+        for &(t, is_store) in &fill.waiters {
+            let th = &mut self.threads[t as usize];
+            let q = if is_store { &mut th.sb } else { &mut th.loads };
+            for p in q.iter_mut().filter(|p| p.req == id) {
+                p.done = time;
+                p.req = 0;
+            }
+            if matches!(th.block, Block::Load | Block::StoreBuffer) {
+                th.block = Block::None;
+            }
+            self.try_finish_fence(t as usize);
+        }
+        for (t, wb) in fill.deferred {
+            self.send_writeback(t as usize, wb, time, false);
+        }
+    }
+
+    /// Completes a blocked fence whose condition now holds.
+    fn try_finish_fence(&mut self, t: usize) {
+        let th = &mut self.threads[t];
+        let Block::Fence { full } = th.block else {
+            return;
+        };
+        if th.persists > 0 {
+            return;
+        }
+        let mut done = th.last_persist_ack;
+        if full {
+            for p in th.loads.iter().chain(th.sb.iter()) {
+                if p.done == WAITING {
+                    return;
+                }
+                done = done.max(p.done);
+            }
+            th.loads.clear();
+            th.sb.clear();
+            th.sb_last = th.sb_last.max(done);
+        }
+        th.clock = th.clock.max(done);
+        let stall = th.clock - th.block_since;
+        th.stall_fence += stall;
+        self.fence_stall.record(stall);
+        th.block = Block::None;
+        th.retired += 1;
+    }
+
+    /// Executes thread `t`'s next event (or blocks it); returns true when memory work was
+    /// scheduled.
+    fn step_thread<I>(&mut self, t: usize, dx: &mut Demux<I>) -> Result<bool, SystemError>
+    where
+        I: Iterator<Item = Result<TraceEvent, pmtrace::TraceError>>,
+    {
+        let ev = dx.peek(t);
+        let cycle = self.cycle;
+        let width = self.width;
+        let th = &mut self.threads[t];
+        if !th.started {
+            let n = ev.gap as u64 + 1;
+            th.instrs += n;
+            th.clock += n * cycle / width;
+            th.started = true;
+        }
+        if !self.rob_ready(t, ev.op) {
+            return Ok(false);
+        }
+        let before = self.arrivals.len();
+        match ev.op {
+            Op::Load => self.do_access(t, ev, false),
+            Op::Store => self.do_access(t, ev, true),
+            Op::NtStore => self.do_ntstore(t, ev),
+            Op::RdmaPwrite => self.do_remote_write(t, ev),
+            Op::Clwb | Op::Clflushopt => self.do_flush(t, ev),
+            Op::Sfence | Op::Mfence => self.do_fence(t, ev.op == Op::Mfence),
+            Op::TxBegin => {
+                self.tx_begins += 1;
+                self.logging.on_tx_begin(t as u16);
+            }
+            Op::TxEnd => {
+                self.tx_ends += 1;
+                let action = self.logging.on_tx_end(t as u16, &mut self.log_writes);
+                self.send_log_writes(t);
+                if action == CommitAction::WaitForLog {
+                    self.block_on_persists(t, false);
+                }
+            }
+            Op::Compute => {}
+        }
+        let th = &mut self.threads[t];
+        th.started = false;
+        if !matches!(th.block, Block::Fence { .. }) {
+            th.retired += 1;
+        }
+        dx.pop(t);
+        self.events += 1;
+        Ok(self.arrivals.len() != before)
+    }
+
+    /// Checks the reorder buffer, miss slots and store buffer before `op` can execute; stalls
+    /// the thread's clock on known completions, blocks it on unknown ones.
+    fn rob_ready(&mut self, t: usize, op: Op) -> bool {
+        let rob = self.rob;
+        let mlp = self.mlp;
+        let sb_size = self.sb_size;
+        let th = &mut self.threads[t];
+        while let Some(&p) = th.loads.front() {
+            if p.done <= th.clock {
+                th.loads.pop_front();
+            } else if th.instrs - p.instr >= rob || (op == Op::Load && th.loads.len() >= mlp) {
+                if p.done == WAITING {
+                    th.block = Block::Load;
+                    return false;
+                }
+                let stall = p.done - th.clock;
+                if th.instrs - p.instr >= rob {
+                    th.stall_rob += stall;
+                } else {
+                    th.stall_mlp += stall;
+                }
+                th.clock = p.done;
+                th.loads.pop_front();
+            } else {
+                break;
+            }
+        }
+        if op == Op::Store {
+            while let Some(&p) = th.sb.front() {
+                let done = if p.done == WAITING {
+                    WAITING
+                } else {
+                    p.done.max(th.sb_last)
+                };
+                if done <= th.clock {
+                    th.sb_last = done;
+                    th.sb.pop_front();
+                } else if th.sb.len() >= sb_size {
+                    if done == WAITING {
+                        th.block = Block::StoreBuffer;
+                        return false;
+                    }
+                    th.stall_sb += done - th.clock;
+                    th.clock = done;
+                    th.sb_last = done;
+                    th.sb.pop_front();
+                } else {
+                    break;
+                }
+            }
+        }
+        true
+    }
+
+    /// A load or store, one cache access per line it touches.
+    fn do_access(&mut self, t: usize, ev: &TraceEvent, write: bool) {
+        let value = ev.value_bytes();
+        for_each_line(ev.addr, ev.size, |line, off, start, len| {
+            self.access_line(t, line, write);
+            if write && !value.is_empty() {
+                let lo = start as usize;
+                if lo < value.len() {
+                    let hi = (lo + len).min(value.len());
+                    self.hier.write_bytes(line, off, &value[lo..hi], t as u16);
+                }
+            }
+            if write && self.is_pm(line << 6) {
+                self.logging
+                    .on_store(t as u16, line << 6, &mut self.log_writes);
+            }
+        });
+        let th = &mut self.threads[t];
+        if write {
+            th.n_stores += 1;
+        } else {
+            th.n_loads += 1;
+        }
+        if !self.log_writes.is_empty() {
+            self.send_log_writes(t);
+        }
+    }
+
+    fn access_line(&mut self, t: usize, line: u64, write: bool) {
+        let core = self.threads[t].core;
+        let a = self.hier.access(core, line, write, &mut self.wbs);
+        let clock = self.threads[t].clock;
+        self.send_evictions(t, clock + a.latency);
+        let mut entry = Pending {
+            instr: self.threads[t].instrs,
+            done: clock + a.latency,
+            req: 0,
+        };
+        if a.memory {
+            let id = self.new_id(KIND_FILL, t);
+            let addr = line << 6;
+            let pm = self.is_pm(addr);
+            self.fills.insert(
+                id,
+                Fill {
+                    line,
+                    waiters: vec![(t as u16, write)],
+                    deferred: Vec::new(),
+                },
+            );
+            self.fill_of_line.insert(line, id);
+            let region = if pm {
+                &mut self.pm_traffic
+            } else {
+                &mut self.dram_traffic
+            };
+            region.reads += 1;
+            self.arrivals.push(
+                clock + a.latency,
+                Arrival {
+                    pm,
+                    req: MemRequest {
+                        id,
+                        addr,
+                        is_write: false,
+                        data: None,
+                    },
+                },
+            );
+            entry.done = WAITING;
+            entry.req = id;
+        } else if a.pending {
+            if let Some(&id) = self.fill_of_line.get(&line) {
+                if let Some(f) = self.fills.get_mut(&id) {
+                    f.waiters.push((t as u16, write));
+                    entry.done = WAITING;
+                    entry.req = id;
+                }
+            }
+        }
+        let th = &mut self.threads[t];
+        if write {
+            if entry.done == WAITING || entry.done > th.clock {
+                th.sb.push_back(entry);
+            }
+        } else if entry.done == WAITING || a.latency > self.hier.l1_latency() {
+            th.loads.push_back(entry);
+        }
+    }
+
+    /// Sends the dirty lines the last access pushed out of the LLC.
+    fn send_evictions(&mut self, t: usize, at: Ps) {
+        while let Some(wb) = self.wbs.pop() {
+            let addr = wb.line << 6;
+            let pm = self.is_pm(addr);
+            let id = self.new_id(KIND_EVICT, t);
+            if pm {
+                self.pm_traffic.evictions += 1;
+            } else {
+                self.dram_traffic.evictions += 1;
+            }
+            let req = self.write_request(id, addr, pm, Some(&wb.data[..]), 0);
+            self.arrivals.push(at, Arrival { pm, req });
+        }
+    }
+
+    fn write_request(
+        &mut self,
+        id: u64,
+        addr: u64,
+        pm: bool,
+        bytes: Option<&[u8]>,
+        offset: usize,
+    ) -> MemRequest {
+        let line_addr = addr & !63;
+        if pm {
+            if let Some((ids, _)) = self.persist_log.as_mut() {
+                ids.insert(id, line_addr);
+            }
+        }
+        MemRequest {
+            id,
+            addr: line_addr,
+            is_write: true,
+            data: if pm {
+                bytes.and_then(|b| LineData::new(line_addr + offset as u64, b))
+            } else {
+                None
+            },
+        }
+    }
+
+    fn do_flush(&mut self, t: usize, ev: &TraceEvent) {
+        let line = ev.addr >> 6;
+        let invalidate = ev.op == Op::Clflushopt;
+        self.threads[t].n_flushes += 1;
+        let Some(wb) = self.hier.flush(line, invalidate) else {
+            return;
+        };
+        let at = self.threads[t].clock + self.hier.path_latency();
+        if let Some(f) = self
+            .fill_of_line
+            .get(&line)
+            .and_then(|id| self.fills.get_mut(id))
+        {
+            // x86 orders the write-back after older stores to the line: it leaves with the fill.
+            f.deferred.push((t as u16, wb));
+            self.threads[t].persists += 1;
+            return;
+        }
+        self.send_writeback(t, wb, at, true);
+    }
+
+    /// Sends a tracked write-back (`clwb`/`clflushopt`) of thread `t` at time `at`.
+    fn send_writeback(&mut self, t: usize, wb: Writeback, at: Ps, count: bool) {
+        let addr = wb.line << 6;
+        let pm = self.is_pm(addr);
+        if pm {
+            self.pm_traffic.writebacks += 1;
+        } else {
+            self.dram_traffic.writebacks += 1;
+        }
+        self.send_tracked(t, addr, pm, Some(&wb.data[..]), 0, at, count);
+    }
+
+    /// A write the thread's fences wait for: goes through the ordering model.
+    #[allow(clippy::too_many_arguments)]
+    fn send_tracked(
+        &mut self,
+        t: usize,
+        addr: u64,
+        pm: bool,
+        bytes: Option<&[u8]>,
+        offset: usize,
+        at: Ps,
+        count: bool,
+    ) {
+        let id = self.new_id(KIND_PERSIST, t);
+        let req = self.write_request(id, addr, pm, bytes, offset);
+        if count {
+            self.threads[t].persists += 1;
+        }
+        if !pm {
+            self.arrivals.push(at, Arrival { pm, req });
+            return;
+        }
+        self.ordering.on_persist(
+            Persist {
+                id,
+                thread: t as u16,
+            },
+            &mut self.release,
+        );
+        if self.release.len() == 1 && self.release[0].id == id {
+            self.release.clear();
+            self.arrivals.push(at, Arrival { pm, req });
+        } else {
+            self.held_persists.push((id, at, req));
+            self.send_released(at);
+        }
+    }
+
+    fn send_released(&mut self, now: Ps) {
+        while let Some(p) = self.release.pop() {
+            if let Some(i) = self.held_persists.iter().position(|(id, _, _)| *id == p.id) {
+                let (_, at, req) = self.held_persists.swap_remove(i);
+                self.arrivals.push(at.max(now), Arrival { pm: true, req });
+            }
+        }
+    }
+
+    fn send_log_writes(&mut self, t: usize) {
+        let writes = std::mem::take(&mut self.log_writes);
+        let at = self.threads[t].clock + self.hier.path_latency();
+        for w in &writes {
+            self.send_tracked(t, w.line_addr, true, None, 0, at, true);
+        }
+        self.log_writes = writes;
+        self.log_writes.clear();
+    }
+
+    fn do_ntstore(&mut self, t: usize, ev: &TraceEvent) {
+        self.threads[t].n_ntstores += 1;
+        let value = ev.value_bytes();
+        for_each_line(ev.addr, ev.size, |line, off, start, len| {
+            if self.threads[t].wc.as_ref().is_some_and(|w| w.line != line) {
+                self.flush_wc(t);
+            }
+            if self.threads[t].wc.is_none() {
+                let cached = self.hier.evict_for_ntstore(line);
+                self.threads[t].wc = Some(WriteCombine {
+                    line,
+                    data: cached.unwrap_or([0; 64]),
+                    mask: if cached.is_some() { u64::MAX } else { 0 },
+                    known: true,
+                });
+            }
+            let wc = self.threads[t].wc.as_mut().expect("just opened");
+            let lo = start as usize;
+            if lo + len <= value.len() {
+                wc.data[off..off + len].copy_from_slice(&value[lo..lo + len]);
+            } else {
+                wc.known = false;
+            }
+            wc.mask |= span_mask(off, len);
+            if wc.mask == u64::MAX {
+                self.flush_wc(t);
+            }
+        });
+    }
+
+    /// Sends thread `t`'s open write-combining line to memory (one write per contiguous run of
+    /// written bytes: the byte enables of a partial line write).
+    fn flush_wc(&mut self, t: usize) {
+        let Some(wc) = self.threads[t].wc.take() else {
+            return;
+        };
+        let addr = wc.line << 6;
+        let pm = self.is_pm(addr);
+        let at = self.threads[t].clock + self.hier.l1_latency();
+        let mut off = 0usize;
+        while off < 64 {
+            if wc.mask >> off & 1 == 0 {
+                off += 1;
+                continue;
+            }
+            let mut end = off;
+            while end < 64 && wc.mask >> end & 1 == 1 {
+                end += 1;
+            }
+            if wc.known {
+                self.hier.memory_write(wc.line, off, &wc.data[off..end]);
+            }
+            if pm {
+                self.pm_traffic.nt_writes += 1;
+            } else {
+                self.dram_traffic.nt_writes += 1;
+            }
+            let bytes = wc.known.then_some(&wc.data[off..end]);
+            self.send_tracked(t, addr, pm, bytes, off, at, true);
+            off = end;
+        }
+    }
+
+    /// A persistent RDMA write into this node: evicts cached copies, goes to memory, and
+    /// counts toward the thread's fences.
+    fn do_remote_write(&mut self, t: usize, ev: &TraceEvent) {
+        let value = ev.value_bytes();
+        let at = self.threads[t].clock + self.hier.path_latency();
+        for_each_line(ev.addr, ev.size, |line, off, start, len| {
+            let mut data = self.hier.evict_for_ntstore(line).unwrap_or([0; 64]);
+            let lo = start as usize;
+            let known = lo + len <= value.len();
+            if known {
+                data[off..off + len].copy_from_slice(&value[lo..lo + len]);
+                self.hier.memory_write(line, off, &data[off..off + len]);
+            }
+            let addr = line << 6;
+            let pm = self.is_pm(addr);
+            if pm {
+                self.pm_traffic.nt_writes += 1;
+            } else {
+                self.dram_traffic.nt_writes += 1;
+            }
+            let bytes = known.then_some(&data[off..off + len]);
+            self.send_tracked(t, addr, pm, bytes, off, at, true);
+        });
+    }
+
+    fn do_fence(&mut self, t: usize, full: bool) {
+        self.flush_wc(t);
+        self.threads[t].fences += 1;
+        if self.ordering.on_fence(t as u16) == FenceAction::StallUntilDrained {
+            self.block_on_persists(t, full);
+        }
+    }
+
+    /// Blocks thread `t` until its persists (and, for a full fence, loads and store buffer)
+    /// are done; completes at once when nothing is outstanding.
+    fn block_on_persists(&mut self, t: usize, full: bool) {
+        let th = &mut self.threads[t];
+        th.block = Block::Fence { full };
+        th.block_since = th.clock;
+        self.try_finish_fence(t);
+        if self.threads[t].block == Block::None {
+            // Completed at once: try_finish_fence counted it retired; step_thread must not
+            // count it again.
+            self.threads[t].retired -= 1;
+        }
+    }
+
+    fn sim_time(&self) -> Ps {
+        match self.stop_at {
+            Some(t) => t,
+            None => self
+                .threads
+                .iter()
+                .map(|t| t.clock)
+                .max()
+                .unwrap_or(0)
+                .max(self.last_ack),
+        }
+    }
+
+    /// All statistics: cores under `cpu.`, caches under `cache.`, traffic under `pm.` and
+    /// `dram.`, the PM memory system under `mc.` and the DRAM one under `dram.mc.`.
+    pub fn stats(&self) -> Stats {
+        let mut s = Stats::new();
+        let time = self.sim_time();
+        s.set("sim.time_ps", time);
+        s.set("sim.events", self.events);
+        let cycles_total = time / self.cycle.max(1);
+        let mut instrs = 0;
+        let (mut rob, mut mlp, mut sb, mut fence) = (0, 0, 0, 0);
+        for (i, th) in self.threads.iter().enumerate() {
+            let cycles = th.clock / self.cycle.max(1);
+            let p = format!("cpu.t{i}.");
+            s.set(format!("{p}instructions"), th.instrs);
+            s.set(format!("{p}cycles"), cycles);
+            s.set_value(
+                format!("{p}ipc"),
+                if cycles > 0 {
+                    th.instrs as f64 / cycles as f64
+                } else {
+                    0.0
+                },
+            );
+            s.set(format!("{p}loads"), th.n_loads);
+            s.set(format!("{p}stores"), th.n_stores);
+            s.set(format!("{p}flushes"), th.n_flushes);
+            s.set(format!("{p}ntstores"), th.n_ntstores);
+            s.set(format!("{p}fences"), th.fences);
+            s.set(format!("{p}stall_rob_ps"), th.stall_rob);
+            s.set(format!("{p}stall_mlp_ps"), th.stall_mlp);
+            s.set(format!("{p}stall_store_buffer_ps"), th.stall_sb);
+            s.set(format!("{p}stall_fence_ps"), th.stall_fence);
+            s.set(format!("{p}retired_events"), th.retired);
+            instrs += th.instrs;
+            rob += th.stall_rob;
+            mlp += th.stall_mlp;
+            sb += th.stall_sb;
+            fence += th.stall_fence;
+        }
+        s.set("cpu.threads", self.threads.len() as u64);
+        s.set("cpu.instructions", instrs);
+        s.set("cpu.cycles", cycles_total);
+        s.set_value(
+            "cpu.ipc",
+            if cycles_total > 0 {
+                instrs as f64 / cycles_total as f64
+            } else {
+                0.0
+            },
+        );
+        s.set("cpu.stall_rob_ps", rob);
+        s.set("cpu.stall_mlp_ps", mlp);
+        s.set("cpu.stall_store_buffer_ps", sb);
+        s.set("cpu.stall_fence_ps", fence);
+        s.set("cpu.fences", self.threads.iter().map(|t| t.fences).sum());
+        s.set("cpu.tx_begins", self.tx_begins);
+        s.set("cpu.tx_ends", self.tx_ends);
+        let thread_time: Ps = self.threads.iter().map(|t| t.clock).sum();
+        s.set_value(
+            "cpu.fence_stall_share",
+            if thread_time > 0 {
+                fence as f64 / thread_time as f64
+            } else {
+                0.0
+            },
+        );
+        s.set_histogram("cpu.fence_stall_ps", self.fence_stall.clone());
+        s.set_histogram("pm.persist_latency_ps", self.persist_latency.clone());
+        s.set_value(
+            "pm.persist_latency_ns_mean",
+            ps_to_ns(self.persist_latency.mean() as Ps),
+        );
+        let mut c = CoreCacheStats::default();
+        for x in &self.hier.stats {
+            c.l1_hits += x.l1_hits;
+            c.l1_misses += x.l1_misses;
+            c.l2_hits += x.l2_hits;
+            c.l2_misses += x.l2_misses;
+            c.llc_hits += x.llc_hits;
+            c.llc_misses += x.llc_misses;
+            c.coherence += x.coherence;
+        }
+        s.set("cache.l1d.hits", c.l1_hits);
+        s.set("cache.l1d.misses", c.l1_misses);
+        s.set("cache.l2.hits", c.l2_hits);
+        s.set("cache.l2.misses", c.l2_misses);
+        s.set("cache.llc.hits", c.llc_hits);
+        s.set("cache.llc.misses", c.llc_misses);
+        s.set("cache.coherence_actions", c.coherence);
+        for (name, r) in [("pm", &self.pm_traffic), ("dram", &self.dram_traffic)] {
+            s.set(format!("{name}.reads"), r.reads);
+            s.set(format!("{name}.writebacks"), r.writebacks);
+            s.set(format!("{name}.evictions"), r.evictions);
+            s.set(format!("{name}.nt_writes"), r.nt_writes);
+            s.set(
+                format!("{name}.write_bytes"),
+                (r.writebacks + r.evictions) * 64 + r.nt_writes * 64,
+            );
+            s.set(format!("{name}.read_bytes"), r.reads * 64);
+        }
+        self.pm.export_stats(&mut s);
+        let mut d = Stats::new();
+        self.dram.export_stats(&mut d);
+        for (k, v) in d.counters() {
+            if k.starts_with("mc.") {
+                s.set(format!("dram.{k}"), v);
+            }
+        }
+        s
+    }
+}
+
+/// Calls `f(line, offset_in_line, offset_in_access, len)` for each 64 B line an access of
+/// `size` bytes at `addr` touches.
+fn for_each_line(addr: u64, size: u16, mut f: impl FnMut(u64, usize, u64, usize)) {
+    let size = (size as u64).max(1);
+    let end = addr.saturating_add(size);
+    let mut a = addr;
+    while a < end {
+        let line = a >> 6;
+        let off = (a & 63) as usize;
+        let len = (64 - off as u64).min(end - a) as usize;
+        f(line, off, a - addr, len);
+        a += len as u64;
+    }
+}
+
+fn span_mask(off: usize, len: usize) -> u64 {
+    if len >= 64 {
+        u64::MAX
+    } else {
+        ((1u64 << len) - 1) << off
+    }
+}

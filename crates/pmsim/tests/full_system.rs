@@ -1,0 +1,359 @@
+//! Full-system behaviour: x86 persistence semantics through the cache hierarchy, the store
+//! buffer, memory-level parallelism, coherence, regions, and the crash cut.
+
+use pmsim::config::DEFAULT_PM_BASE;
+use pmsim::pmtrace::{Op, TraceEvent};
+use pmsim::{SimConfig, Stats, System};
+
+const PM: u64 = DEFAULT_PM_BASE;
+const DRAM: u64 = 0x0100_0000_0000;
+
+fn cfg(preset: &str, sets: &[&str]) -> SimConfig {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    SimConfig::preset(preset)
+        .unwrap()
+        .with_overrides(&sets)
+        .unwrap()
+}
+
+fn run(cfg: &SimConfig, events: &[TraceEvent]) -> (System, Stats) {
+    let mut sys = System::new(cfg).unwrap();
+    sys.run(events.iter().copied().map(Ok), |_| {}).unwrap();
+    let s = sys.stats();
+    (sys, s)
+}
+
+fn store(t: u16, addr: u64, v: u64, gap: u32) -> TraceEvent {
+    TraceEvent::store(Op::Store, t, 0x400000, addr, &v.to_le_bytes(), gap)
+}
+fn load(t: u16, addr: u64, gap: u32) -> TraceEvent {
+    TraceEvent::access(Op::Load, t, 0x400010, addr, 8, gap)
+}
+fn clwb(t: u16, addr: u64) -> TraceEvent {
+    TraceEvent::access(Op::Clwb, t, 0x400020, addr, 64, 0)
+}
+fn clflushopt(t: u16, addr: u64) -> TraceEvent {
+    TraceEvent::access(Op::Clflushopt, t, 0x400030, addr, 64, 0)
+}
+fn sfence(t: u16) -> TraceEvent {
+    TraceEvent::marker(Op::Sfence, t, 0x400040, 0)
+}
+fn compute(t: u16, n: u32) -> TraceEvent {
+    TraceEvent::marker(Op::Compute, t, 0x400050, n)
+}
+fn ns(ps: u64) -> f64 {
+    ps as f64 / 1000.0
+}
+fn image_u64(sys: &System, addr: u64) -> u64 {
+    let mut b = [0u8; 8];
+    sys.durable_image().read(addr, &mut b);
+    u64::from_le_bytes(b)
+}
+
+/// Warm a line into the cache, let the fill finish, then store to it.
+fn warm_store(addr: u64, v: u64) -> Vec<TraceEvent> {
+    vec![load(0, addr, 0), compute(0, 20_000), store(0, addr, v, 0)]
+}
+
+#[test]
+fn clwb_sfence_costs_the_persist_round_trip_and_a_plain_store_does_not() {
+    let c = cfg("nvm-ppo", &[]); // no ADR: durable when the media write finishes
+    let mut persist = warm_store(PM, 7);
+    persist.extend([clwb(0, PM), sfence(0)]);
+    let (sys, s) = run(&c, &persist);
+    let stall = s.counter("cpu.t0.stall_fence_ps");
+    // PPO Table III: a row-conflict write takes 300 ns; a row hit still pays tWR (200 ns).
+    assert!(ns(stall) > 200.0, "fence stall {} ns", ns(stall));
+    assert_eq!(image_u64(&sys, PM), 7, "the fenced line is durable");
+
+    let plain = warm_store(PM, 7);
+    let (sys, s) = run(&c, &plain);
+    assert_eq!(s.counter("cpu.t0.stall_fence_ps"), 0);
+    assert_eq!(
+        image_u64(&sys, PM),
+        0,
+        "a plain store stays in the cache: nothing durable"
+    );
+    // Same instruction stream up to the store: the persisting run's thread took longer by
+    // (at least) the fence stall.
+    let (_, s_persist) = run(&c, &persist);
+    // 200 ns at 2.5 GHz = 500 cycles.
+    assert!(s_persist.counter("cpu.t0.cycles") > s.counter("cpu.t0.cycles") + 500);
+}
+
+#[test]
+fn with_adr_the_fence_waits_for_wpq_acceptance_only() {
+    let mut t = warm_store(PM, 9);
+    t.extend([clwb(0, PM), sfence(0)]);
+    let adr = cfg("nvm-lalea", &["controller.adr=true"]);
+    let no_adr = cfg("nvm-lalea", &["controller.adr=false"]);
+    let (_, s_adr) = run(&adr, &t);
+    let (_, s_no) = run(&no_adr, &t);
+    let a = ns(s_adr.counter("cpu.t0.stall_fence_ps"));
+    let n = ns(s_no.counter("cpu.t0.stall_fence_ps"));
+    // LALEA Table I: L1+L2+LLC = 2+8+25 cycles at 2 GHz = 17.5 ns to reach the controller; the
+    // media write takes 300 ns.
+    assert!(a > 17.0 && a < 40.0, "ADR fence stall {a} ns");
+    assert!(n > 300.0, "no-ADR fence stall {n} ns");
+}
+
+#[test]
+fn clflushopt_invalidates_and_clwb_keeps_the_line() {
+    let c = cfg("nvm-lalea", &[]);
+    let t = |flush: TraceEvent| {
+        vec![
+            store(0, PM, 1, 0),
+            compute(0, 20_000),
+            flush,
+            sfence(0),
+            load(0, PM, 0),
+        ]
+    };
+    let (sys, s) = run(&c, &t(clflushopt(0, PM)));
+    assert_eq!(s.counter("pm.reads"), 2, "the load after clflushopt misses");
+    assert_eq!(s.counter("pm.writebacks"), 1);
+    assert_eq!(image_u64(&sys, PM), 1);
+    let (sys, s) = run(&c, &t(clwb(0, PM)));
+    assert_eq!(s.counter("pm.reads"), 1, "clwb keeps the line cached");
+    assert_eq!(s.counter("pm.writebacks"), 1);
+    assert_eq!(image_u64(&sys, PM), 1);
+    // A clean line has nothing to write back.
+    let (_, s) = run(
+        &c,
+        &[load(0, PM, 0), compute(0, 20_000), clwb(0, PM), sfence(0)],
+    );
+    assert_eq!(s.counter("pm.writebacks"), 0);
+}
+
+#[test]
+fn ntstore_bypasses_the_caches_and_merges_a_cached_copy() {
+    let c = cfg("nvm-lalea", &[]);
+    let line = [5u8; 64];
+    let (sys, s) = run(
+        &c,
+        &[
+            TraceEvent::store(Op::NtStore, 0, 1, PM + 64, &line, 0),
+            sfence(0),
+        ],
+    );
+    assert_eq!(s.counter("pm.reads"), 0, "no fill (no read-for-ownership)");
+    assert_eq!(s.counter("cache.llc.misses"), 0);
+    assert_eq!(s.counter("pm.nt_writes"), 1, "one full-line write");
+    let mut b = [0u8; 64];
+    sys.durable_image().read(PM + 64, &mut b);
+    assert_eq!(b, line);
+    // A cached dirty copy is evicted into the non-temporal write.
+    let (sys, s) = run(
+        &c,
+        &[
+            store(0, PM, 0x1111, 0),
+            compute(0, 20_000),
+            TraceEvent::store(Op::NtStore, 0, 1, PM + 8, &0x2222u64.to_le_bytes(), 0),
+            sfence(0),
+        ],
+    );
+    assert_eq!(image_u64(&sys, PM), 0x1111);
+    assert_eq!(image_u64(&sys, PM + 8), 0x2222);
+    assert_eq!(s.counter("pm.writebacks"), 0);
+}
+
+#[test]
+fn a_full_store_buffer_stalls_the_core() {
+    let stores: Vec<TraceEvent> = (0..64).map(|i| store(0, PM + i * 4096, i, 0)).collect();
+    let (_, small) = run(&cfg("nvm-lalea", &["cpu.store_buffer=4"]), &stores);
+    let (_, big) = run(&cfg("nvm-lalea", &["cpu.store_buffer=1024"]), &stores);
+    assert!(small.counter("cpu.t0.stall_store_buffer_ps") > 0);
+    assert_eq!(big.counter("cpu.t0.stall_store_buffer_ps"), 0);
+    assert!(small.counter("cpu.t0.cycles") > 4 * big.counter("cpu.t0.cycles").max(1));
+}
+
+#[test]
+fn independent_misses_overlap_up_to_the_mlp_limit() {
+    let loads: Vec<TraceEvent> = (0..32).map(|i| load(0, PM + i * 8192, 0)).collect();
+    let (_, one) = run(&cfg("nvm-lalea", &["cpu.mlp=1"]), &loads);
+    let (_, many) = run(&cfg("nvm-lalea", &["cpu.mlp=16"]), &loads);
+    let (t1, t16) = (one.counter("sim.time_ps"), many.counter("sim.time_ps"));
+    assert!(t1 > 3 * t16, "mlp=1 {} ns vs mlp=16 {} ns", ns(t1), ns(t16));
+    assert!(one.counter("cpu.t0.stall_mlp_ps") > 0);
+    // The reorder buffer bounds how far execution runs ahead of a miss.
+    let mut t = vec![load(0, PM, 0)];
+    t.extend((0..10).map(|_| compute(0, 100)));
+    let (_, rob) = run(&cfg("nvm-lalea", &["cpu.rob=64"]), &t);
+    assert!(rob.counter("cpu.t0.stall_rob_ps") > 0);
+}
+
+#[test]
+fn writes_from_two_cores_are_serialised_and_expose_the_last_writer() {
+    let c = cfg("nvm-lalea", &[]);
+    let t = [
+        store(0, PM, 1, 0),
+        store(1, PM + 8, 2, 40_000),
+        clwb(1, PM),
+        sfence(1),
+    ];
+    let (sys, s) = run(&c, &t);
+    assert!(s.counter("cache.coherence_actions") >= 1);
+    assert_eq!(sys.hierarchy().last_writer(PM >> 6), Some(1));
+    // Core 1's write-back carries core 0's bytes too: one coherent line.
+    assert_eq!(image_u64(&sys, PM), 1);
+    assert_eq!(image_u64(&sys, PM + 8), 2);
+}
+
+#[test]
+fn dram_lines_are_not_persists() {
+    let c = cfg("pcm-pmweaver", &[]);
+    let t = [
+        store(0, DRAM, 3, 0),
+        load(0, DRAM + 4096, 0),
+        clwb(0, DRAM),
+        sfence(0),
+    ];
+    let (sys, s) = run(&c, &t);
+    assert_eq!(s.counter("pm.reads"), 0);
+    assert_eq!(s.counter("pm.writebacks"), 0);
+    assert_eq!(s.counter("dram.reads"), 2);
+    assert_eq!(s.counter("dram.writebacks"), 1);
+    assert!(sys.durable_image().is_empty());
+}
+
+#[test]
+fn a_thread_beyond_the_configured_cores_is_a_clear_error() {
+    let c = cfg("nvm-lalea", &[]); // 4 cores x 1 thread
+    let mut sys = System::new(&c).unwrap();
+    let e = sys
+        .run([Ok(load(4, PM, 0))], |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("thread 4") && e.contains("cpu.cores"), "{e}");
+}
+
+/// A deterministic pseudo-random trace: per-thread disjoint PM lines written with globally
+/// increasing values, flushed and fenced at random.
+fn random_trace(threads: u16, n: usize, seed: u64) -> Vec<TraceEvent> {
+    let mut x = seed;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut v = 0u64;
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let t = (rnd() % threads as u64) as u16;
+        let line = PM + (t as u64 * 1024 + rnd() % 48) * 64;
+        match rnd() % 10 {
+            0..=3 => {
+                v += 1;
+                out.push(store(t, line, v, (rnd() % 20) as u32));
+            }
+            4..=5 => out.push(clwb(t, line)),
+            6 => out.push(clflushopt(t, line)),
+            7 => out.push(sfence(t)),
+            8 => out.push(load(t, line, 3)),
+            _ => out.push(store(t, DRAM + (rnd() % 512) * 64, rnd(), 1)),
+        }
+    }
+    out
+}
+
+/// For thread `t`: lines and the value each must hold at least, given that the thread's first
+/// `retired` events completed (every fence among them completed).
+fn guaranteed(events: &[TraceEvent], t: u16, retired: u64) -> Vec<(u64, u64)> {
+    use std::collections::HashMap;
+    let mut cur: HashMap<u64, u64> = HashMap::new();
+    let mut flushed: HashMap<u64, u64> = HashMap::new();
+    let mut sure: HashMap<u64, u64> = HashMap::new();
+    for ev in events
+        .iter()
+        .filter(|e| e.thread == t)
+        .take(retired as usize)
+    {
+        match ev.op {
+            Op::Store if ev.addr >= PM => {
+                cur.insert(
+                    ev.addr,
+                    u64::from_le_bytes(ev.value[..8].try_into().unwrap()),
+                );
+            }
+            Op::Clwb | Op::Clflushopt => {
+                if let Some(&v) = cur.get(&ev.addr) {
+                    flushed.insert(ev.addr, v);
+                }
+            }
+            Op::Sfence => {
+                for (a, v) in flushed.drain() {
+                    let e = sure.entry(a).or_insert(0);
+                    *e = (*e).max(v);
+                }
+            }
+            _ => {}
+        }
+    }
+    sure.into_iter().collect()
+}
+
+fn check_crash_cuts(preset: &str, threads: u16) {
+    let events = random_trace(threads, 3000, 0x9e37_79b9 + threads as u64);
+    let c = cfg(preset, &[]);
+    let (_, full) = run(&c, &events);
+    let end = full.counter("sim.time_ps");
+    let mut checked_lines = 0;
+    for k in 1..=25u64 {
+        let t = end * k / 26;
+        let mut sys = System::new(&c).unwrap().crash_at(t).record_persists();
+        let sum = sys.run(events.iter().copied().map(Ok), |_| {}).unwrap();
+        assert!(sum.crashed && sum.sim_time == t);
+        // Never a line that was not acknowledged by the persistence domain by t.
+        let acked: std::collections::HashSet<u64> = sys
+            .persist_log()
+            .iter()
+            .filter(|(at, _)| *at <= t)
+            .map(|(_, l)| *l)
+            .collect();
+        for l in sys.durable_image().line_addrs() {
+            assert!(
+                acked.contains(&l),
+                "{preset}: line {l:#x} durable but never acknowledged"
+            );
+        }
+        // Always every line whose fence completed, with at least the fenced value.
+        for th in 0..threads {
+            for (addr, v) in guaranteed(&events, th, sys.retired_events(th as usize)) {
+                let got = image_u64(&sys, addr);
+                assert!(
+                    got >= v,
+                    "{preset}, crash at {} ns, thread {th}: {addr:#x} holds {got}, fenced {v}",
+                    ns(t)
+                );
+                checked_lines += 1;
+            }
+        }
+    }
+    assert!(
+        checked_lines > 100,
+        "the oracle checked {checked_lines} lines"
+    );
+}
+
+#[test]
+fn crash_cut_holds_exactly_what_was_acknowledged_adr() {
+    check_crash_cuts("nvm-lalea", 1);
+    check_crash_cuts("nvm-lalea", 4);
+}
+
+#[test]
+fn crash_cut_holds_exactly_what_was_acknowledged_no_adr() {
+    check_crash_cuts("nvm-ppo", 1);
+    check_crash_cuts("nvm-ppo", 8);
+}
+
+#[test]
+fn same_trace_same_statistics() {
+    let events = random_trace(4, 5000, 42);
+    let c = cfg("pcm-pmweaver", &[]);
+    let (_, a) = run(&c, &events);
+    let (_, b) = run(&c, &events);
+    assert_eq!(a.to_json(), b.to_json());
+    assert!(a.counter("sim.events") == 5000);
+}
