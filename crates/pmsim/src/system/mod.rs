@@ -413,7 +413,9 @@ impl System {
             if dx.threads() == 0 && !dx.pull().map_err(SystemError::Trace)? {
                 return Ok(None);
             }
-            self.add_threads(dx.threads());
+            if dx.threads() != self.threads.len() {
+                self.add_threads(dx.threads());
+            }
             let mut best: Option<usize> = None;
             for (i, th) in self.threads.iter().enumerate() {
                 if th.block == Block::None
