@@ -378,3 +378,55 @@ fn a_failing_job_is_named_and_nothing_is_written() {
     assert!(!err.contains("panicked"), "{err}");
     assert!(!d.join("f.csv").exists());
 }
+
+#[test]
+fn full_system_sweep_shards_equal_one_process() {
+    // A full-system trace (text format: cores + caches + DRAM + PM), 2 presets x ADR on/off.
+    let d = tmpdir("full");
+    let trace =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/examples/persist-epochs.txt");
+    std::fs::copy(&trace, d.join("epochs.txt")).unwrap();
+    let args = |out: &'static str, shard: Option<&'static str>| {
+        let mut a = vec![
+            "sweep",
+            "--config",
+            "nvm-lalea",
+            "--config",
+            "pcm-pmweaver",
+            "--workload",
+            "epochs.txt",
+            "--set",
+            "controller.adr=true,false",
+            "--out",
+            out,
+        ];
+        if let Some(s) = shard {
+            a.extend(["--shard", s]);
+        }
+        a
+    };
+    let o = pmlab(&d, &args("one.csv", None));
+    assert!(o.status.success(), "{}", stderr(&o));
+    for s in ["0/2", "1/2"] {
+        let o = pmlab(&d, &args("sharded.csv", Some(s)));
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let one = read(&d, "one.csv");
+    assert_eq!(one, read(&d, "sharded.csv"));
+    assert_eq!(one.lines().count(), 5, "header + 4 jobs");
+    // Full-system statistics are there, and ADR changes the fence stall.
+    let header: Vec<&str> = one.lines().next().unwrap().split(',').collect();
+    let col = header
+        .iter()
+        .position(|h| *h == "cpu.stall_fence_ps")
+        .expect("full-system column");
+    let stalls: Vec<u64> = one
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(col).unwrap().parse().unwrap())
+        .collect();
+    assert!(
+        stalls[1] > 5 * stalls[0],
+        "adr=false stalls more: {stalls:?}"
+    );
+}
