@@ -22,6 +22,14 @@ const DIRTY: u8 = 1;
 const EXCL: u8 = 2;
 const PENDING: u8 = 4;
 
+/// State of a private (L1/L2) copy: flag bits and the LLC slot holding the line (valid while
+/// the copy exists: the LLC is inclusive, so evicting the LLC entry removes the copy first).
+#[derive(Clone, Copy, Default)]
+struct Priv {
+    bits: u8,
+    llc: u32,
+}
+
 /// Directory and bookkeeping of one LLC entry.
 #[derive(Clone, Copy, Default)]
 struct LlcMeta {
@@ -67,6 +75,8 @@ pub struct Access {
     pub pending: bool,
     /// Deepest level consulted: 1 = L1, 2 = L2, 3 = LLC, 4 = memory.
     pub level: u8,
+    /// Where the line's bytes live (for [`Hierarchy::write_bytes`]).
+    pub slot: u32,
 }
 
 /// A dirty line leaving the hierarchy, with its bytes.
@@ -80,8 +90,8 @@ pub struct Writeback {
 
 /// The whole cache hierarchy.
 pub struct Hierarchy {
-    l1: Vec<CacheArray<u8>>,
-    l2: Vec<CacheArray<u8>>,
+    l1: Vec<CacheArray<Priv>>,
+    l2: Vec<CacheArray<Priv>>,
     llc: CacheArray<LlcMeta>,
     data: Vec<[u8; 64]>,
     backing: HashMap<u64, [u8; 64]>,
@@ -141,17 +151,18 @@ impl Hierarchy {
         let mut upgrade = false;
         if let Some(s) = self.l1[core].find(line) {
             let state = *self.l1[core].state(s);
-            if !write || state & EXCL != 0 {
+            if !write || state.bits & EXCL != 0 {
                 st.l1_hits += 1;
                 self.l1[core].touch(s);
                 if write {
-                    *self.l1[core].state_mut(s) |= DIRTY;
+                    self.l1[core].state_mut(s).bits |= DIRTY;
                 }
                 return Access {
                     latency: self.lat_l1,
                     memory: false,
-                    pending: state & PENDING != 0,
+                    pending: state.bits & PENDING != 0,
                     level: 1,
+                    slot: state.llc,
                 };
             }
             upgrade = true;
@@ -166,7 +177,7 @@ impl Hierarchy {
             if let Some(s) = self.l2[core].find(line) {
                 let state = *self.l2[core].state(s);
                 self.l2[core].touch(s);
-                if !write || state & EXCL != 0 {
+                if !write || state.bits & EXCL != 0 {
                     st.l2_hits += 1;
                     l2_hit = true;
                 }
@@ -230,32 +241,34 @@ impl Hierarchy {
         let excl = meta_new.owner as usize == core + 1;
         let pending = if meta_new.pending { PENDING } else { 0 };
         let private = if excl { EXCL } else { 0 } | pending;
+        let llc = slot as u32;
         if !self.l2.is_empty() {
             match self.l2[core].find(line) {
-                Some(s) => *self.l2[core].state_mut(s) |= if excl { EXCL } else { 0 },
-                None => self.install_l2(core, line, private),
+                Some(s) => self.l2[core].state_mut(s).bits |= if excl { EXCL } else { 0 },
+                None => self.install_l2(core, line, Priv { bits: private, llc }),
             }
         }
-        let l1_state = private | if write { DIRTY } else { 0 };
+        let l1_bits = private | if write { DIRTY } else { 0 };
         if upgrade {
             let s = self.l1[core].find(line).expect("upgrade of a present line");
-            *self.l1[core].state_mut(s) |= l1_state;
+            self.l1[core].state_mut(s).bits |= l1_bits;
             self.l1[core].touch(s);
         } else {
-            self.install_l1(core, line, l1_state);
+            self.install_l1(core, line, Priv { bits: l1_bits, llc });
         }
         Access {
             latency,
             memory,
             pending: meta_new.pending,
             level,
+            slot: llc,
         }
     }
 
     /// Writes `bytes` at byte `offset` of a line `core` has just gained ownership of (after an
     /// [`access`](Self::access) with `write = true`); records `thread` as its last writer.
-    pub fn write_bytes(&mut self, line: u64, offset: usize, bytes: &[u8], thread: u16) {
-        let slot = self.llc.find(line).expect("written line is cached");
+    pub fn write_bytes(&mut self, slot: u32, offset: usize, bytes: &[u8], thread: u16) {
+        let slot = slot as usize;
         self.data[slot][offset..offset + bytes.len()].copy_from_slice(bytes);
         self.llc.state_mut(slot).last_writer = thread as u32 + 1;
     }
@@ -281,11 +294,11 @@ impl Hierarchy {
         let sharers = meta.sharers;
         for d in bits(sharers) {
             if let Some(s) = self.l1[d].find(line) {
-                *self.l1[d].state_mut(s) &= !PENDING;
+                self.l1[d].state_mut(s).bits &= !PENDING;
             }
             if let Some(l2) = self.l2.get_mut(d) {
                 if let Some(s) = l2.find(line) {
-                    *l2.state_mut(s) &= !PENDING;
+                    l2.state_mut(s).bits &= !PENDING;
                 }
             }
         }
@@ -371,35 +384,37 @@ impl Hierarchy {
         slot
     }
 
-    fn install_l1(&mut self, core: usize, line: u64, state: u8) {
+    fn install_l1(&mut self, core: usize, line: u64, state: Priv) {
         let slot = self.l1[core].victim(line);
         if let Some(v) = self.l1[core].install(slot, line, state) {
             if let Some(l2) = self.l2.get_mut(core) {
-                if v.state & DIRTY != 0 {
+                if v.state.bits & DIRTY != 0 {
                     if let Some(s) = l2.find(v.line) {
-                        *l2.state_mut(s) |= DIRTY;
+                        l2.state_mut(s).bits |= DIRTY;
                     }
                 }
             } else {
-                self.leave_private(core, v.line, v.state & DIRTY != 0);
+                self.leave_private(core, v.line, v.state.llc, v.state.bits & DIRTY != 0);
             }
         }
     }
 
-    fn install_l2(&mut self, core: usize, line: u64, state: u8) {
+    fn install_l2(&mut self, core: usize, line: u64, state: Priv) {
         let slot = self.l2[core].victim(line);
         if let Some(v) = self.l2[core].install(slot, line, state) {
-            let mut dirty = v.state & DIRTY != 0;
+            let mut dirty = v.state.bits & DIRTY != 0;
             if let Some(s) = self.l1[core].find(v.line) {
-                dirty |= self.l1[core].invalidate(s) & DIRTY != 0;
+                dirty |= self.l1[core].invalidate(s).bits & DIRTY != 0;
             }
-            self.leave_private(core, v.line, dirty);
+            self.leave_private(core, v.line, v.state.llc, dirty);
         }
     }
 
-    /// Core `core` no longer holds `line` privately: update the directory.
-    fn leave_private(&mut self, core: usize, line: u64, dirty: bool) {
-        if let Some(s) = self.llc.find(line) {
+    /// Core `core` no longer holds `line` (whose LLC entry is `slot`) privately: update the
+    /// directory.
+    fn leave_private(&mut self, core: usize, line: u64, slot: u32, dirty: bool) {
+        let s = slot as usize;
+        if self.llc.line_at(s) == Some(line) {
             let m = self.llc.state_mut(s);
             m.sharers &= !(1u64 << core);
             if m.owner as usize == core + 1 {
@@ -415,9 +430,9 @@ impl Hierarchy {
         let mut dirty = false;
         if let Some(s) = self.l1[d].find(line) {
             if invalidate {
-                dirty |= self.l1[d].invalidate(s) & DIRTY != 0;
+                dirty |= self.l1[d].invalidate(s).bits & DIRTY != 0;
             } else {
-                let st = self.l1[d].state_mut(s);
+                let st = &mut self.l1[d].state_mut(s).bits;
                 dirty |= *st & DIRTY != 0;
                 *st &= !(DIRTY | EXCL);
             }
@@ -425,9 +440,9 @@ impl Hierarchy {
         if let Some(l2) = self.l2.get_mut(d) {
             if let Some(s) = l2.find(line) {
                 if invalidate {
-                    dirty |= l2.invalidate(s) & DIRTY != 0;
+                    dirty |= l2.invalidate(s).bits & DIRTY != 0;
                 } else {
-                    let st = l2.state_mut(s);
+                    let st = &mut l2.state_mut(s).bits;
                     dirty |= *st & DIRTY != 0;
                     *st &= !(DIRTY | EXCL);
                 }
@@ -450,13 +465,13 @@ impl Hierarchy {
     fn clean_private(&mut self, d: usize, line: u64) -> bool {
         let mut dirty = false;
         if let Some(s) = self.l1[d].find(line) {
-            let st = self.l1[d].state_mut(s);
+            let st = &mut self.l1[d].state_mut(s).bits;
             dirty |= *st & DIRTY != 0;
             *st &= !DIRTY;
         }
         if let Some(l2) = self.l2.get_mut(d) {
             if let Some(s) = l2.find(line) {
-                let st = l2.state_mut(s);
+                let st = &mut l2.state_mut(s).bits;
                 dirty |= *st & DIRTY != 0;
                 *st &= !DIRTY;
             }
@@ -516,15 +531,15 @@ mod tests {
     fn dirty_lines_come_back_with_their_bytes() {
         let mut h = small();
         let mut out = Vec::new();
-        h.access(0, 7, true, &mut out);
-        h.write_bytes(7, 8, &[1, 2, 3], 0);
+        let a = h.access(0, 7, true, &mut out);
+        h.write_bytes(a.slot, 8, &[1, 2, 3], 0);
         assert_eq!(h.last_writer(7), Some(0));
         let wb = h.flush(7, false).expect("dirty");
         assert_eq!(&wb.data[8..11], &[1, 2, 3]);
         assert!(h.flush(7, false).is_none(), "clwb cleaned it");
         // clflushopt invalidates: the next access misses and refetches the written bytes.
-        h.access(0, 7, true, &mut out);
-        h.write_bytes(7, 0, &[9], 0);
+        let a = h.access(0, 7, true, &mut out);
+        h.write_bytes(a.slot, 0, &[9], 0);
         assert!(h.flush(7, true).is_some());
         assert!(h.access(0, 7, false, &mut out).memory);
         h.fill_done(7);
@@ -540,16 +555,16 @@ mod tests {
     fn writes_invalidate_other_cores_and_evictions_write_back() {
         let mut h = small();
         let mut out = Vec::new();
-        h.access(0, 3, true, &mut out);
-        h.write_bytes(3, 0, &[1], 0);
+        let a = h.access(0, 3, true, &mut out);
+        h.write_bytes(a.slot, 0, &[1], 0);
         h.fill_done(3);
         // Core 1 reads: core 0's exclusive copy is downgraded (one coherence action).
         let r = h.access(1, 3, false, &mut out);
         assert_eq!(h.stats[1].coherence, 1);
         assert!(!r.memory);
         // Core 1 writes: core 0's copy is invalidated.
-        h.access(1, 3, true, &mut out);
-        h.write_bytes(3, 1, &[2], 1);
+        let a = h.access(1, 3, true, &mut out);
+        h.write_bytes(a.slot, 1, &[2], 1);
         assert_eq!(h.last_writer(3), Some(1));
         assert_eq!(h.l1[0].find(3), None);
         // Fill the LLC set of line 3 (16 sets x 4 ways: lines 3 + 16k) to evict it.

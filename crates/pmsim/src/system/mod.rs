@@ -685,12 +685,12 @@ impl System {
     fn do_access(&mut self, t: usize, ev: &TraceEvent, write: bool) {
         let value = ev.value_bytes();
         for_each_line(ev.addr, ev.size, |line, off, start, len| {
-            self.access_line(t, line, write);
+            let slot = self.access_line(t, line, write);
             if write && !value.is_empty() {
                 let lo = start as usize;
                 if lo < value.len() {
                     let hi = (lo + len).min(value.len());
-                    self.hier.write_bytes(line, off, &value[lo..hi], t as u16);
+                    self.hier.write_bytes(slot, off, &value[lo..hi], t as u16);
                 }
             }
             if write && self.is_pm(line << 6) {
@@ -709,7 +709,8 @@ impl System {
         }
     }
 
-    fn access_line(&mut self, t: usize, line: u64, write: bool) {
+    /// One cache access; returns the LLC slot holding the line.
+    fn access_line(&mut self, t: usize, line: u64, write: bool) -> u32 {
         let core = self.threads[t].core;
         let a = self.hier.access(core, line, write, &mut self.wbs);
         let clock = self.threads[t].clock;
@@ -769,6 +770,7 @@ impl System {
         } else if entry.done == WAITING || a.latency > self.hier.l1_latency() {
             th.loads.push_back(entry);
         }
+        a.slot
     }
 
     /// Sends the dirty lines the last access pushed out of the LLC.
