@@ -549,53 +549,61 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
     PMPI_Comm_size(f->comm, &f->size);
 
     int ok = nvc_rt.ready && f->opts.enabled && !(amode & MPI_MODE_SEQUENTIAL) && !nvc_rt.multi_host;
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, f->comm);
-    if (!ok) {
-        file_register(f);
-        return MPI_SUCCESS;
-    }
-    /* Parts: one per node that has ranks in the communicator. */
-    int *nodes = malloc(sizeof(int) * (size_t)f->size);
     f->part_node = malloc(sizeof(int) * (size_t)f->size);
     f->part_rep = malloc(sizeof(int) * (size_t)f->size);
-    if (!nodes || !f->part_node || !f->part_rep) {
-        free(nodes);
+    if (!f->part_node || !f->part_rep) {
         nvc_msg("%s: out of memory; not cached", path);
         ok = 0;
-    } else {
-        PMPI_Allgather(&nvc_rt.node, 1, MPI_INT, nodes, 1, MPI_INT, f->comm);
-        int *sorted = f->part_rep;
-        memcpy(sorted, nodes, sizeof(int) * (size_t)f->size);
-        qsort(sorted, (size_t)f->size, sizeof(int), cmp_int);
-        uint32_t n = 0;
-        for (int i = 0; i < f->size; i++)
-            if (!n || f->part_node[n - 1] != sorted[i])
-                f->part_node[n++] = sorted[i];
-        f->nparts = n;
-        for (uint32_t p = 0; p < n; p++) {
-            for (int r = 0; r < f->size; r++)
-                if (nodes[r] == f->part_node[p]) {
-                    f->part_rep[p] = r;
-                    break;
-                }
-            if (f->part_node[p] == nvc_rt.node)
-                f->my_part = (int)p;
-        }
-        free(nodes);
     }
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, f->comm);
+    /* One collective tells every rank what the open needs from all of them: whether each can
+       cache, each rank's node, and rank 0's new file id (one Allgather instead of the three
+       reductions and a broadcast it took before: collectives dominate small opens). */
+    int64_t small[3 * 64];
+    int64_t *all = f->size <= 64 ? small : malloc(sizeof(int64_t) * 3 * (size_t)f->size);
+    if (!all) {
+        nvc_msg("%s: out of memory for the open handshake", path);
+        PMPI_Abort(comm, 1);
+    }
+    int64_t mine[3] = {ok, nvc_rt.node, 0};
+    if (f->rank == 0)
+        mine[2] = (int64_t)(((uint64_t)nvc_rt.world_rank << 40) | ++nvc_rt.next_fileid);
+    PMPI_Allgather(mine, 3, MPI_INT64_T, all, 3, MPI_INT64_T, f->comm);
+    for (int r = 0; r < f->size; r++)
+        ok = ok && all[3 * r] != 0;
     if (!ok) {
+        if (all != small)
+            free(all);
         file_register(f);
         return MPI_SUCCESS;
     }
+    /* Parts: one per node that has ranks in the communicator, in node order; each part's
+       representative is the node's lowest rank. */
+    int *sorted = f->part_rep;
+    for (int r = 0; r < f->size; r++)
+        sorted[r] = (int)all[3 * r + 1];
+    qsort(sorted, (size_t)f->size, sizeof(int), cmp_int);
+    uint32_t n = 0;
+    for (int i = 0; i < f->size; i++)
+        if (!n || f->part_node[n - 1] != sorted[i])
+            f->part_node[n++] = sorted[i];
+    f->nparts = n;
+    for (uint32_t p = 0; p < n; p++) {
+        for (int r = 0; r < f->size; r++)
+            if ((int)all[3 * r + 1] == f->part_node[p]) {
+                f->part_rep[p] = r;
+                break;
+            }
+        if (f->part_node[p] == nvc_rt.node)
+            f->my_part = (int)p;
+    }
+    f->fileid = (uint64_t)all[2];
+    if (all != small)
+        free(all);
     MPI_Offset size = 0;
     PMPI_File_get_size(f->real, &size);
     uint64_t per = ((uint64_t)size + f->nparts - 1) / f->nparts;
     per = (per + NVC_PAGE - 1) / NVC_PAGE * NVC_PAGE;
     f->stripe = per > f->opts.min_stripe ? per : f->opts.min_stripe;
-    if (f->rank == 0)
-        f->fileid = ((uint64_t)nvc_rt.world_rank << 40) | ++nvc_rt.next_fileid;
-    PMPI_Bcast(&f->fileid, 1, MPI_UINT64_T, 0, f->comm);
 
     int rep = f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
     uint32_t st = NVC_OK;
