@@ -16,8 +16,26 @@ pub struct SimArgs {
     #[arg(long, value_name = "FILE")]
     config: PathBuf,
     /// The trace to replay (.pmt, text dump, PMWeaver dump or plain memory trace).
-    #[arg(long, value_name = "FILE")]
-    trace: PathBuf,
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "workload",
+        conflicts_with = "workload"
+    )]
+    trace: Option<PathBuf>,
+    /// Generate a pmwork workload and stream it into the simulator, no file in between
+    /// (`pmlab workloads` lists them).
+    #[arg(long, value_name = "NAME")]
+    workload: Option<String>,
+    /// Workload threads (default: the workload's).
+    #[arg(long, value_name = "N", requires = "workload")]
+    threads: Option<u16>,
+    /// Workload operations in total (default: the workload's).
+    #[arg(long, value_name = "N", requires = "workload")]
+    ops: Option<u64>,
+    /// Workload seed.
+    #[arg(long, value_name = "S", default_value_t = 1, requires = "workload")]
+    seed: u64,
     /// Write the configuration, summary, all statistics and host timing as JSON.
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
@@ -45,20 +63,35 @@ pub fn run(a: SimArgs) -> Result<(), String> {
     bar.set_style(
         ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("static template"),
     );
-    let out = simulate::run_trace(&cfg, &a.trace, crash_at, |n| {
-        bar.set_message(format!("{n} events"))
-    })?;
+    let progress = |n| bar.set_message(format!("{n} events"));
+    let (out, source) = match (&a.trace, &a.workload) {
+        (Some(t), _) => (
+            simulate::run_trace(&cfg, t, crash_at, progress)?,
+            t.display().to_string(),
+        ),
+        (None, Some(name)) => {
+            let w = pmwork::workload(name)?;
+            let mut p = w.info().default_params(a.seed);
+            if let Some(t) = a.threads {
+                p.threads = t;
+            }
+            if let Some(n) = a.ops {
+                p.ops = n;
+            }
+            let desc = format!("{} thread(s), {} ops, seed {}", p.threads, p.ops, p.seed);
+            (
+                simulate::run_generated(&cfg, w, &p, crash_at, progress)?,
+                desc,
+            )
+        }
+        (None, None) => return Err("give --trace FILE or --workload NAME".into()),
+    };
     bar.finish_and_clear();
     let mut rows: Vec<(&str, String)> = vec![
         ("config", format!("{} ({})", cfg.name, a.config.display())),
         (
             "trace",
-            format!(
-                "{} [{}, workload '{}']",
-                a.trace.display(),
-                out.format,
-                out.workload
-            ),
+            format!("{source} [{}, workload '{}']", out.format, out.workload),
         ),
     ];
     match out.model {
@@ -103,7 +136,7 @@ pub fn run(a: SimArgs) -> Result<(), String> {
         let doc = serde_json::json!({
             "config": cfg,
             "model": match out.model { SystemModel::Full => "full", SystemModel::Memory => "memory" },
-            "trace": { "path": a.trace.display().to_string(), "format": out.format, "workload": out.workload },
+            "trace": { "source": source, "format": out.format, "workload": out.workload },
             "summary": {
                 "events": out.events,
                 "sim_time_ps": out.sim_time,

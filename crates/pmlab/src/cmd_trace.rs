@@ -1,6 +1,7 @@
 //! `pmlab trace`: dump, summarise and import traces.
 
 use clap::Subcommand;
+use indicatif::{ProgressBar, ProgressStyle};
 use pmsim::pmtrace::{
     flags, open_trace_with, ImportOptions, PmtWriter, TextWriter, TraceFormat, TraceSource,
     TraceStats,
@@ -41,6 +42,24 @@ pub enum TraceCommand {
         /// Workload name recorded in the header (default: the input file name).
         #[arg(long, value_name = "NAME")]
         workload: Option<String>,
+    },
+    /// Generate a .pmt trace from a built-in workload (`pmlab workloads` lists them).
+    Gen {
+        /// Workload name.
+        #[arg(long, value_name = "NAME")]
+        workload: String,
+        /// Threads (default: the workload's).
+        #[arg(long, value_name = "N")]
+        threads: Option<u16>,
+        /// Operations in total (default: the workload's).
+        #[arg(long, value_name = "N")]
+        ops: Option<u64>,
+        /// Seed: the trace is a function of it.
+        #[arg(long, value_name = "S", default_value_t = 1)]
+        seed: u64,
+        /// Output .pmt file.
+        #[arg(long, value_name = "OUT.pmt")]
+        out: PathBuf,
     },
 }
 
@@ -134,5 +153,70 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
             eprintln!("imported {n} events into {}", out.display());
             Ok(())
         }
+        TraceCommand::Gen {
+            workload,
+            threads,
+            ops,
+            seed,
+            out,
+        } => generate(&workload, threads, ops, seed, &out),
     }
+}
+
+/// `pmlab trace gen`: a workload streamed from its generator thread into a .pmt file.
+fn generate(
+    name: &str,
+    threads: Option<u16>,
+    ops: Option<u64>,
+    seed: u64,
+    out: &Path,
+) -> Result<(), String> {
+    let w = pmwork::workload(name)?;
+    let info = w.info();
+    let p = pmwork::Params {
+        ops: ops.unwrap_or(info.default_ops),
+        threads: threads.unwrap_or(info.default_threads),
+        seed,
+    };
+    p.validate().map_err(|e| format!("{name}: {e}"))?;
+    let err = |e: pmsim::pmtrace::TraceError| format!("{}: {e}", out.display());
+    let f = File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let start = std::time::Instant::now();
+    let mut stream = pmwork::EventStream::spawn(w, p.clone(), false);
+    let mut w_out = PmtWriter::new(
+        BufWriter::with_capacity(1 << 20, f),
+        stream.header().clone(),
+    )
+    .map_err(err)?;
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("static template"),
+    );
+    let mut n = 0u64;
+    for ev in stream.by_ref() {
+        w_out.write(&ev).map_err(err)?;
+        n += 1;
+        if n.is_multiple_of(1 << 20) {
+            bar.set_message(format!("{n} events"));
+        }
+    }
+    let summary = stream.finish()?;
+    w_out
+        .finish()
+        .map_err(err)?
+        .flush()
+        .map_err(|e| format!("{}: {e}", out.display()))?;
+    bar.finish_and_clear();
+    debug_assert_eq!(summary.events, n);
+    let secs = start.elapsed().as_secs_f64();
+    eprintln!(
+        "generated {n} events of {name} ({} model, {} threads, {} ops, seed {seed}) into {} \
+         at {:.1} M events/s ({secs:.2} s)",
+        info.model,
+        p.threads,
+        p.ops,
+        out.display(),
+        n as f64 / secs.max(1e-9) / 1e6,
+    );
+    Ok(())
 }

@@ -1,9 +1,11 @@
 //! `pmlab`: the persistent-memory systems toolkit's command line.
 
+mod cmd_crash;
 mod cmd_ec;
 mod cmd_sim;
 mod cmd_sweep;
 mod cmd_trace;
+mod cmd_workloads;
 mod report;
 mod reproduce;
 mod simulate;
@@ -38,6 +40,13 @@ enum Command {
     /// job and is byte-identical however the sweep was split.
     #[command(after_long_help = cmd_sweep::AFTER_HELP)]
     Sweep(cmd_sweep::SweepArgs),
+    /// Cut a workload's run at many power-failure points, recover, and check its oracle.
+    ///
+    /// Runs the workload on the full system once, then re-runs it cut at N points (half at
+    /// random times, half at fence completions), rebuilds each crash image with the
+    /// workload's recovery and checks that every committed operation is present and none is
+    /// half-applied. Exits non-zero on the first failure, printing how to replay it.
+    Crash(cmd_crash::CrashArgs),
     /// Inspect, convert and summarise traces.
     #[command(subcommand)]
     Trace(cmd_trace::TraceCommand),
@@ -60,6 +69,8 @@ enum Command {
     Plugins,
     /// List the built-in configuration presets.
     Presets,
+    /// List the built-in workloads (`pmlab trace gen --workload NAME` generates one).
+    Workloads,
 }
 
 fn main() -> ExitCode {
@@ -67,6 +78,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Sim(args) => cmd_sim::run(args),
         Command::Sweep(args) => cmd_sweep::run(args),
+        Command::Crash(args) => cmd_crash::run(args),
         Command::Trace(cmd) => cmd_trace::run(cmd),
         Command::Ec(cmd) => cmd_ec::run(cmd),
         Command::Reproduce { quick, only, out } => reproduce::run(&out, quick, only.as_deref()),
@@ -76,6 +88,7 @@ fn main() -> ExitCode {
             }
             Ok(())
         }
+        Command::Workloads => cmd_workloads::run(),
         Command::Presets => {
             for name in pmsim::config::preset_names() {
                 let c = pmsim::SimConfig::preset(name).expect("built-in presets are valid");

@@ -417,3 +417,97 @@ fn pmweaver_store_dump_replays() {
     // The PM store's line is written back by the clwb; the volatile store stays in DRAM's cache.
     assert!(out.contains("1 clwb/clflushopt write-backs"), "{out}");
 }
+
+#[test]
+fn workloads_lists_every_workload_with_model_and_defaults() {
+    let o = pmlab(&["workloads"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(lines.len(), 25, "{out}");
+    let btree = lines
+        .iter()
+        .find(|l| l.starts_with("btree "))
+        .expect("btree listed");
+    assert!(btree.contains("undo") && btree.contains("512"), "{btree}");
+    let tatp = lines
+        .iter()
+        .find(|l| l.starts_with("tatp-hw "))
+        .expect("tatp-hw listed");
+    assert!(tatp.contains("hwtx"), "{tatp}");
+}
+
+#[test]
+fn trace_gen_writes_a_deterministic_pmt_that_dump_and_stats_read() {
+    let d = tmpdir("gen");
+    let gen = |name: &str, seed: &str| {
+        let out = d.join(name);
+        let o = pmlab(&[
+            "trace",
+            "gen",
+            "--workload",
+            "queue-hw",
+            "--threads",
+            "2",
+            "--ops",
+            "300",
+            "--seed",
+            seed,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stderr(&o).contains("M events/s"), "{}", stderr(&o));
+        std::fs::read(out).unwrap()
+    };
+    let a = gen("a.pmt", "7");
+    assert_eq!(a, gen("b.pmt", "7"), "same seed, same bytes");
+    assert_ne!(a, gen("c.pmt", "8"));
+    let p = d.join("a.pmt");
+    let o = pmlab(&["trace", "stats", p.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("workload 'queue-hw' threads 2 seed 7"), "{s}");
+    assert!(s.contains("ops=300") && s.contains("txbegin"), "{s}");
+    let o = pmlab(&["trace", "dump", p.to_str().unwrap(), "--limit", "5"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn trace_gen_bad_arguments_give_one_line_errors() {
+    let d = tmpdir("genbad");
+    let out = d.join("x.pmt");
+    for (args, needle) in [
+        (
+            vec!["--workload", "no-such-workload"],
+            "unknown workload 'no-such-workload'",
+        ),
+        (
+            vec!["--workload", "btree", "--threads", "0"],
+            "threads must be",
+        ),
+        (
+            vec!["--workload", "btree", "--threads", "65"],
+            "threads must be",
+        ),
+    ] {
+        let mut a = vec!["trace", "gen"];
+        a.extend(args);
+        a.extend(["--out", out.to_str().unwrap()]);
+        let o = pmlab(&a);
+        assert!(!o.status.success());
+        let e = stderr(&o);
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+        assert!(e.starts_with("pmlab: ") && e.contains(needle), "{e}");
+    }
+    let o = pmlab(&[
+        "trace",
+        "gen",
+        "--workload",
+        "btree",
+        "--out",
+        "/nonexistent-dir/x.pmt",
+    ]);
+    assert!(!o.status.success());
+    assert_eq!(stderr(&o).trim_end().lines().count(), 1, "{}", stderr(&o));
+}

@@ -357,3 +357,17 @@ fn same_trace_same_statistics() {
     assert_eq!(a.to_json(), b.to_json());
     assert!(a.counter("sim.events") == 5000);
 }
+
+#[test]
+fn a_thread_starved_by_read_ahead_still_runs_to_the_end() {
+    // Thread 0 waits for its second event behind more events of thread 1 than the read-ahead
+    // bound holds: thread 1 (seen only while reading ahead) must run meanwhile.
+    // Thread 0's first event leaves the memory system idle (nothing else to do meanwhile).
+    let mut t = vec![compute(0, 1)];
+    t.extend((0..70_000).map(|i| load(1, PM + 4096 + (i % 64) * 64, 1)));
+    t.push(store(0, PM, 5, 0));
+    t.extend([clwb(0, PM), sfence(0)]);
+    let (sys, s) = run(&cfg("nvm-lalea", &[]), &t);
+    assert_eq!(s.counter("sim.events"), t.len() as u64);
+    assert_eq!(image_u64(&sys, PM), 5);
+}

@@ -3,6 +3,7 @@
 pub mod device;
 pub mod nvcache;
 pub mod pmec;
+pub mod workloads;
 
 use crate::report::{assemble_report, SECTION_ORDER};
 use std::path::Path;
@@ -21,6 +22,10 @@ pub fn run(out: &Path, quick: bool, only: Option<&str>) -> Result<(), String> {
     if wants("device") {
         eprintln!("reproduce: device characterisation");
         device::run(out, quick, &pmsim::config::preset_names())?;
+    }
+    if wants("workloads") {
+        eprintln!("reproduce: workloads on the full system");
+        workloads::run(out, quick)?;
     }
     if wants("pmec") {
         eprintln!("reproduce: pmec (erasure coding beside ISA-L)");

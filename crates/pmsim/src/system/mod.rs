@@ -243,6 +243,7 @@ pub struct System {
     tx_begins: u64,
     tx_ends: u64,
     persist_log: Option<PersistLog>,
+    fence_log: Option<Vec<(Ps, u16)>>,
 }
 
 impl System {
@@ -289,6 +290,7 @@ impl System {
             tx_begins: 0,
             tx_ends: 0,
             persist_log: None,
+            fence_log: None,
         })
     }
 
@@ -298,10 +300,18 @@ impl System {
         self
     }
 
-    /// Keeps a log of every PM write acknowledgement (time, line address), for crash oracles.
+    /// Keeps a log of every PM write acknowledgement (time, line address) and of every fence
+    /// completion (time, thread), for crash oracles and for choosing crash points.
     pub fn record_persists(mut self) -> Self {
         self.persist_log = Some((HashMap::new(), Vec::new()));
+        self.fence_log = Some(Vec::new());
         self
+    }
+
+    /// Fence completions (time, thread) recorded by [`record_persists`](Self::record_persists),
+    /// in completion order.
+    pub fn fence_log(&self) -> &[(Ps, u16)] {
+        self.fence_log.as_deref().unwrap_or(&[])
     }
 
     /// The PM write acknowledgements recorded by [`record_persists`](Self::record_persists).
@@ -392,6 +402,12 @@ impl System {
                 }
             }
         }
+        if self.stop_at.is_none() && (!dx.eof() || self.threads.iter().any(|th| !th.finished)) {
+            return Err(SystemError::Internal(format!(
+                "the run stopped after {} events with trace left unread",
+                self.events
+            )));
+        }
         let crashed = self.stop_at.is_some()
             && (self.threads.iter().any(|th| !th.finished)
                 || !dx.eof()
@@ -436,6 +452,8 @@ impl System {
                     self.threads[b].finished = true;
                 }
                 Next::Unknown => {
+                    // Reading ahead may have found threads not seen before.
+                    self.add_threads(dx.threads());
                     let mut alt: Option<usize> = None;
                     for (i, th) in self.threads.iter().enumerate() {
                         if th.block == Block::None
@@ -574,6 +592,10 @@ impl System {
         self.fence_stall.record(stall);
         th.block = Block::None;
         th.retired += 1;
+        let at = th.clock;
+        if let Some(log) = self.fence_log.as_mut() {
+            log.push((at, t as u16));
+        }
     }
 
     /// Executes thread `t`'s next event (or blocks it); returns true when memory work was

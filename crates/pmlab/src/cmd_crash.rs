@@ -1,0 +1,290 @@
+//! `pmlab crash`: run a workload on the full system, cut it at many power-failure points,
+//! recover each crash image with the workload's own recovery and check its oracle.
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use pmsim::pmtrace::TraceEvent;
+use pmsim::time::Ps;
+use pmsim::{SimConfig, System};
+use pmwork::{CommitLog, CrashImage, Fault, GenOptions, Params, VecSink, Workload};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Arguments of `pmlab crash`.
+#[derive(Args)]
+pub struct CrashArgs {
+    /// Config file (TOML) or preset name.
+    #[arg(long, value_name = "FILE")]
+    config: PathBuf,
+    /// Workload name (`pmlab workloads` lists them).
+    #[arg(long, value_name = "NAME")]
+    workload: String,
+    /// Threads (default: the workload's).
+    #[arg(long, value_name = "N")]
+    threads: Option<u16>,
+    /// Operations in total (default 400: crash runs re-simulate the trace once per point).
+    #[arg(long, value_name = "N", default_value_t = 400)]
+    ops: u64,
+    /// Seed of the workload's operation stream (and of the random crash points).
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    seed: u64,
+    /// Crash points: half at random times, half at fence completions (every k-th fence, k
+    /// chosen so they spread over the whole run; alternately just before and at the fence).
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    points: usize,
+    /// Replay a single crash point (picoseconds), e.g. one a failing run printed.
+    #[arg(long, value_name = "PS")]
+    at_ps: Option<u64>,
+    /// Override a config key (repeatable), as in `pmlab sim`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Switch on a deliberate bug in the programming library, to see the oracle catch it
+    /// (`skip-log-fence`: the undo log drops the fence between logging and updating).
+    #[arg(long, value_name = "FAULT")]
+    fault: Option<String>,
+    /// Worker threads (default: available cores).
+    #[arg(long, value_name = "J")]
+    jobs: Option<usize>,
+}
+
+/// A crash point and why it was chosen.
+#[derive(Clone, Copy)]
+struct Point {
+    time: Ps,
+    why: Why,
+}
+
+#[derive(Clone, Copy)]
+enum Why {
+    Random,
+    AtFence { thread: u16, index: usize },
+    BeforeFence { thread: u16, index: usize },
+    Given,
+}
+
+impl std::fmt::Display for Why {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Why::Random => f.write_str("random point"),
+            Why::AtFence { thread, index } => {
+                write!(f, "completion of fence #{index} (thread {thread})")
+            }
+            Why::BeforeFence { thread, index } => {
+                write!(f, "1 ps before fence #{index} completes (thread {thread})")
+            }
+            Why::Given => f.write_str("--at-ps"),
+        }
+    }
+}
+
+fn parse_fault(s: &str) -> Result<Fault, String> {
+    match s {
+        "skip-log-fence" => Ok(Fault::SkipLogFence),
+        _ => Err(format!(
+            "--fault {s}: unknown fault (known: skip-log-fence)"
+        )),
+    }
+}
+
+/// Runs `pmlab crash`.
+pub fn run(a: CrashArgs) -> Result<(), String> {
+    let cfg = SimConfig::load(&a.config)
+        .and_then(|c| c.with_overrides(&a.sets))
+        .map_err(|e| e.to_string())?;
+    let w = pmwork::workload(&a.workload)?;
+    let info = w.info();
+    let mut p: Params = info.default_params(a.seed);
+    p.ops = a.ops;
+    if let Some(t) = a.threads {
+        p.threads = t;
+    }
+    p.validate()
+        .map_err(|e| format!("--workload {}: {e}", a.workload))?;
+    let fault = a.fault.as_deref().map(parse_fault).transpose()?;
+    if info.model == pmwork::Model::HwTx && cfg.controller.logging == "none" {
+        eprintln!(
+            "pmlab crash: note: {} relies on hardware logging for atomicity (TxBegin/TxEnd, no \
+             software log) and this config has controller.logging = \"none\": crash points \
+             inside a transaction are expected to fail",
+            info.name
+        );
+    }
+    let gen = w.generate(
+        &p,
+        Box::new(VecSink::default()),
+        GenOptions {
+            record_commits: true,
+            fault,
+        },
+    )?;
+    let commits = gen
+        .commits
+        .ok_or("internal: the generator recorded no commits")?;
+    let events = gen
+        .sink
+        .into_any()
+        .downcast::<VecSink>()
+        .map_err(|_| "internal: unexpected sink".to_string())?
+        .events;
+
+    // One full run: how long the program takes and when its fences complete.
+    let mut full = System::new(&cfg)
+        .map_err(|e| e.to_string())?
+        .record_persists();
+    let sum = full
+        .run(events.iter().copied().map(Ok), |_| {})
+        .map_err(|e| e.to_string())?;
+    let end = sum.sim_time;
+    let points = match a.at_ps {
+        Some(t) => vec![Point {
+            time: t,
+            why: Why::Given,
+        }],
+        None => choose_points(a.points, end, full.fence_log(), a.seed),
+    };
+    println!(
+        "{} ({}, {} thread(s), {} ops, seed {}) on {}: {} events, {:.1} us, {} fences; {} crash points",
+        info.name,
+        info.model,
+        p.threads,
+        p.ops,
+        p.seed,
+        cfg.name,
+        events.len(),
+        end as f64 / 1e6,
+        full.fence_log().len(),
+        points.len()
+    );
+
+    let bar = ProgressBar::new(points.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} crash points {elapsed}")
+            .expect("static template"),
+    );
+    let next = AtomicUsize::new(0);
+    let failures: Mutex<Vec<(usize, String)>> = Mutex::new(Vec::new());
+    let error: Mutex<Option<String>> = Mutex::new(None);
+    let jobs = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= points.len() || error.lock().expect("lock").is_some() {
+                    break;
+                }
+                match check_point(&cfg, &events, w, &p, &commits, points[i].time) {
+                    Ok(Ok(())) => {}
+                    Ok(Err(msg)) => failures.lock().expect("lock").push((i, msg)),
+                    Err(e) => *error.lock().expect("lock") = Some(e),
+                }
+                bar.inc(1);
+            });
+        }
+    });
+    bar.finish_and_clear();
+    if let Some(e) = error.into_inner().expect("lock") {
+        return Err(e);
+    }
+    let mut failures = failures.into_inner().expect("lock");
+    failures.sort_by_key(|(i, _)| points[*i].time);
+    println!(
+        "passed {} / {}, failed {}",
+        points.len() - failures.len(),
+        points.len(),
+        failures.len()
+    );
+    if let Some((i, msg)) = failures.first() {
+        let pt = points[*i];
+        let mut replay = format!(
+            "pmlab crash --config {} --workload {} --threads {} --ops {} --seed {} --at-ps {}",
+            a.config.display(),
+            a.workload,
+            p.threads,
+            p.ops,
+            p.seed,
+            pt.time
+        );
+        for s in &a.sets {
+            replay.push_str(&format!(" --set {s}"));
+        }
+        if let Some(f) = &a.fault {
+            replay.push_str(&format!(" --fault {f}"));
+        }
+        return Err(format!(
+            "first failing crash point: {:.3} ns ({}): {msg}\n  replay it: {replay}",
+            pt.time as f64 / 1e3,
+            pt.why
+        ));
+    }
+    Ok(())
+}
+
+/// Crash points: half uniformly random in (0, end], half at fence completions (every k-th
+/// fence, alternately at and 1 ps before the completion).
+fn choose_points(n: usize, end: Ps, fences: &[(Ps, u16)], seed: u64) -> Vec<Point> {
+    let mut out = Vec::with_capacity(n);
+    let at_fences = if fences.is_empty() { 0 } else { n / 2 };
+    if at_fences > 0 {
+        let k = fences.len().div_ceil(at_fences).max(1);
+        let mut per_thread: std::collections::HashMap<u16, usize> = Default::default();
+        let mut numbered = Vec::with_capacity(fences.len());
+        for &(t, th) in fences {
+            let c = per_thread.entry(th).or_insert(0);
+            numbered.push((t, th, *c));
+            *c += 1;
+        }
+        for (j, &(t, thread, index)) in numbered.iter().step_by(k).enumerate() {
+            out.push(if j % 2 == 0 || t == 0 {
+                Point {
+                    time: t,
+                    why: Why::AtFence { thread, index },
+                }
+            } else {
+                Point {
+                    time: t - 1,
+                    why: Why::BeforeFence { thread, index },
+                }
+            });
+        }
+    }
+    let mut x = seed ^ 0x9e37_79b9_7f4a_7c15;
+    while out.len() < n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.push(Point {
+            time: 1 + x % end.max(1),
+            why: Why::Random,
+        });
+    }
+    out
+}
+
+/// Runs the trace up to `t`, recovers the crash image and checks the oracle. `Ok(Err(msg))`
+/// is an oracle failure; `Err` a simulator error.
+fn check_point(
+    cfg: &SimConfig,
+    events: &[TraceEvent],
+    w: &dyn Workload,
+    p: &Params,
+    commits: &CommitLog,
+    t: Ps,
+) -> Result<Result<(), String>, String> {
+    let mut sys = System::new(cfg).map_err(|e| e.to_string())?.crash_at(t);
+    sys.run(events.iter().copied().map(Ok), |_| {})
+        .map_err(|e| e.to_string())?;
+    let img = sys.durable_image();
+    let image = CrashImage::from_lines(
+        img.line_addrs()
+            .into_iter()
+            .filter_map(|l| img.line(l).map(|b| (l, *b))),
+    );
+    let completed: Vec<u64> = (0..p.threads as usize)
+        .map(|th| sys.retired_events(th))
+        .collect();
+    Ok(w.oracle(p, commits, &image, &completed))
+}

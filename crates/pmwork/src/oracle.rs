@@ -1,0 +1,187 @@
+//! Recovery oracles: is a crash image a state the program may legally recover to?
+//!
+//! Given a crash image and, per thread, how many of its events had *completed* when power
+//! failed (the index just past the last fence whose persists were acknowledged), the oracle
+//!
+//! 1. builds a heap from the image (DRAM is gone) and, for each initialised thread, runs the
+//!    model's recovery (undo rollback, redo replay) and the structure's own recovery;
+//! 2. reads the structure back, checking its invariants and the allocator's
+//!    ([`crate::Kernel::extract`]);
+//! 3. replays the thread's operation stream on the in-memory model and requires the recovered
+//!    state to equal the state after the committed operations (those whose commit index is
+//!    within the completed count), or that state plus the one operation in flight: each
+//!    thread has at most one operation in flight, and it must be all-or-nothing.
+//!
+//! A thread whose setup had not persisted (no root magic: even an all-zero image) must read
+//! as uninitialised, which is what the model expects before setup commits.
+
+use std::fmt::Debug;
+
+use crate::image::CrashImage;
+use crate::kernel::{op_rng, Kernel, Params, Workload};
+use crate::models::Tx;
+
+/// Per thread, the thread's event count at each commit point: entry 0 is the end of the
+/// thread's setup (its root magic persisted), entry `k >= 1` the end of its operation `k-1`
+/// (its final fence or `TxEnd`). A unit is committed once the thread has completed at least
+/// that many events.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CommitLog {
+    /// Commit indices per thread, increasing.
+    pub per_thread: Vec<Vec<u64>>,
+}
+
+impl CommitLog {
+    /// Units (setup + operations) of thread `t` committed within `completed` events.
+    pub fn committed(&self, t: u16, completed: u64) -> usize {
+        self.per_thread[t as usize].partition_point(|&c| c <= completed)
+    }
+
+    /// Bytes of memory the log holds (8 per commit point).
+    pub fn bytes(&self) -> usize {
+        self.per_thread.iter().map(|v| v.len() * 8).sum()
+    }
+}
+
+/// A workload run recorded for crash testing: everything the oracle needs besides the image.
+pub struct Recording<'w> {
+    /// The workload.
+    pub workload: &'w dyn Workload,
+    /// Its knobs.
+    pub params: Params,
+    /// Its commit indices.
+    pub commits: CommitLog,
+}
+
+impl Recording<'_> {
+    /// Checks `image` given each thread's completed-event count (see [`crate::oracle`]).
+    pub fn oracle(&self, image: &CrashImage, completed: &[u64]) -> Result<(), String> {
+        self.workload
+            .oracle(&self.params, &self.commits, image, completed)
+    }
+}
+
+/// Where two values' debug renderings first differ, with some context.
+pub fn debug_diff<T: Debug>(got: &T, want: &T) -> String {
+    let a = format!("{got:?}");
+    let b = format!("{want:?}");
+    let at = a
+        .bytes()
+        .zip(b.bytes())
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()));
+    let window = |s: &str| {
+        let mut lo = at.saturating_sub(60);
+        while !s.is_char_boundary(lo) {
+            lo -= 1;
+        }
+        let mut hi = (at + 60).min(s.len());
+        while !s.is_char_boundary(hi) {
+            hi += 1;
+        }
+        s[lo..hi].to_string()
+    };
+    format!("recovered …{}… expected …{}…", window(&a), window(&b))
+}
+
+/// The oracle for kernel `k` (see the module documentation).
+pub fn check<K: Kernel>(
+    k: &K,
+    p: &Params,
+    commits: &CommitLog,
+    image: &CrashImage,
+    completed: &[u64],
+) -> Result<(), String> {
+    p.validate()?;
+    let name = k.info().name;
+    let threads = p.threads as usize;
+    if completed.len() != threads || commits.per_thread.len() != threads {
+        return Err(format!(
+            "{name}: {threads} threads, but {} completed counts and {} commit lists",
+            completed.len(),
+            commits.per_thread.len()
+        ));
+    }
+    let mut tx = Tx::from_image(k.info().model, p.threads, image);
+    for t in 0..p.threads {
+        let units = commits.per_thread[t as usize].len();
+        let n = commits.committed(t, completed[t as usize]);
+        let actual = if tx
+            .recover_thread(t)
+            .map_err(|e| format!("{name}: recovery failed: {e}"))?
+        {
+            k.recover(&mut tx, p, t)
+                .map_err(|e| format!("{name}: thread {t}: structure recovery failed: {e}"))?;
+            Some(
+                k.extract(&mut tx, p, t)
+                    .map_err(|e| format!("{name}: thread {t}: after recovery: {e}"))?,
+            )
+        } else {
+            None
+        };
+        let (committed, in_flight) = expected(k, p, t, n, units);
+        if actual == committed {
+            continue;
+        }
+        if let Some(next) = &in_flight {
+            if &actual == next {
+                continue;
+            }
+        }
+        let ops_done = n.saturating_sub(1);
+        return Err(format!(
+            "{name}: thread {t}: after {} completed events ({ops_done} operations committed{}), \
+             the recovered state is neither the committed state nor that plus the operation in \
+             flight: {}",
+            completed[t as usize],
+            if n == 0 { ", setup not yet" } else { "" },
+            debug_diff(&actual, &committed)
+        ));
+    }
+    Ok(())
+}
+
+/// The model state after `n` committed units, and after `n + 1` (if there is such a unit).
+type Expected<S> = (Option<S>, Option<Option<S>>);
+
+fn expected<K: Kernel>(k: &K, p: &Params, t: u16, n: usize, units: usize) -> Expected<K::State> {
+    if n == 0 {
+        let next = (units > 0).then(|| Some(k.initial(p, t)));
+        return (None, next);
+    }
+    let mut s = k.initial(p, t);
+    let mut rng = op_rng(p.seed, t);
+    for i in 0..(n - 1) as u64 {
+        let op = k.gen_op(p, t, i, &mut rng);
+        k.apply(&mut s, p, t, &op);
+    }
+    let next = (n < units).then(|| {
+        let op = k.gen_op(p, t, (n - 1) as u64, &mut rng);
+        let mut s2 = s.clone();
+        k.apply(&mut s2, p, t, &op);
+        Some(s2)
+    });
+    (Some(s), next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_diff_points_at_the_first_difference() {
+        let d = debug_diff(&vec![1, 2, 3], &vec![1, 2, 4]);
+        assert!(d.contains("[1, 2, 3]") && d.contains("[1, 2, 4]"), "{d}");
+    }
+
+    #[test]
+    fn committed_counts_units_within_the_completed_events() {
+        let c = CommitLog {
+            per_thread: vec![vec![10, 20, 35]],
+        };
+        assert_eq!(c.committed(0, 9), 0);
+        assert_eq!(c.committed(0, 10), 1);
+        assert_eq!(c.committed(0, 34), 2);
+        assert_eq!(c.committed(0, 1000), 3);
+    }
+}
