@@ -3,6 +3,7 @@
 #   make demo    the main job: build, then `pmlab reproduce --quick` → results/REPORT.md
 #   make test    every test suite (Rust workspace, C/MPI suite)
 #   make bench   speed benchmarks (figures go to results/bench/)
+#   make crash-check  every software-persistence workload x 3 presets x 1000 crash points
 #   make deps    install what a fresh Debian machine lacks (idempotent; needs root)
 
 SHELL := /bin/bash
@@ -16,7 +17,7 @@ PMLAB := target/release/pmlab
 APT_PACKAGES := build-essential cmake pkg-config libisal-dev libisal2 mpich libmpich-dev \
                 libpmem-dev libhdf5-mpich-dev hdf5-tools
 
-.PHONY: all deps build build-nvcache demo test test-rust test-nvcache bench bench-instr fuzz lint clean
+.PHONY: all deps build build-nvcache demo test test-rust test-nvcache bench bench-instr fuzz lint clean crash-check
 
 NVCACHE_BUILD := nvcache/build
 
@@ -64,6 +65,7 @@ bench: build
 	$(CARGO) bench -p pmsim --bench full_system_speed -- 20000000 1 2>/dev/null | tee -a $(RESULTS)/bench/full_system_speed.txt
 	$(CARGO) bench -p pmsim --bench full_system_speed -- 2000000 4 2>/dev/null | tee -a $(RESULTS)/bench/full_system_speed.txt
 	$(CARGO) bench -p pmsim --bench full_system_speed -- 2000000 1 50 2>/dev/null | tee -a $(RESULTS)/bench/full_system_speed.txt
+	$(CARGO) run --release -q -p pmwork --example gen_speed 2>/dev/null | tee $(RESULTS)/bench/pmwork_gen_speed.txt
 	$(CARGO) bench -p pmec --bench ec 2>/dev/null | tee $(RESULTS)/bench/pmec.txt
 	nvcache/bench/run_bench.sh $(NVCACHE_BUILD) "" quick | tee $(RESULTS)/bench/nvcache.csv
 
@@ -87,3 +89,19 @@ lint:
 clean:
 	$(CARGO) clean
 	rm -rf $(RESULTS) $(NVCACHE_BUILD)
+
+# Every workload with a software persistence library, under the three papers' presets, cut at
+# 1000 crash points each and checked by its recovery oracle (a few minutes). Hardware-TX
+# workloads need a hardware logging scheme and are skipped.
+CRASH_POINTS ?= 1000
+crash-check: build
+	@pmlab=target/release/pmlab; fail=0; \
+	for c in pcm-pmweaver nvm-ppo nvm-lalea; do \
+	  hw=4; [ $$c = nvm-ppo ] && hw=8; \
+	  for w in $$($$pmlab workloads | awk 'NR>1 && $$2!="hwtx" {print $$1}'); do \
+	    th=$$($$pmlab workloads | awk -v w=$$w '$$1==w {print $$4}'); [ $$th -gt $$hw ] && th=$$hw; \
+	    printf "%-13s %-14s " $$c $$w; \
+	    out=$$($$pmlab crash --config $$c --workload $$w --threads $$th --points $(CRASH_POINTS) 2>&1); \
+	    rc=$$?; echo "$$out" | grep -E "^passed|first failing" ; [ $$rc -eq 0 ] || fail=1; \
+	  done; \
+	done; exit $$fail
