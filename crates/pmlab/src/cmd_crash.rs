@@ -96,8 +96,9 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
     let info = w.info();
     let mut p: Params = info.default_params(a.seed);
     p.ops = a.ops;
-    if let Some(t) = a.threads {
-        p.threads = t;
+    match a.threads {
+        Some(t) => p.threads = t,
+        None => crate::cmd_sim::cap_threads(&cfg, &mut p, info.name),
     }
     p.validate()
         .map_err(|e| format!("--workload {}: {e}", a.workload))?;

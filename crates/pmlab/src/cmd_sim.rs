@@ -72,8 +72,9 @@ pub fn run(a: SimArgs) -> Result<(), String> {
         (None, Some(name)) => {
             let w = pmwork::workload(name)?;
             let mut p = w.info().default_params(a.seed);
-            if let Some(t) = a.threads {
-                p.threads = t;
+            match a.threads {
+                Some(t) => p.threads = t,
+                None => cap_threads(&cfg, &mut p, w.info().name),
             }
             if let Some(n) = a.ops {
                 p.ops = n;
@@ -312,5 +313,19 @@ fn memory_rows(cfg: &SimConfig, out: &simulate::Outcome, rows: &mut Vec<(&'stati
         if cfg.device.read_buffer.entries > 0 || cfg.device.media_access_bytes > 64 {
             rows.push(("read amplification", format!("{amp:.2} x")));
         }
+    }
+}
+
+/// A workload's default thread count may exceed the config's hardware threads (the PPO set
+/// runs 8 threads, the PMWeaver and LALEA presets have 4): run with as many as fit, and say so.
+pub fn cap_threads(cfg: &SimConfig, p: &mut pmwork::Params, name: &str) {
+    let hw = (cfg.cpu.cores * cfg.cpu.threads_per_core) as u16;
+    if p.threads > hw {
+        eprintln!(
+            "pmlab: note: {name} defaults to {} threads; {} has {hw} hardware threads \
+             (cpu.cores x cpu.threads_per_core), so it runs with {hw} (--threads to choose)",
+            p.threads, cfg.name
+        );
+        p.threads = hw;
     }
 }

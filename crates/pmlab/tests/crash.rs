@@ -116,7 +116,7 @@ fn bad_workload_arguments_are_one_line_errors() {
             "--fault",
             "x",
         ],
-        // 8 threads on a 4-core, 1-thread-per-core preset.
+        // 8 threads asked for on a 4-core, 1-thread-per-core preset.
         vec![
             "sim",
             "--config",
@@ -125,6 +125,8 @@ fn bad_workload_arguments_are_one_line_errors() {
             "ppo-hash",
             "--ops",
             "100",
+            "--threads",
+            "8",
         ],
     ] {
         let o = pmlab(&args);
