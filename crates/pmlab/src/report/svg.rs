@@ -1,4 +1,4 @@
-//! Minimal, dependency-free SVG line charts for the reproduction report.
+//! Minimal, dependency-free SVG line and grouped bar charts for the reproduction report.
 
 use std::fmt::Write;
 
@@ -214,6 +214,120 @@ impl LineChart {
     }
 }
 
+/// A grouped bar chart: one group per category, one bar per series in each group.
+#[derive(Clone, Debug)]
+pub struct BarChart {
+    /// Title above the plot.
+    pub title: String,
+    /// Y-axis label.
+    pub y_label: String,
+    /// Category names (x axis, written vertically).
+    pub categories: Vec<String>,
+    /// (legend label, one value per category).
+    pub series: Vec<(String, Vec<f64>)>,
+}
+
+impl BarChart {
+    /// Renders the chart as a standalone SVG document (wider than a line chart: one slot per
+    /// category).
+    pub fn to_svg(&self) -> String {
+        let n = self.categories.len().max(1) as f64;
+        let w = (LEFT + RIGHT + n * 36.0).max(W);
+        let bottom = 110.0;
+        let ph = H - TOP - bottom;
+        let pw = w - LEFT - RIGHT;
+        let ymax = self
+            .series
+            .iter()
+            .flat_map(|(_, v)| v.iter().copied())
+            .filter(|v| v.is_finite())
+            .fold(0.0f64, f64::max);
+        let ystep = nice_step(if ymax > 0.0 { ymax } else { 1.0 }, 5.0);
+        let y1 = (ymax / ystep).ceil().max(1.0) * ystep;
+        let py = |y: f64| TOP + ph - y.clamp(0.0, y1) / y1 * ph;
+        let slot = pw / n;
+        let bar = slot * 0.8 / self.series.len().max(1) as f64;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{H}" viewBox="0 0 {w} {H}" font-family="sans-serif" font-size="12">"#
+        );
+        let _ = writeln!(s, r#"<rect width="{w}" height="{H}" fill="white"/>"#);
+        let _ = writeln!(
+            s,
+            r#"<text x="{LEFT}" y="22" font-size="14" font-weight="bold">{}</text>"#,
+            esc(&self.title)
+        );
+        let mut y = 0.0;
+        while y <= y1 + 1e-9 {
+            let yy = py(y);
+            let _ = writeln!(
+                s,
+                r##"<line x1="{LEFT}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+                LEFT + pw,
+                LEFT - 6.0,
+                yy + 4.0,
+                fmt_num(y)
+            );
+            y += ystep;
+        }
+        let _ = writeln!(
+            s,
+            r#"<text x="16" y="{:.1}" transform="rotate(-90 16 {:.1})" text-anchor="middle">{}</text>"#,
+            TOP + ph / 2.0,
+            TOP + ph / 2.0,
+            esc(&self.y_label)
+        );
+        for (i, c) in self.categories.iter().enumerate() {
+            let x0 = LEFT + i as f64 * slot + slot * 0.1;
+            for (k, (_, vals)) in self.series.iter().enumerate() {
+                let v = vals.get(i).copied().unwrap_or(0.0);
+                if !v.is_finite() {
+                    continue;
+                }
+                let x = x0 + k as f64 * bar;
+                let _ = writeln!(
+                    s,
+                    r#"<rect x="{x:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{}"/>"#,
+                    py(v),
+                    bar.max(1.0),
+                    (TOP + ph - py(v)).max(0.0),
+                    COLORS[k % COLORS.len()]
+                );
+            }
+            let cx = LEFT + (i as f64 + 0.5) * slot;
+            let cy = TOP + ph + 8.0;
+            let _ = writeln!(
+                s,
+                r#"<text x="{cx:.1}" y="{cy:.1}" transform="rotate(60 {cx:.1} {cy:.1})">{}</text>"#,
+                esc(c)
+            );
+        }
+        let _ = writeln!(
+            s,
+            r##"<line x1="{LEFT}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#333"/>"##,
+            TOP + ph,
+            LEFT + pw,
+            TOP + ph
+        );
+        for (k, (label, _)) in self.series.iter().enumerate() {
+            let ly = TOP + 10.0 + k as f64 * 18.0;
+            let lx = LEFT + pw + 12.0;
+            let _ = writeln!(
+                s,
+                r#"<rect x="{lx:.1}" y="{:.1}" width="12" height="12" fill="{}"/><text x="{:.1}" y="{:.1}">{}</text>"#,
+                ly - 10.0,
+                COLORS[k % COLORS.len()],
+                lx + 18.0,
+                ly,
+                esc(label)
+            );
+        }
+        s.push_str("</svg>\n");
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,5 +358,23 @@ mod tests {
         assert_eq!(nice_step(10.0, 5.0), 2.0);
         assert_eq!(nice_step(0.9, 5.0), 0.2);
         assert_eq!(nice_step(37.0, 5.0), 10.0);
+    }
+
+    #[test]
+    fn bar_chart_has_one_bar_per_value_and_a_legend() {
+        let c = BarChart {
+            title: "t <x>".into(),
+            y_label: "y".into(),
+            categories: vec!["a".into(), "b".into(), "c".into()],
+            series: vec![
+                ("s1".into(), vec![1.0, 2.0, 3.0]),
+                ("s2".into(), vec![0.5, f64::NAN, 4.0]),
+            ],
+        };
+        let svg = c.to_svg();
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        // 5 finite bars + 2 legend swatches + the background.
+        assert_eq!(svg.matches("<rect").count(), 8);
+        assert!(svg.contains("t &lt;x&gt;"));
     }
 }

@@ -2,6 +2,7 @@
 //! (the shape WHISPER measured: ordering points per transaction, lines per epoch, epoch
 //! self-dependences) and run on the full system under the PMWeaver, PPO and LALEA presets.
 
+use crate::report::svg::BarChart;
 use crate::report::{write_file, Table};
 use crate::simulate::run_generated;
 use pmsim::pmtrace::{Op, TraceEvent};
@@ -143,6 +144,9 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
         "persist_latency_ns",
     ]);
     let (mut in_range, mut with_fences) = (0, 0);
+    let mut names: Vec<String> = Vec::new();
+    let mut kops: Vec<Vec<f64>> = vec![Vec::new(); PRESETS.len()];
+    let mut stall: Vec<Vec<f64>> = vec![Vec::new(); PRESETS.len()];
     let mut one_line = Vec::new();
     let mut dependent = Vec::new();
     for w in pmwork::registry() {
@@ -180,7 +184,8 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
             pct(sh.one_line_epochs, sh.epochs),
             pct(sh.dependent_epochs, sh.epochs),
         ]);
-        for preset in PRESETS {
+        names.push(info.name.to_string());
+        for (k, preset) in PRESETS.iter().enumerate() {
             let cfg = SimConfig::preset(preset).map_err(|e| e.to_string())?;
             let o = run_generated(&cfg, w, &p, None, |_| {})?;
             let s = &o.stats;
@@ -189,18 +194,19 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
                 .map(|t| s.value(&format!("cpu.t{t}.ipc")).unwrap_or(0.0))
                 .sum::<f64>()
                 / threads as f64;
+            let kops_s = ops as f64 / (o.sim_time as f64 * 1e-12) / 1e3;
+            let stall_pct = 100.0 * s.value("cpu.fence_stall_share").unwrap_or(0.0);
+            kops[k].push(kops_s);
+            stall[k].push(stall_pct);
             let pm_w = s.counter("pm.write_bytes");
             let dram_w = s.counter("dram.write_bytes");
             runs.push(vec![
                 info.name.into(),
-                preset.into(),
+                preset.to_string(),
                 format!("{:.1}", o.sim_time as f64 / 1e6),
-                format!("{:.1}", ops as f64 / (o.sim_time as f64 * 1e-12) / 1e3),
+                format!("{kops_s:.1}"),
                 format!("{ipc:.3}"),
-                format!(
-                    "{:.1}",
-                    100.0 * s.value("cpu.fence_stall_share").unwrap_or(0.0)
-                ),
+                format!("{stall_pct:.1}"),
                 format!("{:.1}", pm_w as f64 / 1024.0),
                 pct(pm_w, pm_w + dram_w),
                 format!(
@@ -210,6 +216,23 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
             ]);
         }
     }
+    let series = |v: Vec<Vec<f64>>| -> Vec<(String, Vec<f64>)> {
+        PRESETS.iter().map(|p| p.to_string()).zip(v).collect()
+    };
+    let throughput = BarChart {
+        title: "Operations per second of simulated time (thousands)".into(),
+        y_label: "kops/s".into(),
+        categories: names.clone(),
+        series: series(kops),
+    };
+    let stalls = BarChart {
+        title: "Share of thread time stalled in fences (%)".into(),
+        y_label: "fence stall %".into(),
+        categories: names,
+        series: series(stall),
+    };
+    write_file(&dir, "throughput.svg", &throughput.to_svg())?;
+    write_file(&dir, "fence_stall.svg", &stalls.to_svg())?;
     write_file(&dir, "shapes.csv", &shapes.to_csv())?;
     write_file(&dir, "runs.csv", &runs.to_csv())?;
     let median = |v: &mut Vec<f64>| {
@@ -235,6 +258,7 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
          operation; median share of one-line epochs {m1:.0}% (WHISPER 75%); median share of \
          self-dependent epochs {md:.0}% (WHISPER 80%).\n\n\
          ### Full-system runs (`pmlab sim --config PRESET --workload NAME --ops N`)\n\n\
+         ![throughput](workloads/throughput.svg)\n\n![fence stalls](workloads/fence_stall.svg)\n\n\
          {}\n\
          `pm_write_share_pct`: PM bytes written to memory as a share of all bytes written to \
          memory (PM + DRAM). `persist_latency_ns`: from the controller's doorstep to the \
