@@ -191,7 +191,7 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
         return Err(e);
     }
     let mut failures = failures.into_inner().expect("lock");
-    failures.sort_by_key(|(i, _)| points[*i].time);
+    failures.sort_by_key(|(i, _)| (points[*i].time, *i));
     println!(
         "passed {} / {}, failed {}",
         points.len() - failures.len(),

@@ -229,7 +229,7 @@ fn a_thread_beyond_the_configured_cores_is_a_clear_error() {
 
 /// A deterministic pseudo-random trace: per-thread disjoint PM lines written with globally
 /// increasing values, flushed and fenced at random.
-fn random_trace(threads: u16, n: usize, seed: u64) -> Vec<TraceEvent> {
+fn random_trace(threads: u16, n: usize, seed: u64, nt_stores: bool) -> Vec<TraceEvent> {
     let mut x = seed;
     let mut rnd = move || {
         x ^= x << 13;
@@ -250,6 +250,10 @@ fn random_trace(threads: u16, n: usize, seed: u64) -> Vec<TraceEvent> {
             4..=5 => out.push(clwb(t, line)),
             6 => out.push(clflushopt(t, line)),
             7 => out.push(sfence(t)),
+            8 if nt_stores => {
+                v += 1;
+                out.push(nt(t, line, v));
+            }
             8 => out.push(load(t, line, 3)),
             _ => out.push(store(t, DRAM + (rnd() % 512) * 64, rnd(), 1)),
         }
@@ -294,8 +298,12 @@ fn guaranteed(events: &[TraceEvent], t: u16, retired: u64) -> Vec<(u64, u64)> {
 }
 
 fn check_crash_cuts(preset: &str, threads: u16) {
-    let events = random_trace(threads, 3000, 0x9e37_79b9 + threads as u64);
-    let c = cfg(preset, &[]);
+    check_crash_cuts_with(preset, threads, &[], false);
+}
+
+fn check_crash_cuts_with(preset: &str, threads: u16, sets: &[&str], nt_stores: bool) {
+    let events = random_trace(threads, 3000, 0x9e37_79b9 + threads as u64, nt_stores);
+    let c = cfg(preset, sets);
     let (_, full) = run(&c, &events);
     let end = full.counter("sim.time_ps");
     let mut checked_lines = 0;
@@ -349,8 +357,25 @@ fn crash_cut_holds_exactly_what_was_acknowledged_no_adr() {
 }
 
 #[test]
+fn crash_cut_holds_with_evictions_and_non_temporal_stores() {
+    // A 4 KiB LLC and 1 KiB L1 against 48 lines per thread: dirty lines are evicted between
+    // their stores and their clwb; non-temporal stores mix with cached writes of the lines.
+    let small = [
+        "caches.llc.size_kib=4",
+        "caches.llc.ways=2",
+        "caches.l1d.size_kib=1",
+        "caches.l1d.ways=2",
+        "caches.l2.size_kib=0",
+    ];
+    for preset in ["nvm-lalea", "nvm-ppo"] {
+        check_crash_cuts_with(preset, 1, &small, true);
+        check_crash_cuts_with(preset, 4, &small, true);
+    }
+}
+
+#[test]
 fn same_trace_same_statistics() {
-    let events = random_trace(4, 5000, 42);
+    let events = random_trace(4, 5000, 42, true);
     let c = cfg("pcm-pmweaver", &[]);
     let (_, a) = run(&c, &events);
     let (_, b) = run(&c, &events);
@@ -370,4 +395,125 @@ fn a_thread_starved_by_read_ahead_still_runs_to_the_end() {
     let (sys, s) = run(&cfg("nvm-lalea", &[]), &t);
     assert_eq!(s.counter("sim.events"), t.len() as u64);
     assert_eq!(image_u64(&sys, PM), 5);
+}
+
+fn nt(t: u16, addr: u64, v: u64) -> TraceEvent {
+    TraceEvent::store(Op::NtStore, t, 0x400060, addr, &v.to_le_bytes(), 0)
+}
+
+fn remote(t: u16, addr: u64, v: u64) -> TraceEvent {
+    TraceEvent::store(Op::RdmaPwrite, t, 0x400070, addr, &v.to_le_bytes(), 0)
+}
+
+#[test]
+fn a_clwb_of_an_evicted_line_waits_for_the_eviction() {
+    // A 1 KiB direct-mapped LLC: line X is evicted by a load of X + 1 KiB, and its write-back
+    // is still on its way when the clwb finds no cached copy.
+    for preset in ["nvm-ppo", "nvm-lalea"] {
+        let c = cfg(
+            preset,
+            &[
+                "caches.llc.size_kib=1",
+                "caches.llc.ways=1",
+                "caches.l1d.size_kib=1",
+                "caches.l1d.ways=1",
+                "caches.l2.size_kib=0",
+            ],
+        );
+        let t = [
+            store(0, PM, 7, 0),
+            compute(0, 20_000),
+            load(0, PM + 1024, 0),
+            clwb(0, PM),
+            sfence(0),
+        ];
+        let mut sys = System::new(&c).unwrap().record_persists();
+        sys.run(t.iter().copied().map(Ok), |_| {}).unwrap();
+        let fence_done = sys.fence_log().last().unwrap().0;
+        let mut cut = System::new(&c).unwrap().crash_at(fence_done);
+        cut.run(t.iter().copied().map(Ok), |_| {}).unwrap();
+        assert_eq!(cut.retired_events(0), 5, "{preset}: the fence completed");
+        assert_eq!(image_u64(&cut, PM), 7, "{preset}: fenced line durable");
+    }
+}
+
+#[test]
+fn writes_of_one_line_reach_memory_in_program_order() {
+    let c = cfg("nvm-ppo", &[]);
+    // Cached line: write-back, then a non-temporal write of another word of the line.
+    let (sys, _) = run(
+        &c,
+        &[
+            store(0, PM, 1, 0),
+            compute(0, 20_000),
+            clwb(0, PM),
+            nt(0, PM + 8, 2),
+            sfence(0),
+        ],
+    );
+    assert_eq!((image_u64(&sys, PM), image_u64(&sys, PM + 8)), (1, 2));
+    // Same with the store still missing (the write-back waits for the fill).
+    let (sys, _) = run(
+        &c,
+        &[store(0, PM, 1, 0), clwb(0, PM), nt(0, PM + 8, 2), sfence(0)],
+    );
+    assert_eq!((image_u64(&sys, PM), image_u64(&sys, PM + 8)), (1, 2));
+    // A remote write to a dirty cached line keeps the line's other bytes.
+    let (sys, _) = run(
+        &c,
+        &[
+            store(0, PM, 1, 0),
+            compute(0, 20_000),
+            remote(0, PM + 8, 2),
+            sfence(0),
+            clwb(0, PM),
+            sfence(0),
+        ],
+    );
+    assert_eq!((image_u64(&sys, PM), image_u64(&sys, PM + 8)), (1, 2));
+    // A store to the line in the thread's write-combining buffer sees the buffered bytes.
+    let (sys, _) = run(
+        &c,
+        &[nt(0, PM, 1), store(0, PM + 8, 2, 0), clwb(0, PM), sfence(0)],
+    );
+    assert_eq!((image_u64(&sys, PM), image_u64(&sys, PM + 8)), (1, 2));
+}
+
+#[test]
+fn a_trailing_ntstore_still_reaches_memory() {
+    let (sys, s) = run(&cfg("nvm-lalea", &[]), &[nt(0, PM, 0xabcd)]);
+    assert_eq!(image_u64(&sys, PM), 0xabcd);
+    assert_eq!(s.counter("mc.writes_accepted"), 1);
+    assert_eq!(
+        s.counter("pm.write_bytes"),
+        8,
+        "8 non-temporal bytes, not a line"
+    );
+}
+
+#[test]
+fn dram_write_backs_are_not_pm_persists() {
+    let (_, s) = run(
+        &cfg("nvm-lalea", &[]),
+        &[store(0, DRAM, 1, 0), clwb(0, DRAM), sfence(0)],
+    );
+    assert_eq!(s.histogram("pm.persist_latency_ps").unwrap().count(), 0);
+}
+
+#[test]
+fn nothing_executes_after_the_crash_point() {
+    // Thread 0's store comes after 4 M instructions (over a millisecond); thread 1 writes the
+    // line back at ~1 us. A crash at 3 us must not contain thread 0's store.
+    let c = cfg("pcm-pmweaver", &[]);
+    let t = [
+        store(0, PM, 5, 4_000_000),
+        compute(1, 1000),
+        clwb(1, PM),
+        sfence(1),
+    ];
+    let mut sys = System::new(&c).unwrap().crash_at(3_000_000);
+    let sum = sys.run(t.iter().copied().map(Ok), |_| {}).unwrap();
+    assert!(sum.crashed);
+    assert_eq!(sys.retired_events(0), 0);
+    assert_eq!(image_u64(&sys, PM), 0);
 }

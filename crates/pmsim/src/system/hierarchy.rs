@@ -332,20 +332,6 @@ impl Hierarchy {
         }
     }
 
-    /// A non-temporal store to `line` is about to go to memory: every cached copy is written
-    /// back into the store and invalidated (x86 evicts the line). Returns the newest cached
-    /// bytes when the line was cached.
-    pub fn evict_for_ntstore(&mut self, line: u64) -> Option<[u8; 64]> {
-        let slot = self.llc.find(line)?;
-        let meta = *self.llc.state(slot);
-        for d in bits(meta.sharers) {
-            self.drop_private(d, line, true);
-        }
-        let data = self.data[slot];
-        self.llc.invalidate(slot);
-        Some(data)
-    }
-
     /// Records bytes that went to memory without passing through the caches (non-temporal
     /// stores, remote writes): memory's functional contents.
     pub fn memory_write(&mut self, line: u64, offset: usize, bytes: &[u8]) {

@@ -138,6 +138,7 @@ struct Thread {
     last_persist_ack: Ps,
     block: Block,
     block_since: Ps,
+    retire_rem: u64,
     wc: Option<WriteCombine>,
     stall_rob: Ps,
     stall_mlp: Ps,
@@ -166,6 +167,7 @@ impl Thread {
             last_persist_ack: 0,
             block: Block::None,
             block_since: 0,
+            retire_rem: 0,
             wc: None,
             stall_rob: 0,
             stall_mlp: 0,
@@ -191,8 +193,35 @@ struct Fill {
     line: u64,
     /// (thread, is_store) of loads and store-buffer entries completing with the fill.
     waiters: Vec<(u16, bool)>,
-    /// Write-backs (thread, line, bytes) that must follow the fill.
-    deferred: Vec<(u16, Writeback)>,
+    /// Writes of the line that must leave after the fill (in program order).
+    deferred: Vec<LineWrite>,
+}
+
+/// How a write leaving the hierarchy is accounted.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WriteKind {
+    /// A dirty line pushed out (LLC victim, or made room for a non-temporal/remote write):
+    /// nobody's fence waits for it, but a later `clwb` of the line does.
+    Evict,
+    /// A `clwb`/`clflushopt` write-back, non-temporal store or remote write: the issuing
+    /// thread's fences wait for it.
+    Tracked,
+}
+
+/// A write of (part of) one line on its way to memory.
+#[derive(Clone, Copy)]
+struct LineWrite {
+    thread: u16,
+    line: u64,
+    /// The bytes, when known and the line is PM (DRAM writes carry no data).
+    data: Option<LineData>,
+    kind: WriteKind,
+}
+
+/// An eviction in flight and the threads whose `clwb` of the line waits for it.
+struct Evicting {
+    line: u64,
+    waiters: Vec<u16>,
 }
 
 /// Traffic counters of one memory region.
@@ -202,6 +231,7 @@ struct RegionTraffic {
     writebacks: u64,
     evictions: u64,
     nt_writes: u64,
+    nt_bytes: u64,
 }
 
 /// Request id → PM line of writes in flight, and (ack time, line) of acknowledged ones.
@@ -244,6 +274,12 @@ pub struct System {
     tx_ends: u64,
     persist_log: Option<PersistLog>,
     fence_log: Option<Vec<(Ps, u16)>>,
+    /// Evictions in flight by request id, and the newest one per line.
+    evicting: HashMap<u64, Evicting>,
+    evict_of_line: HashMap<u64, u64>,
+    /// Latest arrival time scheduled for a write of each line: writes of one line reach the
+    /// controller in the order they left the hierarchy.
+    line_tail: HashMap<u64, Ps>,
 }
 
 impl System {
@@ -291,6 +327,9 @@ impl System {
             tx_ends: 0,
             persist_log: None,
             fence_log: None,
+            evicting: HashMap::new(),
+            evict_of_line: HashMap::new(),
+            line_tail: HashMap::new(),
         })
     }
 
@@ -372,7 +411,12 @@ impl System {
         let limit = self.stop_at.unwrap_or(Ps::MAX);
         let mut next_mem = self.next_mem_time();
         loop {
+            let queued = self.arrivals.len();
             let t = self.pick(&mut dx)?;
+            if self.arrivals.len() != queued {
+                // A finishing thread's write-combining line left.
+                next_mem = self.next_mem_time();
+            }
             let runnable = t.filter(|&t| self.threads[t].clock <= limit);
             match runnable {
                 Some(t) if self.threads[t].clock < next_mem => {
@@ -506,9 +550,10 @@ impl System {
             return;
         }
         self.pm.take_acks(&mut self.acks);
+        let from_pm = self.acks.len();
         self.dram.take_acks(&mut self.acks);
         let acks = std::mem::take(&mut self.acks);
-        for a in &acks {
+        for (i, a) in acks.iter().enumerate() {
             self.last_ack = self.last_ack.max(a.time);
             let thread = (a.id & 0xffff) as usize;
             if let Some((ids, log)) = self.persist_log.as_mut() {
@@ -519,7 +564,9 @@ impl System {
             match (a.id >> KIND_SHIFT) & 3 {
                 KIND_FILL => self.fill_returned(a.id, a.time),
                 KIND_PERSIST => {
-                    self.persist_latency.record(a.time - a.issued);
+                    if i < from_pm {
+                        self.persist_latency.record(a.time - a.issued);
+                    }
                     let th = &mut self.threads[thread];
                     th.persists -= 1;
                     th.last_persist_ack = th.last_persist_ack.max(a.time);
@@ -533,7 +580,7 @@ impl System {
                     self.send_released(a.time);
                     self.try_finish_fence(thread);
                 }
-                _ => {}
+                _ => self.eviction_done(a.id, a.time),
             }
         }
         self.acks = acks;
@@ -546,8 +593,10 @@ impl System {
         };
         if self.fill_of_line.get(&fill.line) == Some(&id) {
             self.fill_of_line.remove(&fill.line);
+            // Only the line's current fill clears its pending marks (an older fill of a line
+            // that was flushed and refetched meanwhile does not).
+            self.hier.fill_done(fill.line);
         }
-        self.hier.fill_done(fill.line);
         for &(t, is_store) in &fill.waiters {
             let th = &mut self.threads[t as usize];
             let q = if is_store { &mut th.sb } else { &mut th.loads };
@@ -560,8 +609,26 @@ impl System {
             }
             self.try_finish_fence(t as usize);
         }
-        for (t, wb) in fill.deferred {
-            self.send_writeback(t as usize, wb, time, false);
+        for w in fill.deferred {
+            // Counted in its thread's persists when it was deferred.
+            self.dispatch(w, time);
+        }
+    }
+
+    /// An eviction was acknowledged: `clwb`s of its line that found no cached copy were
+    /// waiting for it.
+    fn eviction_done(&mut self, id: u64, time: Ps) {
+        let Some(e) = self.evicting.remove(&id) else {
+            return;
+        };
+        if self.evict_of_line.get(&e.line) == Some(&id) {
+            self.evict_of_line.remove(&e.line);
+        }
+        for t in e.waiters {
+            let th = &mut self.threads[t as usize];
+            th.persists -= 1;
+            th.last_persist_ack = th.last_persist_ack.max(time);
+            self.try_finish_fence(t as usize);
         }
     }
 
@@ -611,10 +678,20 @@ impl System {
         if !th.started {
             let n = ev.gap as u64 + 1;
             th.instrs += n;
-            th.clock += n * cycle / width;
+            // Instruction time in units of 1/width ps, so no rounding accumulates.
+            let num = (n as u128) * (cycle as u128) + th.retire_rem as u128;
+            th.clock = th
+                .clock
+                .saturating_add((num / width as u128).min(Ps::MAX as u128) as Ps);
+            th.retire_rem = (num % width as u128) as u64;
             th.started = true;
         }
-        if !self.rob_ready(t, ev.op) {
+        let limit = self.stop_at.unwrap_or(Ps::MAX);
+        if self.threads[t].clock > limit || !self.rob_ready(t, ev.op) {
+            return Ok(false);
+        }
+        if self.threads[t].clock > limit {
+            // A stall moved the thread past the crash point: the event never executes.
             return Ok(false);
         }
         let before = self.arrivals.len();
@@ -707,6 +784,11 @@ impl System {
     fn do_access(&mut self, t: usize, ev: &TraceEvent, write: bool) {
         let value = ev.value_bytes();
         for_each_line(ev.addr, ev.size, |line, off, start, len| {
+            // A cacheable access to the line in the thread's write-combining buffer sends it
+            // first, so the access sees (and a later write-back carries) its bytes.
+            if self.threads[t].wc.as_ref().is_some_and(|w| w.line == line) {
+                self.flush_wc(t);
+            }
             let slot = self.access_line(t, line, write);
             if write && !value.is_empty() {
                 let lo = start as usize;
@@ -798,94 +880,91 @@ impl System {
     /// Sends the dirty lines the last access pushed out of the LLC.
     fn send_evictions(&mut self, t: usize, at: Ps) {
         while let Some(wb) = self.wbs.pop() {
-            let addr = wb.line << 6;
-            let pm = self.is_pm(addr);
-            let id = self.new_id(KIND_EVICT, t);
-            if pm {
-                self.pm_traffic.evictions += 1;
-            } else {
-                self.dram_traffic.evictions += 1;
-            }
-            let req = self.write_request(id, addr, pm, Some(&wb.data[..]), 0);
-            self.arrivals.push(at, Arrival { pm, req });
+            self.send_eviction(t, wb, at);
         }
     }
 
-    fn write_request(
-        &mut self,
-        id: u64,
-        addr: u64,
-        pm: bool,
-        bytes: Option<&[u8]>,
-        offset: usize,
-    ) -> MemRequest {
-        let line_addr = addr & !63;
-        if pm {
-            if let Some((ids, _)) = self.persist_log.as_mut() {
-                ids.insert(id, line_addr);
-            }
+    /// Sends a dirty line pushed out of the hierarchy.
+    fn send_eviction(&mut self, t: usize, wb: Writeback, at: Ps) {
+        if self.is_pm(wb.line << 6) {
+            self.pm_traffic.evictions += 1;
+        } else {
+            self.dram_traffic.evictions += 1;
         }
-        MemRequest {
-            id,
-            addr: line_addr,
-            is_write: true,
-            data: if pm {
-                bytes.and_then(|b| LineData::new(line_addr + offset as u64, b))
-            } else {
-                None
-            },
-        }
-    }
-
-    fn do_flush(&mut self, t: usize, ev: &TraceEvent) {
-        let line = ev.addr >> 6;
-        let invalidate = ev.op == Op::Clflushopt;
-        self.threads[t].n_flushes += 1;
-        let Some(wb) = self.hier.flush(line, invalidate) else {
-            return;
+        let w = LineWrite {
+            thread: t as u16,
+            line: wb.line,
+            data: self.line_data(wb.line, 0, &wb.data),
+            kind: WriteKind::Evict,
         };
-        let at = self.threads[t].clock + self.hier.path_latency();
+        self.send_line_write(w, at);
+    }
+
+    /// The payload of a write of `bytes` at `offset` of `line`: PM lines only.
+    fn line_data(&self, line: u64, offset: usize, bytes: &[u8]) -> Option<LineData> {
+        let addr = line << 6;
+        if self.is_pm(addr) {
+            LineData::new(addr + offset as u64, bytes)
+        } else {
+            None
+        }
+    }
+
+    /// Sends a write of one line toward memory at `at`. Writes of a line leave in program
+    /// order: behind writes of the line still waiting for its fill, and never arriving before
+    /// an earlier write of the line.
+    fn send_line_write(&mut self, w: LineWrite, at: Ps) {
+        if w.kind == WriteKind::Tracked {
+            self.threads[w.thread as usize].persists += 1;
+        }
         if let Some(f) = self
             .fill_of_line
-            .get(&line)
+            .get(&w.line)
             .and_then(|id| self.fills.get_mut(id))
         {
-            // x86 orders the write-back after older stores to the line: it leaves with the fill.
-            f.deferred.push((t as u16, wb));
-            self.threads[t].persists += 1;
-            return;
+            if !f.deferred.is_empty() {
+                f.deferred.push(w);
+                return;
+            }
         }
-        self.send_writeback(t, wb, at, true);
+        self.dispatch(w, at);
     }
 
-    /// Sends a tracked write-back (`clwb`/`clflushopt`) of thread `t` at time `at`.
-    fn send_writeback(&mut self, t: usize, wb: Writeback, at: Ps, count: bool) {
-        let addr = wb.line << 6;
+    /// Puts a write (already counted in its thread's persists when tracked) on its way.
+    fn dispatch(&mut self, w: LineWrite, at: Ps) {
+        let tail = self.line_tail.entry(w.line).or_insert(0);
+        let at = at.max(*tail);
+        *tail = at;
+        let t = w.thread as usize;
+        let addr = w.line << 6;
         let pm = self.is_pm(addr);
+        let kind = match w.kind {
+            WriteKind::Evict => KIND_EVICT,
+            WriteKind::Tracked => KIND_PERSIST,
+        };
+        let id = self.new_id(kind, t);
         if pm {
-            self.pm_traffic.writebacks += 1;
-        } else {
-            self.dram_traffic.writebacks += 1;
+            if let Some((ids, _)) = self.persist_log.as_mut() {
+                ids.insert(id, addr);
+            }
         }
-        self.send_tracked(t, addr, pm, Some(&wb.data[..]), 0, at, count);
-    }
-
-    /// A write the thread's fences wait for: goes through the ordering model.
-    #[allow(clippy::too_many_arguments)]
-    fn send_tracked(
-        &mut self,
-        t: usize,
-        addr: u64,
-        pm: bool,
-        bytes: Option<&[u8]>,
-        offset: usize,
-        at: Ps,
-        count: bool,
-    ) {
-        let id = self.new_id(KIND_PERSIST, t);
-        let req = self.write_request(id, addr, pm, bytes, offset);
-        if count {
-            self.threads[t].persists += 1;
+        let req = MemRequest {
+            id,
+            addr,
+            is_write: true,
+            data: w.data,
+        };
+        if w.kind == WriteKind::Evict {
+            self.evicting.insert(
+                id,
+                Evicting {
+                    line: w.line,
+                    waiters: Vec::new(),
+                },
+            );
+            self.evict_of_line.insert(w.line, id);
+            self.arrivals.push(at, Arrival { pm, req });
+            return;
         }
         if !pm {
             self.arrivals.push(at, Arrival { pm, req });
@@ -907,6 +986,51 @@ impl System {
         }
     }
 
+    fn do_flush(&mut self, t: usize, ev: &TraceEvent) {
+        let line = ev.addr >> 6;
+        let invalidate = ev.op == Op::Clflushopt;
+        self.threads[t].n_flushes += 1;
+        if self.threads[t].wc.as_ref().is_some_and(|w| w.line == line) {
+            self.flush_wc(t);
+        }
+        let Some(wb) = self.hier.flush(line, invalidate) else {
+            // No dirty copy. If the line's last eviction is still on its way, the flush is
+            // complete only when that write is (the hardware finds it in its write-back path).
+            if let Some(e) = self
+                .evict_of_line
+                .get(&line)
+                .and_then(|id| self.evicting.get_mut(id))
+            {
+                e.waiters.push(t as u16);
+                self.threads[t].persists += 1;
+            }
+            return;
+        };
+        if self.is_pm(line << 6) {
+            self.pm_traffic.writebacks += 1;
+        } else {
+            self.dram_traffic.writebacks += 1;
+        }
+        let w = LineWrite {
+            thread: t as u16,
+            line,
+            data: self.line_data(line, 0, &wb.data),
+            kind: WriteKind::Tracked,
+        };
+        if let Some(f) = self
+            .fill_of_line
+            .get(&line)
+            .and_then(|id| self.fills.get_mut(id))
+        {
+            // x86 orders the write-back after older stores to the line: it leaves with the fill.
+            self.threads[t].persists += 1;
+            f.deferred.push(w);
+            return;
+        }
+        let at = self.threads[t].clock + self.hier.path_latency();
+        self.send_line_write(w, at);
+    }
+
     fn send_released(&mut self, now: Ps) {
         while let Some(p) = self.release.pop() {
             if let Some(i) = self.held_persists.iter().position(|(id, _, _)| *id == p.id) {
@@ -920,7 +1044,13 @@ impl System {
         let writes = std::mem::take(&mut self.log_writes);
         let at = self.threads[t].clock + self.hier.path_latency();
         for w in &writes {
-            self.send_tracked(t, w.line_addr, true, None, 0, at, true);
+            let lw = LineWrite {
+                thread: t as u16,
+                line: w.line_addr >> 6,
+                data: None,
+                kind: WriteKind::Tracked,
+            };
+            self.send_line_write(lw, at);
         }
         self.log_writes = writes;
         self.log_writes.clear();
@@ -934,11 +1064,16 @@ impl System {
                 self.flush_wc(t);
             }
             if self.threads[t].wc.is_none() {
-                let cached = self.hier.evict_for_ntstore(line);
+                // x86 evicts a cached copy first: a dirty one goes to memory ahead of the
+                // non-temporal bytes.
+                if let Some(wb) = self.hier.flush(line, true) {
+                    let at = self.threads[t].clock + self.hier.path_latency();
+                    self.send_eviction(t, wb, at);
+                }
                 self.threads[t].wc = Some(WriteCombine {
                     line,
-                    data: cached.unwrap_or([0; 64]),
-                    mask: if cached.is_some() { u64::MAX } else { 0 },
+                    data: [0; 64],
+                    mask: 0,
                     known: true,
                 });
             }
@@ -962,9 +1097,8 @@ impl System {
         let Some(wc) = self.threads[t].wc.take() else {
             return;
         };
-        let addr = wc.line << 6;
-        let pm = self.is_pm(addr);
-        let at = self.threads[t].clock + self.hier.l1_latency();
+        let pm = self.is_pm(wc.line << 6);
+        let at = self.threads[t].clock + self.hier.path_latency();
         let mut off = 0usize;
         while off < 64 {
             if wc.mask >> off & 1 == 0 {
@@ -978,13 +1112,25 @@ impl System {
             if wc.known {
                 self.hier.memory_write(wc.line, off, &wc.data[off..end]);
             }
-            if pm {
-                self.pm_traffic.nt_writes += 1;
+            let r = if pm {
+                &mut self.pm_traffic
             } else {
-                self.dram_traffic.nt_writes += 1;
-            }
-            let bytes = wc.known.then_some(&wc.data[off..end]);
-            self.send_tracked(t, addr, pm, bytes, off, at, true);
+                &mut self.dram_traffic
+            };
+            r.nt_writes += 1;
+            r.nt_bytes += (end - off) as u64;
+            let data = if wc.known {
+                self.line_data(wc.line, off, &wc.data[off..end])
+            } else {
+                None
+            };
+            let w = LineWrite {
+                thread: t as u16,
+                line: wc.line,
+                data,
+                kind: WriteKind::Tracked,
+            };
+            self.send_line_write(w, at);
             off = end;
         }
     }
@@ -995,22 +1141,33 @@ impl System {
         let value = ev.value_bytes();
         let at = self.threads[t].clock + self.hier.path_latency();
         for_each_line(ev.addr, ev.size, |line, off, start, len| {
-            let mut data = self.hier.evict_for_ntstore(line).unwrap_or([0; 64]);
+            // A dirty cached copy goes to memory first, then the remote bytes.
+            if let Some(wb) = self.hier.flush(line, true) {
+                self.send_eviction(t, wb, at);
+            }
             let lo = start as usize;
             let known = lo + len <= value.len();
-            if known {
-                data[off..off + len].copy_from_slice(&value[lo..lo + len]);
-                self.hier.memory_write(line, off, &data[off..off + len]);
-            }
-            let addr = line << 6;
-            let pm = self.is_pm(addr);
-            if pm {
-                self.pm_traffic.nt_writes += 1;
+            let data = if known {
+                let bytes = &value[lo..lo + len];
+                self.hier.memory_write(line, off, bytes);
+                self.line_data(line, off, bytes)
             } else {
-                self.dram_traffic.nt_writes += 1;
-            }
-            let bytes = known.then_some(&data[off..off + len]);
-            self.send_tracked(t, addr, pm, bytes, off, at, true);
+                None
+            };
+            let r = if self.is_pm(line << 6) {
+                &mut self.pm_traffic
+            } else {
+                &mut self.dram_traffic
+            };
+            r.nt_writes += 1;
+            r.nt_bytes += len as u64;
+            let w = LineWrite {
+                thread: t as u16,
+                line,
+                data,
+                kind: WriteKind::Tracked,
+            };
+            self.send_line_write(w, at);
         });
     }
 
@@ -1145,7 +1302,7 @@ impl System {
             s.set(format!("{name}.nt_writes"), r.nt_writes);
             s.set(
                 format!("{name}.write_bytes"),
-                (r.writebacks + r.evictions) * 64 + r.nt_writes * 64,
+                (r.writebacks + r.evictions) * 64 + r.nt_bytes,
             );
             s.set(format!("{name}.read_bytes"), r.reads * 64);
         }
