@@ -677,9 +677,9 @@ impl SimConfig {
         if p.cores * p.threads_per_core > 1024 {
             return Err("cpu.cores x cpu.threads_per_core exceeds 1024 threads".into());
         }
-        if !p.ghz.is_finite() || p.ghz <= 0.0 || p.ghz > 100.0 {
+        if !p.ghz.is_finite() || !(0.001..=100.0).contains(&p.ghz) {
             return Err(format!(
-                "cpu.ghz = {} is out of range (0 < f <= 100)",
+                "cpu.ghz = {} is out of range (0.001 <= f <= 100)",
                 p.ghz
             ));
         }

@@ -679,11 +679,10 @@ impl System {
             let n = ev.gap as u64 + 1;
             th.instrs += n;
             // Instruction time in units of 1/width ps, so no rounding accumulates.
-            let num = (n as u128) * (cycle as u128) + th.retire_rem as u128;
-            th.clock = th
-                .clock
-                .saturating_add((num / width as u128).min(Ps::MAX as u128) as Ps);
-            th.retire_rem = (num % width as u128) as u64;
+            // (gap < 2^32 and a cycle < 2^30 ps for any valid cpu.ghz: no overflow.)
+            let num = n * cycle + th.retire_rem;
+            th.clock = th.clock.saturating_add(num / width);
+            th.retire_rem = num % width;
             th.started = true;
         }
         let limit = self.stop_at.unwrap_or(Ps::MAX);
