@@ -6,7 +6,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use pmsim::pmtrace::TraceEvent;
 use pmsim::time::Ps;
 use pmsim::{SimConfig, System};
-use pmwork::{CommitLog, CrashImage, Fault, GenOptions, Params, VecSink, Workload};
+use pmwork::{CommitLog, CrashImage, Fault, GenOptions, Params, Workload};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -111,9 +111,9 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
             info.name
         );
     }
-    let gen = w.generate(
+    let (events, gen) = crate::simulate::generate_in_memory(
+        w,
         &p,
-        Box::new(VecSink::default()),
         GenOptions {
             record_commits: true,
             fault,
@@ -122,12 +122,6 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
     let commits = gen
         .commits
         .ok_or("internal: the generator recorded no commits")?;
-    let events = gen
-        .sink
-        .into_any()
-        .downcast::<VecSink>()
-        .map_err(|_| "internal: unexpected sink".to_string())?
-        .events;
 
     // One full run: how long the program takes and when its fences complete.
     let mut full = System::new(&cfg)

@@ -64,7 +64,8 @@ pub struct SweepArgs {
     /// Config files (TOML) or preset names; one or more, e.g. `--config optane nvm-ppo`.
     #[arg(long, value_name = "FILE", num_args = 1.., required = true)]
     config: Vec<PathBuf>,
-    /// Workloads (trace files for now); one or more.
+    /// Workloads, one or more: trace files, or generated workloads as
+    /// `NAME[:ops=N][:threads=T][:seed=S]` (`pmlab workloads` lists the names).
     #[arg(long, value_name = "NAME", num_args = 1.., required = true)]
     workload: Vec<String>,
     /// Sweep a config key over comma-separated values, e.g. `controller.adr=true,false`

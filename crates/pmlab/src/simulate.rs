@@ -132,6 +132,23 @@ pub fn run_generated(
     })
 }
 
+/// Generates a workload into memory: its events, and what the generator reported (the events
+/// moved out of its sink). For crash tests and characterisation of small runs.
+pub fn generate_in_memory(
+    w: &dyn pmwork::Workload,
+    p: &pmwork::Params,
+    opts: pmwork::GenOptions,
+) -> Result<(Vec<pmsim::pmtrace::TraceEvent>, pmwork::Generated), String> {
+    let mut gen = w.generate(p, Box::new(pmwork::VecSink::default()), opts)?;
+    let sink = std::mem::replace(&mut gen.sink, Box::new(pmwork::NullSink));
+    let events = sink
+        .into_any()
+        .downcast::<pmwork::VecSink>()
+        .map_err(|_| "internal: unexpected sink".to_string())?
+        .events;
+    Ok((events, gen))
+}
+
 /// A workload argument: a trace file, or `NAME[:ops=N][:threads=T][:seed=S]` naming a pmwork
 /// workload (defaults: the workload's own ops and threads, seed 1).
 pub fn parse_generated(

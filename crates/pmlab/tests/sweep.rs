@@ -430,3 +430,51 @@ fn full_system_sweep_shards_equal_one_process() {
         "adr=false stalls more: {stalls:?}"
     );
 }
+
+#[test]
+fn generated_workloads_sweep_and_shard_identically() {
+    let d = tmpdir("gen");
+    let args = |out: &'static str, shard: Option<&'static str>| {
+        let mut a = vec![
+            "sweep",
+            "--config",
+            "nvm-ppo",
+            "--workload",
+            "linkedlist:ops=100",
+            "ycsb:ops=200:threads=2:seed=3",
+            "--set",
+            "controller.adr=true,false",
+            "--out",
+            out,
+        ];
+        if let Some(s) = shard {
+            a.extend(["--shard", s]);
+        }
+        a
+    };
+    let o = pmlab(&d, &args("one.csv", None));
+    assert!(o.status.success(), "{}", stderr(&o));
+    for s in ["0/2", "1/2"] {
+        let o = pmlab(&d, &args("sharded.csv", Some(s)));
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let one = read(&d, "one.csv");
+    assert_eq!(one, read(&d, "sharded.csv"));
+    assert_eq!(one.lines().count(), 5, "header + 2 workloads x 2 settings");
+    assert!(one.contains("ycsb:ops=200:threads=2:seed=3"));
+    // A bad spec is a one-line error naming it.
+    let o = pmlab(
+        &d,
+        &[
+            "sweep",
+            "--config",
+            "nvm-ppo",
+            "--workload",
+            "ycsb:ops=x",
+            "--out",
+            "bad.csv",
+        ],
+    );
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("ycsb:ops=x"), "{}", stderr(&o));
+}

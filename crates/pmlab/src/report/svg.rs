@@ -73,6 +73,24 @@ fn fmt_num(v: f64) -> String {
     }
 }
 
+/// Horizontal grid lines and y tick labels from 0 to `y1` every `ystep`, across a plot `pw`
+/// wide; `py` maps a value to its y coordinate.
+fn y_grid(s: &mut String, y1: f64, ystep: f64, pw: f64, py: impl Fn(f64) -> f64) {
+    let mut y = 0.0;
+    while y <= y1 + ystep * 0.01 {
+        let yy = py(y);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{LEFT}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+            LEFT + pw,
+            LEFT - 6.0,
+            yy + 4.0,
+            fmt_num(y)
+        );
+        y += ystep;
+    }
+}
+
 impl LineChart {
     /// Renders the chart as a standalone SVG document.
     pub fn to_svg(&self) -> String {
@@ -118,20 +136,7 @@ impl LineChart {
             LEFT,
             esc(&self.title)
         );
-        // Y grid and ticks.
-        let mut y = 0.0;
-        while y <= y1 + ystep * 0.01 {
-            let yy = py(y);
-            let _ = writeln!(
-                s,
-                r##"<line x1="{LEFT}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
-                LEFT + pw,
-                LEFT - 6.0,
-                yy + 4.0,
-                fmt_num(y)
-            );
-            y += ystep;
-        }
+        y_grid(&mut s, y1, ystep, pw, py);
         // X ticks at the data's x values (deduplicated).
         let mut xticks: Vec<f64> = xs.clone();
         xticks.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -258,19 +263,7 @@ impl BarChart {
             r#"<text x="{LEFT}" y="22" font-size="14" font-weight="bold">{}</text>"#,
             esc(&self.title)
         );
-        let mut y = 0.0;
-        while y <= y1 + 1e-9 {
-            let yy = py(y);
-            let _ = writeln!(
-                s,
-                r##"<line x1="{LEFT}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
-                LEFT + pw,
-                LEFT - 6.0,
-                yy + 4.0,
-                fmt_num(y)
-            );
-            y += ystep;
-        }
+        y_grid(&mut s, y1, ystep, pw, py);
         let _ = writeln!(
             s,
             r#"<text x="16" y="{:.1}" transform="rotate(-90 16 {:.1})" text-anchor="middle">{}</text>"#,

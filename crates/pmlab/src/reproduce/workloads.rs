@@ -7,7 +7,7 @@ use crate::report::{write_file, Table};
 use crate::simulate::run_generated;
 use pmsim::pmtrace::{Op, TraceEvent};
 use pmsim::SimConfig;
-use pmwork::{GenOptions, Params, VecSink, Workload, PM_BASE};
+use pmwork::{GenOptions, Params, Workload, PM_BASE};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -154,14 +154,8 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
         let info = w.info();
         let p = params(w, quick);
         eprintln!("  workloads: {}", info.name);
-        let gen = w.generate(&p, Box::new(VecSink::default()), GenOptions::default())?;
+        let (events, gen) = crate::simulate::generate_in_memory(w, &p, GenOptions::default())?;
         let ops: u64 = gen.ops_per_thread.iter().sum();
-        let events = gen
-            .sink
-            .into_any()
-            .downcast::<VecSink>()
-            .map_err(|_| "internal: unexpected sink".to_string())?
-            .events;
         let sh = shape(&events, ops);
         drop(events);
         if info.model != pmwork::Model::HwTx && sh.fences > 0 {
