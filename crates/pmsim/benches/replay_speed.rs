@@ -4,9 +4,16 @@
 //! `cargo bench -p pmsim --bench replay_speed -- [REQUESTS] [PRESET]` prints requests per second
 //! of host time and the peak resident set size, so running it for 1M and 50M requests shows
 //! whether memory grows with trace length.
+//!
+//! `cargo bench -p pmsim --bench replay_speed -- --fingerprint [REQUESTS]` instead prints, for
+//! every preset and a set of variants (ADR flipped, FCFS, two channels, tiny queues, a
+//! multi-thread workload with values, fences and unaligned stores, and a full-system run), the
+//! simulated time, event and decision counts and hashes of every acknowledgement (in order),
+//! of all statistics and of the durable image. Speed work on the simulator must leave this
+//! output byte-identical.
 
-use pmsim::pmtrace::{Op, TraceEvent};
-use pmsim::{Replay, SimConfig};
+use pmsim::pmtrace::{Op, TraceError, TraceEvent};
+use pmsim::{Replay, SimConfig, System};
 use std::time::Instant;
 
 fn peak_rss_kib() -> u64 {
@@ -20,19 +27,10 @@ fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    let n: u64 = args
-        .first()
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(1_000_000);
-    let preset = args.get(1).map(String::as_str).unwrap_or("nvm-ppo");
-    let cfg = SimConfig::preset(preset).expect("preset");
+/// The benchmark's request stream: random 64 B lines over 1 GiB, 2/3 loads, 1/3 stores.
+fn random_requests(n: u64) -> impl Iterator<Item = Result<TraceEvent, TraceError>> {
     let mut x = 0x243f6a8885a308d3u64;
-    let events = (0..n).map(move |_| {
+    (0..n).map(move |_| {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
@@ -43,10 +41,196 @@ fn main() {
             Op::Load
         };
         Ok(TraceEvent::access(op, 0, 0, addr, 64, 2))
-    });
+    })
+}
+
+/// A harder stream for the fingerprint: 4 threads, a 64 KiB hot set (coalescing, forwarding,
+/// read-buffer hits), stores with values (some unaligned, spanning two lines), fences and
+/// compute gaps.
+fn mixed_events(n: u64) -> impl Iterator<Item = Result<TraceEvent, TraceError>> {
+    let mut x = 0x9e3779b97f4a7c15u64;
+    let mut value = 0u64;
+    (0..n).map(move |i| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let t = (i % 4) as u16;
+        let addr = if x.is_multiple_of(4) {
+            (x >> 20) % (64 << 10)
+        } else {
+            (x >> 20) % (256 << 20)
+        };
+        let gap = ((x >> 40) % 16) as u32;
+        Ok(match (x >> 32) % 100 {
+            0..=49 => TraceEvent::access(Op::Load, t, 0, addr & !7, 8, gap),
+            50..=79 => {
+                value += 1;
+                TraceEvent::store(Op::Store, t, 0, addr & !7, &value.to_le_bytes(), gap)
+            }
+            80..=84 => {
+                value += 1;
+                let v = [value as u8; 24];
+                TraceEvent::store(Op::NtStore, t, 0, (addr | 60) & !3, &v, gap)
+            }
+            85..=89 => TraceEvent::marker(Op::Sfence, t, 0, gap),
+            90..=91 => TraceEvent::marker(Op::Mfence, t, 0, gap),
+            92..=94 => TraceEvent::access(Op::Clwb, t, 0, addr & !63, 64, gap),
+            _ => TraceEvent::marker(Op::Compute, t, 0, 40),
+        })
+    })
+}
+
+/// The full-system benchmark's program (see `full_system_speed.rs`), 2 threads, 50% hot.
+fn full_system_events(n: u64) -> impl Iterator<Item = Result<TraceEvent, TraceError>> {
+    let mut x = 0x243f6a8885a308d3u64;
+    let mut value = 0u64;
+    (0..n).map(move |i| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let t = (i % 2) as u16;
+        let region = t as u64 * (16 << 20);
+        let base = if x & 0x100 == 0 {
+            pmsim::config::DEFAULT_PM_BASE
+        } else {
+            0x0100_0000_0000
+        } + region;
+        let off = if x % 100 < 50 {
+            (x >> 20) % (8 << 10)
+        } else {
+            (x >> 20) % (8 << 20)
+        } & !7;
+        let addr = base + off;
+        let gap = ((x >> 40) % 8) as u32;
+        Ok(match (x >> 32) % 100 {
+            0..=44 => TraceEvent::access(Op::Load, t, 0, addr, 8, gap),
+            45..=74 => {
+                value += 1;
+                TraceEvent::store(Op::Store, t, 0, addr, &value.to_le_bytes(), gap)
+            }
+            75..=82 => TraceEvent::access(Op::Clwb, t, 0, addr, 64, gap),
+            83..=87 => TraceEvent::marker(Op::Sfence, t, 0, gap),
+            _ => TraceEvent::marker(Op::Compute, t, 0, 20),
+        })
+    })
+}
+
+/// FNV-1a over 64-bit words.
+#[derive(Clone, Copy)]
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Fnv {
+        Fnv(0xcbf29ce484222325)
+    }
+
+    fn word(&mut self, w: u64) {
+        for b in w.to_le_bytes() {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100000001b3);
+        }
+    }
+
+    fn bytes(&mut self, bs: &[u8]) {
+        for &b in bs {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100000001b3);
+        }
+    }
+}
+
+/// One memory-only run's fingerprint line.
+fn fingerprint_replay<I>(label: &str, cfg: &SimConfig, events: I)
+where
+    I: IntoIterator<Item = Result<TraceEvent, TraceError>>,
+{
+    let mut replay = Replay::new(cfg).expect("config").record_acks();
+    let summary = replay.run(events, |_| {}).expect("replay");
+    let stats = replay.stats();
+    let mut acks = Fnv::new();
+    for a in replay.ack_log() {
+        acks.word(a.id);
+        acks.word(a.is_write as u64);
+        acks.word(a.issued);
+        acks.word(a.time);
+    }
+    let mut st = Fnv::new();
+    st.bytes(stats.to_json().as_bytes());
+    let image = replay.durable_image();
+    let mut im = Fnv::new();
+    for line in image.line_addrs() {
+        im.word(line);
+        im.bytes(image.line(line).expect("listed line"));
+    }
+    println!(
+        "{label} requests={} sim_time_ps={} events_scheduled={} decisions={} acks={} \
+         ack_hash={:016x} stats_hash={:016x} image_lines={} image_hash={:016x}",
+        summary.reads + summary.writes,
+        summary.sim_time,
+        stats.counter("sim.events_scheduled"),
+        stats.counter("mc.decisions"),
+        replay.ack_log().len(),
+        acks.0,
+        st.0,
+        image.len(),
+        im.0
+    );
+}
+
+/// Prints the fingerprint of every preset and variant (see the module docs).
+fn fingerprint(n: u64) {
+    let variants: [(&str, &[&str]); 6] = [
+        ("base", &[]),
+        ("adr-on", &["controller.adr=true"]),
+        ("adr-off", &["controller.adr=false"]),
+        ("fcfs", &["controller.scheduler=\"fcfs\""]),
+        ("2ch", &["device.channels=2"]),
+        (
+            "tinyq",
+            &[
+                "controller.read_queue=2",
+                "controller.write_queue=3",
+                "controller.drain_high=2",
+                "controller.drain_low=1",
+            ],
+        ),
+    ];
+    for preset in pmsim::config::preset_names() {
+        let base = SimConfig::preset(preset).expect("preset");
+        for (name, sets) in variants {
+            let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+            let cfg = base.with_overrides(&sets).expect("override");
+            fingerprint_replay(&format!("{preset} {name} random"), &cfg, random_requests(n));
+            fingerprint_replay(&format!("{preset} {name} mixed"), &cfg, mixed_events(n / 2));
+        }
+        let mut sys = System::new(&base).expect("config");
+        let summary = sys.run(full_system_events(n / 2), |_| {}).expect("run");
+        let mut st = Fnv::new();
+        st.bytes(sys.stats().to_json().as_bytes());
+        println!(
+            "{preset} full-system events={} sim_time_ps={} stats_hash={:016x}",
+            summary.events, summary.sim_time, st.0
+        );
+    }
+}
+
+fn main() {
+    let fingerprint_mode = std::env::args().any(|a| a == "--fingerprint");
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let n: u64 = args
+        .first()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1_000_000);
+    if fingerprint_mode {
+        fingerprint(n);
+        return;
+    }
+    let preset = args.get(1).map(String::as_str).unwrap_or("nvm-ppo");
+    let cfg = SimConfig::preset(preset).expect("preset");
     let mut replay = Replay::new(&cfg).expect("config");
     let start = Instant::now();
-    let summary = replay.run(events, |_| {}).expect("replay");
+    let summary = replay.run(random_requests(n), |_| {}).expect("replay");
     let secs = start.elapsed().as_secs_f64();
     let stats = replay.stats();
     println!(

@@ -14,6 +14,9 @@ use std::collections::BinaryHeap;
 pub struct EventQueue<E> {
     heap: BinaryHeap<Reverse<Entry<E>>>,
     next_seq: u64,
+    /// Time of the earliest pending event (`Ps::MAX` when none), kept beside the heap because
+    /// the engine asks for it after every event.
+    head: Ps,
 }
 
 #[derive(Debug)]
@@ -52,6 +55,7 @@ impl<E> EventQueue<E> {
         EventQueue {
             heap: BinaryHeap::new(),
             next_seq: 0,
+            head: Ps::MAX,
         }
     }
 
@@ -60,17 +64,25 @@ impl<E> EventQueue<E> {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.heap.push(Reverse(Entry { time, seq, payload }));
+        self.head = self.head.min(time);
     }
 
     /// Time of the earliest pending event.
+    #[inline]
     pub fn peek_time(&self) -> Option<Ps> {
-        self.heap.peek().map(|Reverse(e)| e.time)
+        (!self.heap.is_empty()).then_some(self.head)
+    }
+
+    /// Time of the earliest pending event, `Ps::MAX` when none is pending.
+    #[inline]
+    pub fn next_time(&self) -> Ps {
+        self.head
     }
 
     /// Removes and returns the earliest event if it is due at or before `limit`.
     pub fn pop_until(&mut self, limit: Ps) -> Option<(Ps, E)> {
         if self.peek_time()? <= limit {
-            self.heap.pop().map(|Reverse(e)| (e.time, e.payload))
+            self.pop()
         } else {
             None
         }
@@ -78,7 +90,9 @@ impl<E> EventQueue<E> {
 
     /// Removes and returns the earliest event.
     pub fn pop(&mut self) -> Option<(Ps, E)> {
-        self.heap.pop().map(|Reverse(e)| (e.time, e.payload))
+        let Reverse(e) = self.heap.pop()?;
+        self.head = self.heap.peek().map_or(Ps::MAX, |Reverse(n)| n.time);
+        Some((e.time, e.payload))
     }
 
     /// Number of events ever scheduled.
@@ -110,6 +124,22 @@ mod tests {
         q.push(10, "b");
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(order, vec![(10, "a"), (10, "b"), (20, "c"), (20, "d")]);
+    }
+
+    #[test]
+    fn next_time_follows_the_earliest_event() {
+        let mut q = EventQueue::new();
+        assert_eq!((q.next_time(), q.peek_time()), (Ps::MAX, None));
+        q.push(30, 'a');
+        q.push(10, 'b');
+        q.push(20, 'c');
+        assert_eq!((q.next_time(), q.peek_time()), (10, Some(10)));
+        q.pop();
+        assert_eq!(q.next_time(), 20);
+        q.push(5, 'd');
+        assert_eq!(q.next_time(), 5);
+        while q.pop().is_some() {}
+        assert_eq!((q.next_time(), q.peek_time()), (Ps::MAX, None));
     }
 
     #[test]

@@ -52,32 +52,68 @@ enum MemEvent {
     Arrive(bool, Box<QueuedRequest>),
 }
 
-/// Completions of one channel. Requests finish in data-bus order, so read completions (data
-/// end) and media-write completions (data end + tWR) are each non-decreasing in time: FIFOs
-/// replace heap traffic for them. Anything out of order goes to the shared event queue.
-#[derive(Default)]
-struct Completions {
+/// A channel's completions. Requests finish in data-bus order, so read completions (data end)
+/// and media-write completions (data end + tWR) are each non-decreasing in time: FIFOs replace
+/// heap traffic for them. Anything out of order goes to the shared event queue. The times of
+/// their first entries are in [`MemorySystem::due`].
+struct Lane {
+    /// Read completions: (time, id, issued).
     reads: VecDeque<(Ps, u64, Ps)>,
+    /// Media-write completions.
     writes: VecDeque<(Ps, QueuedRequest)>,
+    /// Time of the last read completion pushed (meaningful while `reads` is not empty).
+    read_back: Ps,
+    /// Time of the last media-write completion pushed (while `writes` is not empty).
+    write_back: Ps,
 }
 
-/// Where the next event comes from; ties go to the earlier source in this order.
+impl Lane {
+    fn new() -> Lane {
+        Lane {
+            reads: VecDeque::new(),
+            writes: VecDeque::new(),
+            read_back: 0,
+            write_back: 0,
+        }
+    }
+}
+
+/// A channel's event sources in [`MemorySystem::due`], in tie-break order.
+const WRITES: usize = 0;
+const READS: usize = 1;
+const DECISION: usize = 2;
+
+/// When a channel's own event sources are next due, indexed by `WRITES`, `READS`, `DECISION`
+/// (`Ps::MAX`: none).
+type Due = [Ps; 3];
+
+/// The earliest of a channel's due times.
+#[inline]
+fn earliest(d: &Due) -> Ps {
+    d[WRITES].min(d[READS]).min(d[DECISION])
+}
+
+/// Where an event comes from. When several are due at the same time, the earliest source in
+/// the order shared queue, then per channel: writes, reads, decision, goes first.
 #[derive(Clone, Copy)]
 enum Source {
     Queue,
-    Write(usize),
-    Read(usize),
-    Decide(usize),
+    Writes(usize),
+    Reads(usize),
+    Decision(usize),
 }
 
 /// The whole memory system behind the requesters.
 pub struct MemorySystem {
     map: AddressMap,
     channels: Vec<ChannelController>,
+    lanes: Vec<Lane>,
+    /// When each channel's own event sources are next due: first media-write completion,
+    /// first read completion, pending scheduling decision.
+    due: Vec<Due>,
     scheduler: Box<dyn Scheduler>,
     bmo: Box<dyn BmoEngine>,
     events: EventQueue<MemEvent>,
-    completions: Vec<Completions>,
     image: PmImage,
     acks: Vec<Ack>,
     entered: Vec<QueuedRequest>,
@@ -85,6 +121,13 @@ pub struct MemorySystem {
     frontend: Ps,
     tck: Ps,
     now: Ps,
+    /// Time of the next event (`Ps::MAX` when none); `idle` when nothing is pending. Every
+    /// public call that changes state leaves them current, so asking for the next event costs
+    /// nothing.
+    next_t: Ps,
+    idle: bool,
+    /// Set when a change may have cancelled the next event (see [`submit`](Self::submit)).
+    stale: bool,
     media_writes_done: u64,
     reads_from_buffer: u64,
 }
@@ -97,17 +140,22 @@ impl MemorySystem {
         bmo: Box<dyn BmoEngine>,
     ) -> MemorySystem {
         let channels = (0..cfg.device.channels)
-            .map(|_| ChannelController::new(&cfg.controller, ChannelDevice::new(&cfg.device)))
+            .map(|_| {
+                ChannelController::new(
+                    &cfg.controller,
+                    ChannelDevice::new(&cfg.device),
+                    scheduler.as_ref(),
+                )
+            })
             .collect();
         MemorySystem {
             map: AddressMap::new(&cfg.device),
             channels,
+            lanes: (0..cfg.device.channels).map(|_| Lane::new()).collect(),
+            due: vec![[Ps::MAX; 3]; cfg.device.channels as usize],
             scheduler,
             bmo,
             events: EventQueue::new(),
-            completions: (0..cfg.device.channels)
-                .map(|_| Completions::default())
-                .collect(),
             image: PmImage::new(),
             acks: Vec::new(),
             entered: Vec::new(),
@@ -115,63 +163,84 @@ impl MemorySystem {
             frontend: ns_to_ps(cfg.controller.frontend_ns),
             tck: cfg.device.timing.to_ps().tck.max(1),
             now: 0,
+            next_t: Ps::MAX,
+            idle: true,
+            stale: false,
             media_writes_done: 0,
             reads_from_buffer: 0,
         }
     }
 
     /// Current time of the memory system.
+    #[inline]
     pub fn now(&self) -> Ps {
         self.now
     }
 
     /// Time of the next pending event.
+    #[inline]
     pub fn next_event_time(&self) -> Option<Ps> {
-        self.next_source().map(|(t, _)| t)
+        (!self.idle).then_some(self.next_t)
     }
 
+    /// Finds the next event's time after a change.
     #[inline]
-    fn next_source(&self) -> Option<(Ps, Source)> {
-        // Sentinel arithmetic instead of Options: this runs once per event.
-        let mut best_t = self.events.peek_time().unwrap_or(Ps::MAX);
-        let mut best = Source::Queue;
-        for (i, c) in self.completions.iter().enumerate() {
-            if let Some(&(t, _)) = c.writes.front() {
-                if t < best_t {
-                    best_t = t;
-                    best = Source::Write(i);
-                }
+    fn refresh_next(&mut self) {
+        let own = match self.due.as_slice() {
+            [d] => earliest(d),
+            all => all.iter().map(earliest).min().unwrap_or(Ps::MAX),
+        };
+        let t = self.events.next_time().min(own);
+        self.next_t = t;
+        self.idle = t == Ps::MAX && self.events.is_empty();
+    }
+
+    /// The source of the next event, due at `t`: the first in source order with an event at
+    /// `t`.
+    #[inline]
+    fn source_at(&self, t: Ps) -> Source {
+        if !self.events.is_empty() && self.events.next_time() == t {
+            return Source::Queue;
+        }
+        if let [d] = self.due.as_slice() {
+            // One channel (the usual case): no search.
+            return if d[WRITES] == t {
+                Source::Writes(0)
+            } else if d[READS] == t {
+                Source::Reads(0)
+            } else {
+                Source::Decision(0)
+            };
+        }
+        for (ch, d) in self.due.iter().enumerate() {
+            if d[WRITES] == t {
+                return Source::Writes(ch);
             }
-            if let Some(&(t, _, _)) = c.reads.front() {
-                if t < best_t {
-                    best_t = t;
-                    best = Source::Read(i);
-                }
+            if d[READS] == t {
+                return Source::Reads(ch);
             }
-            let d = self.channels[i].decision_at.unwrap_or(Ps::MAX);
-            if d < best_t {
-                best_t = d;
-                best = Source::Decide(i);
+            if d[DECISION] == t {
+                return Source::Decision(ch);
             }
         }
-        if best_t == Ps::MAX && self.events.is_empty() {
-            None
-        } else {
-            Some((best_t, best))
-        }
+        unreachable!("an event is due at the next event time")
+    }
+
+    /// The due time of source `kind` of channel `ch`.
+    #[inline]
+    fn due(&mut self, ch: usize, kind: usize) -> &mut Ps {
+        &mut self.due[ch][kind]
     }
 
     /// True when requests are queued, in flight or waiting.
     pub fn busy(&self) -> bool {
         !self.events.is_empty()
+            || self.channels.iter().any(|c| c.busy())
             || self
-                .channels
+                .lanes
                 .iter()
-                .any(|c| c.busy() || c.decision_at.is_some())
-            || self
-                .completions
-                .iter()
-                .any(|c| !c.reads.is_empty() || !c.writes.is_empty())
+                .any(|l| !l.reads.is_empty() || !l.writes.is_empty())
+            || self.due.iter().any(|d| d[DECISION] != Ps::MAX)
     }
 
     /// The per-channel controllers (for inspection and tests).
@@ -186,6 +255,34 @@ impl MemorySystem {
 
     /// Submits a request at time `now` (not earlier than [`now`](Self::now)).
     pub fn submit(&mut self, req: MemRequest, now: Ps) {
+        // Accepting a request only adds events, each noted as it comes (`earlier`), unless it
+        // runs a decision at once, which may cancel one: then the next event is searched anew.
+        self.stale = false;
+        self.accept(req, now);
+        if self.stale {
+            self.refresh_next();
+        }
+    }
+
+    /// A new event at `t` (on a channel source): the next event is now no later than `t`.
+    #[inline]
+    fn earlier(&mut self, t: Ps) {
+        if t < self.next_t {
+            self.next_t = t;
+            self.idle = false;
+        }
+    }
+
+    /// Schedules `ev` at `t` on the shared queue.
+    #[inline]
+    fn schedule_event(&mut self, t: Ps, ev: MemEvent) {
+        self.events.push(t, ev);
+        self.next_t = self.next_t.min(t);
+        self.idle = false;
+    }
+
+    #[inline]
+    fn accept(&mut self, req: MemRequest, now: Ps) {
         debug_assert!(now >= self.now, "submit in the past");
         self.now = self.now.max(now);
         let now = self.now;
@@ -195,8 +292,9 @@ impl MemorySystem {
         let q = QueuedRequest {
             id: req.id,
             line_addr,
-            loc,
-            arrival: now,
+            row: loc.row,
+            bank: self.channels[ch].device.bank_index(&loc) as u32,
+            channel: loc.channel,
             issued: now,
             payload: req.data.map(|d| {
                 Box::new(crate::controller::Payload {
@@ -208,53 +306,59 @@ impl MemorySystem {
         if req.is_write {
             let delay = self.bmo.write_delay(line_addr, now);
             if delay > 0 {
-                self.events
-                    .push(now + delay, MemEvent::Arrive(true, Box::new(q)));
+                self.schedule_event(now + delay, MemEvent::Arrive(true, Box::new(q)));
                 return;
             }
         } else if let Some(plan) = self.channels[ch].device.read_from_buffer(line_addr, now) {
             self.reads_from_buffer += 1;
-            self.finish_read(ch, &q, plan.data_end);
+            self.finish_read(ch, q.id, q.issued, line_addr, plan.data_end);
             return;
         }
-        self.offer(ch, req.is_write, q, now);
+        self.offer(req.is_write, q, now);
     }
 
-    fn offer(&mut self, ch: usize, is_write: bool, mut q: QueuedRequest, now: Ps) {
-        if !is_write && self.channels[ch].forward_read(q.line_addr) {
-            self.finish_read(ch, &q, now);
+    /// A request reaches its channel's controller at `now`.
+    #[inline(always)]
+    fn offer(&mut self, is_write: bool, mut q: QueuedRequest, now: Ps) {
+        let ch = q.channel as usize;
+        let c = &mut self.channels[ch];
+        if !is_write && c.forward_read(q.line_addr, q.bank) {
+            self.finish_read(ch, q.id, q.issued, q.line_addr, now);
             return;
         }
-        if is_write && self.adr && self.channels[ch].would_accept(true, q.line_addr) {
+        if is_write && self.adr && c.would_accept(true, q.line_addr, q.bank) {
             // Accepted into the ADR domain now: durable and acknowledged at once; the queue
             // entry no longer needs the data.
             self.write_durable(&q, now);
             q.payload = None;
         }
-        let loc = q.loc;
+        let (bank, row) = (q.bank as usize, q.row);
         if self.channels[ch].offer(is_write, q) == Admission::Queued {
-            self.decide_now(ch, now, &loc);
+            self.decide_now(ch, now, bank, row);
         }
     }
 
-    fn finish_read(&mut self, ch: usize, q: &QueuedRequest, data_ready: Ps) {
-        let t = data_ready + self.bmo.read_delay(q.line_addr, data_ready) + self.frontend;
-        let fifo = &mut self.completions[ch].reads;
+    /// The data of read `id` is at the controller at `data_ready`: acknowledge it once the
+    /// PM-support engine and the front end have passed it on.
+    #[inline]
+    fn finish_read(&mut self, ch: usize, id: u64, issued: Ps, line_addr: u64, data_ready: Ps) {
+        let t = data_ready + self.bmo.read_delay(line_addr, data_ready) + self.frontend;
+        let lane = &mut self.lanes[ch];
         if t <= self.now {
-            self.ack(q.id, false, q.issued, t);
-        } else if fifo.back().is_none_or(|b| b.0 <= t) {
-            fifo.push_back((t, q.id, q.issued));
+            self.ack(id, false, issued, t);
+        } else if lane.reads.is_empty() || lane.read_back <= t {
+            if lane.reads.is_empty() {
+                self.due[ch][READS] = t;
+            }
+            lane.read_back = t;
+            lane.reads.push_back((t, id, issued));
+            self.earlier(t);
         } else {
-            self.events.push(
-                t,
-                MemEvent::ReadDone {
-                    id: q.id,
-                    issued: q.issued,
-                },
-            );
+            self.schedule_event(t, MemEvent::ReadDone { id, issued });
         }
     }
 
+    #[inline]
     fn ack(&mut self, id: u64, is_write: bool, issued: Ps, time: Ps) {
         self.acks.push(Ack {
             id,
@@ -272,34 +376,45 @@ impl MemorySystem {
     }
 
     /// A write became durable at `t`: update the image and acknowledge it.
+    #[inline]
     fn write_durable(&mut self, q: &QueuedRequest, t: Ps) {
+        if q.payload.is_none() {
+            self.ack(q.id, true, q.issued, t + self.frontend);
+            return;
+        }
         for d in q.data() {
             self.image.apply(q.line_addr, d);
         }
         self.ack_all(q, true, t + self.frontend);
     }
 
-    /// A request entered channel `ch` at `now`: make sure a decision happens no later than the
-    /// time it could issue. Nothing else in the queue became ready earlier, so a pending
-    /// decision that is due sooner already covers it.
-    fn decide_now(&mut self, ch: usize, now: Ps, loc: &crate::device::Location) {
-        let (ready, _) = self.channels[ch].device.readiness(loc, now);
-        if self.channels[ch].decision_at.is_some_and(|d| d <= ready) {
+    /// A request for row `row` of bank `bank` entered channel `ch` at `now`: make sure a
+    /// decision happens no later than the time it could issue. Nothing else in the queue
+    /// became ready earlier, so a pending decision that is due sooner already covers it.
+    #[inline]
+    fn decide_now(&mut self, ch: usize, now: Ps, bank: usize, row: u64) {
+        let (ready, _) = self.channels[ch].device.readiness(bank, row, now);
+        let decision_at = self.due(ch, DECISION);
+        if *decision_at <= ready {
             return;
         }
         if ready <= now {
-            self.channels[ch].decision_at = None;
+            *decision_at = Ps::MAX;
+            self.stale = true;
             self.run_decision(ch, now);
         } else {
-            self.schedule_decision(ch, ready);
+            *decision_at = ready;
+            self.earlier(ready);
         }
     }
 
+    #[inline]
     fn schedule_decision(&mut self, ch: usize, t: Ps) {
-        let c = &mut self.channels[ch];
-        c.decision_at = Some(c.decision_at.map_or(t, |d| d.min(t)));
+        let decision_at = self.due(ch, DECISION);
+        *decision_at = (*decision_at).min(t);
     }
 
+    #[inline]
     fn run_decision(&mut self, ch: usize, now: Ps) {
         let decision = self.channels[ch].decide(self.scheduler.as_mut(), now);
         match decision {
@@ -312,12 +427,15 @@ impl MemorySystem {
             } => {
                 if is_write {
                     if !self.adr {
-                        let fifo = &mut self.completions[ch].writes;
-                        if fifo.back().is_none_or(|b| b.0 <= plan.done) {
-                            fifo.push_back((plan.done, request));
+                        let lane = &mut self.lanes[ch];
+                        if lane.writes.is_empty() || lane.write_back <= plan.done {
+                            if lane.writes.is_empty() {
+                                self.due[ch][WRITES] = plan.done;
+                            }
+                            lane.write_back = plan.done;
+                            lane.writes.push_back((plan.done, request));
                         } else {
-                            self.events
-                                .push(plan.done, MemEvent::WriteDone(Box::new(request)));
+                            self.schedule_event(plan.done, MemEvent::WriteDone(Box::new(request)));
                         }
                     } else {
                         self.media_writes_done += 1;
@@ -326,15 +444,18 @@ impl MemorySystem {
                     if plan.outcome != RowOutcome::ReadBuffer {
                         self.channels[ch].device.fill_read_buffer(request.line_addr);
                     }
-                    self.finish_read(ch, &request, plan.data_end);
+                    let (id, issued, line) = (request.id, request.issued, request.line_addr);
+                    self.finish_read(ch, id, issued, line, plan.data_end);
                 }
-                let mut entered = std::mem::take(&mut self.entered);
-                self.channels[ch].admit_waiting(now, self.adr, &mut entered);
-                for w in &entered {
-                    self.write_durable(w, now);
+                if self.channels[ch].has_waiting() {
+                    let mut entered = std::mem::take(&mut self.entered);
+                    self.channels[ch].admit_waiting(self.adr, &mut entered);
+                    for w in &entered {
+                        self.write_durable(w, now);
+                    }
+                    entered.clear();
+                    self.entered = entered;
                 }
-                entered.clear();
-                self.entered = entered;
                 // One request per command clock; skip straight to the first time something
                 // can issue, so idle decisions are never taken.
                 if let Some(t) = self.channels[ch].next_ready(now + self.tck) {
@@ -346,37 +467,62 @@ impl MemorySystem {
 
     /// Processes every event due at or before `t` and moves the clock to `t`.
     pub fn advance_to(&mut self, t: Ps) {
-        while self.step_until(t).is_some() {}
+        while self.step_inner(t).is_some() {}
         self.now = self.now.max(t);
     }
 
     /// Processes the next pending event if it is due at or before `limit`; returns its time.
     pub fn step_until(&mut self, limit: Ps) -> Option<Ps> {
-        let (time, src) = self.next_source()?;
-        if time > limit {
+        self.step_inner(limit)
+    }
+
+    /// [`step_until`](Self::step_until), inlined into the loops that call it per event.
+    #[inline(always)]
+    fn step_inner(&mut self, limit: Ps) -> Option<Ps> {
+        let time = self.next_t;
+        if time > limit || self.idle {
             return None;
         }
         self.now = self.now.max(time);
-        match src {
+        match self.source_at(time) {
             Source::Queue => {
                 let (time, ev) = self.events.pop().expect("peeked");
                 self.handle(time, ev);
             }
-            Source::Write(ch) => {
-                let (_, q) = self.completions[ch].writes.pop_front().expect("peeked");
+            Source::Writes(ch) => {
+                let lane = &mut self.lanes[ch];
+                let (_, q) = lane.writes.pop_front().expect("peeked");
+                self.due[ch][WRITES] = lane.writes.front().map_or(Ps::MAX, |w| w.0);
                 self.media_writes_done += 1;
                 self.write_durable(&q, time);
             }
-            Source::Read(ch) => {
-                let (_, id, issued) = self.completions[ch].reads.pop_front().expect("peeked");
+            Source::Reads(ch) => {
+                let lane = &mut self.lanes[ch];
+                let (_, id, issued) = lane.reads.pop_front().expect("peeked");
+                self.due[ch][READS] = lane.reads.front().map_or(Ps::MAX, |r| r.0);
                 self.ack(id, false, issued, time);
             }
-            Source::Decide(ch) => {
-                self.channels[ch].decision_at = None;
+            Source::Decision(ch) => {
+                *self.due(ch, DECISION) = Ps::MAX;
                 self.run_decision(ch, time);
             }
         }
+        self.refresh_next();
         Some(time)
+    }
+
+    /// Processes events due at or before `limit` until one produces an acknowledgement or none
+    /// is left; returns whether any was processed. Equivalent to calling
+    /// [`step_until`](Self::step_until) until [`has_acks`](Self::has_acks), in one call.
+    pub fn step_until_ack(&mut self, limit: Ps) -> bool {
+        let mut any = false;
+        while self.step_inner(limit).is_some() {
+            any = true;
+            if !self.acks.is_empty() {
+                break;
+            }
+        }
+        any
     }
 
     /// Processes the next pending event; returns its time, or `None` when nothing is pending.
@@ -391,10 +537,7 @@ impl MemorySystem {
                 self.media_writes_done += 1;
                 self.write_durable(&q, time);
             }
-            MemEvent::Arrive(is_write, q) => {
-                let ch = q.loc.channel as usize;
-                self.offer(ch, is_write, *q, time);
-            }
+            MemEvent::Arrive(is_write, q) => self.offer(is_write, *q, time),
         }
     }
 
@@ -407,6 +550,19 @@ impl MemorySystem {
     /// Moves the acknowledgements produced so far into `out`.
     pub fn take_acks(&mut self, out: &mut Vec<Ack>) {
         out.append(&mut self.acks);
+    }
+
+    /// The acknowledgements produced since the last [`clear_acks`](Self::clear_acks) or
+    /// [`take_acks`](Self::take_acks), in order (read them in place, then clear them).
+    #[inline]
+    pub fn acks(&self) -> &[Ack] {
+        &self.acks
+    }
+
+    /// Drops the acknowledgements read through [`acks`](Self::acks).
+    #[inline]
+    pub fn clear_acks(&mut self) {
+        self.acks.clear();
     }
 
     /// What survives a power failure now: media contents, plus every write accepted into the

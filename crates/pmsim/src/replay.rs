@@ -80,7 +80,6 @@ pub struct Replay {
     cycle: Ps,
     max_outstanding: u32,
     next_seq: u64,
-    acks: Vec<Ack>,
     release: Vec<Persist>,
     log_writes: Vec<LogWrite>,
     pending_persists: Vec<(u64, MemRequest)>,
@@ -111,7 +110,6 @@ impl Replay {
             cycle: cfg.replay.cycle_ps(),
             max_outstanding: cfg.replay.max_outstanding,
             next_seq: 0,
-            acks: Vec::new(),
             release: Vec::new(),
             log_writes: Vec::new(),
             pending_persists: Vec::new(),
@@ -168,13 +166,17 @@ impl Replay {
         self.stop_at.unwrap_or(Ps::MAX)
     }
 
+    /// Takes the memory system's new acknowledgements, if any.
+    #[inline]
     fn absorb_acks(&mut self) {
-        if !self.mem.has_acks() {
-            return;
+        if self.mem.has_acks() {
+            self.absorb_new_acks();
         }
-        self.mem.take_acks(&mut self.acks);
-        let mut acks = std::mem::take(&mut self.acks);
-        for a in &acks {
+    }
+
+    #[inline(always)]
+    fn absorb_new_acks(&mut self) {
+        for a in self.mem.acks() {
             let th = &mut self.threads[(a.id & 0xffff) as usize];
             th.outstanding -= 1;
             if a.is_write {
@@ -196,8 +198,7 @@ impl Replay {
                 log.push(*a);
             }
         }
-        acks.clear();
-        self.acks = acks;
+        self.mem.clear_acks();
         if !self.release.is_empty() {
             self.submit_released();
         }
@@ -213,9 +214,10 @@ impl Replay {
         }
     }
 
-    /// Advances the memory system by one event; returns false when the crash point is reached.
+    /// Advances the memory system until an acknowledgement arrives (nothing else can change a
+    /// waiting thread's state); returns false when the crash point is reached.
     fn wait_step(&mut self) -> Result<bool, ReplayError> {
-        if self.mem.step_until(self.limit()).is_some() {
+        if self.mem.step_until_ack(self.limit()) {
             self.absorb_acks();
             Ok(true)
         } else if self.mem.next_event_time().is_some() {
@@ -246,6 +248,7 @@ impl Replay {
         Ok(true)
     }
 
+    #[inline(always)]
     fn issue(&mut self, t: usize, addr: u64, is_write: bool, data: Option<LineData>) -> bool {
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -407,12 +410,13 @@ impl Replay {
     /// Issues one 64 B memory request per line the access touches (an unaligned or large access
     /// spans several lines), each carrying its part of the stored value when the value is known.
     /// Returns false when the crash point was reached.
+    #[inline(always)]
     fn issue_access(&mut self, t: usize, ev: &TraceEvent) -> Result<bool, ReplayError> {
         let is_write = ev.op != Op::Load;
         let size = (ev.size as u64).max(1);
         let first = ev.addr & !63;
         let last = (ev.addr.saturating_add(size - 1)) & !63;
-        let value = ev.value_bytes();
+        let value = if is_write { ev.value_bytes() } else { &[] };
         let mut line = first;
         loop {
             let max = self.max_outstanding;
@@ -444,10 +448,18 @@ impl Replay {
         }
     }
 
+    /// Issues the log writes the logging engine asked for; returns false when the crash point
+    /// was reached.
+    #[inline]
     fn issue_log_writes(&mut self, t: usize) -> Result<bool, ReplayError> {
         if self.log_writes.is_empty() {
-            return Ok(true);
+            Ok(true)
+        } else {
+            self.issue_pending_log_writes(t)
         }
+    }
+
+    fn issue_pending_log_writes(&mut self, t: usize) -> Result<bool, ReplayError> {
         let writes = std::mem::take(&mut self.log_writes);
         for w in &writes {
             let max = self.max_outstanding;

@@ -6,14 +6,14 @@
 //! with decisions at the times it asks for and turns finished requests into acknowledgements.
 
 use crate::config::ControllerConfig;
-use crate::device::{AccessPlan, ChannelDevice, Location};
+use crate::device::{AccessPlan, ChannelDevice};
 use crate::image::LineData;
-use crate::scheduler::{BankCandidates, Pick, Scheduler};
+use crate::scheduler::{BuiltinPolicy, Pick, Scheduler};
 use crate::time::Ps;
 use std::collections::VecDeque;
 
 mod queue;
-pub use queue::{BankKey, RequestQueue};
+pub use queue::RequestQueue;
 
 /// What some queued requests carry besides their id: ids of writes coalesced into them and
 /// the bytes written (only when the trace knows them). Kept out of line so the common request
@@ -33,10 +33,13 @@ pub struct QueuedRequest {
     pub id: u64,
     /// Line address.
     pub line_addr: u64,
-    /// Decoded location.
-    pub loc: Location,
-    /// When it entered the queue.
-    pub arrival: Ps,
+    /// Row within its bank.
+    pub row: u64,
+    /// Flat bank index within its channel (see
+    /// [`ChannelDevice::bank_index`](crate::device::ChannelDevice::bank_index)).
+    pub bank: u32,
+    /// Channel index.
+    pub channel: u32,
     /// When the requester issued the first request of this entry.
     pub issued: Ps,
     /// Coalesced ids and write data, when there are any.
@@ -108,21 +111,22 @@ pub struct ControllerStats {
 pub struct ChannelController {
     read_q: RequestQueue,
     write_q: RequestQueue,
-    /// Requests waiting for a queue slot: (is_write, request).
-    waiting: VecDeque<(bool, QueuedRequest)>,
+    /// Reads and writes waiting for a queue slot, each in arrival order, with their arrival
+    /// numbers (to find the oldest waiting request of either class).
+    waiting_reads: VecDeque<(u64, QueuedRequest)>,
+    waiting_writes: VecDeque<(u64, QueuedRequest)>,
+    next_wait_seq: u64,
     read_cap: usize,
     write_cap: usize,
     drain_high: usize,
     drain_low: usize,
     draining: bool,
-    bank_cands: Vec<BankCandidates>,
-    bank_ids: Vec<u32>,
+    /// The scheduler's built-in policy, evaluated directly on the queues' bank entries.
+    policy: Option<BuiltinPolicy>,
     /// The device behind the controller.
     pub device: ChannelDevice,
     /// Statistics.
     pub stats: ControllerStats,
-    /// Time of the pending decision event, if one is scheduled.
-    pub decision_at: Option<Ps>,
 }
 
 /// Result of offering a request to the controller.
@@ -135,22 +139,27 @@ pub enum Admission {
 }
 
 impl ChannelController {
-    /// A controller with empty queues over `device`.
-    pub fn new(cfg: &ControllerConfig, device: ChannelDevice) -> ChannelController {
+    /// A controller with empty queues over `device`, for decisions by `sched` (see
+    /// [`Scheduler::builtin`]).
+    pub fn new(
+        cfg: &ControllerConfig,
+        device: ChannelDevice,
+        sched: &dyn Scheduler,
+    ) -> ChannelController {
         ChannelController {
             read_q: RequestQueue::new(device.bank_count()),
             write_q: RequestQueue::new(device.bank_count()),
-            waiting: VecDeque::new(),
+            waiting_reads: VecDeque::new(),
+            waiting_writes: VecDeque::new(),
+            next_wait_seq: 0,
             read_cap: cfg.read_queue as usize,
             write_cap: cfg.write_queue as usize,
             drain_high: cfg.drain_high as usize,
             drain_low: cfg.drain_low as usize,
             draining: false,
-            bank_cands: Vec::new(),
-            bank_ids: Vec::new(),
+            policy: sched.builtin(),
             device,
             stats: ControllerStats::default(),
-            decision_at: None,
         }
     }
 
@@ -159,45 +168,69 @@ impl ChannelController {
         (self.read_q.len(), self.write_q.len())
     }
 
-    /// True when a write to `line_addr` is in the WPQ (not yet issued to the device).
-    pub fn wpq_holds(&self, line_addr: u64) -> bool {
-        self.write_q.find_line(line_addr).is_some()
+    /// Slot of the WPQ entry (not yet issued to the device) for line `line_addr` of flat bank
+    /// `bank`, if any.
+    #[inline]
+    fn wpq_slot(&self, line_addr: u64, bank: u32) -> Option<u32> {
+        if self.write_q.is_empty() {
+            None
+        } else {
+            self.write_q.find_line(line_addr, bank)
+        }
+    }
+
+    /// True when a write to `line_addr` (in flat bank `bank`) is in the WPQ (not yet issued to
+    /// the device).
+    #[inline]
+    pub fn wpq_holds(&self, line_addr: u64, bank: u32) -> bool {
+        self.wpq_slot(line_addr, bank).is_some()
     }
 
     /// Answers a read from a WPQ entry for the same line, if there is one (read forwarding).
-    pub fn forward_read(&mut self, line_addr: u64) -> bool {
-        let hit = self.wpq_holds(line_addr);
+    #[inline]
+    pub fn forward_read(&mut self, line_addr: u64, bank: u32) -> bool {
+        let hit = self.wpq_holds(line_addr, bank);
         self.stats.reads_forwarded += hit as u64;
         hit
     }
 
     /// Whether [`offer`](Self::offer) would accept this request now (merge or free slot)
     /// rather than make it wait.
-    pub fn would_accept(&self, is_write: bool, line_addr: u64) -> bool {
-        (is_write && self.wpq_holds(line_addr)) || self.can_enter(is_write)
+    #[inline]
+    pub fn would_accept(&self, is_write: bool, line_addr: u64, bank: u32) -> bool {
+        (is_write && self.wpq_holds(line_addr, bank)) || self.can_enter(is_write)
     }
 
     /// A new request of this class may enter its queue now: a slot is free and no earlier
     /// request of the class is still waiting for one.
+    #[inline]
     fn can_enter(&self, is_write: bool) -> bool {
-        !self.waiting.iter().any(|(w, _)| *w == is_write) && self.has_room(is_write)
+        self.waiting(is_write).is_empty() && self.has_room(is_write)
     }
 
     /// Offers a request. Writes to a line already in the WPQ merge into that entry. A full
     /// queue makes the request wait (in order).
+    #[inline]
     pub fn offer(&mut self, is_write: bool, mut req: QueuedRequest) -> Admission {
         if is_write && self.coalesce(&mut req) {
             return Admission::Queued;
         }
         if !self.can_enter(is_write) {
             self.stats.queue_full_waits += 1;
-            self.waiting.push_back((is_write, req));
+            let seq = self.next_wait_seq;
+            self.next_wait_seq += 1;
+            if is_write {
+                self.waiting_writes.push_back((seq, req));
+            } else {
+                self.waiting_reads.push_back((seq, req));
+            }
             return Admission::Waiting;
         }
         self.enqueue(is_write, req);
         Admission::Queued
     }
 
+    #[inline]
     fn has_room(&self, is_write: bool) -> bool {
         if is_write {
             self.write_q.len() < self.write_cap
@@ -206,43 +239,62 @@ impl ChannelController {
         }
     }
 
+    #[inline]
     fn enqueue(&mut self, is_write: bool, req: QueuedRequest) {
-        let bank = self.device.bank_index(&req.loc);
-        let key = BankKey {
-            bank: bank as u32,
-            rank: req.loc.rank,
-            row: req.loc.row,
-        };
-        let open = self.device.open_row(bank);
         if is_write {
             self.stats.writes_accepted += 1;
-            self.write_q.push(req, key, open);
+            self.write_q.push(req, &self.device);
         } else {
             self.stats.reads_accepted += 1;
-            self.read_q.push(req, key, open);
+            self.read_q.push(req, &self.device);
         }
     }
 
-    /// Moves waiting requests into freed slots at time `now`. Under ADR the writes that entered
-    /// the WPQ become durable now: they are appended to `entered_writes` (with their ids and
-    /// data, which the queue entry then no longer keeps). Coalescing applies to them too.
-    pub fn admit_waiting(&mut self, now: Ps, adr: bool, entered_writes: &mut Vec<QueuedRequest>) {
-        while let Some((is_write, _)) = self.waiting.front() {
-            let is_write = *is_write;
-            if !self.has_room(is_write) {
-                // Keep order within a class, but let the other class through.
-                let other = self.waiting.iter().position(|(w, _)| *w != is_write);
-                match other {
-                    Some(i) if self.has_room(!is_write) => {
-                        let (w, r) = self.waiting.remove(i).expect("index valid");
-                        self.admit(w, r, now, adr, entered_writes);
-                        continue;
-                    }
-                    _ => break,
-                }
+    /// The requests of one class waiting for a queue slot.
+    #[inline]
+    fn waiting(&self, is_write: bool) -> &VecDeque<(u64, QueuedRequest)> {
+        if is_write {
+            &self.waiting_writes
+        } else {
+            &self.waiting_reads
+        }
+    }
+
+    /// True when requests wait for a queue slot.
+    #[inline]
+    pub fn has_waiting(&self) -> bool {
+        !self.waiting_reads.is_empty() || !self.waiting_writes.is_empty()
+    }
+
+    /// Moves waiting requests into freed slots: the oldest waiting request enters when its
+    /// queue has room; when it has none, the oldest of the other class may enter (order is
+    /// kept within a class, and one full queue does not block the other). Under ADR the writes
+    /// that entered the WPQ become durable now: they are appended to `entered_writes` (with
+    /// their ids and data, which the queue entry then no longer keeps). Coalescing applies to
+    /// them too.
+    pub fn admit_waiting(&mut self, adr: bool, entered_writes: &mut Vec<QueuedRequest>) {
+        loop {
+            let oldest_is_write = match (self.waiting_reads.front(), self.waiting_writes.front()) {
+                (None, None) => return,
+                (Some(_), None) => false,
+                (None, Some(_)) => true,
+                (Some(r), Some(w)) => w.0 < r.0,
+            };
+            let is_write = if self.has_room(oldest_is_write) {
+                oldest_is_write
+            } else if self.has_room(!oldest_is_write) && !self.waiting(!oldest_is_write).is_empty()
+            {
+                !oldest_is_write
+            } else {
+                return;
+            };
+            let (_, r) = if is_write {
+                self.waiting_writes.pop_front()
+            } else {
+                self.waiting_reads.pop_front()
             }
-            let (w, r) = self.waiting.pop_front().expect("front exists");
-            self.admit(w, r, now, adr, entered_writes);
+            .expect("a request of this class waits");
+            self.admit(is_write, r, adr, entered_writes);
         }
     }
 
@@ -250,16 +302,14 @@ impl ChannelController {
         &mut self,
         is_write: bool,
         mut r: QueuedRequest,
-        now: Ps,
         adr: bool,
         entered_writes: &mut Vec<QueuedRequest>,
     ) {
-        r.arrival = now;
         if is_write && adr {
             // The ADR domain now holds the data: hand ids and payload to the caller.
             entered_writes.push(QueuedRequest {
                 payload: r.payload.take(),
-                ..r.clone()
+                ..r
             });
         }
         if !(is_write && self.coalesce(&mut r)) {
@@ -267,8 +317,9 @@ impl ChannelController {
         }
     }
 
+    #[inline]
     fn coalesce(&mut self, r: &mut QueuedRequest) -> bool {
-        match self.write_q.find_line(r.line_addr) {
+        match self.wpq_slot(r.line_addr, r.bank) {
             Some(i) => {
                 self.write_q.get_mut(i).absorb(r);
                 self.stats.writes_coalesced += 1;
@@ -280,10 +331,12 @@ impl ChannelController {
 
     /// True when a read or write is queued or waiting.
     pub fn busy(&self) -> bool {
-        !self.read_q.is_empty() || !self.write_q.is_empty() || !self.waiting.is_empty()
+        !self.read_q.is_empty() || !self.write_q.is_empty() || self.has_waiting()
     }
 
-    /// Makes one scheduling decision at `now`.
+    /// Makes one scheduling decision at `now` with `sched` (the scheduler the controller was
+    /// built for).
+    #[inline]
     pub fn decide(&mut self, sched: &mut dyn Scheduler, now: Ps) -> Decision {
         self.stats.decisions += 1;
         if self.write_q.len() >= self.drain_high && !self.draining {
@@ -301,36 +354,41 @@ impl ChannelController {
         } else {
             &mut self.read_q
         };
-        queue.summarize(&self.device, now, &mut self.bank_cands, &mut self.bank_ids);
-        match sched.pick(&self.bank_cands, now) {
-            Pick::WaitUntil(t) => Decision::WaitUntil(t.max(now + 1)),
-            Pick::Issue { bank: i, hit } => {
-                let c = &self.bank_cands[i];
-                let chosen = if hit { c.oldest_hit } else { c.oldest_miss };
-                let slot = chosen.expect("scheduler picked an existing request").slot;
-                let bank = self.bank_ids[i];
-                let request = queue.remove(slot, self.device.open_row(bank as usize));
-                let plan = self.device.plan(&request.loc, serve_writes, now);
-                self.device.commit(&request.loc, serve_writes, &plan);
-                if plan.activate.is_some() {
-                    let open = self.device.open_row(bank as usize);
-                    self.read_q.recount(bank, open);
-                    self.write_q.recount(bank, open);
-                }
-                if serve_writes && self.draining {
-                    self.stats.writes_in_drain += 1;
-                }
-                Decision::Issued {
-                    request,
-                    plan,
-                    is_write: serve_writes,
-                }
-            }
+        let pick = match self.policy {
+            Some(BuiltinPolicy::FrFcfs) => queue.pick_frfcfs(now),
+            None => sched.pick(queue.summarize(now), now),
+        };
+        let (i, hit) = match pick {
+            Pick::WaitUntil(t) => return Decision::WaitUntil(t.max(now + 1)),
+            Pick::Issue { bank, hit } => (bank, hit),
+        };
+        let slot = queue.candidate(i, hit);
+        let request = queue.remove(slot, &self.device);
+        let bank = request.bank as usize;
+        let plan = self.device.plan(bank, request.row, serve_writes, now);
+        self.device.commit(bank, request.row, serve_writes, &plan);
+        // The bank's readiness changed; when a row opened, its row hits changed with it.
+        let opened = plan.activate.is_some();
+        self.read_q.bank_changed(bank, &self.device, opened);
+        self.write_q.bank_changed(bank, &self.device, opened);
+        if opened && self.device.has_closed_banks() {
+            // Closed banks' readiness follows their rank's activations.
+            self.read_q.refresh_all(&self.device);
+            self.write_q.refresh_all(&self.device);
+        }
+        if serve_writes && self.draining {
+            self.stats.writes_in_drain += 1;
+        }
+        Decision::Issued {
+            request,
+            plan,
+            is_write: serve_writes,
         }
     }
 
     /// Earliest time at or after `t` at which the queue that would be served next has a
     /// request ready to issue (`None` when both queues are empty).
+    #[inline]
     pub fn next_ready(&self, t: Ps) -> Option<Ps> {
         let draining = self.draining || self.write_q.len() >= self.drain_high;
         let serve_writes = !self.write_q.is_empty() && (draining || self.read_q.is_empty());
@@ -339,11 +397,110 @@ impl ChannelController {
         } else {
             &self.read_q
         };
-        queue.next_ready(&self.device, t)
+        queue.next_ready(t)
     }
 
     /// Whether the controller is in write-drain mode.
     pub fn draining(&self) -> bool {
         self.draining
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SimConfig;
+    use crate::scheduler::{BankCandidates, FrFcfs};
+
+    /// FR-FCFS as a plug-in without the built-in declaration: the controller must take the
+    /// generic path (candidate list, `pick`).
+    struct PluginFrFcfs;
+
+    impl Scheduler for PluginFrFcfs {
+        fn name(&self) -> &'static str {
+            "frfcfs-plugin"
+        }
+
+        fn pick(&mut self, banks: &[BankCandidates], now: Ps) -> Pick {
+            FrFcfs.pick(banks, now)
+        }
+    }
+
+    fn request(id: u64, line: u64, dev: &ChannelDevice, cfg: &SimConfig) -> QueuedRequest {
+        let map = crate::device::AddressMap::new(&cfg.device);
+        let loc = map.locate(line * 64);
+        QueuedRequest {
+            id,
+            line_addr: line * 64,
+            row: loc.row,
+            bank: dev.bank_index(&loc) as u32,
+            channel: loc.channel,
+            issued: 0,
+            payload: None,
+        }
+    }
+
+    /// The controller's own FR-FCFS evaluation and the plug-in path make the same decisions,
+    /// step by step, on random traffic with row hits, drains and full queues.
+    #[test]
+    fn builtin_frfcfs_decides_as_the_plugin() {
+        for preset in crate::config::preset_names() {
+            let mut cfg = SimConfig::preset(preset).unwrap();
+            cfg.device.row_bytes = 256; // small rows: row hits and conflicts both common
+            let mut fused =
+                ChannelController::new(&cfg.controller, ChannelDevice::new(&cfg.device), &FrFcfs);
+            let mut generic = ChannelController::new(
+                &cfg.controller,
+                ChannelDevice::new(&cfg.device),
+                &PluginFrFcfs,
+            );
+            assert_eq!(fused.policy, Some(BuiltinPolicy::FrFcfs));
+            assert_eq!(generic.policy, None);
+            let (mut x, mut now) = (0x2545_f491_4f6c_dd1du64, 0);
+            let (mut entered_a, mut entered_b) = (Vec::new(), Vec::new());
+            for id in 0..20_000u64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                now += x % 4_000;
+                if !x.is_multiple_of(3) {
+                    let is_write = x.is_multiple_of(5);
+                    let line = (x >> 20) % 512;
+                    let a = fused.offer(is_write, request(id, line, &fused.device, &cfg));
+                    let b = generic.offer(is_write, request(id, line, &generic.device, &cfg));
+                    assert_eq!(a, b);
+                }
+                let a = fused.decide(&mut FrFcfs, now);
+                let b = generic.decide(&mut PluginFrFcfs, now);
+                match (&a, &b) {
+                    (
+                        Decision::Issued {
+                            request: ra,
+                            plan: pa,
+                            is_write: wa,
+                        },
+                        Decision::Issued {
+                            request: rb,
+                            plan: pb,
+                            is_write: wb,
+                        },
+                    ) => {
+                        assert_eq!((ra.id, pa, wa), (rb.id, pb, wb), "{preset} step {id}");
+                        fused.admit_waiting(cfg.controller.adr, &mut entered_a);
+                        generic.admit_waiting(cfg.controller.adr, &mut entered_b);
+                        assert_eq!(fused.next_ready(now + 1), generic.next_ready(now + 1));
+                    }
+                    (Decision::WaitUntil(ta), Decision::WaitUntil(tb)) => assert_eq!(ta, tb),
+                    (Decision::Idle, Decision::Idle) => {}
+                    _ => panic!("{preset} step {id}: {a:?} vs {b:?}"),
+                }
+                assert_eq!(fused.occupancy(), generic.occupancy());
+            }
+            assert_eq!(fused.stats, generic.stats);
+            assert!(
+                fused.device.stats.row_hits > 0,
+                "{preset}: no row hits exercised"
+            );
+        }
     }
 }

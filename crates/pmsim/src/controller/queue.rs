@@ -1,215 +1,461 @@
-//! A controller queue organised for scheduling: requests sit in slots and, per bank, in arrival
-//! order; each bank counts the requests that would hit its open row. A scheduling decision then
-//! looks at the banks that have requests, not at every request.
+//! A controller queue organised for scheduling: requests sit in slots, linked per bank in
+//! arrival order, and every bank with requests has an entry holding what a scheduler needs:
+//! its oldest row hit, its oldest row miss, and the device times from which each kind could
+//! issue. A scheduling decision reads these entries; it never rescans requests or recomputes
+//! bank readiness.
+//!
+//! The entries are kept current on every change:
+//! * a new request is the youngest, so it can only fill a missing candidate;
+//! * removing a candidate rescans its bank from the removed request on (everything older in
+//!   the bank is of the other kind);
+//! * bank readiness changes only when the controller commits a request to the device; the
+//!   controller then refreshes the bank, and rescans it when its open row changed
+//!   ([`bank_changed`](RequestQueue::bank_changed)), or refreshes every bank when a closed
+//!   bank's readiness may have moved with its rank ([`refresh_all`](RequestQueue::refresh_all)).
 
 use super::QueuedRequest;
 use crate::device::ChannelDevice;
-use crate::scheduler::{Aged, BankCandidates};
+use crate::scheduler::{Aged, BankCandidates, Pick};
 use crate::time::Ps;
 
-/// Where a queued request goes, in the form the scheduler needs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BankKey {
-    /// Flat bank index within the channel (rank * banks + bank).
-    pub bank: u32,
-    /// Rank within the channel.
-    pub rank: u32,
-    /// Row within the bank.
-    pub row: u64,
+/// No slot (end of a bank's list).
+const NIL: u32 = u32::MAX;
+
+/// No candidate (in a [`BankEntry`] age field).
+const NONE: u64 = u64::MAX;
+
+/// A queue slot: the request, its age and its links in its bank's arrival-order list.
+#[derive(Clone, Debug)]
+struct Slot {
+    req: QueuedRequest,
+    seq: u64,
+    prev: u32,
+    next: u32,
 }
 
-const FREE_LINE: u64 = u64::MAX;
+/// One bank's requests in this queue.
+#[derive(Clone, Copy, Debug)]
+struct BankList {
+    /// Oldest and youngest slot (`NIL` when empty).
+    head: u32,
+    tail: u32,
+    /// Requests queued for the bank.
+    len: u32,
+    /// Of them, requests whose row is the bank's open row.
+    hits: u32,
+    /// Index of the bank's entry in `entries` (valid while `len > 0`).
+    pos: u32,
+}
+
+/// The scheduling view of one bank with requests.
+#[derive(Clone, Copy, Debug)]
+struct BankEntry {
+    /// Age and slot of the oldest row hit (`NONE` when there is none).
+    hit_seq: u64,
+    /// Age and slot of the oldest row miss (`NONE` when there is none).
+    miss_seq: u64,
+    /// Device time from which a row hit could issue (not raised to the current time).
+    hit_from: Ps,
+    /// Device time from which a row miss could issue (not raised to the current time).
+    miss_from: Ps,
+    hit_slot: u32,
+    miss_slot: u32,
+    /// Flat bank index.
+    bank: u32,
+}
+
+impl BankEntry {
+    /// Sets the oldest row hit (`hit`) or miss to `(seq, slot)` (`(NONE, NIL)`: none).
+    #[inline]
+    fn set(&mut self, hit: bool, (seq, slot): (u64, u32)) {
+        if hit {
+            self.hit_seq = seq;
+            self.hit_slot = slot;
+        } else {
+            self.miss_seq = seq;
+            self.miss_slot = slot;
+        }
+    }
+
+    fn aged(seq: u64, slot: u32) -> Option<Aged> {
+        (seq != NONE).then_some(Aged { seq, slot })
+    }
+}
 
 /// Requests of one queue (read queue or WPQ) of one channel.
 #[derive(Clone, Debug)]
 pub struct RequestQueue {
-    reqs: Vec<Option<QueuedRequest>>,
-    keys: Vec<BankKey>,
-    seqs: Vec<u64>,
-    /// Line of each occupied slot (FREE_LINE when free): a compact array for same-line lookups.
-    lines: Vec<u64>,
+    slots: Vec<Slot>,
     free: Vec<u32>,
-    /// Per bank: occupied slots in arrival order.
-    buckets: Vec<Vec<u32>>,
-    /// Per bank: queued requests whose row is the bank's open row.
-    hits: Vec<u32>,
-    /// Banks with at least one request.
-    nonempty: Vec<u32>,
+    banks: Vec<BankList>,
+    /// One entry per bank with requests.
+    entries: Vec<BankEntry>,
+    /// The entries in the form [`Scheduler`](crate::scheduler::Scheduler) plug-ins take,
+    /// filled by [`summarize`](Self::summarize).
+    cands: Vec<BankCandidates>,
     next_seq: u64,
     len: usize,
+    /// Requests that would hit their bank's open row, over all banks. Random traffic seldom
+    /// has any: the scheduling loops then skip the row-hit half of every entry.
+    hits: usize,
 }
 
 impl RequestQueue {
     /// An empty queue for a channel with `banks` banks (all ranks).
     pub fn new(banks: usize) -> Self {
         RequestQueue {
-            reqs: Vec::new(),
-            keys: Vec::new(),
-            seqs: Vec::new(),
-            lines: Vec::new(),
+            slots: Vec::new(),
             free: Vec::new(),
-            buckets: vec![Vec::new(); banks],
-            hits: vec![0; banks],
-            nonempty: Vec::new(),
+            banks: vec![
+                BankList {
+                    head: NIL,
+                    tail: NIL,
+                    len: 0,
+                    hits: 0,
+                    pos: 0,
+                };
+                banks
+            ],
+            entries: Vec::with_capacity(banks),
+            cands: Vec::with_capacity(banks),
             next_seq: 0,
             len: 0,
+            hits: 0,
         }
     }
 
     /// Number of queued requests.
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// True when empty.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
-    /// Adds a request (the youngest); `open_row` is its bank's open row now.
-    pub fn push(&mut self, req: QueuedRequest, key: BankKey, open_row: u64) {
-        let line = req.line_addr;
-        let slot = match self.free.pop() {
+    /// Adds a request (the youngest) for its bank of `dev`.
+    #[inline]
+    pub fn push(&mut self, req: QueuedRequest, dev: &ChannelDevice) {
+        let bank = req.bank;
+        let b = bank as usize;
+        let hit = req.row == dev.open_row(b);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let tail = self.banks[b].tail;
+        let s = match self.free.pop() {
             Some(s) => {
-                let i = s as usize;
-                self.reqs[i] = Some(req);
-                self.keys[i] = key;
-                self.seqs[i] = self.next_seq;
-                self.lines[i] = line;
+                let sl = &mut self.slots[s as usize];
+                sl.req = req;
+                sl.seq = seq;
+                sl.prev = tail;
+                sl.next = NIL;
                 s
             }
             None => {
-                self.reqs.push(Some(req));
-                self.keys.push(key);
-                self.seqs.push(self.next_seq);
-                self.lines.push(line);
-                (self.reqs.len() - 1) as u32
+                self.slots.push(Slot {
+                    req,
+                    seq,
+                    prev: tail,
+                    next: NIL,
+                });
+                (self.slots.len() - 1) as u32
             }
         };
-        self.next_seq += 1;
-        let b = key.bank as usize;
-        if self.buckets[b].is_empty() {
-            self.nonempty.push(key.bank);
+        let list = &mut self.banks[b];
+        if tail == NIL {
+            list.head = s;
+            list.pos = self.entries.len() as u32;
+            let (hit_from, miss_from) = dev.raw_readiness(b);
+            self.entries.push(BankEntry {
+                hit_seq: NONE,
+                miss_seq: NONE,
+                hit_from,
+                miss_from,
+                hit_slot: NIL,
+                miss_slot: NIL,
+                bank,
+            });
+        } else {
+            self.slots[tail as usize].next = s;
         }
-        self.buckets[b].push(slot);
-        self.hits[b] += (key.row == open_row) as u32;
+        list.tail = s;
+        list.len += 1;
+        list.hits += hit as u32;
+        self.hits += hit as usize;
+        let e = &mut self.entries[list.pos as usize];
+        if hit {
+            if e.hit_seq == NONE {
+                e.hit_seq = seq;
+                e.hit_slot = s;
+            }
+        } else if e.miss_seq == NONE {
+            e.miss_seq = seq;
+            e.miss_slot = s;
+        }
         self.len += 1;
     }
 
-    /// Removes the request in `slot`; `open_row` is its bank's open row now.
-    pub fn remove(&mut self, slot: u32, open_row: u64) -> QueuedRequest {
-        let i = slot as usize;
-        let key = self.keys[i];
-        let b = key.bank as usize;
-        let bucket = &mut self.buckets[b];
-        let pos = bucket
-            .iter()
-            .position(|&s| s == slot)
-            .expect("slot in its bucket");
-        bucket.remove(pos);
-        if bucket.is_empty() {
-            let p = self
-                .nonempty
-                .iter()
-                .position(|&x| x == key.bank)
-                .expect("bank listed");
-            self.nonempty.swap_remove(p);
+    /// Removes the request in `slot` (`dev` is the device it was queued for, before the
+    /// request is committed to it).
+    #[inline]
+    pub fn remove(&mut self, slot: u32, dev: &ChannelDevice) -> QueuedRequest {
+        let s = slot as usize;
+        let Slot { prev, next, .. } = self.slots[s];
+        let bank = self.slots[s].req.bank;
+        let open_row = dev.open_row(bank as usize);
+        let hit = self.slots[s].req.row == open_row;
+        if prev == NIL {
+            self.banks[bank as usize].head = next;
+        } else {
+            self.slots[prev as usize].next = next;
         }
-        self.hits[b] -= (key.row == open_row) as u32;
-        self.lines[i] = FREE_LINE;
+        if next == NIL {
+            self.banks[bank as usize].tail = prev;
+        } else {
+            self.slots[next as usize].prev = prev;
+        }
+        let list = &mut self.banks[bank as usize];
+        list.len -= 1;
+        list.hits -= hit as u32;
+        self.hits -= hit as usize;
+        let pos = list.pos as usize;
+        if list.len == 0 {
+            self.entries.swap_remove(pos);
+            if let Some(moved) = self.entries.get(pos) {
+                self.banks[moved.bank as usize].pos = pos as u32;
+            }
+        } else {
+            let (len, hits) = (list.len, list.hits);
+            let e = &self.entries[pos];
+            let oldest = if hit { e.hit_slot } else { e.miss_slot };
+            if oldest == slot {
+                // Everything older than the removed request is of the other kind: the next
+                // candidate of this kind, if any, comes after it.
+                let more = if hit { hits > 0 } else { len > hits };
+                let found = if more {
+                    self.first_from(next, |r| (r == open_row) == hit)
+                } else {
+                    (NONE, NIL)
+                };
+                self.entries[pos].set(hit, found);
+            }
+        }
         self.free.push(slot);
         self.len -= 1;
-        self.reqs[i].take().expect("occupied slot")
+        let r = &mut self.slots[s].req;
+        QueuedRequest {
+            payload: r.payload.take(),
+            ..*r
+        }
     }
 
-    /// The bank's open row changed: recount its row hits.
-    pub fn recount(&mut self, bank: u32, open_row: u64) {
-        let b = bank as usize;
-        let keys = &self.keys;
-        self.hits[b] = self.buckets[b]
-            .iter()
-            .filter(|&&s| keys[s as usize].row == open_row)
-            .count() as u32;
-    }
-
-    /// Slot of the request for line `line_addr`, if any.
+    /// Age and slot of the first request from slot `from` on (following the bank's list)
+    /// whose row satisfies `pred`; `(NONE, NIL)` when there is none.
     #[inline]
-    pub fn find_line(&self, line_addr: u64) -> Option<u32> {
-        self.lines
-            .iter()
-            .position(|&l| l == line_addr)
-            .map(|i| i as u32)
+    fn first_from(&self, mut from: u32, pred: impl Fn(u64) -> bool) -> (u64, u32) {
+        while from != NIL {
+            let sl = &self.slots[from as usize];
+            if pred(sl.req.row) {
+                return (sl.seq, from);
+            }
+            from = sl.next;
+        }
+        (NONE, NIL)
+    }
+
+    /// A request to flat bank `bank` was committed to `dev`: re-read the bank's readiness and,
+    /// when the commit opened a row (`opened`), recount the bank's row hits and find its
+    /// oldest hit and miss.
+    #[inline(always)]
+    pub fn bank_changed(&mut self, bank: usize, dev: &ChannelDevice, opened: bool) {
+        let list = self.banks[bank];
+        if list.len == 0 {
+            return;
+        }
+        let e = &mut self.entries[list.pos as usize];
+        (e.hit_from, e.miss_from) = dev.raw_readiness(bank);
+        if opened {
+            self.recount(bank, list, dev.open_row(bank));
+        }
+    }
+
+    /// Recounts the row hits of `bank` (whose list is `list`, not empty) against `open_row`
+    /// and finds its oldest hit and miss.
+    #[inline(always)]
+    fn recount(&mut self, bank: usize, list: BankList, open_row: u64) {
+        let mut hits = 0;
+        let (mut hit, mut miss) = ((NONE, NIL), (NONE, NIL));
+        let mut s = list.head;
+        while s != NIL {
+            let sl = &self.slots[s as usize];
+            if sl.req.row == open_row {
+                hits += 1;
+                if hit.0 == NONE {
+                    hit = (sl.seq, s);
+                }
+            } else if miss.0 == NONE {
+                miss = (sl.seq, s);
+            }
+            s = sl.next;
+        }
+        self.hits = self.hits - list.hits as usize + hits as usize;
+        self.banks[bank].hits = hits;
+        let e = &mut self.entries[list.pos as usize];
+        e.set(true, hit);
+        e.set(false, miss);
+    }
+
+    /// Rank state changed in a way that moves closed banks' readiness: re-read every bank's.
+    pub fn refresh_all(&mut self, dev: &ChannelDevice) {
+        for e in &mut self.entries {
+            (e.hit_from, e.miss_from) = dev.raw_readiness(e.bank as usize);
+        }
+    }
+
+    /// Slot of the request for line `line_addr`, which maps to flat bank `bank`, if any.
+    #[inline]
+    pub fn find_line(&self, line_addr: u64, bank: u32) -> Option<u32> {
+        let mut s = self.banks[bank as usize].head;
+        while s != NIL {
+            let sl = &self.slots[s as usize];
+            if sl.req.line_addr == line_addr {
+                return Some(s);
+            }
+            s = sl.next;
+        }
+        None
     }
 
     /// The request in `slot`.
     pub fn get_mut(&mut self, slot: u32) -> &mut QueuedRequest {
-        self.reqs[slot as usize].as_mut().expect("occupied slot")
+        &mut self.slots[slot as usize].req
     }
 
-    /// Summarises, for every bank with requests, its oldest row hit, its oldest row miss and
-    /// when each could issue at `now`. `out` and `banks` receive one entry per such bank.
-    pub fn summarize(
-        &self,
-        dev: &ChannelDevice,
-        now: Ps,
-        out: &mut Vec<BankCandidates>,
-        banks: &mut Vec<u32>,
-    ) {
-        out.clear();
-        banks.clear();
-        for &bank in &self.nonempty {
-            let b = bank as usize;
-            let bucket = &self.buckets[b];
-            let rank = self.keys[bucket[0] as usize].rank;
-            let (open, hit_ready, miss_ready) = dev.bank_readiness(b, rank as usize, now);
-            let aged = |s: u32| Aged {
-                seq: self.seqs[s as usize],
-                slot: s,
-            };
-            let (mut oldest_hit, mut oldest_miss) = (None, None);
-            if self.hits[b] == 0 {
-                oldest_miss = Some(aged(bucket[0]));
-            } else {
-                for &s in bucket {
-                    let hit = self.keys[s as usize].row == open;
-                    if hit && oldest_hit.is_none() {
-                        oldest_hit = Some(aged(s));
-                    } else if !hit && oldest_miss.is_none() {
-                        oldest_miss = Some(aged(s));
-                    }
-                    if oldest_hit.is_some() && oldest_miss.is_some() {
-                        break;
-                    }
-                }
-            }
-            out.push(BankCandidates {
-                oldest_hit,
-                oldest_miss,
-                hit_ready,
-                miss_ready,
-            });
-            banks.push(bank);
+    /// For every bank with requests, its oldest row hit, its oldest row miss and when each
+    /// could issue at `now` (one entry per such bank), for a scheduler plug-in.
+    pub fn summarize(&mut self, now: Ps) -> &[BankCandidates] {
+        self.cands.clear();
+        self.cands
+            .extend(self.entries.iter().map(|e| BankCandidates {
+                oldest_hit: BankEntry::aged(e.hit_seq, e.hit_slot),
+                oldest_miss: BankEntry::aged(e.miss_seq, e.miss_slot),
+                hit_ready: now.max(e.hit_from),
+                miss_ready: now.max(e.miss_from),
+            }));
+        &self.cands
+    }
+
+    /// FR-FCFS evaluated on the entries: exactly what
+    /// [`FrFcfs::pick`](crate::scheduler::FrFcfs) answers for [`summarize`](Self::summarize)'s
+    /// candidates, without building them (checked against the plug-in path by
+    /// `controller::tests::builtin_frfcfs_decides_as_the_plugin`).
+    #[inline]
+    pub fn pick_frfcfs(&self, now: Ps) -> Pick {
+        if self.hits == 0 {
+            return self.pick_oldest_miss(now);
         }
+        let (mut hit_seq, mut hit_at) = (NONE, 0);
+        let (mut miss_seq, mut miss_at) = (NONE, 0);
+        let mut earliest = Ps::MAX;
+        for (i, e) in self.entries.iter().enumerate() {
+            // An absent candidate has age NONE: it never wins and never waits.
+            let hit_ready = e.hit_from <= now;
+            let key = if hit_ready { e.hit_seq } else { NONE };
+            if key < hit_seq {
+                (hit_seq, hit_at) = (key, i);
+            }
+            let wait = if !hit_ready && e.hit_seq != NONE {
+                e.hit_from
+            } else {
+                Ps::MAX
+            };
+            earliest = earliest.min(wait);
+            let miss_ready = e.miss_from <= now;
+            let key = if miss_ready { e.miss_seq } else { NONE };
+            if key < miss_seq {
+                (miss_seq, miss_at) = (key, i);
+            }
+            let wait = if !miss_ready && e.miss_seq != NONE {
+                e.miss_from
+            } else {
+                Ps::MAX
+            };
+            earliest = earliest.min(wait);
+        }
+        if hit_seq != NONE {
+            Pick::Issue {
+                bank: hit_at,
+                hit: true,
+            }
+        } else if miss_seq != NONE {
+            Pick::Issue {
+                bank: miss_at,
+                hit: false,
+            }
+        } else {
+            Pick::WaitUntil(earliest)
+        }
+    }
+
+    /// [`pick_frfcfs`](Self::pick_frfcfs) when no request would hit its open row: every bank
+    /// has a row miss and nothing else.
+    #[inline]
+    fn pick_oldest_miss(&self, now: Ps) -> Pick {
+        let (mut miss_seq, mut miss_at) = (NONE, 0);
+        let mut earliest = Ps::MAX;
+        for (i, e) in self.entries.iter().enumerate() {
+            let ready = e.miss_from <= now;
+            let key = if ready { e.miss_seq } else { NONE };
+            if key < miss_seq {
+                (miss_seq, miss_at) = (key, i);
+            }
+            earliest = earliest.min(if ready { Ps::MAX } else { e.miss_from });
+        }
+        if miss_seq != NONE {
+            Pick::Issue {
+                bank: miss_at,
+                hit: false,
+            }
+        } else {
+            Pick::WaitUntil(earliest)
+        }
+    }
+
+    /// The slot of candidate `i` (an index into the candidates, as in [`Pick::Issue`]): its
+    /// oldest row hit (`hit`) or oldest row miss.
+    #[inline]
+    pub fn candidate(&self, i: usize, hit: bool) -> u32 {
+        let e = &self.entries[i];
+        let slot = if hit { e.hit_slot } else { e.miss_slot };
+        assert!(slot != NIL, "scheduler picked an existing request");
+        slot
     }
 
     /// Earliest time at or after `t` at which some request of this queue could issue.
-    pub fn next_ready(&self, dev: &ChannelDevice, t: Ps) -> Option<Ps> {
-        let mut min = None;
-        for &bank in &self.nonempty {
-            let b = bank as usize;
-            let bucket = &self.buckets[b];
-            let rank = self.keys[bucket[0] as usize].rank;
-            let (_, hit_ready, miss_ready) = dev.bank_readiness(b, rank as usize, t);
-            let hits = self.hits[b] as usize;
-            let mut m = Ps::MAX;
-            if hits > 0 {
-                m = hit_ready;
-            }
-            if bucket.len() > hits {
-                m = m.min(miss_ready);
-            }
-            min = Some(min.map_or(m, |x: Ps| x.min(m)));
+    #[inline]
+    pub fn next_ready(&self, t: Ps) -> Option<Ps> {
+        if self.entries.is_empty() {
+            return None;
         }
-        min
+        let mut min = Ps::MAX;
+        if self.hits == 0 {
+            // Every bank has a row miss and nothing else.
+            for e in &self.entries {
+                min = min.min(e.miss_from);
+            }
+        } else {
+            for e in &self.entries {
+                if e.hit_seq != NONE {
+                    min = min.min(e.hit_from);
+                }
+                if e.miss_seq != NONE {
+                    min = min.min(e.miss_from);
+                }
+            }
+        }
+        Some(min.max(t))
     }
 }

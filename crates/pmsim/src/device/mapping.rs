@@ -55,6 +55,24 @@ pub struct AddressMap {
     banks: Divisor,
     ranks: Divisor,
     row_bytes: Divisor,
+    /// Every count and size is a power of two (the usual case): decoding is shifts and masks.
+    shifts: Option<Shifts>,
+}
+
+/// Bit widths of the fields of an address when every divisor is a power of two, and the
+/// masks that extract them.
+#[derive(Clone, Copy, Debug)]
+struct Shifts {
+    granule: u32,
+    channels: u32,
+    banks: u32,
+    ranks: u32,
+    row_bytes: u32,
+    granule_mask: u64,
+    channel_mask: u64,
+    bank_mask: u64,
+    rank_mask: u64,
+    row_mask: u64,
 }
 
 impl AddressMap {
@@ -65,12 +83,32 @@ impl AddressMap {
             MappingScheme::RowStride => cfg.row_bytes as u64,
             MappingScheme::Page => cfg.page_bytes as u64,
         };
+        let granule = Divisor::new(granule);
+        let channels = Divisor::new(cfg.channels as u64);
+        let banks = Divisor::new(cfg.banks as u64);
+        let ranks = Divisor::new(cfg.ranks as u64);
+        let row_bytes = Divisor::new(cfg.row_bytes as u64);
+        let shifts = (|| {
+            Some(Shifts {
+                granule: granule.shift?,
+                channels: channels.shift?,
+                banks: banks.shift?,
+                ranks: ranks.shift?,
+                row_bytes: row_bytes.shift?,
+                granule_mask: granule.value - 1,
+                channel_mask: channels.value - 1,
+                bank_mask: banks.value - 1,
+                rank_mask: ranks.value - 1,
+                row_mask: row_bytes.value - 1,
+            })
+        })();
         AddressMap {
-            granule: Divisor::new(granule),
-            channels: Divisor::new(cfg.channels as u64),
-            banks: Divisor::new(cfg.banks as u64),
-            ranks: Divisor::new(cfg.ranks as u64),
-            row_bytes: Divisor::new(cfg.row_bytes as u64),
+            granule,
+            channels,
+            banks,
+            ranks,
+            row_bytes,
+            shifts,
         }
     }
 
@@ -82,6 +120,9 @@ impl AddressMap {
     /// Decodes a byte address.
     #[inline]
     pub fn locate(&self, addr: u64) -> Location {
+        if let Some(sh) = self.shifts {
+            return Self::locate_shifts(sh, addr);
+        }
         let (chunk, within) = self.granule.div_rem(addr);
         let (chunk, channel) = self.channels.div_rem(chunk);
         let (chunk, bank) = self.banks.div_rem(chunk);
@@ -94,6 +135,27 @@ impl AddressMap {
             bank: bank as u32,
             row,
             column: (in_row / LINE_BYTES) as u32,
+        }
+    }
+
+    /// [`locate`](Self::locate) when every divisor is a power of two.
+    #[inline]
+    fn locate_shifts(sh: Shifts, addr: u64) -> Location {
+        let within = addr & sh.granule_mask;
+        let chunk = addr >> sh.granule;
+        let channel = chunk & sh.channel_mask;
+        let chunk = chunk >> sh.channels;
+        let bank = chunk & sh.bank_mask;
+        let chunk = chunk >> sh.banks;
+        let rank = chunk & sh.rank_mask;
+        let chunk = chunk >> sh.ranks;
+        let bank_offset = (chunk << sh.granule) | within;
+        Location {
+            channel: channel as u32,
+            rank: rank as u32,
+            bank: bank as u32,
+            row: bank_offset >> sh.row_bytes,
+            column: ((bank_offset & sh.row_mask) / LINE_BYTES) as u32,
         }
     }
 }
@@ -156,6 +218,30 @@ mod tests {
         let m = AddressMap::new(&c);
         let l = m.locate(64 * 20); // chunk 20: channel 2, then 6 → bank 0, then 1 → rank 0 ...
         assert_eq!((l.channel, l.bank), (20 % 3, (20 / 3) % 6));
+    }
+
+    #[test]
+    fn power_of_two_fast_path_matches_division() {
+        for mapping in [
+            MappingScheme::CacheLine,
+            MappingScheme::RowStride,
+            MappingScheme::Page,
+        ] {
+            let mut c = cfg(mapping);
+            c.ranks = 2;
+            let m = AddressMap::new(&c);
+            assert!(m.shifts.is_some());
+            let mut slow = m.clone();
+            slow.shifts = None;
+            let mut x = 0x9e37_79b9_7f4a_7c15u64;
+            for _ in 0..10_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let a = x >> 20;
+                assert_eq!(m.locate(a), slow.locate(a));
+            }
+        }
     }
 
     #[test]

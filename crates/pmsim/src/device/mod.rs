@@ -54,6 +54,8 @@ struct Bank {
     next_act: Ps,
     next_pre: Ps,
     next_col: Ps,
+    /// The rank holding the bank.
+    rank: u32,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -108,7 +110,11 @@ pub struct ChannelDevice {
     media_access_bytes: u64,
     write_blocks_bank: bool,
     xpline_bytes: u64,
+    /// log2 of `xpline_bytes` (a power of two in every validated config).
+    xpline_shift: Option<u32>,
     read_buffer: Option<ReadBuffer>,
+    /// Banks with no open row (banks stay open once activated).
+    closed_banks: usize,
     /// Statistics.
     pub stats: DeviceStats,
 }
@@ -120,22 +126,28 @@ impl ChannelDevice {
         ChannelDevice {
             t: cfg.timing.to_ps(),
             banks_per_rank: cfg.banks,
-            banks: vec![
-                Bank {
+            banks: (0..nbanks)
+                .map(|i| Bank {
                     open_row: NO_ROW,
                     next_act: 0,
                     next_pre: 0,
                     next_col: 0,
-                };
-                nbanks
-            ],
+                    rank: i as u32 / cfg.banks,
+                })
+                .collect(),
             ranks: vec![Rank::default(); cfg.ranks as usize],
             bus_free: 0,
             media_access_bytes: cfg.media_access_bytes as u64,
             write_blocks_bank: cfg.array_write_blocks_bank,
             xpline_bytes: cfg.read_buffer.xpline_bytes as u64,
+            xpline_shift: cfg
+                .read_buffer
+                .xpline_bytes
+                .is_power_of_two()
+                .then(|| cfg.read_buffer.xpline_bytes.trailing_zeros()),
             read_buffer: (cfg.read_buffer.entries > 0)
                 .then(|| ReadBuffer::new(cfg.read_buffer.entries as usize)),
+            closed_banks: nbanks,
             stats: DeviceStats::default(),
         }
     }
@@ -156,15 +168,15 @@ impl ChannelDevice {
         (loc.rank * self.banks_per_rank + loc.bank) as usize
     }
 
-    /// Earliest time the first command of an access to `loc` could issue, and whether it would
-    /// be a row hit. Cheap: the scheduler calls it for every queued candidate.
+    /// Earliest time the first command of an access to row `row` of flat bank `bank` could
+    /// issue, and whether it would be a row hit.
     #[inline]
-    pub fn readiness(&self, loc: &Location, now: Ps) -> (Ps, bool) {
-        let b = &self.banks[self.bank_index(loc)];
-        if b.open_row == loc.row {
+    pub fn readiness(&self, bank: usize, row: u64, now: Ps) -> (Ps, bool) {
+        let b = &self.banks[bank];
+        if b.open_row == row {
             (now.max(b.next_col), true)
         } else if b.open_row == NO_ROW {
-            let r = &self.ranks[loc.rank as usize];
+            let r = &self.ranks[b.rank as usize];
             (
                 now.max(b.next_act)
                     .max(r.next_act)
@@ -187,29 +199,45 @@ impl ChannelDevice {
         self.banks[bank].open_row
     }
 
-    /// For flat bank `bank` of rank `rank` at `now`: its open row, the earliest time a column
-    /// command to that row could issue, and the earliest time the first command of an access
-    /// to another row could issue (activate when closed, precharge when another row is open).
+    /// For flat bank `bank` at `now`: the earliest time a column command to its open row could
+    /// issue, and the earliest time the first command of an access to another row could issue
+    /// (activate when closed, precharge when another row is open).
     #[inline]
-    pub fn bank_readiness(&self, bank: usize, rank: usize, now: Ps) -> (u64, Ps, Ps) {
-        let b = &self.banks[bank];
-        let miss_ready = if b.open_row == NO_ROW {
-            let r = &self.ranks[rank];
-            now.max(b.next_act)
-                .max(r.next_act)
-                .max(r.faw_ready(self.t.tfaw))
-        } else {
-            now.max(b.next_pre)
-        };
-        (b.open_row, now.max(b.next_col), miss_ready)
+    pub fn bank_readiness(&self, bank: usize, now: Ps) -> (Ps, Ps) {
+        let (hit, miss) = self.raw_readiness(bank);
+        (now.max(hit), now.max(miss))
     }
 
-    /// The full command schedule of an access to `loc` starting no earlier than `now`.
-    pub fn plan(&self, loc: &Location, is_write: bool, now: Ps) -> AccessPlan {
+    /// [`bank_readiness`](Self::bank_readiness) before raising to the current time: the times
+    /// from which a row hit and a row miss to flat bank `bank` could issue. They change only
+    /// when a request is committed to this bank, or, for a closed bank, when another bank of
+    /// its rank is activated.
+    #[inline]
+    pub fn raw_readiness(&self, bank: usize) -> (Ps, Ps) {
+        let b = &self.banks[bank];
+        let miss = if b.open_row == NO_ROW {
+            let r = &self.ranks[b.rank as usize];
+            b.next_act.max(r.next_act).max(r.faw_ready(self.t.tfaw))
+        } else {
+            b.next_pre
+        };
+        (b.next_col, miss)
+    }
+
+    /// True while some bank has never been activated (its readiness follows its rank's).
+    #[inline]
+    pub fn has_closed_banks(&self) -> bool {
+        self.closed_banks > 0
+    }
+
+    /// The full command schedule of an access to row `row` of flat bank `bank` starting no
+    /// earlier than `now`.
+    #[inline]
+    pub fn plan(&self, bank: usize, row: u64, is_write: bool, now: Ps) -> AccessPlan {
         let t = &self.t;
-        let b = &self.banks[self.bank_index(loc)];
-        let r = &self.ranks[loc.rank as usize];
-        let (outcome, precharge, activate, col_min) = if b.open_row == loc.row {
+        let b = &self.banks[bank];
+        let r = &self.ranks[b.rank as usize];
+        let (outcome, precharge, activate, col_min) = if b.open_row == row {
             (RowOutcome::Hit, None, None, now.max(b.next_col))
         } else {
             let (outcome, pre) = if b.open_row == NO_ROW {
@@ -246,9 +274,19 @@ impl ChannelDevice {
 
     /// Applies a plan made by [`plan`](Self::plan) for the same request, updating bank, rank and
     /// bus state and statistics.
-    pub fn commit(&mut self, loc: &Location, is_write: bool, p: &AccessPlan) {
-        let t = self.t;
-        let bi = self.bank_index(loc);
+    #[inline]
+    pub fn commit(&mut self, bank: usize, row: u64, is_write: bool, p: &AccessPlan) {
+        let Timing {
+            trrd,
+            tras,
+            trcd,
+            tburst,
+            twtr,
+            trtp,
+            ..
+        } = self.t;
+        let bi = bank;
+        let rank = self.banks[bi].rank as usize;
         let media = self.media_access_bytes;
         match p.outcome {
             RowOutcome::Hit => self.stats.row_hits += 1,
@@ -257,42 +295,47 @@ impl ChannelDevice {
             RowOutcome::ReadBuffer => unreachable!("read-buffer hits are committed separately"),
         }
         if let Some(act) = p.activate {
-            let r = &mut self.ranks[loc.rank as usize];
+            let r = &mut self.ranks[rank];
             r.last_acts[(r.acts_seen % 4) as usize] = act;
             r.acts_seen += 1;
-            r.next_act = act + t.trrd;
+            r.next_act = act + trrd;
             let b = &mut self.banks[bi];
-            b.open_row = loc.row;
-            b.next_pre = act + t.tras;
-            b.next_col = act + t.trcd;
+            self.closed_banks -= (b.open_row == NO_ROW) as usize;
+            b.open_row = row;
+            b.next_pre = act + tras;
+            b.next_col = act + trcd;
             self.stats.activates += 1;
             self.stats.media_read_bytes += media;
         }
         let b = &mut self.banks[bi];
-        b.next_col = b.next_col.max(p.column + t.tburst);
+        b.next_col = b.next_col.max(p.column + tburst);
         if is_write {
             b.next_pre = b.next_pre.max(p.done);
             if self.write_blocks_bank {
                 // NVM: the cell write occupies the bank until it completes.
                 b.next_col = b.next_col.max(p.done);
             }
-            let r = &mut self.ranks[loc.rank as usize];
-            r.next_read_col = r.next_read_col.max(p.data_end + t.twtr);
+            let r = &mut self.ranks[rank];
+            r.next_read_col = r.next_read_col.max(p.data_end + twtr);
             self.stats.writes += 1;
             self.stats.media_write_bytes += media;
         } else {
-            b.next_pre = b.next_pre.max(p.column + t.trtp);
+            b.next_pre = b.next_pre.max(p.column + trtp);
             self.stats.reads += 1;
         }
         self.bus_free = p.data_end;
-        self.stats.bus_busy_ps += t.tburst;
+        self.stats.bus_busy_ps += tburst;
     }
 
     /// Tries the read buffer for a read of the line at `addr`: on a hit returns the plan of a
     /// buffer-served read (bus only) and commits it; on a miss returns `None`.
     pub fn read_from_buffer(&mut self, addr: u64, now: Ps) -> Option<AccessPlan> {
-        let xpline = addr / self.xpline_bytes;
-        if !self.read_buffer.as_mut()?.lookup(xpline) {
+        let buffer = self.read_buffer.as_mut()?;
+        let xpline = match self.xpline_shift {
+            Some(s) => addr >> s,
+            None => addr / self.xpline_bytes,
+        };
+        if !buffer.lookup(xpline) {
             return None;
         }
         let column = now.max(self.bus_free.saturating_sub(self.t.tcl));
@@ -311,9 +354,12 @@ impl ChannelDevice {
 
     /// Records that a media read of the line at `addr` filled its XPLine into the read buffer.
     pub fn fill_read_buffer(&mut self, addr: u64) {
-        let xp = self.xpline_bytes;
+        let xpline = match self.xpline_shift {
+            Some(s) => addr >> s,
+            None => addr / self.xpline_bytes,
+        };
         if let Some(rb) = self.read_buffer.as_mut() {
-            rb.insert(addr / xp);
+            rb.insert(xpline);
         }
     }
 }

@@ -1,30 +1,80 @@
 //! The on-DIMM read buffer of Optane-like devices: an LRU set of 256 B XPLines.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+/// A set of XPLine numbers mapped to slots: open addressing with linear probing in a table of
+/// at least four times the capacity, deletion by backward shifting (no tombstones). XPLine numbers
+/// need no protection against adversarial keys, and a table this small answers in a probe or
+/// two, where a general hash map costs several times more per lookup.
+#[derive(Clone, Debug)]
+struct SlotIndex {
+    keys: Vec<u64>,
+    slots: Vec<u32>,
+    shift: u32,
+}
 
-/// A multiplicative hasher for integer keys: XPLine numbers need no DoS resistance, and
-/// SipHash would dominate the cost of a buffer lookup.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct IntHasher(u64);
+/// An empty table entry (no XPLine number reaches it: they are addresses / XPLine size).
+const EMPTY: u64 = u64::MAX;
 
-impl Hasher for IntHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+impl SlotIndex {
+    fn new(capacity: usize) -> SlotIndex {
+        let size = (capacity.max(1) * 4).next_power_of_two();
+        SlotIndex {
+            keys: vec![EMPTY; size],
+            slots: vec![0; size],
+            shift: 64 - size.trailing_zeros(),
         }
     }
 
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (x ^ (x >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    #[inline]
+    fn home(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    /// Table position of `key`, or of the empty entry where it would go.
+    #[inline]
+    fn find(&self, key: u64) -> usize {
+        let mask = self.keys.len() - 1;
+        let mut i = self.home(key);
+        while self.keys[i] != key && self.keys[i] != EMPTY {
+            i = (i + 1) & mask;
+        }
+        i
+    }
+
+    #[inline]
+    fn get(&self, key: u64) -> Option<u32> {
+        let i = self.find(key);
+        (self.keys[i] == key).then(|| self.slots[i])
+    }
+
+    /// Inserts `key` (not present) with `slot`.
+    fn insert(&mut self, key: u64, slot: u32) {
+        let i = self.find(key);
+        self.keys[i] = key;
+        self.slots[i] = slot;
+    }
+
+    /// Removes `key` (present), shifting later entries of its probe run back.
+    fn remove(&mut self, key: u64) {
+        let mask = self.keys.len() - 1;
+        let mut hole = self.find(key);
+        let mut i = hole;
+        loop {
+            i = (i + 1) & mask;
+            let k = self.keys[i];
+            if k == EMPTY {
+                break;
+            }
+            // The entry at `i` may fill the hole unless its home lies cyclically in (hole, i].
+            let home = self.home(k);
+            if (i.wrapping_sub(home) & mask) >= (i.wrapping_sub(hole) & mask) {
+                self.keys[hole] = k;
+                self.slots[hole] = self.slots[i];
+                hole = i;
+            }
+        }
+        self.keys[hole] = EMPTY;
     }
 }
-
-type IntMap<V> = HashMap<u64, V, BuildHasherDefault<IntHasher>>;
 
 const NIL: u32 = u32::MAX;
 
@@ -32,7 +82,7 @@ const NIL: u32 = u32::MAX;
 #[derive(Clone, Debug)]
 pub struct ReadBuffer {
     capacity: usize,
-    index: IntMap<u32>,
+    index: SlotIndex,
     keys: Vec<u64>,
     prev: Vec<u32>,
     next: Vec<u32>,
@@ -49,7 +99,7 @@ impl ReadBuffer {
     pub fn new(capacity: usize) -> ReadBuffer {
         ReadBuffer {
             capacity,
-            index: IntMap::with_capacity_and_hasher(capacity, Default::default()),
+            index: SlotIndex::new(capacity),
             keys: Vec::with_capacity(capacity),
             prev: Vec::with_capacity(capacity),
             next: Vec::with_capacity(capacity),
@@ -88,7 +138,7 @@ impl ReadBuffer {
 
     /// Looks up `xpline`; on a hit it becomes most recently used. Counts hits and misses.
     pub fn lookup(&mut self, xpline: u64) -> bool {
-        match self.index.get(&xpline).copied() {
+        match self.index.get(xpline) {
             Some(i) => {
                 self.unlink(i);
                 self.push_front(i);
@@ -104,7 +154,7 @@ impl ReadBuffer {
 
     /// Inserts `xpline` as most recently used, evicting the least recently used when full.
     pub fn insert(&mut self, xpline: u64) {
-        if self.capacity == 0 || self.index.contains_key(&xpline) {
+        if self.capacity == 0 || self.index.get(xpline).is_some() {
             return;
         }
         let slot = if self.keys.len() < self.capacity {
@@ -115,7 +165,7 @@ impl ReadBuffer {
         } else {
             let victim = self.tail;
             self.unlink(victim);
-            self.index.remove(&self.keys[victim as usize]);
+            self.index.remove(self.keys[victim as usize]);
             self.keys[victim as usize] = xpline;
             victim
         };
@@ -125,12 +175,12 @@ impl ReadBuffer {
 
     /// Number of XPLines held.
     pub fn len(&self) -> usize {
-        self.index.len()
+        self.keys.len()
     }
 
     /// True when nothing is buffered.
     pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
+        self.keys.is_empty()
     }
 }
 
@@ -150,6 +200,38 @@ mod tests {
         assert!(b.lookup(3));
         assert_eq!(b.len(), 2);
         assert_eq!((b.hits, b.misses), (3, 1));
+    }
+
+    #[test]
+    fn slot_index_matches_a_map() {
+        let mut idx = SlotIndex::new(16);
+        let mut reference = std::collections::HashMap::new();
+        let mut x = 99u64;
+        for i in 0..20_000u32 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Few distinct keys, so probe runs collide and removals shift entries.
+            let key = (x >> 40) % 48;
+            match reference.get(&key) {
+                Some(_) if x.is_multiple_of(2) => {
+                    idx.remove(key);
+                    reference.remove(&key);
+                }
+                None if reference.len() < 16 => {
+                    idx.insert(key, i);
+                    reference.insert(key, i);
+                }
+                _ => {}
+            }
+            for k in 0..48 {
+                assert_eq!(
+                    idx.get(k),
+                    reference.get(&k).copied(),
+                    "key {k} after step {i}"
+                );
+            }
+        }
     }
 
     #[test]

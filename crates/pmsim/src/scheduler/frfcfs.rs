@@ -1,6 +1,6 @@
 //! FR-FCFS (Rixner et al., ISCA 2000): ready row hits first, then the oldest ready request.
 
-use super::{BankCandidates, Pick, Scheduler};
+use super::{BankCandidates, BuiltinPolicy, Pick, Scheduler};
 use crate::time::Ps;
 
 /// First-ready, first-come-first-served.
@@ -10,6 +10,10 @@ pub struct FrFcfs;
 impl Scheduler for FrFcfs {
     fn name(&self) -> &'static str {
         "frfcfs"
+    }
+
+    fn builtin(&self) -> Option<BuiltinPolicy> {
+        Some(BuiltinPolicy::FrFcfs)
     }
 
     fn pick(&mut self, banks: &[BankCandidates], now: Ps) -> Pick {

@@ -49,10 +49,25 @@ pub enum Pick {
     WaitUntil(Ps),
 }
 
+/// A policy the controller can evaluate itself, on the per-bank state its queues keep, instead
+/// of building the candidate list and calling [`Scheduler::pick`] (see [`Scheduler::builtin`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BuiltinPolicy {
+    /// Exactly [`FrFcfs`].
+    FrFcfs,
+}
+
 /// A request-scheduling policy (plug-in).
 pub trait Scheduler: Send {
     /// Registry name.
     fn name(&self) -> &'static str;
     /// Chooses among `banks` (non-empty; each with at least one request) at time `now`.
     fn pick(&mut self, banks: &[BankCandidates], now: Ps) -> Pick;
+    /// `Some(policy)` when [`pick`](Self::pick) is stateless and answers exactly as the
+    /// built-in `policy`: the controller then evaluates the policy on its own state (the same
+    /// picks, without the candidate list) and does not call `pick`. Plug-ins leave the
+    /// default, `None`.
+    fn builtin(&self) -> Option<BuiltinPolicy> {
+        None
+    }
 }
