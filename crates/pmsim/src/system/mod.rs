@@ -13,8 +13,10 @@
 //!   when the line arrives; a store retiring into a full buffer stalls;
 //! * `clwb` / `clflushopt` write a dirty line back toward memory (the latter also invalidates);
 //!   a write-back of a line whose fill is still in flight leaves when the fill returns (x86
-//!   orders them after older stores to the same line); `ntstore` bypasses the caches through a
-//!   write-combining buffer (one line per thread) and evicts any cached copy;
+//!   orders them after older stores to the same line), and a flush of a line whose eviction is
+//!   still on its way completes with that eviction; `ntstore` evicts any cached copy (a dirty
+//!   one goes to memory first) and bypasses the caches through a write-combining buffer (one
+//!   line per thread); writes of one line reach the controller in program order;
 //! * `sfence` / `mfence` stall until every earlier write-back and non-temporal store of the
 //!   thread is acknowledged by the persistence domain (`mfence` also waits for loads and the
 //!   store buffer), as the ordering plug-in decides;
@@ -26,8 +28,7 @@
 //! acknowledgement arrives. So requests reach the controllers in time order across threads.
 //!
 //! Addresses in `[system.pm_base, +pm_bytes)` are PM (the config's device and controller, which
-//! see the full address);
-//! all others are DRAM (the `system.dram` preset). Only PM lines are persists and only PM
+//! see the full address); all others are DRAM (the `system.dram` preset). Only PM lines are persists and only PM
 //! writes carry data into the [`PmImage`]. A crash at `t` keeps what the PM memory system had
 //! made durable by `t`; caches, store buffers and write-combining buffers are lost.
 
