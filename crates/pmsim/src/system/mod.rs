@@ -28,9 +28,10 @@
 //! acknowledgement arrives. So requests reach the controllers in time order across threads.
 //!
 //! Addresses in `[system.pm_base, +pm_bytes)` are PM (the config's device and controller, which
-//! see the full address); all others are DRAM (the `system.dram` preset). Only PM lines are persists and only PM
-//! writes carry data into the [`PmImage`]. A crash at `t` keeps what the PM memory system had
-//! made durable by `t`; caches, store buffers and write-combining buffers are lost.
+//! see the full address); all others are DRAM (the `system.dram` preset). Only PM lines are
+//! persists and only PM writes carry data into the [`PmImage`]. A crash at `t` keeps what the PM
+//! memory system had made durable by `t`; caches, store buffers and write-combining buffers are
+//! lost.
 
 mod cache;
 mod demux;
