@@ -113,6 +113,9 @@ pub struct MemorySystem {
     due: Vec<Due>,
     scheduler: Box<dyn Scheduler>,
     bmo: Box<dyn BmoEngine>,
+    /// The PM-support engine does nothing ([`BmoEngine::is_passthrough`]): its calls are
+    /// skipped.
+    bmo_passthrough: bool,
     events: EventQueue<MemEvent>,
     image: PmImage,
     acks: Vec<Ack>,
@@ -154,6 +157,7 @@ impl MemorySystem {
             lanes: (0..cfg.device.channels).map(|_| Lane::new()).collect(),
             due: vec![[Ps::MAX; 3]; cfg.device.channels as usize],
             scheduler,
+            bmo_passthrough: bmo.is_passthrough(),
             bmo,
             events: EventQueue::new(),
             image: PmImage::new(),
@@ -304,7 +308,11 @@ impl MemorySystem {
             }),
         };
         if req.is_write {
-            let delay = self.bmo.write_delay(line_addr, now);
+            let delay = if self.bmo_passthrough {
+                0
+            } else {
+                self.bmo.write_delay(line_addr, now)
+            };
             if delay > 0 {
                 self.schedule_event(now + delay, MemEvent::Arrive(true, Box::new(q)));
                 return;
@@ -342,7 +350,12 @@ impl MemorySystem {
     /// PM-support engine and the front end have passed it on.
     #[inline]
     fn finish_read(&mut self, ch: usize, id: u64, issued: Ps, line_addr: u64, data_ready: Ps) {
-        let t = data_ready + self.bmo.read_delay(line_addr, data_ready) + self.frontend;
+        let delay = if self.bmo_passthrough {
+            0
+        } else {
+            self.bmo.read_delay(line_addr, data_ready)
+        };
+        let t = data_ready + delay + self.frontend;
         let lane = &mut self.lanes[ch];
         if t <= self.now {
             self.ack(id, false, issued, t);
@@ -576,7 +589,7 @@ impl MemorySystem {
     pub fn export_stats(&self, stats: &mut Stats) {
         let multi = self.channels.len() > 1;
         for (i, c) in self.channels.iter().enumerate() {
-            let d = &c.device.stats;
+            let d = &c.device.stats();
             let s = &c.stats;
             let (rb_hits, rb_misses) = c
                 .device

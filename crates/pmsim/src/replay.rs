@@ -76,6 +76,10 @@ pub struct Replay {
     mem: MemorySystem,
     ordering: Box<dyn OrderingModel>,
     logging: Box<dyn LoggingEngine>,
+    /// [`OrderingModel::releases_at_once`]: persists go straight to memory, no calls.
+    ordering_passthrough: bool,
+    /// [`LoggingEngine::ignores_stores`]: stores are not shown to the logging engine.
+    logging_ignores_stores: bool,
     threads: Vec<ThreadState>,
     cycle: Ps,
     max_outstanding: u32,
@@ -104,6 +108,8 @@ impl Replay {
         let p = Plugins::build(&cfg.controller).map_err(ReplayError::Invalid)?;
         Ok(Replay {
             mem: MemorySystem::new(cfg, p.scheduler, p.bmo),
+            ordering_passthrough: p.ordering.releases_at_once(),
+            logging_ignores_stores: p.logging.ignores_stores(),
             ordering: p.ordering,
             logging: p.logging,
             threads: Vec::new(),
@@ -183,13 +189,15 @@ impl Replay {
                 th.outstanding_writes -= 1;
                 self.writes_acked += 1;
                 self.write_latency.record(a.time - a.issued);
-                self.ordering.on_persist_ack(
-                    Persist {
-                        id: a.id,
-                        thread: (a.id & 0xffff) as u16,
-                    },
-                    &mut self.release,
-                );
+                if !self.ordering_passthrough {
+                    self.ordering.on_persist_ack(
+                        Persist {
+                            id: a.id,
+                            thread: (a.id & 0xffff) as u16,
+                        },
+                        &mut self.release,
+                    );
+                }
             } else {
                 self.read_latency.record(a.time - a.issued);
             }
@@ -265,6 +273,11 @@ impl Replay {
         if is_write {
             th.outstanding_writes += 1;
             self.writes += 1;
+            if self.ordering_passthrough {
+                self.mem.submit(req, now);
+                self.absorb_acks();
+                return true;
+            }
             self.ordering.on_persist(
                 Persist {
                     id,
@@ -416,14 +429,17 @@ impl Replay {
         let size = (ev.size as u64).max(1);
         let first = ev.addr & !63;
         let last = (ev.addr.saturating_add(size - 1)) & !63;
-        let value = if is_write { ev.value_bytes() } else { &[] };
+        // Only writes carry data (taken without a branch: loads and stores come in random
+        // order).
+        let value = ev.value_bytes();
+        let value = &value[..value.len() * is_write as usize];
         let mut line = first;
         loop {
             let max = self.max_outstanding;
             if !self.wait_for(t, |th| th.outstanding < max)? {
                 return Ok(false);
             }
-            let data = if is_write && !value.is_empty() {
+            let data = if !value.is_empty() {
                 let start = ev.addr.max(line);
                 let end = (ev.addr + value.len() as u64).min(line + 64);
                 (start < end).then(|| {
@@ -433,7 +449,7 @@ impl Replay {
             } else {
                 None
             };
-            if is_write {
+            if is_write && !self.logging_ignores_stores {
                 self.logging
                     .on_store(ev.thread, line.max(ev.addr), &mut self.log_writes);
             }

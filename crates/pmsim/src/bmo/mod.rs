@@ -15,6 +15,11 @@ pub trait BmoEngine: Send {
     fn write_delay(&mut self, line_addr: u64, now: Ps) -> Ps;
     /// Extra latency after read data for `line_addr` returns at `now` before it is usable.
     fn read_delay(&mut self, line_addr: u64, now: Ps) -> Ps;
+    /// True when the engine does nothing at all: both delays are always 0 and the calls
+    /// change no state. The memory system then skips the calls. Engines leave the default.
+    fn is_passthrough(&self) -> bool {
+        false
+    }
 }
 
 /// No PM-support operations: writes and reads pass untouched.
@@ -32,5 +37,9 @@ impl BmoEngine for NoBmo {
 
     fn read_delay(&mut self, _line_addr: u64, _now: Ps) -> Ps {
         0
+    }
+
+    fn is_passthrough(&self) -> bool {
+        true
     }
 }

@@ -123,6 +123,10 @@ pub struct ChannelController {
     draining: bool,
     /// The scheduler's built-in policy, evaluated directly on the queues' bank entries.
     policy: Option<BuiltinPolicy>,
+    /// What [`next_ready`](Self::next_ready) would find for one queue (`(is_write, time)`),
+    /// when the last decision could tell without a scan; dropped when a request enters a
+    /// queue.
+    ready_hint: Option<(bool, Ps)>,
     /// The device behind the controller.
     pub device: ChannelDevice,
     /// Statistics.
@@ -158,6 +162,7 @@ impl ChannelController {
             drain_low: cfg.drain_low as usize,
             draining: false,
             policy: sched.builtin(),
+            ready_hint: None,
             device,
             stats: ControllerStats::default(),
         }
@@ -241,6 +246,7 @@ impl ChannelController {
 
     #[inline]
     fn enqueue(&mut self, is_write: bool, req: QueuedRequest) {
+        self.ready_hint = None;
         if is_write {
             self.stats.writes_accepted += 1;
             self.write_q.push(req, &self.device);
@@ -339,6 +345,7 @@ impl ChannelController {
     #[inline]
     pub fn decide(&mut self, sched: &mut dyn Scheduler, now: Ps) -> Decision {
         self.stats.decisions += 1;
+        self.ready_hint = None;
         if self.write_q.len() >= self.drain_high && !self.draining {
             self.draining = true;
             self.stats.drain_episodes += 1;
@@ -354,9 +361,9 @@ impl ChannelController {
         } else {
             &mut self.read_q
         };
-        let pick = match self.policy {
+        let (pick, others_ready) = match self.policy {
             Some(BuiltinPolicy::FrFcfs) => queue.pick_frfcfs(now),
-            None => sched.pick(queue.summarize(now), now),
+            None => (sched.pick(queue.summarize(now), now), None),
         };
         let (i, hit) = match pick {
             Pick::WaitUntil(t) => return Decision::WaitUntil(t.max(now + 1)),
@@ -365,8 +372,7 @@ impl ChannelController {
         let slot = queue.candidate(i, hit);
         let request = queue.remove(slot, &self.device);
         let bank = request.bank as usize;
-        let plan = self.device.plan(bank, request.row, serve_writes, now);
-        self.device.commit(bank, request.row, serve_writes, &plan);
+        let plan = self.device.access(bank, request.row, serve_writes, now);
         // The bank's readiness changed; when a row opened, its row hits changed with it.
         let opened = plan.activate.is_some();
         self.read_q.bank_changed(bank, &self.device, opened);
@@ -375,6 +381,14 @@ impl ChannelController {
             // Closed banks' readiness follows their rank's activations.
             self.read_q.refresh_all(&self.device);
             self.write_q.refresh_all(&self.device);
+        } else if let Some(others) = others_ready {
+            // Only this bank's entries changed: the served queue's next issue time is known.
+            let served = if serve_writes {
+                &self.write_q
+            } else {
+                &self.read_q
+            };
+            self.ready_hint = Some((serve_writes, others.min(served.bank_ready(bank))));
         }
         if serve_writes && self.draining {
             self.stats.writes_in_drain += 1;
@@ -397,7 +411,10 @@ impl ChannelController {
         } else {
             &self.read_q
         };
-        queue.next_ready(t)
+        match self.ready_hint {
+            Some((w, ready)) if w == serve_writes && !queue.is_empty() => Some(ready.max(t)),
+            _ => queue.next_ready(t),
+        }
     }
 
     /// Whether the controller is in write-drain mode.
@@ -498,7 +515,7 @@ mod tests {
             }
             assert_eq!(fused.stats, generic.stats);
             assert!(
-                fused.device.stats.row_hits > 0,
+                fused.device.stats().row_hits > 0,
                 "{preset}: no row hits exercised"
             );
         }

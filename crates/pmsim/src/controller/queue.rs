@@ -24,6 +24,15 @@ const NIL: u32 = u32::MAX;
 /// No candidate (in a [`BankEntry`] age field).
 const NONE: u64 = u64::MAX;
 
+/// Buckets of the line filter ([`RequestQueue::find_line`]).
+const LINE_BUCKETS: usize = 256;
+
+/// The line filter bucket of a line address.
+#[inline]
+fn line_bucket(line_addr: u64) -> usize {
+    (line_addr >> 6) as usize % LINE_BUCKETS
+}
+
 /// A queue slot: the request, its age and its links in its bank's arrival-order list.
 #[derive(Clone, Debug)]
 struct Slot {
@@ -98,6 +107,10 @@ pub struct RequestQueue {
     /// Requests that would hit their bank's open row, over all banks. Random traffic seldom
     /// has any: the scheduling loops then skip the row-hit half of every entry.
     hits: usize,
+    /// Queued requests per bucket of line addresses: most searches for a line (read
+    /// forwarding, write coalescing) find its bucket empty and skip the bank walk, whose
+    /// length is as unpredictable as the traffic.
+    lines: [u32; LINE_BUCKETS],
 }
 
 impl RequestQueue {
@@ -121,6 +134,7 @@ impl RequestQueue {
             next_seq: 0,
             len: 0,
             hits: 0,
+            lines: [0; LINE_BUCKETS],
         }
     }
 
@@ -142,6 +156,7 @@ impl RequestQueue {
         let bank = req.bank;
         let b = bank as usize;
         let hit = req.row == dev.open_row(b);
+        self.lines[line_bucket(req.line_addr)] += 1;
         let seq = self.next_seq;
         self.next_seq += 1;
         let tail = self.banks[b].tail;
@@ -205,6 +220,7 @@ impl RequestQueue {
         let s = slot as usize;
         let Slot { prev, next, .. } = self.slots[s];
         let bank = self.slots[s].req.bank;
+        self.lines[line_bucket(self.slots[s].req.line_addr)] -= 1;
         let open_row = dev.open_row(bank as usize);
         let hit = self.slots[s].req.row == open_row;
         if prev == NIL {
@@ -318,6 +334,9 @@ impl RequestQueue {
     /// Slot of the request for line `line_addr`, which maps to flat bank `bank`, if any.
     #[inline]
     pub fn find_line(&self, line_addr: u64, bank: u32) -> Option<u32> {
+        if self.lines[line_bucket(line_addr)] == 0 {
+            return None;
+        }
         let mut s = self.banks[bank as usize].head;
         while s != NIL {
             let sl = &self.slots[s as usize];
@@ -352,8 +371,14 @@ impl RequestQueue {
     /// [`FrFcfs::pick`](crate::scheduler::FrFcfs) answers for [`summarize`](Self::summarize)'s
     /// candidates, without building them (checked against the plug-in path by
     /// `controller::tests::builtin_frfcfs_decides_as_the_plugin`).
+    ///
+    /// When the pick issues and no request would hit its open row, also returns a time no
+    /// earlier than `now` (or `Ps::MAX`) which, raised to any time after `now`, is the earliest
+    /// time a request of another bank than the picked one could issue: the picked bank's
+    /// commit leaves the other banks' entries as they are, so
+    /// [`bank_ready`](Self::bank_ready) completes [`next_ready`](Self::next_ready) after it.
     #[inline]
-    pub fn pick_frfcfs(&self, now: Ps) -> Pick {
+    pub fn pick_frfcfs(&self, now: Ps) -> (Pick, Option<Ps>) {
         if self.hits == 0 {
             return self.pick_oldest_miss(now);
         }
@@ -385,7 +410,7 @@ impl RequestQueue {
             };
             earliest = earliest.min(wait);
         }
-        if hit_seq != NONE {
+        let pick = if hit_seq != NONE {
             Pick::Issue {
                 bank: hit_at,
                 hit: true,
@@ -397,31 +422,63 @@ impl RequestQueue {
             }
         } else {
             Pick::WaitUntil(earliest)
-        }
+        };
+        (pick, None)
     }
 
     /// [`pick_frfcfs`](Self::pick_frfcfs) when no request would hit its open row: every bank
     /// has a row miss and nothing else.
     #[inline]
-    fn pick_oldest_miss(&self, now: Ps) -> Pick {
+    fn pick_oldest_miss(&self, now: Ps) -> (Pick, Option<Ps>) {
+        use std::hint::select_unpredictable as select;
         let (mut miss_seq, mut miss_at) = (NONE, 0);
         let mut earliest = Ps::MAX;
+        let mut ready_banks = 0;
         for (i, e) in self.entries.iter().enumerate() {
             let ready = e.miss_from <= now;
-            let key = if ready { e.miss_seq } else { NONE };
-            if key < miss_seq {
-                (miss_seq, miss_at) = (key, i);
-            }
-            earliest = earliest.min(if ready { Ps::MAX } else { e.miss_from });
+            let key = select(ready, e.miss_seq, NONE);
+            let older = key < miss_seq;
+            miss_seq = select(older, key, miss_seq);
+            miss_at = select(older, i, miss_at);
+            earliest = earliest.min(select(ready, Ps::MAX, e.miss_from));
+            ready_banks += ready as usize;
         }
         if miss_seq != NONE {
-            Pick::Issue {
-                bank: miss_at,
-                hit: false,
-            }
+            // Another ready bank keeps the next decision at the next command clock; otherwise
+            // the other banks become ready at `earliest`.
+            let others = if ready_banks > 1 { now } else { earliest };
+            (
+                Pick::Issue {
+                    bank: miss_at,
+                    hit: false,
+                },
+                Some(others),
+            )
         } else {
-            Pick::WaitUntil(earliest)
+            (Pick::WaitUntil(earliest), None)
         }
+    }
+
+    /// Earliest time from which a request of flat bank `bank` could issue (`Ps::MAX` when the
+    /// bank has none), not raised to the current time.
+    #[inline]
+    pub fn bank_ready(&self, bank: usize) -> Ps {
+        let list = &self.banks[bank];
+        if list.len == 0 {
+            return Ps::MAX;
+        }
+        let e = &self.entries[list.pos as usize];
+        let hit = if e.hit_seq != NONE {
+            e.hit_from
+        } else {
+            Ps::MAX
+        };
+        let miss = if e.miss_seq != NONE {
+            e.miss_from
+        } else {
+            Ps::MAX
+        };
+        hit.min(miss)
     }
 
     /// The slot of candidate `i` (an index into the candidates, as in [`Pick::Issue`]): its

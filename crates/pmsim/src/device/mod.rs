@@ -99,6 +99,19 @@ pub struct DeviceStats {
     pub bus_busy_ps: Ps,
 }
 
+/// What the device counts as it goes; [`ChannelDevice::stats`] derives the rest (every access
+/// activates at most once, moves `media_access_bytes` and holds the bus for one burst).
+#[derive(Clone, Copy, Debug, Default)]
+struct Counters {
+    reads: u64,
+    writes: u64,
+    row_hits: u64,
+    row_closed: u64,
+    row_conflicts: u64,
+    /// Reads served by the read buffer (bus only).
+    buffer_reads: u64,
+}
+
 /// The device side of one channel.
 #[derive(Clone, Debug)]
 pub struct ChannelDevice {
@@ -115,8 +128,7 @@ pub struct ChannelDevice {
     read_buffer: Option<ReadBuffer>,
     /// Banks with no open row (banks stay open once activated).
     closed_banks: usize,
-    /// Statistics.
-    pub stats: DeviceStats,
+    stats: Counters,
 }
 
 impl ChannelDevice {
@@ -148,7 +160,24 @@ impl ChannelDevice {
             read_buffer: (cfg.read_buffer.entries > 0)
                 .then(|| ReadBuffer::new(cfg.read_buffer.entries as usize)),
             closed_banks: nbanks,
-            stats: DeviceStats::default(),
+            stats: Counters::default(),
+        }
+    }
+
+    /// Statistics so far.
+    pub fn stats(&self) -> DeviceStats {
+        let c = &self.stats;
+        let activates = c.row_closed + c.row_conflicts;
+        DeviceStats {
+            reads: c.reads,
+            writes: c.writes,
+            row_hits: c.row_hits,
+            row_closed: c.row_closed,
+            row_conflicts: c.row_conflicts,
+            activates,
+            media_read_bytes: activates * self.media_access_bytes,
+            media_write_bytes: c.writes * self.media_access_bytes,
+            bus_busy_ps: (c.reads + c.writes + c.buffer_reads) * self.t.tburst,
         }
     }
 
@@ -230,13 +259,16 @@ impl ChannelDevice {
         self.closed_banks > 0
     }
 
-    /// The full command schedule of an access to row `row` of flat bank `bank` starting no
-    /// earlier than `now`.
+    /// Schedules and commits an access to row `row` of flat bank `bank` starting no earlier
+    /// than `now`: computes when each command can issue given bank, rank and bus state, then
+    /// applies the schedule to that state. Returns the schedule.
     #[inline]
-    pub fn plan(&self, bank: usize, row: u64, is_write: bool, now: Ps) -> AccessPlan {
+    pub fn access(&mut self, bank: usize, row: u64, is_write: bool, now: Ps) -> AccessPlan {
         let t = &self.t;
-        let b = &self.banks[bank];
-        let r = &self.ranks[b.rank as usize];
+        let b = self.banks[bank];
+        let rank = b.rank as usize;
+        let r = &mut self.ranks[rank];
+        // The schedule, from the state before this access.
         let (outcome, precharge, activate, col_min) = if b.open_row == row {
             (RowOutcome::Hit, None, None, now.max(b.next_col))
         } else {
@@ -262,69 +294,48 @@ impl ChannelDevice {
             (col, col + t.tcl)
         };
         let data_end = data_start + t.tburst;
+        let done = if is_write { data_end + t.twr } else { data_end };
+        // Its effect on the bank, the rank and the bus.
+        let bk = &mut self.banks[bank];
+        match activate {
+            None => self.stats.row_hits += 1,
+            Some(act) => {
+                if outcome == RowOutcome::Closed {
+                    self.stats.row_closed += 1;
+                    self.closed_banks -= 1;
+                } else {
+                    self.stats.row_conflicts += 1;
+                }
+                r.last_acts[(r.acts_seen % 4) as usize] = act;
+                r.acts_seen += 1;
+                r.next_act = act + t.trrd;
+                bk.open_row = row;
+                bk.next_pre = act + t.tras;
+                bk.next_col = act + t.trcd;
+            }
+        }
+        bk.next_col = bk.next_col.max(column + t.tburst);
+        if is_write {
+            bk.next_pre = bk.next_pre.max(done);
+            if self.write_blocks_bank {
+                // NVM: the cell write occupies the bank until it completes.
+                bk.next_col = bk.next_col.max(done);
+            }
+            r.next_read_col = r.next_read_col.max(data_end + t.twtr);
+            self.stats.writes += 1;
+        } else {
+            bk.next_pre = bk.next_pre.max(column + t.trtp);
+            self.stats.reads += 1;
+        }
+        self.bus_free = data_end;
         AccessPlan {
             outcome,
             precharge,
             activate,
             column,
             data_end,
-            done: if is_write { data_end + t.twr } else { data_end },
+            done,
         }
-    }
-
-    /// Applies a plan made by [`plan`](Self::plan) for the same request, updating bank, rank and
-    /// bus state and statistics.
-    #[inline]
-    pub fn commit(&mut self, bank: usize, row: u64, is_write: bool, p: &AccessPlan) {
-        let Timing {
-            trrd,
-            tras,
-            trcd,
-            tburst,
-            twtr,
-            trtp,
-            ..
-        } = self.t;
-        let bi = bank;
-        let rank = self.banks[bi].rank as usize;
-        let media = self.media_access_bytes;
-        match p.outcome {
-            RowOutcome::Hit => self.stats.row_hits += 1,
-            RowOutcome::Closed => self.stats.row_closed += 1,
-            RowOutcome::Conflict => self.stats.row_conflicts += 1,
-            RowOutcome::ReadBuffer => unreachable!("read-buffer hits are committed separately"),
-        }
-        if let Some(act) = p.activate {
-            let r = &mut self.ranks[rank];
-            r.last_acts[(r.acts_seen % 4) as usize] = act;
-            r.acts_seen += 1;
-            r.next_act = act + trrd;
-            let b = &mut self.banks[bi];
-            self.closed_banks -= (b.open_row == NO_ROW) as usize;
-            b.open_row = row;
-            b.next_pre = act + tras;
-            b.next_col = act + trcd;
-            self.stats.activates += 1;
-            self.stats.media_read_bytes += media;
-        }
-        let b = &mut self.banks[bi];
-        b.next_col = b.next_col.max(p.column + tburst);
-        if is_write {
-            b.next_pre = b.next_pre.max(p.done);
-            if self.write_blocks_bank {
-                // NVM: the cell write occupies the bank until it completes.
-                b.next_col = b.next_col.max(p.done);
-            }
-            let r = &mut self.ranks[rank];
-            r.next_read_col = r.next_read_col.max(p.data_end + twtr);
-            self.stats.writes += 1;
-            self.stats.media_write_bytes += media;
-        } else {
-            b.next_pre = b.next_pre.max(p.column + trtp);
-            self.stats.reads += 1;
-        }
-        self.bus_free = p.data_end;
-        self.stats.bus_busy_ps += tburst;
     }
 
     /// Tries the read buffer for a read of the line at `addr`: on a hit returns the plan of a
@@ -341,7 +352,7 @@ impl ChannelDevice {
         let column = now.max(self.bus_free.saturating_sub(self.t.tcl));
         let data_end = column + self.t.tcl + self.t.tburst;
         self.bus_free = data_end;
-        self.stats.bus_busy_ps += self.t.tburst;
+        self.stats.buffer_reads += 1;
         Some(AccessPlan {
             outcome: RowOutcome::ReadBuffer,
             precharge: None,

@@ -34,6 +34,11 @@ pub trait LoggingEngine: Send {
     fn on_store(&mut self, thread: u16, line_addr: u64, out: &mut Vec<LogWrite>);
     /// `thread` ends its transaction; log writes to issue go to `out`.
     fn on_tx_end(&mut self, thread: u16, out: &mut Vec<LogWrite>) -> CommitAction;
+    /// True when [`on_store`](Self::on_store) never asks for writes and keeps no state:
+    /// requesters may then skip the call. Engines leave the default.
+    fn ignores_stores(&self) -> bool {
+        false
+    }
 }
 
 /// No hardware logging.
@@ -51,5 +56,9 @@ impl LoggingEngine for NoLogging {
 
     fn on_tx_end(&mut self, _thread: u16, _out: &mut Vec<LogWrite>) -> CommitAction {
         CommitAction::Immediate
+    }
+
+    fn ignores_stores(&self) -> bool {
+        true
     }
 }

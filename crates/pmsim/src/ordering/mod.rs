@@ -39,4 +39,11 @@ pub trait OrderingModel: Send {
     fn on_fence(&mut self, thread: u16) -> FenceAction;
     /// The persistence domain acknowledged persist `p`; newly releasable persists go to `release`.
     fn on_persist_ack(&mut self, p: Persist, release: &mut Vec<Persist>);
+    /// True when the model holds nothing: [`on_persist`](Self::on_persist) releases exactly
+    /// its persist at once and [`on_persist_ack`](Self::on_persist_ack) releases nothing, and
+    /// neither keeps state. Requesters may then skip both calls (fences still go to
+    /// [`on_fence`](Self::on_fence)). Models leave the default.
+    fn releases_at_once(&self) -> bool {
+        false
+    }
 }

@@ -21,4 +21,8 @@ impl OrderingModel for X86Ordering {
     }
 
     fn on_persist_ack(&mut self, _p: Persist, _release: &mut Vec<Persist>) {}
+
+    fn releases_at_once(&self) -> bool {
+        true
+    }
 }
