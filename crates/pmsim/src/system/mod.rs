@@ -254,6 +254,10 @@ pub struct System {
     dram: MemorySystem,
     ordering: Box<dyn OrderingModel>,
     logging: Box<dyn LoggingEngine>,
+    /// The ordering model holds nothing (x86): persists skip it.
+    ordering_at_once: bool,
+    /// The logging engine ignores stores (none): stores skip it.
+    logging_ignores_stores: bool,
     hier: Hierarchy,
     threads: Vec<Thread>,
     arrivals: EventQueue<Arrival>,
@@ -305,6 +309,8 @@ impl System {
             pm_end: cfg.system.pm_base + cfg.system.pm_bytes,
             pm: MemorySystem::new(cfg, p.scheduler, p.bmo),
             dram: MemorySystem::new(&dram_cfg, dp.scheduler, dp.bmo),
+            ordering_at_once: p.ordering.releases_at_once(),
+            logging_ignores_stores: p.logging.ignores_stores(),
             ordering: p.ordering,
             logging: p.logging,
             hier: Hierarchy::new(&cfg.caches, cpu.cores as usize, cycle),
@@ -572,14 +578,16 @@ impl System {
                     let th = &mut self.threads[thread];
                     th.persists -= 1;
                     th.last_persist_ack = th.last_persist_ack.max(a.time);
-                    self.ordering.on_persist_ack(
-                        Persist {
-                            id: a.id,
-                            thread: thread as u16,
-                        },
-                        &mut self.release,
-                    );
-                    self.send_released(a.time);
+                    if !self.ordering_at_once {
+                        self.ordering.on_persist_ack(
+                            Persist {
+                                id: a.id,
+                                thread: thread as u16,
+                            },
+                            &mut self.release,
+                        );
+                        self.send_released(a.time);
+                    }
                     self.try_finish_fence(thread);
                 }
                 _ => self.eviction_done(a.id, a.time),
@@ -798,7 +806,7 @@ impl System {
                     self.hier.write_bytes(slot, off, &value[lo..hi], t as u16);
                 }
             }
-            if write && self.is_pm(line << 6) {
+            if write && !self.logging_ignores_stores && self.is_pm(line << 6) {
                 self.logging
                     .on_store(t as u16, line << 6, &mut self.log_writes);
             }
@@ -967,7 +975,7 @@ impl System {
             self.arrivals.push(at, Arrival { pm, req });
             return;
         }
-        if !pm {
+        if !pm || self.ordering_at_once {
             self.arrivals.push(at, Arrival { pm, req });
             return;
         }

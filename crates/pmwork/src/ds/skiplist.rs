@@ -141,6 +141,9 @@ impl MapDs for SkipList {
         let mut out = BTreeMap::new();
         let mut limit = StepLimit::new(1 << 26, "skiplist");
         let mut below: HashSet<u64> = HashSet::new();
+        // Highest level each node is linked on, and its key: a node must be linked on exactly
+        // the levels its key draws (a torn insert or remove would leave it short).
+        let mut top: BTreeMap<u64, (usize, u64)> = BTreeMap::new();
         for l in 0..LEVELS {
             let mut here = HashSet::new();
             let mut prev: Option<u64> = None;
@@ -159,10 +162,20 @@ impl MapDs for SkipList {
                     out.insert(k, tx.read(x + VAL));
                 }
                 here.insert(x);
+                top.insert(x, (l, k));
                 prev = Some(k);
                 x = tx.read(next_addr(x, l));
             }
             below = here;
+        }
+        for (&x, &(l, k)) in &top {
+            if l + 1 != level_of(k) {
+                return Err(format!(
+                    "skiplist: node {x:#x} (key {k:#x}) is linked on {} levels, its key draws {}",
+                    l + 1,
+                    level_of(k)
+                ));
+            }
         }
         Ok(out)
     }

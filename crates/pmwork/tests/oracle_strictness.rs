@@ -1,0 +1,94 @@
+//! Oracles reject images a correct run cannot produce: a skip-list node linked on fewer levels
+//! than its key draws, and effects of an operation none of whose events has executed.
+
+use pmtrace::TraceEvent;
+use pmwork::persist_model::{CutPolicy, PersistModel};
+use pmwork::{layout, workload, CommitLog, CrashImage, GenOptions, Model, Params, VecSink};
+
+fn gen(name: &str, p: &Params) -> (Vec<TraceEvent>, CommitLog) {
+    let w = workload(name).unwrap();
+    let opts = GenOptions {
+        record_commits: true,
+        fault: None,
+    };
+    let g = w.generate(p, Box::<VecSink>::default(), opts).unwrap();
+    let c = g.commits.clone().unwrap();
+    let ev = g.sink.into_any().downcast::<VecSink>().unwrap().events;
+    (ev, c)
+}
+
+fn durable_image(ev: &[TraceEvent], hw: bool) -> (CrashImage, Vec<u64>) {
+    let mut m = PersistModel::new(1, hw);
+    for e in ev {
+        m.apply(e);
+    }
+    (m.image(&mut CutPolicy::Durable), m.completed().to_vec())
+}
+
+fn set_u64(img: &mut CrashImage, addr: u64, v: u64) {
+    let l = addr & !63;
+    let mut b = img.line(l).copied().unwrap_or([0; 64]);
+    let o = (addr - l) as usize;
+    b[o..o + 8].copy_from_slice(&v.to_le_bytes());
+    img.set_line(l, b);
+}
+
+#[test]
+fn a_skiplist_node_missing_from_an_upper_level_is_rejected() {
+    let p = Params {
+        ops: 40,
+        threads: 1,
+        seed: 3,
+    };
+    let (ev, c) = gen("skiplist", &p);
+    let (mut img, done) = durable_image(&ev, false);
+    let w = workload("skiplist").unwrap();
+    assert!(
+        w.oracle(&p, &c, &img, &done).is_ok(),
+        "the intact image passes"
+    );
+    // Level-1 links live at node + 16 + 8 (next pointers follow key and value). Unlink a node
+    // that draws two levels from level 1 only: what a torn insert would leave.
+    let next1 = |n: u64| n + 16 + 8;
+    let robj = img.read_u64(layout::root_word(0, 1));
+    let head = img.read_u64(robj);
+    let (mut prev, mut x) = (head, img.read_u64(next1(head)));
+    while x != 0 && pmwork::ds::skiplist::level_of(img.read_u64(x)) != 2 {
+        prev = x;
+        x = img.read_u64(next1(x));
+    }
+    assert!(x != 0, "some key draws exactly two levels");
+    let after = img.read_u64(next1(x));
+    set_u64(&mut img, next1(prev), after);
+    let e = w.oracle(&p, &c, &img, &done).unwrap_err();
+    assert!(e.contains("levels"), "{e}");
+}
+
+#[test]
+fn an_operation_that_has_not_started_cannot_show() {
+    let p = Params {
+        ops: 20,
+        threads: 1,
+        seed: 1,
+    };
+    for name in ["btree", "ycsb", "linkedlist", "arrayswap", "rbtree-hw"] {
+        let (ev, c) = gen(name, &p);
+        let w = workload(name).unwrap();
+        let k = 5;
+        let before_k = c.per_thread[0][k]; // events up to the end of operation k - 1
+        let after_k = c.per_thread[0][k + 1] as usize; // ... of operation k
+        let hw = w.info().model == Model::HwTx;
+        let (img, _) = durable_image(&ev[..after_k], hw);
+        // Operation k is complete in the image, but the thread is said to have executed none of
+        // its events: impossible, so rejected.
+        assert!(
+            w.oracle(&p, &c, &img, &[before_k]).is_err(),
+            "{name}: op {k}'s effects accepted before it started"
+        );
+        // With one of its events executed, the same image is acceptable.
+        assert!(
+            w.oracle(&p, &c, &img, &[before_k + 1]).is_ok(),
+            "{name}: op {k} in flight rejected"
+        );
+    }
+}
