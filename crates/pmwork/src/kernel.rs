@@ -273,12 +273,16 @@ impl<K: Kernel> Workload for KernelWorkload<K> {
         let mut commits: Option<Vec<Vec<u64>>> = opts
             .record_commits
             .then(|| vec![Vec::new(); threads as usize]);
+        let mut durable: Option<Vec<Vec<u64>>> = commits.clone();
         for t in 0..threads {
             tx.begin_setup(t);
             k.setup(&mut tx, p, t);
             tx.end_setup();
             if let Some(c) = commits.as_mut() {
                 c[t as usize].push(tx.heap_ref().events(t));
+            }
+            if let Some(d) = durable.as_mut() {
+                d[t as usize].push(tx.heap_ref().events(t));
             }
         }
         let counts: Vec<u64> = (0..threads).map(|t| k.thread_ops(p, t)).collect();
@@ -301,8 +305,13 @@ impl<K: Kernel> Workload for KernelWorkload<K> {
                 tx.begin();
                 k.exec(&mut tx, p, t, &op);
                 tx.commit();
+                let end = tx.heap_ref().events(t);
                 if let Some(c) = commits.as_mut() {
-                    c[t as usize].push(tx.heap_ref().events(t));
+                    c[t as usize].push(end);
+                }
+                let point = tx.take_durable_point(t).unwrap_or(end);
+                if let Some(d) = durable.as_mut() {
+                    d[t as usize].push(point);
                 }
             }
         }
@@ -316,7 +325,10 @@ impl<K: Kernel> Workload for KernelWorkload<K> {
             events: events_per_thread.iter().sum(),
             events_per_thread,
             ops_per_thread: counts,
-            commits: commits.map(|per_thread| CommitLog { per_thread }),
+            commits: commits.map(|per_thread| CommitLog {
+                per_thread,
+                durable: durable.unwrap_or_default(),
+            }),
             pc_sites,
             pc_collisions,
             resident_bytes,

@@ -25,10 +25,17 @@ use crate::models::Tx;
 /// thread's setup (its root magic persisted), entry `k >= 1` the end of its operation `k-1`
 /// (its final fence or `TxEnd`). A unit is committed once the thread has completed at least
 /// that many events.
+///
+/// `durable` holds, per unit, the event count from which the unit survives any crash (the
+/// fence that makes its commit record durable). It equals the end for every model except
+/// redo, whose commit record is durable before the in-place apply and the log retirement.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CommitLog {
     /// Commit indices per thread, increasing.
     pub per_thread: Vec<Vec<u64>>,
+    /// Durability points per thread, one per unit, each at most the unit's end (empty: the
+    /// ends).
+    pub durable: Vec<Vec<u64>>,
 }
 
 impl CommitLog {
@@ -37,9 +44,22 @@ impl CommitLog {
         self.per_thread[t as usize].partition_point(|&c| c <= completed)
     }
 
+    /// Units of thread `t` that must survive a crash after `completed` events: those whose
+    /// commit record is durable by then.
+    pub fn required(&self, t: u16, completed: u64) -> usize {
+        match self.durable.get(t as usize) {
+            Some(d) if !d.is_empty() => d.partition_point(|&c| c <= completed),
+            _ => self.committed(t, completed),
+        }
+    }
+
     /// Bytes of memory the log holds (8 per commit point).
     pub fn bytes(&self) -> usize {
-        self.per_thread.iter().map(|v| v.len() * 8).sum()
+        self.per_thread
+            .iter()
+            .chain(self.durable.iter())
+            .map(|v| v.len() * 8)
+            .sum()
     }
 }
 
@@ -105,7 +125,7 @@ pub fn check<K: Kernel>(
     let mut tx = Tx::from_image(k.info().model, p.threads, image);
     for t in 0..p.threads {
         let units = commits.per_thread[t as usize].len();
-        let n = commits.committed(t, completed[t as usize]);
+        let n = commits.required(t, completed[t as usize]);
         let actual = if tx
             .recover_thread(t)
             .map_err(|e| format!("{name}: recovery failed: {e}"))?
@@ -187,6 +207,7 @@ mod tests {
     fn committed_counts_units_within_the_completed_events() {
         let c = CommitLog {
             per_thread: vec![vec![10, 20, 35]],
+            durable: Vec::new(),
         };
         assert_eq!(c.committed(0, 9), 0);
         assert_eq!(c.committed(0, 10), 1);

@@ -92,3 +92,24 @@ fn an_operation_that_has_not_started_cannot_show() {
         );
     }
 }
+
+#[test]
+fn a_redo_transaction_is_required_once_its_commit_record_is_durable() {
+    let p = Params {
+        ops: 40,
+        threads: 1,
+        seed: 2,
+    };
+    let (ev, c) = gen("ycsb", &p);
+    let w = workload("ycsb").unwrap();
+    // Find an operation whose commit record became durable before its last event.
+    let k = (1..c.per_thread[0].len())
+        .find(|&k| c.durable[0][k] < c.per_thread[0][k])
+        .expect("redo commits end after their commit record");
+    // The image before operation k's first event (k - 1 operations durable)...
+    let (img, _) = durable_image(&ev[..c.per_thread[0][k - 1] as usize], false);
+    // ...is fine while the commit record's fence has not completed...
+    assert!(w.oracle(&p, &c, &img, &[c.durable[0][k] - 1]).is_ok());
+    // ...and wrong once it has: recovery must then replay operation k.
+    assert!(w.oracle(&p, &c, &img, &[c.durable[0][k]]).is_err());
+}

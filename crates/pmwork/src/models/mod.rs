@@ -109,6 +109,9 @@ pub(crate) struct ThreadTx {
     pub flush: Vec<(u64, u64)>,
     /// Redo: (address, value) in program order.
     pub redo: Vec<(u64, u64)>,
+    /// Event count at which the last committed transaction became durable, when that comes
+    /// before the commit's last event (redo).
+    pub durable_point: Option<u64>,
     /// Redo: word address → index of its latest entry.
     pub redo_index: IntMap<u64, usize>,
     /// Frees deferred to commit (payload pointers).
@@ -219,6 +222,12 @@ impl Tx {
         if self.model == Model::HwTx {
             self.hw_begin();
         }
+    }
+
+    /// The event count from which thread `t`'s last committed transaction survives a crash,
+    /// when that is earlier than its last event (redo: the commit record's fence); taken once.
+    pub fn take_durable_point(&mut self, t: u16) -> Option<u64> {
+        self.st[t as usize].durable_point.take()
     }
 
     /// Commits the current thread's transaction: the operation is durable once this returns

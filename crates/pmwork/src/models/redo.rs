@@ -85,6 +85,8 @@ impl Tx {
         h.store_u64(base + 8, gen);
         h.clwb(base);
         h.sfence();
+        // From here on the transaction survives a crash: recovery replays the log.
+        let point = h.events(t);
         let mut ranges = Vec::with_capacity(entries.len());
         for &(a, v) in &entries {
             h.store_u64(a, v);
@@ -98,6 +100,7 @@ impl Tx {
         h.clwb(base);
         h.sfence();
         self.st[t as usize].gen = gen + 1;
+        self.st[t as usize].durable_point = Some(point);
     }
 
     pub(super) fn redo_recover(&mut self) -> Result<(), String> {
