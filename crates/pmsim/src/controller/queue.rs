@@ -27,10 +27,20 @@ const NONE: u64 = u64::MAX;
 /// Buckets of the line filter ([`RequestQueue::find_line`]).
 const LINE_BUCKETS: usize = 256;
 
+/// Buckets of the row filter ([`RequestQueue::bank_changed`]).
+const ROW_BUCKETS: usize = 1024;
+
 /// The line filter bucket of a line address.
 #[inline]
 fn line_bucket(line_addr: u64) -> usize {
     (line_addr >> 6) as usize % LINE_BUCKETS
+}
+
+/// The row filter bucket of row `row` of flat bank `bank` (a multiplicative hash).
+#[inline]
+fn row_bucket(bank: usize, row: u64) -> usize {
+    let h = (row ^ ((bank as u64) << 48)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (h >> (64 - ROW_BUCKETS.trailing_zeros())) as usize
 }
 
 /// A queue slot: the request, its age and its links in its bank's arrival-order list.
@@ -48,6 +58,8 @@ struct BankList {
     /// Oldest and youngest slot (`NIL` when empty).
     head: u32,
     tail: u32,
+    /// Age of the oldest request (meaningful while `len > 0`).
+    head_seq: u64,
     /// Requests queued for the bank.
     len: u32,
     /// Of them, requests whose row is the bank's open row.
@@ -111,6 +123,10 @@ pub struct RequestQueue {
     /// forwarding, write coalescing) find its bucket empty and skip the bank walk, whose
     /// length is as unpredictable as the traffic.
     lines: [u32; LINE_BUCKETS],
+    /// Queued requests per bucket of (bank, row) pairs: when a row opens, its bucket is
+    /// nearly always empty, and the bank's requests are then all row misses, found without
+    /// walking the bank's list. (`u16`: a queue holds at most 4096 requests.)
+    rows: [u16; ROW_BUCKETS],
 }
 
 impl RequestQueue {
@@ -123,6 +139,7 @@ impl RequestQueue {
                 BankList {
                     head: NIL,
                     tail: NIL,
+                    head_seq: NONE,
                     len: 0,
                     hits: 0,
                     pos: 0,
@@ -135,6 +152,7 @@ impl RequestQueue {
             len: 0,
             hits: 0,
             lines: [0; LINE_BUCKETS],
+            rows: [0; ROW_BUCKETS],
         }
     }
 
@@ -157,6 +175,7 @@ impl RequestQueue {
         let b = bank as usize;
         let hit = req.row == dev.open_row(b);
         self.lines[line_bucket(req.line_addr)] += 1;
+        self.rows[row_bucket(b, req.row)] += 1;
         let seq = self.next_seq;
         self.next_seq += 1;
         let tail = self.banks[b].tail;
@@ -182,6 +201,7 @@ impl RequestQueue {
         let list = &mut self.banks[b];
         if tail == NIL {
             list.head = s;
+            list.head_seq = seq;
             list.pos = self.entries.len() as u32;
             let (hit_from, miss_from) = dev.raw_readiness(b);
             self.entries.push(BankEntry {
@@ -221,6 +241,7 @@ impl RequestQueue {
         let Slot { prev, next, .. } = self.slots[s];
         let bank = self.slots[s].req.bank;
         self.lines[line_bucket(self.slots[s].req.line_addr)] -= 1;
+        self.rows[row_bucket(bank as usize, self.slots[s].req.row)] -= 1;
         let open_row = dev.open_row(bank as usize);
         let hit = self.slots[s].req.row == open_row;
         if prev == NIL {
@@ -245,6 +266,9 @@ impl RequestQueue {
             }
         } else {
             let (len, hits) = (list.len, list.hits);
+            if prev == NIL {
+                list.head_seq = self.slots[next as usize].seq;
+            }
             let e = &self.entries[pos];
             let oldest = if hit { e.hit_slot } else { e.miss_slot };
             if oldest == slot {
@@ -294,13 +318,22 @@ impl RequestQueue {
         let e = &mut self.entries[list.pos as usize];
         (e.hit_from, e.miss_from) = dev.raw_readiness(bank);
         if opened {
-            self.recount(bank, list, dev.open_row(bank));
+            let open_row = dev.open_row(bank);
+            if self.rows[row_bucket(bank, open_row)] == 0 {
+                // No request of the queue is for the new row: all of the bank's are misses.
+                e.set(true, (NONE, NIL));
+                e.set(false, (list.head_seq, list.head));
+                self.hits -= list.hits as usize;
+                self.banks[bank].hits = 0;
+            } else {
+                self.recount(bank, list, open_row);
+            }
         }
     }
 
     /// Recounts the row hits of `bank` (whose list is `list`, not empty) against `open_row`
     /// and finds its oldest hit and miss.
-    #[inline(always)]
+    #[inline]
     fn recount(&mut self, bank: usize, list: BankList, open_row: u64) {
         let mut hits = 0;
         let (mut hit, mut miss) = ((NONE, NIL), (NONE, NIL));
