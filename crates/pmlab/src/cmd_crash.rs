@@ -29,8 +29,9 @@ pub struct CrashArgs {
     /// Seed of the workload's operation stream (and of the random crash points).
     #[arg(long, value_name = "S", default_value_t = 1)]
     seed: u64,
-    /// Crash points: half at random times, half at fence completions (every k-th fence, k
-    /// chosen so they spread over the whole run; alternately just before and at the fence).
+    /// Crash points: half at fence completions (every k-th fence, k chosen so they spread over
+    /// the whole run; alternately at and just before the fence), the rest at random times, and
+    /// the last at the end of the run.
     #[arg(long, value_name = "N", default_value_t = 1000)]
     points: usize,
     /// Replay a single crash point (picoseconds), e.g. one a failing run printed.
@@ -60,6 +61,7 @@ enum Why {
     Random,
     AtFence { thread: u16, index: usize },
     BeforeFence { thread: u16, index: usize },
+    End,
     Given,
 }
 
@@ -73,6 +75,7 @@ impl std::fmt::Display for Why {
             Why::BeforeFence { thread, index } => {
                 write!(f, "1 ps before fence #{index} completes (thread {thread})")
             }
+            Why::End => f.write_str("end of the run"),
             Why::Given => f.write_str("--at-ps"),
         }
     }
@@ -218,8 +221,8 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// Crash points: half uniformly random in (0, end], half at fence completions (every k-th
-/// fence, alternately at and 1 ps before the completion).
+/// Crash points: half at fence completions (every k-th fence, alternately at and 1 ps before
+/// the completion), the rest uniformly random in (0, end], the last one at the end.
 fn choose_points(n: usize, end: Ps, fences: &[(Ps, u16)], seed: u64) -> Vec<Point> {
     let mut out = Vec::with_capacity(n);
     let at_fences = if fences.is_empty() { 0 } else { n / 2 };
@@ -247,13 +250,20 @@ fn choose_points(n: usize, end: Ps, fences: &[(Ps, u16)], seed: u64) -> Vec<Poin
         }
     }
     let mut x = seed ^ 0x9e37_79b9_7f4a_7c15;
-    while out.len() < n {
+    // The last point is the end of the run: the complete image must pass too.
+    while out.len() + 1 < n {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         out.push(Point {
             time: 1 + x % end.max(1),
             why: Why::Random,
+        });
+    }
+    if out.len() < n {
+        out.push(Point {
+            time: end,
+            why: Why::End,
         });
     }
     out
