@@ -162,7 +162,15 @@ struct Entry {
     last_cpl: f64,
     base_useless: f64,
     last_useless: f64,
+    /// The periodic vanilla probe ran clearly faster than the prefetching schedule's latest
+    /// sample: the hardware prefetcher alone keeps up (DRAM-like latency), so software
+    /// prefetch only costs issue slots. Re-decided at every probe, with hysteresis.
+    prefer_vanilla: bool,
 }
+
+/// A schedule must beat the other by this factor (cycles per line) to switch between vanilla
+/// and software prefetch: single samples are noisy.
+const SWITCH_MARGIN: f64 = 0.9;
 
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 
@@ -309,6 +317,7 @@ impl Coordinator {
                     last_cpl: 0.0,
                     base_useless: 0.0,
                     last_useless: 0.0,
+                    prefer_vanilla: false,
                 };
                 st.push((key, e));
                 st.len() - 1
@@ -317,13 +326,27 @@ impl Coordinator {
         let e = &mut st[idx].1;
         e.calls += 1;
         let auto = self.strategy == Strategy::Auto;
-        let probe =
-            auto && !e.cache_resident && (e.calls == 1 || e.calls.is_multiple_of(cfg.probe_every));
+        let probe = auto
+            && !e.cache_resident
+            && (e.calls == 1
+                || e.calls == 2 * cfg.sample_every + 1
+                || e.calls.is_multiple_of(cfg.probe_every));
         let tuned = cfg.fixed_distance.unwrap_or_else(|| e.tuner.distance());
+        // While vanilla is preferred, the prefetching schedule still runs (measured) once per
+        // probe period, so the next probe compares against a fresh sample.
+        let prefetch_probe = auto
+            && e.prefer_vanilla
+            && !e.cache_resident
+            && e.calls % cfg.probe_every == cfg.probe_every / 2;
+        let vanilla_now = auto && e.prefer_vanilla && !pressure && !prefetch_probe;
+        // Vanilla calls chosen by preference are not sampled: `last_cpl` keeps the prefetching
+        // schedule's cost for the next probe to compare with.
         let measure = probe
-            || e.tuner.searching()
-            || e.calls.is_multiple_of(cfg.sample_every)
-            || (auto && e.cache_resident && e.calls.is_multiple_of(16));
+            || prefetch_probe
+            || (!vanilla_now
+                && (e.tuner.searching()
+                    || e.calls.is_multiple_of(cfg.sample_every)
+                    || (auto && e.cache_resident && e.calls.is_multiple_of(16))));
         let nt_default = cfg.nt.unwrap_or(true);
         let hw_friendly = len >= 4096 && len.is_multiple_of(4096);
         let wide = self.k > cfg.wide_stripe;
@@ -362,7 +385,7 @@ impl Coordinator {
                 nt: nt_default,
             },
             Strategy::Auto => {
-                if probe || e.cache_resident {
+                if probe || e.cache_resident || vanilla_now {
                     Schedule {
                         nt: cfg.nt.unwrap_or(false),
                         ..Schedule::VANILLA
@@ -402,7 +425,7 @@ impl Coordinator {
         };
         let from_tuner = cfg.fixed_distance.is_none()
             && !matches!(self.strategy, Strategy::Fixed(_) | Strategy::Vanilla)
-            && !(auto && (probe || e.cache_resident));
+            && !(auto && (probe || e.cache_resident || vanilla_now));
         e.stats.calls += 1;
         e.stats.cache_resident_calls += u64::from(e.cache_resident);
         e.stats.pressure_calls += u64::from(pressure);
@@ -447,6 +470,13 @@ impl Coordinator {
         };
         if t.probe {
             e.cache_resident = cpl < self.cfg.cache_factor * self.compute_cpl;
+            if !e.cache_resident && e.last_cpl > 0.0 {
+                if !e.prefer_vanilla && cpl < SWITCH_MARGIN * e.last_cpl {
+                    e.prefer_vanilla = true;
+                } else if e.prefer_vanilla && e.last_cpl < SWITCH_MARGIN * cpl {
+                    e.prefer_vanilla = false;
+                }
+            }
             return;
         }
         if e.cache_resident {
