@@ -13,7 +13,10 @@
 //!   the distance capped by the PM read-buffer bound (Eq. 1);
 //! * otherwise → software prefetch at the tuned distance, XPLine-first lines further ahead,
 //!   hardware prefetcher left on (wide stripes beyond 32 sources disable it themselves, and
-//!   4 KB-aligned blocks are its best case, so it is never starved there).
+//!   4 KB-aligned blocks are its best case, so it is never starved there);
+//! * unless the periodic vanilla probe runs 10% faster than that schedule's latest sample (the
+//!   hardware prefetcher alone keeps up, as on DRAM): then vanilla, with the prefetching
+//!   schedule re-measured once per probe period and the same margin to switch back.
 
 use super::counters::HwCounters;
 use super::prefetch::Schedule;
