@@ -12,16 +12,8 @@ use pmsim::pmtrace::{Op, TraceEvent};
 use pmsim::{SimConfig, System};
 use std::time::Instant;
 
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1).map(|v| v.parse().unwrap_or(0)))
-        })
-        .unwrap_or(0)
-}
+mod common;
+use common::peak_rss_kib;
 
 fn main() {
     let args: Vec<String> = std::env::args()

@@ -16,16 +16,8 @@ use pmsim::pmtrace::{Op, TraceError, TraceEvent};
 use pmsim::{Replay, SimConfig, System};
 use std::time::Instant;
 
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1).map(|v| v.parse().unwrap_or(0)))
-        })
-        .unwrap_or(0)
-}
+mod common;
+use common::peak_rss_kib;
 
 /// The benchmark's request stream: random 64 B lines over 1 GiB, 2/3 loads, 1/3 stores.
 fn random_requests(n: u64) -> impl Iterator<Item = Result<TraceEvent, TraceError>> {

@@ -13,7 +13,7 @@ use crate::config::SimConfig;
 use crate::image::{LineData, PmImage};
 use crate::logging::{CommitAction, LogWrite, LoggingEngine};
 use crate::memsys::{Ack, MemRequest, MemorySystem};
-use crate::ordering::{FenceAction, OrderingModel, Persist};
+use crate::ordering::{FenceAction, OrderingModel, Persist, PersistGate};
 use crate::plugins::Plugins;
 use crate::stats::{Histogram, Stats};
 use crate::time::{ps_to_ns, Ps};
@@ -84,9 +84,9 @@ pub struct Replay {
     cycle: Ps,
     max_outstanding: u32,
     next_seq: u64,
-    release: Vec<Persist>,
+    /// Persists the ordering model holds back.
+    gate: PersistGate<MemRequest>,
     log_writes: Vec<LogWrite>,
-    pending_persists: Vec<(u64, MemRequest)>,
     read_latency: Histogram,
     write_latency: Histogram,
     events: u64,
@@ -116,9 +116,8 @@ impl Replay {
             cycle: cfg.replay.cycle_ps(),
             max_outstanding: cfg.replay.max_outstanding,
             next_seq: 0,
-            release: Vec::new(),
+            gate: PersistGate::default(),
             log_writes: Vec::new(),
-            pending_persists: Vec::new(),
             read_latency: Histogram::default(),
             write_latency: Histogram::default(),
             events: 0,
@@ -190,12 +189,12 @@ impl Replay {
                 self.writes_acked += 1;
                 self.write_latency.record(a.time - a.issued);
                 if !self.ordering_passthrough {
-                    self.ordering.on_persist_ack(
+                    self.gate.acked(
+                        self.ordering.as_mut(),
                         Persist {
                             id: a.id,
                             thread: (a.id & 0xffff) as u16,
                         },
-                        &mut self.release,
                     );
                 }
             } else {
@@ -207,19 +206,17 @@ impl Replay {
             }
         }
         self.mem.clear_acks();
-        if !self.release.is_empty() {
+        if self.gate.has_released() {
             self.submit_released();
         }
     }
 
     fn submit_released(&mut self) {
-        while let Some(p) = self.release.pop() {
-            if let Some(i) = self.pending_persists.iter().position(|(id, _)| *id == p.id) {
-                let (_, req) = self.pending_persists.swap_remove(i);
-                let now = self.mem.now();
-                self.mem.submit(req, now);
-            }
-        }
+        let mem = &mut self.mem;
+        self.gate.take_released(|req| {
+            let now = mem.now();
+            mem.submit(req, now);
+        });
     }
 
     /// Advances the memory system until an acknowledgement arrives (nothing else can change a
@@ -278,19 +275,13 @@ impl Replay {
                 self.absorb_acks();
                 return true;
             }
-            self.ordering.on_persist(
-                Persist {
-                    id,
-                    thread: t as u16,
-                },
-                &mut self.release,
-            );
-            if self.release.len() == 1 && self.release[0].id == id {
-                self.release.clear();
-                self.mem.submit(req, now);
-            } else {
-                self.pending_persists.push((id, req));
-                self.submit_released();
+            let p = Persist {
+                id,
+                thread: t as u16,
+            };
+            match self.gate.offer(self.ordering.as_mut(), p, req) {
+                Some(req) => self.mem.submit(req, now),
+                None => self.submit_released(),
             }
         } else {
             self.reads += 1;

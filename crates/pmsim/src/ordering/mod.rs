@@ -47,3 +47,56 @@ pub trait OrderingModel: Send {
         false
     }
 }
+
+/// Persists an ordering model holds back, with their payloads, until it releases them: the
+/// bookkeeping every requester (memory-only replay, full system) needs around
+/// [`OrderingModel::on_persist`] and [`OrderingModel::on_persist_ack`].
+pub struct PersistGate<R> {
+    release: Vec<Persist>,
+    held: Vec<(u64, R)>,
+}
+
+impl<R> Default for PersistGate<R> {
+    fn default() -> Self {
+        PersistGate {
+            release: Vec::new(),
+            held: Vec::new(),
+        }
+    }
+}
+
+impl<R> PersistGate<R> {
+    /// Persist `p` is issued with `payload`. Returns the payload when the model releases it at
+    /// once; otherwise holds it (and whatever the model released meanwhile is available from
+    /// [`take_released`](Self::take_released)).
+    pub fn offer(&mut self, model: &mut dyn OrderingModel, p: Persist, payload: R) -> Option<R> {
+        model.on_persist(p, &mut self.release);
+        if self.release.len() == 1 && self.release[0].id == p.id {
+            self.release.clear();
+            Some(payload)
+        } else {
+            self.held.push((p.id, payload));
+            None
+        }
+    }
+
+    /// The persistence domain acknowledged `p`: the model may release held persists.
+    pub fn acked(&mut self, model: &mut dyn OrderingModel, p: Persist) {
+        model.on_persist_ack(p, &mut self.release);
+    }
+
+    /// True when released persists wait to be taken.
+    pub fn has_released(&self) -> bool {
+        !self.release.is_empty()
+    }
+
+    /// Hands each held persist the model has released to `send`.
+    pub fn take_released(&mut self, mut send: impl FnMut(R)) {
+        while let Some(p) = self.release.pop() {
+            if let Some(i) = self.held.iter().position(|(id, _)| *id == p.id) {
+                let (_, payload) = self.held.swap_remove(i);
+                send(payload);
+            }
+        }
+    }
+}

@@ -44,7 +44,7 @@ use crate::event::EventQueue;
 use crate::image::{LineData, PmImage};
 use crate::logging::{CommitAction, LogWrite, LoggingEngine};
 use crate::memsys::{Ack, MemRequest, MemorySystem};
-use crate::ordering::{FenceAction, OrderingModel, Persist};
+use crate::ordering::{FenceAction, OrderingModel, Persist, PersistGate};
 use crate::plugins::Plugins;
 use crate::stats::{Histogram, Stats};
 use crate::time::{ps_to_ns, Ps};
@@ -263,8 +263,8 @@ pub struct System {
     arrivals: EventQueue<Arrival>,
     fills: HashMap<u64, Fill>,
     fill_of_line: HashMap<u64, u64>,
-    held_persists: Vec<(u64, Ps, MemRequest)>,
-    release: Vec<Persist>,
+    /// PM persists the ordering model holds back, with the time they left the hierarchy.
+    gate: PersistGate<(Ps, MemRequest)>,
     log_writes: Vec<LogWrite>,
     acks: Vec<Ack>,
     wbs: Vec<Writeback>,
@@ -318,8 +318,7 @@ impl System {
             arrivals: EventQueue::new(),
             fills: HashMap::new(),
             fill_of_line: HashMap::new(),
-            held_persists: Vec::new(),
-            release: Vec::new(),
+            gate: PersistGate::default(),
             log_writes: Vec::new(),
             acks: Vec::new(),
             wbs: Vec::new(),
@@ -579,12 +578,12 @@ impl System {
                     th.persists -= 1;
                     th.last_persist_ack = th.last_persist_ack.max(a.time);
                     if !self.ordering_at_once {
-                        self.ordering.on_persist_ack(
+                        self.gate.acked(
+                            self.ordering.as_mut(),
                             Persist {
                                 id: a.id,
                                 thread: thread as u16,
                             },
-                            &mut self.release,
                         );
                         self.send_released(a.time);
                     }
@@ -979,19 +978,13 @@ impl System {
             self.arrivals.push(at, Arrival { pm, req });
             return;
         }
-        self.ordering.on_persist(
-            Persist {
-                id,
-                thread: t as u16,
-            },
-            &mut self.release,
-        );
-        if self.release.len() == 1 && self.release[0].id == id {
-            self.release.clear();
-            self.arrivals.push(at, Arrival { pm, req });
-        } else {
-            self.held_persists.push((id, at, req));
-            self.send_released(at);
+        let p = Persist {
+            id,
+            thread: t as u16,
+        };
+        match self.gate.offer(self.ordering.as_mut(), p, (at, req)) {
+            Some((at, req)) => self.arrivals.push(at, Arrival { pm, req }),
+            None => self.send_released(at),
         }
     }
 
@@ -1041,12 +1034,10 @@ impl System {
     }
 
     fn send_released(&mut self, now: Ps) {
-        while let Some(p) = self.release.pop() {
-            if let Some(i) = self.held_persists.iter().position(|(id, _, _)| *id == p.id) {
-                let (_, at, req) = self.held_persists.swap_remove(i);
-                self.arrivals.push(at.max(now), Arrival { pm: true, req });
-            }
-        }
+        let arrivals = &mut self.arrivals;
+        self.gate.take_released(|(at, req)| {
+            arrivals.push(at.max(now), Arrival { pm: true, req });
+        });
     }
 
     fn send_log_writes(&mut self, t: usize) {
