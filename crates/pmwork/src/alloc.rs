@@ -17,8 +17,10 @@
 //!
 //! [`check_heap`] verifies the invariants an oracle relies on: free lists are acyclic, inside
 //! the heap and hold only free-tagged blocks; every block a structure reaches is allocated,
-//! reached once, and not on a free list. Leaks (unreachable allocated or free blocks) are
-//! allowed: recovery-time garbage collection is out of scope.
+//! reached once, and not on a free list. Under the transactional models it also walks the heap
+//! and rejects leaks (they roll interrupted allocations back); under persist barriers a crash
+//! between an allocation's steps leaks a block, which is allowed (no recovery-time garbage
+//! collection).
 
 use std::collections::HashSet;
 
@@ -265,6 +267,48 @@ pub fn check_heap(tx: &mut Tx, t: u16, reachable: &[u64]) -> Result<HeapStats, S
         }
         if !seen.insert(p) {
             return Err(format!("thread {t}: object {p:#x} is reachable twice"));
+        }
+    }
+    if tx.model() != Model::Barrier {
+        // Transactional models roll an interrupted allocation or free back with its operation,
+        // so no block may leak: walk the heap and require every allocated block to be reached
+        // and every free block to be on a list. (Under persist barriers a crash between the
+        // steps of an allocation legitimately leaks one block.)
+        let mut pos = start;
+        while pos < bump {
+            let tag = tx.read(pos);
+            if tag == 0 {
+                pos += 16; // alignment gap (blocks are at least 32-byte aligned)
+                continue;
+            }
+            let c = (tag & 0xff) as usize;
+            match tag & TAG_MASK {
+                ALLOC_TAG if c < NCLASS => {
+                    if !seen.contains(&(pos + BLOCK_HEADER)) {
+                        return Err(format!(
+                            "thread {t}: allocated block {pos:#x} is not reachable (leaked)"
+                        ));
+                    }
+                    pos += class_bytes(c);
+                }
+                FREE_TAG if c < NCLASS => {
+                    if !free.contains(&pos) {
+                        return Err(format!(
+                            "thread {t}: free block {pos:#x} is on no free list (leaked)"
+                        ));
+                    }
+                    pos += class_bytes(c);
+                }
+                STATIC_TAG => {
+                    let bytes = tx.read(pos + 8);
+                    pos = (pos + STATIC_HEADER + bytes).div_ceil(64) * 64;
+                }
+                _ => {
+                    return Err(format!(
+                        "thread {t}: heap walk found tag {tag:#x} at {pos:#x}, not a block"
+                    ))
+                }
+            }
         }
     }
     Ok(HeapStats {

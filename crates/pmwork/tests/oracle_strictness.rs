@@ -113,3 +113,28 @@ fn a_redo_transaction_is_required_once_its_commit_record_is_durable() {
     // ...and wrong once it has: recovery must then replay operation k.
     assert!(w.oracle(&p, &c, &img, &[c.durable[0][k]]).is_err());
 }
+
+#[test]
+fn a_leaked_block_is_rejected_in_transactional_models() {
+    let p = Params {
+        ops: 30,
+        threads: 1,
+        seed: 4,
+    };
+    for name in ["btree", "ycsb"] {
+        let (ev, c) = gen(name, &p);
+        let (mut img, done) = durable_image(&ev, false);
+        let w = workload(name).unwrap();
+        assert!(
+            w.oracle(&p, &c, &img, &done).is_ok(),
+            "{name}: intact image"
+        );
+        // Allocate a 32-byte block at the bump pointer that nothing reaches.
+        let bump_addr = layout::alloc_header(0);
+        let bump = img.read_u64(bump_addr).div_ceil(32) * 32;
+        set_u64(&mut img, bump, pmwork::alloc::ALLOC_TAG);
+        set_u64(&mut img, bump_addr, bump + 32);
+        let e = w.oracle(&p, &c, &img, &done).unwrap_err();
+        assert!(e.contains("leaked"), "{name}: {e}");
+    }
+}
