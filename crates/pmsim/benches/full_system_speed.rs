@@ -7,13 +7,11 @@
 //! events per second of host time and the peak resident set size (run it for 1M and 20M
 //! events to see whether memory grows with trace length).
 
-use pmsim::config::DEFAULT_PM_BASE;
-use pmsim::pmtrace::{Op, TraceEvent};
 use pmsim::{SimConfig, System};
 use std::time::Instant;
 
 mod common;
-use common::peak_rss_kib;
+use common::{peak_rss_kib, pm_program};
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -28,45 +26,7 @@ fn main() {
     let hot: u64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(90);
     let preset = args.get(3).map(String::as_str).unwrap_or("nvm-lalea");
     let cfg = SimConfig::preset(preset).expect("preset");
-    let mut x = 0x243f6a8885a308d3u64;
-    let mut value = 0u64;
-    let events = (0..n).map(move |i| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let t = (i % threads) as u16;
-        let region = t as u64 * (16 << 20);
-        let pm = x & 0x100 == 0;
-        let base = if pm {
-            DEFAULT_PM_BASE
-        } else {
-            0x0100_0000_0000
-        } + region;
-        let off = if x % 100 < hot {
-            (x >> 20) % (8 << 10)
-        } else {
-            (x >> 20) % (8 << 20)
-        } & !7;
-        let addr = base + off;
-        let gap = ((x >> 40) % 8) as u32;
-        Ok(match (x >> 32) % 100 {
-            0..=44 => TraceEvent::access(Op::Load, t, 0x401000 + (x >> 50) % 64, addr, 8, gap),
-            45..=74 => {
-                value += 1;
-                TraceEvent::store(
-                    Op::Store,
-                    t,
-                    0x402000 + (x >> 50) % 64,
-                    addr,
-                    &value.to_le_bytes(),
-                    gap,
-                )
-            }
-            75..=82 => TraceEvent::access(Op::Clwb, t, 0x403000, addr, 64, gap),
-            83..=87 => TraceEvent::marker(Op::Sfence, t, 0x404000, gap),
-            _ => TraceEvent::marker(Op::Compute, t, 0x405000, 20),
-        })
-    });
+    let events = pm_program(n, threads, hot);
     let mut sys = System::new(&cfg).expect("config");
     let start = Instant::now();
     let summary = sys.run(events, |_| {}).expect("run");

@@ -17,7 +17,7 @@ use pmsim::{Replay, SimConfig, System};
 use std::time::Instant;
 
 mod common;
-use common::peak_rss_kib;
+use common::{peak_rss_kib, pm_program};
 
 /// The benchmark's request stream: random 64 B lines over 1 GiB, 2/3 loads, 1/3 stores.
 fn random_requests(n: u64) -> impl Iterator<Item = Result<TraceEvent, TraceError>> {
@@ -68,41 +68,6 @@ fn mixed_events(n: u64) -> impl Iterator<Item = Result<TraceEvent, TraceError>> 
             90..=91 => TraceEvent::marker(Op::Mfence, t, 0, gap),
             92..=94 => TraceEvent::access(Op::Clwb, t, 0, addr & !63, 64, gap),
             _ => TraceEvent::marker(Op::Compute, t, 0, 40),
-        })
-    })
-}
-
-/// The full-system benchmark's program (see `full_system_speed.rs`), 2 threads, 50% hot.
-fn full_system_events(n: u64) -> impl Iterator<Item = Result<TraceEvent, TraceError>> {
-    let mut x = 0x243f6a8885a308d3u64;
-    let mut value = 0u64;
-    (0..n).map(move |i| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let t = (i % 2) as u16;
-        let region = t as u64 * (16 << 20);
-        let base = if x & 0x100 == 0 {
-            pmsim::config::DEFAULT_PM_BASE
-        } else {
-            0x0100_0000_0000
-        } + region;
-        let off = if x % 100 < 50 {
-            (x >> 20) % (8 << 10)
-        } else {
-            (x >> 20) % (8 << 20)
-        } & !7;
-        let addr = base + off;
-        let gap = ((x >> 40) % 8) as u32;
-        Ok(match (x >> 32) % 100 {
-            0..=44 => TraceEvent::access(Op::Load, t, 0, addr, 8, gap),
-            45..=74 => {
-                value += 1;
-                TraceEvent::store(Op::Store, t, 0, addr, &value.to_le_bytes(), gap)
-            }
-            75..=82 => TraceEvent::access(Op::Clwb, t, 0, addr, 64, gap),
-            83..=87 => TraceEvent::marker(Op::Sfence, t, 0, gap),
-            _ => TraceEvent::marker(Op::Compute, t, 0, 20),
         })
     })
 }
@@ -194,7 +159,7 @@ fn fingerprint(n: u64) {
             fingerprint_replay(&format!("{preset} {name} mixed"), &cfg, mixed_events(n / 2));
         }
         let mut sys = System::new(&base).expect("config");
-        let summary = sys.run(full_system_events(n / 2), |_| {}).expect("run");
+        let summary = sys.run(pm_program(n / 2, 2, 50), |_| {}).expect("run");
         let mut st = Fnv::new();
         st.bytes(sys.stats().to_json().as_bytes());
         println!(

@@ -1,6 +1,10 @@
 //! Helpers shared by the simulator benchmarks.
 
+use pmsim::config::DEFAULT_PM_BASE;
+use pmsim::pmtrace::{Op, TraceError, TraceEvent};
+
 /// Peak resident set size of this process in KiB (`VmHWM`), 0 where /proc is unavailable.
+#[allow(dead_code)] // see `pm_program`
 pub fn peak_rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -10,4 +14,48 @@ pub fn peak_rss_kib() -> u64 {
                 .and_then(|l| l.split_whitespace().nth(1).map(|v| v.parse().unwrap_or(0)))
         })
         .unwrap_or(0)
+}
+
+/// A synthetic PM program of `n` events over `threads` threads (round robin): 45% loads, 30%
+/// stores with values, 8% clwb, 5% sfence, 12% compute; `hot` percent of accesses go to a
+/// 16 KiB hot set per thread (half PM, half DRAM), the rest over 8 MiB of PM and 8 MiB of
+/// DRAM. Deterministic.
+#[allow(dead_code)] // each benchmark compiles this module on its own and uses part of it
+pub fn pm_program(
+    n: u64,
+    threads: u64,
+    hot: u64,
+) -> impl Iterator<Item = Result<TraceEvent, TraceError>> {
+    let mut x = 0x243f6a8885a308d3u64;
+    let mut value = 0u64;
+    (0..n).map(move |i| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let t = (i % threads) as u16;
+        let region = t as u64 * (16 << 20);
+        let base = if x & 0x100 == 0 {
+            DEFAULT_PM_BASE
+        } else {
+            0x0100_0000_0000
+        } + region;
+        let off = if x % 100 < hot {
+            (x >> 20) % (8 << 10)
+        } else {
+            (x >> 20) % (8 << 20)
+        } & !7;
+        let addr = base + off;
+        let gap = ((x >> 40) % 8) as u32;
+        let pc = 0x401000 + (x >> 50) % 64;
+        Ok(match (x >> 32) % 100 {
+            0..=44 => TraceEvent::access(Op::Load, t, pc, addr, 8, gap),
+            45..=74 => {
+                value += 1;
+                TraceEvent::store(Op::Store, t, pc + 0x1000, addr, &value.to_le_bytes(), gap)
+            }
+            75..=82 => TraceEvent::access(Op::Clwb, t, 0x403000, addr, 64, gap),
+            83..=87 => TraceEvent::marker(Op::Sfence, t, 0x404000, gap),
+            _ => TraceEvent::marker(Op::Compute, t, 0x405000, 20),
+        })
+    })
 }
