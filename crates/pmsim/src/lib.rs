@@ -11,6 +11,7 @@
 pub mod bmo;
 pub mod config;
 pub mod controller;
+mod dense;
 pub mod device;
 pub mod event;
 pub mod image;

@@ -11,6 +11,7 @@
 use crate::bmo::BmoEngine;
 use crate::config::SimConfig;
 use crate::controller::{Admission, ChannelController, Decision, QueuedRequest};
+use crate::dense::Dense;
 use crate::device::{AddressMap, ChannelDevice, RowOutcome, LINE_BYTES};
 use crate::event::EventQueue;
 use crate::image::{LineData, PmImage};
@@ -106,11 +107,11 @@ enum Source {
 /// The whole memory system behind the requesters.
 pub struct MemorySystem {
     map: AddressMap,
-    channels: Vec<ChannelController>,
-    lanes: Vec<Lane>,
+    channels: Dense<ChannelController>,
+    lanes: Dense<Lane>,
     /// When each channel's own event sources are next due: first media-write completion,
     /// first read completion, pending scheduling decision.
-    due: Vec<Due>,
+    due: Dense<Due>,
     scheduler: Box<dyn Scheduler>,
     bmo: Box<dyn BmoEngine>,
     /// The PM-support engine does nothing ([`BmoEngine::is_passthrough`]): its calls are
@@ -155,7 +156,7 @@ impl MemorySystem {
             map: AddressMap::new(&cfg.device),
             channels,
             lanes: (0..cfg.device.channels).map(|_| Lane::new()).collect(),
-            due: vec![[Ps::MAX; 3]; cfg.device.channels as usize],
+            due: Dense::new(vec![[Ps::MAX; 3]; cfg.device.channels as usize]),
             scheduler,
             bmo_passthrough: bmo.is_passthrough(),
             bmo,

@@ -151,6 +151,7 @@ impl Op {
     ];
 
     /// Decodes the on-disk operation code.
+    #[inline]
     pub fn from_code(code: u8) -> Option<Op> {
         Op::ALL.get(code as usize).copied()
     }
@@ -178,11 +179,13 @@ impl Op {
     }
 
     /// True for operations that write memory (and may carry a value).
+    #[inline]
     pub fn writes_memory(self) -> bool {
         matches!(self, Op::Store | Op::NtStore | Op::RdmaPwrite)
     }
 
     /// True for operations that touch an address at all.
+    #[inline]
     pub fn has_address(self) -> bool {
         !matches!(
             self,
@@ -223,6 +226,7 @@ pub struct TraceEvent {
 
 impl TraceEvent {
     /// An event with no address, size or value (fences, transaction markers).
+    #[inline]
     pub fn marker(op: Op, thread: u16, pc: u64, gap: u32) -> TraceEvent {
         TraceEvent {
             op,
@@ -237,6 +241,7 @@ impl TraceEvent {
     }
 
     /// An access (load, clwb, clflushopt, or a store whose value is unknown).
+    #[inline]
     pub fn access(op: Op, thread: u16, pc: u64, addr: u64, size: u16, gap: u32) -> TraceEvent {
         TraceEvent {
             addr,
@@ -249,6 +254,7 @@ impl TraceEvent {
     ///
     /// # Panics
     /// If `value` is longer than [`MAX_VALUE_BYTES`] (a programming error, not user input).
+    #[inline]
     pub fn store(op: Op, thread: u16, pc: u64, addr: u64, value: &[u8], gap: u32) -> TraceEvent {
         assert!(
             value.len() <= MAX_VALUE_BYTES,
@@ -264,6 +270,7 @@ impl TraceEvent {
     ///
     /// A `value_len` above [`MAX_VALUE_BYTES`] (only possible by writing the field directly) is
     /// clamped rather than panicking.
+    #[inline]
     pub fn value_bytes(&self) -> &[u8] {
         &self.value[..(self.value_len as usize).min(MAX_VALUE_BYTES)]
     }

@@ -14,6 +14,7 @@
 //!   bank's readiness may have moved with its rank ([`refresh_all`](RequestQueue::refresh_all)).
 
 use super::QueuedRequest;
+use crate::dense::Dense;
 use crate::device::ChannelDevice;
 use crate::scheduler::{Aged, BankCandidates, Pick};
 use crate::time::Ps;
@@ -106,11 +107,11 @@ impl BankEntry {
 /// Requests of one queue (read queue or WPQ) of one channel.
 #[derive(Clone, Debug)]
 pub struct RequestQueue {
-    slots: Vec<Slot>,
+    slots: Dense<Slot>,
     free: Vec<u32>,
-    banks: Vec<BankList>,
+    banks: Dense<BankList>,
     /// One entry per bank with requests.
-    entries: Vec<BankEntry>,
+    entries: Dense<BankEntry>,
     /// The entries in the form [`Scheduler`](crate::scheduler::Scheduler) plug-ins take,
     /// filled by [`summarize`](Self::summarize).
     cands: Vec<BankCandidates>,
@@ -133,9 +134,9 @@ impl RequestQueue {
     /// An empty queue for a channel with `banks` banks (all ranks).
     pub fn new(banks: usize) -> Self {
         RequestQueue {
-            slots: Vec::new(),
+            slots: Dense::new(Vec::new()),
             free: Vec::new(),
-            banks: vec![
+            banks: Dense::new(vec![
                 BankList {
                     head: NIL,
                     tail: NIL,
@@ -145,8 +146,8 @@ impl RequestQueue {
                     pos: 0,
                 };
                 banks
-            ],
-            entries: Vec::with_capacity(banks),
+            ]),
+            entries: Dense::new(Vec::with_capacity(banks)),
             cands: Vec::with_capacity(banks),
             next_seq: 0,
             len: 0,
@@ -169,10 +170,15 @@ impl RequestQueue {
     }
 
     /// Adds a request (the youngest) for its bank of `dev`.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, req: QueuedRequest, dev: &ChannelDevice) {
         let bank = req.bank;
         let b = bank as usize;
+        assert!(
+            b < self.banks.len(),
+            "request for bank {b} of {}",
+            self.banks.len()
+        );
         let hit = req.row == dev.open_row(b);
         self.lines[line_bucket(req.line_addr)] += 1;
         self.rows[row_bucket(b, req.row)] += 1;
@@ -238,6 +244,10 @@ impl RequestQueue {
     #[inline]
     pub fn remove(&mut self, slot: u32, dev: &ChannelDevice) -> QueuedRequest {
         let s = slot as usize;
+        assert!(
+            s < self.slots.len() && self.slots[s].seq != NONE,
+            "slot {slot} holds no request"
+        );
         let Slot { prev, next, .. } = self.slots[s];
         let bank = self.slots[s].req.bank;
         self.lines[line_bucket(self.slots[s].req.line_addr)] -= 1;
@@ -285,6 +295,7 @@ impl RequestQueue {
         }
         self.free.push(slot);
         self.len -= 1;
+        self.slots[s].seq = NONE;
         let r = &mut self.slots[s].req;
         QueuedRequest {
             payload: r.payload.take(),
@@ -311,6 +322,11 @@ impl RequestQueue {
     /// oldest hit and miss.
     #[inline(always)]
     pub fn bank_changed(&mut self, bank: usize, dev: &ChannelDevice, opened: bool) {
+        assert!(
+            bank < self.banks.len(),
+            "bank {bank} of {}",
+            self.banks.len()
+        );
         let list = self.banks[bank];
         if list.len == 0 {
             return;
@@ -359,7 +375,7 @@ impl RequestQueue {
 
     /// Rank state changed in a way that moves closed banks' readiness: re-read every bank's.
     pub fn refresh_all(&mut self, dev: &ChannelDevice) {
-        for e in &mut self.entries {
+        for e in self.entries.iter_mut() {
             (e.hit_from, e.miss_from) = dev.raw_readiness(e.bank as usize);
         }
     }
@@ -370,6 +386,11 @@ impl RequestQueue {
         if self.lines[line_bucket(line_addr)] == 0 {
             return None;
         }
+        assert!(
+            (bank as usize) < self.banks.len(),
+            "bank {bank} of {}",
+            self.banks.len()
+        );
         let mut s = self.banks[bank as usize].head;
         while s != NIL {
             let sl = &self.slots[s as usize];
@@ -383,6 +404,11 @@ impl RequestQueue {
 
     /// The request in `slot`.
     pub fn get_mut(&mut self, slot: u32) -> &mut QueuedRequest {
+        assert!(
+            (slot as usize) < self.slots.len(),
+            "slot {slot} of {}",
+            self.slots.len()
+        );
         &mut self.slots[slot as usize].req
     }
 
@@ -496,6 +522,11 @@ impl RequestQueue {
     /// bank has none), not raised to the current time.
     #[inline]
     pub fn bank_ready(&self, bank: usize) -> Ps {
+        assert!(
+            bank < self.banks.len(),
+            "bank {bank} of {}",
+            self.banks.len()
+        );
         let list = &self.banks[bank];
         if list.len == 0 {
             return Ps::MAX;
@@ -518,7 +549,10 @@ impl RequestQueue {
     /// oldest row hit (`hit`) or oldest row miss.
     #[inline]
     pub fn candidate(&self, i: usize, hit: bool) -> u32 {
-        let e = &self.entries[i];
+        let e = self
+            .entries
+            .get(i)
+            .expect("scheduler picked a bank with requests");
         let slot = if hit { e.hit_slot } else { e.miss_slot };
         assert!(slot != NIL, "scheduler picked an existing request");
         slot
@@ -533,11 +567,11 @@ impl RequestQueue {
         let mut min = Ps::MAX;
         if self.hits == 0 {
             // Every bank has a row miss and nothing else.
-            for e in &self.entries {
+            for e in self.entries.iter() {
                 min = min.min(e.miss_from);
             }
         } else {
-            for e in &self.entries {
+            for e in self.entries.iter() {
                 if e.hit_seq != NONE {
                     min = min.min(e.hit_from);
                 }
