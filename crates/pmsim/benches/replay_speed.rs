@@ -2,8 +2,9 @@
 //! footprint, generated on the fly (no trace file), replayed on a preset.
 //!
 //! `cargo bench -p pmsim --bench replay_speed -- [REQUESTS] [PRESET]` prints requests per second
-//! of host time and the peak resident set size, so running it for 1M and 50M requests shows
-//! whether memory grows with trace length.
+//! of host time (the median of 5 runs, with their range, up to 10M requests; one run above)
+//! and the peak resident set size, so running it for 1M and 50M requests shows whether memory
+//! grows with trace length.
 //!
 //! `cargo bench -p pmsim --bench replay_speed -- --fingerprint [REQUESTS]` instead prints, for
 //! every preset and a set of variants (ADR flipped, FCFS, two channels, tiny queues, a
@@ -185,16 +186,30 @@ fn main() {
     }
     let preset = args.get(1).map(String::as_str).unwrap_or("nvm-ppo");
     let cfg = SimConfig::preset(preset).expect("preset");
-    let mut replay = Replay::new(&cfg).expect("config");
-    let start = Instant::now();
-    let summary = replay.run(random_requests(n), |_| {}).expect("replay");
-    let secs = start.elapsed().as_secs_f64();
+    // A run of 1M requests takes about 0.1 s: one run is at the mercy of whatever else the
+    // machine does, so short runs are repeated and the median reported (with the range).
+    let runs = if n <= 10_000_000 { 5 } else { 1 };
+    let mut rates = Vec::new();
+    let mut last = None;
+    for _ in 0..runs {
+        let mut replay = Replay::new(&cfg).expect("config");
+        let start = Instant::now();
+        let summary = replay.run(random_requests(n), |_| {}).expect("replay");
+        let secs = start.elapsed().as_secs_f64();
+        rates.push((summary.reads + summary.writes) as f64 / secs);
+        last = Some((replay, summary));
+    }
+    rates.sort_by(f64::total_cmp);
+    let (replay, summary) = last.expect("at least one run");
     let stats = replay.stats();
     println!(
-        "replay_speed preset={preset} requests={} host_s={secs:.3} requests_per_s={:.0} \
-         sim_time_us={:.1} bandwidth_gbps={:.3} events_scheduled={} decisions={} peak_rss_kib={}",
+        "replay_speed preset={preset} requests={} runs={runs} requests_per_s={:.0} \
+         (min {:.0}, max {:.0}) sim_time_us={:.1} bandwidth_gbps={:.3} events_scheduled={} \
+         decisions={} peak_rss_kib={}",
         summary.reads + summary.writes,
-        (summary.reads + summary.writes) as f64 / secs,
+        rates[rates.len() / 2],
+        rates[0],
+        rates[rates.len() - 1],
         summary.sim_time as f64 / 1e6,
         stats.value("replay.bandwidth_gbps").unwrap_or(0.0),
         stats.counter("sim.events_scheduled"),
