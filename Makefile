@@ -50,9 +50,12 @@ test: deps test-rust test-nvcache
 
 # Build first: pmec's C-API and LD_PRELOAD tests use the shared libraries the build leaves in
 # target/release.
+# Then the simulator's tests once more with debug assertions: its hot-path tables skip bounds
+# checks in release builds and check every index in debug builds (crates/pmsim/src/dense.rs).
 test-rust:
 	$(CARGO) build --release --workspace
 	$(CARGO) test --release --workspace
+	$(CARGO) test -p pmsim
 
 test-nvcache: build-nvcache
 	ctest --test-dir $(NVCACHE_BUILD) --output-on-failure

@@ -169,16 +169,24 @@ impl RequestQueue {
         self.len == 0
     }
 
+    /// Panics unless `bank` is one of this queue's banks: public methods check the bank
+    /// numbers they are given once, so that the tables can be indexed without checks after
+    /// (see [`Dense`]).
+    #[inline(always)]
+    fn check_bank(&self, bank: usize) {
+        assert!(
+            bank < self.banks.len(),
+            "bank {bank} of {}",
+            self.banks.len()
+        );
+    }
+
     /// Adds a request (the youngest) for its bank of `dev`.
     #[inline(always)]
     pub fn push(&mut self, req: QueuedRequest, dev: &ChannelDevice) {
         let bank = req.bank;
         let b = bank as usize;
-        assert!(
-            b < self.banks.len(),
-            "request for bank {b} of {}",
-            self.banks.len()
-        );
+        self.check_bank(b);
         let hit = req.row == dev.open_row(b);
         self.lines[line_bucket(req.line_addr)] += 1;
         self.rows[row_bucket(b, req.row)] += 1;
@@ -322,11 +330,7 @@ impl RequestQueue {
     /// oldest hit and miss.
     #[inline(always)]
     pub fn bank_changed(&mut self, bank: usize, dev: &ChannelDevice, opened: bool) {
-        assert!(
-            bank < self.banks.len(),
-            "bank {bank} of {}",
-            self.banks.len()
-        );
+        self.check_bank(bank);
         let list = self.banks[bank];
         if list.len == 0 {
             return;
@@ -386,11 +390,7 @@ impl RequestQueue {
         if self.lines[line_bucket(line_addr)] == 0 {
             return None;
         }
-        assert!(
-            (bank as usize) < self.banks.len(),
-            "bank {bank} of {}",
-            self.banks.len()
-        );
+        self.check_bank(bank as usize);
         let mut s = self.banks[bank as usize].head;
         while s != NIL {
             let sl = &self.slots[s as usize];
@@ -522,11 +522,7 @@ impl RequestQueue {
     /// bank has none), not raised to the current time.
     #[inline]
     pub fn bank_ready(&self, bank: usize) -> Ps {
-        assert!(
-            bank < self.banks.len(),
-            "bank {bank} of {}",
-            self.banks.len()
-        );
+        self.check_bank(bank);
         let list = &self.banks[bank];
         if list.len == 0 {
             return Ps::MAX;
