@@ -78,8 +78,8 @@ PRESET ?= nvm-ppo
 bench-instr: build
 	@command -v valgrind >/dev/null || { echo "bench-instr: valgrind not installed"; exit 1; }
 	@bin=$$($(CARGO) bench -p pmsim --bench replay_speed --no-run 2>&1 | sed -n 's/.*(\(target[^)]*\)).*/\1/p' | tail -1); \
-	a=$$(valgrind --tool=callgrind --callgrind-out-file=/dev/null $$bin 100000 $(PRESET) 2>&1 | sed -n 's/.*Collected : //p' | tr -d ,); \
-	b=$$(valgrind --tool=callgrind --callgrind-out-file=/dev/null $$bin 200000 $(PRESET) 2>&1 | sed -n 's/.*Collected : //p' | tr -d ,); \
+	a=$$(valgrind --tool=callgrind --callgrind-out-file=/dev/null $$bin 100000 $(PRESET) --runs=1 2>&1 | sed -n 's/.*Collected : //p' | tr -d ,); \
+	b=$$(valgrind --tool=callgrind --callgrind-out-file=/dev/null $$bin 200000 $(PRESET) --runs=1 2>&1 | sed -n 's/.*Collected : //p' | tr -d ,); \
 	echo "replay $(PRESET): $$(( (b - a) / 100000 )) instructions per request"
 
 fuzz:

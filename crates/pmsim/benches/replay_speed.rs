@@ -2,9 +2,9 @@
 //! footprint, generated on the fly (no trace file), replayed on a preset.
 //!
 //! `cargo bench -p pmsim --bench replay_speed -- [REQUESTS] [PRESET]` prints requests per second
-//! of host time (the median of 5 runs, with their range, up to 10M requests; one run above)
-//! and the peak resident set size, so running it for 1M and 50M requests shows whether memory
-//! grows with trace length.
+//! of host time (the median of 5 runs, with their range, up to 10M requests; one run above;
+//! `--runs=N` sets the count) and the peak resident set size, so running it for 1M and 50M
+//! requests shows whether memory grows with trace length.
 //!
 //! `cargo bench -p pmsim --bench replay_speed -- --fingerprint [REQUESTS]` instead prints, for
 //! every preset and a set of variants (ADR flipped, FCFS, two channels, tiny queues, a
@@ -188,7 +188,10 @@ fn main() {
     let cfg = SimConfig::preset(preset).expect("preset");
     // A run of 1M requests takes about 0.1 s: one run is at the mercy of whatever else the
     // machine does, so short runs are repeated and the median reported (with the range).
-    let runs = if n <= 10_000_000 { 5 } else { 1 };
+    let runs = std::env::args()
+        .find_map(|a| a.strip_prefix("--runs=").and_then(|r| r.parse().ok()))
+        .unwrap_or(if n <= 10_000_000 { 5 } else { 1 })
+        .max(1);
     let mut rates = Vec::new();
     let mut last = None;
     for _ in 0..runs {
