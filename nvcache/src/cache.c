@@ -4,7 +4,8 @@
  * one part (file blocks of `stripe` bytes round-robin over the parts; the stripe is the paper's
  * equal part, size/nparts rounded up to a page, but at least NVCACHE_STRIPE, so files can grow);
  * one representative rank per node asks its manager to create the part and prefetches it.
- * Reads and writes are cut at view and stripe boundaries and sent, batched, to the owning managers.
+ * Reads and writes are cut at view and stripe boundaries; pieces of my node's part are copied to or
+ * from its mapping directly (see "direct access"), the others are sent, batched, to the owning managers.
  * Close (collective) drains dirty pages to the real file and discards the parts. Anything the cache
  * cannot do (out of NVRAM, shared pointers, atomic mode, non-native data representations) moves
  * the file to bypass mode: its dirty data is drained first, then all I/O goes to the real file.
@@ -16,8 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static struct nvc_file *files;
+static void comm_release(struct nvc_file *f);
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define NEED_BYPASS 0x7fff0001
@@ -42,6 +45,98 @@ static void file_register(struct nvc_file *f)
     pthread_mutex_unlock(&files_lock);
 }
 
+/* ------------------------------------------------------------------ communicators */
+
+/* Every cached file needs a private communicator for nvcache's own collectives. MPI_Comm_dup is
+ * itself a collective (a context-id agreement) and the first collective on a new communicator
+ * sets up state, together 0.2-0.8 ms per open with 4 ranks on 2 cores. So one duplicate per
+ * application communicator is cached as an attribute of it (freed with it) and reused by later
+ * opens while no other open file uses it. Whether it is in use changes only in collective calls
+ * (open, close), so all ranks decide alike; with MPI_THREAD_MULTIPLE two threads could open or
+ * close files of one communicator concurrently, so then every open duplicates afresh. */
+struct comm_cache {
+    MPI_Comm dup;
+    int in_use, dead;          /* dead: the application freed its communicator */
+    /* The communicator's parts, learnt by the first open's Allgather (nodes do not change), and a
+       block of file ids reserved by its rank 0 then: later opens need no Allgather. */
+    uint32_t nparts;
+    int *part_node, *part_rep, my_part;
+    uint64_t id_base, opens;
+    struct comm_cache *next;   /* entries are few (one per communicator files are opened on) and never freed */
+};
+static struct comm_cache *comm_caches;
+static int comm_keyval = MPI_KEYVAL_INVALID;
+static int comm_threads = -1;
+
+static int comm_cache_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    struct comm_cache *cc = attr;
+    cc->dead = 1;
+    if (!cc->in_use && cc->dup != MPI_COMM_NULL)
+        PMPI_Comm_free(&cc->dup); /* else comm_release frees it */
+    return MPI_SUCCESS;
+}
+
+static int comm_acquire(struct nvc_file *f, MPI_Comm comm)
+{
+    f->comm_cached = NULL;
+    if (comm_threads < 0)
+        PMPI_Query_thread(&comm_threads);
+    if (comm_threads != MPI_THREAD_MULTIPLE && comm_keyval == MPI_KEYVAL_INVALID)
+        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_cache_delete, &comm_keyval, NULL);
+    if (comm_threads == MPI_THREAD_MULTIPLE || comm_keyval == MPI_KEYVAL_INVALID)
+        return PMPI_Comm_dup(comm, &f->comm);
+    struct comm_cache *cc = NULL;
+    int found = 0;
+    PMPI_Comm_get_attr(comm, comm_keyval, &cc, &found);
+    if (found && cc && !cc->in_use && cc->dup != MPI_COMM_NULL) {
+        cc->in_use = 1;
+        f->comm = cc->dup;
+        f->comm_cached = cc;
+        return MPI_SUCCESS;
+    }
+    int rc = PMPI_Comm_dup(comm, &f->comm);
+    if (rc != MPI_SUCCESS || found)
+        return rc; /* the cached one is busy: this file keeps a private duplicate */
+    cc = calloc(1, sizeof *cc);
+    if (cc) {
+        cc->dup = f->comm;
+        cc->in_use = 1;
+        if (PMPI_Comm_set_attr(comm, comm_keyval, cc) == MPI_SUCCESS) {
+            f->comm_cached = cc;
+            cc->next = comm_caches;
+            comm_caches = cc;
+        } else
+            free(cc);
+    }
+    return MPI_SUCCESS;
+}
+
+static void comm_release(struct nvc_file *f)
+{
+    struct comm_cache *cc = f->comm_cached;
+    if (cc) {
+        cc->in_use = 0;
+        if (cc->dead && cc->dup != MPI_COMM_NULL)
+            PMPI_Comm_free(&cc->dup);
+    } else if (f->comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&f->comm);
+    f->comm = MPI_COMM_NULL;
+    f->comm_cached = NULL;
+}
+
+void nvc_comm_cache_fini(void)
+{
+    for (struct comm_cache *cc = comm_caches; cc; cc = cc->next) {
+        if (!cc->in_use && cc->dup != MPI_COMM_NULL)
+            PMPI_Comm_free(&cc->dup);
+        cc->dead = 1;
+    }
+}
+
 static void file_free(struct nvc_file *f)
 {
     pthread_mutex_lock(&files_lock);
@@ -51,8 +146,12 @@ static void file_free(struct nvc_file *f)
             break;
         }
     pthread_mutex_unlock(&files_lock);
-    if (f->comm != MPI_COMM_NULL)
-        PMPI_Comm_free(&f->comm);
+    comm_release(f);
+    if (f->direct) {
+        nvc_part_close(f->direct, 0);
+        free(f->direct);
+    }
+    free(f->dseg);
     nvc_flat_free(&f->view.ft);
     free(f->part_node);
     free(f->part_rep);
@@ -73,6 +172,7 @@ static struct nvc_slot *req(struct nvc_file *f, uint32_t part, uint32_t op)
     struct nvc_slot *s = nvc_my_slot(f->part_node[part]);
     s->op = op;
     s->fileid = f->fileid;
+    s->part = part;
     s->nseg = 0;
     memset(s->arg, 0, sizeof s->arg);
     return s;
@@ -101,7 +201,104 @@ struct io_ctx {
     int64_t done;              /* reads: bytes before eof */
     struct batch *b;
     uint32_t status;
+    int dpart;                 /* part served by direct access (-1: none, or it fell back to the manager) */
+    int dopen;                 /* writes: a direct batch is open (this rank counts in hdr->writers) */
+    uint32_t dn;               /* segments in the direct batch */
+    uint64_t dend;             /* file end of the direct batch */
 };
+
+/* ------------------------------------------------------------------ direct access
+ *
+ * The ranks of a node map their node's parts themselves and serve their own requests to them
+ * without a mailbox round trip: the same steps as the manager's write (copy, persist the data,
+ * set and persist the dirty bits with atomic operations, raise the persistent size, then return),
+ * so an acknowledged write is recoverable exactly as before. The manager still creates, reserves
+ * (fallocate, capacity), drains for other ranks and removes parts; a direct writer asks it to
+ * reserve when it reaches the end of the reserved space. Bypass: a direct writer announces itself
+ * in hdr->writers before it checks that the part is ACTIVE; the drain of a DRAINING part waits
+ * until writers is 0 and BYPASS_END retries while it is not, so no write can land after the drain. */
+
+static int direct_begin(struct io_ctx *c)
+{
+    struct nvc_part *p = c->f->direct;
+    __atomic_add_fetch(&p->hdr->writers, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&p->hdr->state, __ATOMIC_SEQ_CST) != NVC_PART_ACTIVE) {
+        __atomic_sub_fetch(&p->hdr->writers, 1, __ATOMIC_SEQ_CST);
+        return -1;
+    }
+    c->dopen = 1;
+    c->dn = 0;
+    c->dend = 0;
+    return 0;
+}
+
+/* Completes a direct write batch: data durable, then dirty bits, then size; then leaves. */
+static void direct_end(struct io_ctx *c)
+{
+    if (!c->dopen)
+        return;
+    struct nvc_part *p = c->f->direct;
+    nvc_part_persist_segments(p, c->f->dseg, c->dn);
+    nvc_part_mark_dirty_segments(p, c->f->dseg, c->dn);
+    nvc_part_grow_size(p, c->dend);
+    __atomic_sub_fetch(&p->hdr->writers, 1, __ATOMIC_SEQ_CST);
+    c->dopen = 0;
+    c->dn = 0;
+}
+
+static uint32_t call(struct nvc_file *f, uint32_t part, struct nvc_slot *s);
+static struct nvc_slot *req(struct nvc_file *f, uint32_t part, uint32_t op);
+
+/* Returns 0 when done, 1 on error (c->status set), -1 when the manager must serve this segment. */
+static int direct_seg(struct io_ctx *c, uint64_t local, uint64_t len, uint8_t *ptr, uint64_t file_end)
+{
+    struct nvc_part *p = c->f->direct;
+    if (!c->write) {
+        if (__atomic_load_n(&p->hdr->state, __ATOMIC_ACQUIRE) == NVC_PART_BYPASS)
+            return -1; /* the manager answers BYPASS */
+        /* Bytes past the reserved space were never written: they read as zeros (as through the
+           manager), without touching unbacked NVRAM. */
+        uint64_t res = __atomic_load_n(&p->hdr->reserved, __ATOMIC_ACQUIRE);
+        uint64_t n = local >= res ? 0 : res - local < len ? res - local : len;
+        if (local + len > p->hdr->capacity) {
+            c->status = NVC_ERR;
+            return 1;
+        }
+        memcpy(ptr, p->data + local, n);
+        memset(ptr + n, 0, len - n);
+        if (c->f->st)
+            c->f->st->direct_bytes += len;
+        return 0;
+    }
+    if (local + len > __atomic_load_n(&p->hdr->reserved, __ATOMIC_ACQUIRE)) {
+        direct_end(c);
+        struct nvc_slot *s = req(c->f, (uint32_t)c->dpart, NVC_OP_RESERVE);
+        s->arg[0] = local + len;
+        uint32_t st = call(c->f, (uint32_t)c->dpart, s);
+        if (st == NVC_NOSPACE) {
+            c->status = st;
+            return 1;
+        }
+        if (st != NVC_OK)
+            return -1; /* draining or bypassed: the manager path retries or reports it */
+    }
+    if (!c->dopen && direct_begin(c))
+        return -1;
+    if (c->dn == NVC_MAXSEG) {
+        direct_end(c);
+        if (direct_begin(c))
+            return -1;
+    }
+    memcpy(p->data + local, ptr, len);
+    if (c->f->st)
+        c->f->st->direct_bytes += len;
+    c->f->dseg[c->dn].off = local;
+    c->f->dseg[c->dn].len = len;
+    c->dn++;
+    if (file_end > c->dend)
+        c->dend = file_end;
+    return 0;
+}
 
 static int flush_batch(struct io_ctx *c, uint32_t part)
 {
@@ -136,6 +333,13 @@ static int flush_batch(struct io_ctx *c, uint32_t part)
 
 static int add_seg(struct io_ctx *c, uint32_t part, uint64_t local, uint64_t len, uint8_t *ptr, uint64_t file_end)
 {
+    if ((int)part == c->dpart) {
+        int r = direct_seg(c, local, len, ptr, file_end);
+        if (r >= 0)
+            return r;
+        direct_end(c);
+        c->dpart = -1; /* the rest of this transfer goes through the manager */
+    }
     struct batch *b = &c->b[part];
     uint64_t cap = nvc_cfg.slot_bytes;
     if (!b->s) {
@@ -201,6 +405,14 @@ static int parts_size(struct nvc_file *f, int64_t *size)
 {
     int64_t m = 0;
     for (uint32_t p = 0; p < f->nparts; p++) {
+        if (f->direct && (int)p == f->my_part) {
+            if (__atomic_load_n(&f->direct->hdr->state, __ATOMIC_ACQUIRE) == NVC_PART_BYPASS)
+                return NEED_BYPASS;
+            int64_t sz = (int64_t)__atomic_load_n(&f->direct->hdr->size, __ATOMIC_ACQUIRE);
+            if (sz > m)
+                m = sz;
+            continue;
+        }
         struct nvc_slot *s = req(f, p, NVC_OP_SIZE);
         uint32_t st = call(f, p, s);
         if (st == NVC_BYPASS)
@@ -222,7 +434,8 @@ static int cached_transfer(struct nvc_file *f, int write, uint8_t *data, int64_t
     struct batch *b = calloc(f->nparts, sizeof *b);
     if (!b)
         return MPI_ERR_NO_MEM;
-    struct io_ctx c = {.f = f, .write = write, .data = data, .s0 = s0, .eof = INT64_MAX, .b = b, .status = NVC_OK};
+    struct io_ctx c = {.f = f, .write = write, .data = data, .s0 = s0, .eof = INT64_MAX, .b = b, .status = NVC_OK,
+                       .dpart = f->direct ? f->my_part : -1};
     int rc = MPI_SUCCESS;
     if (!write && n > 0) {
         int64_t end = nvc_view_file_offset(&f->view, s0 + n - 1) + 1;
@@ -235,7 +448,31 @@ static int cached_transfer(struct nvc_file *f, int write, uint8_t *data, int64_t
         }
         c.eof = f->size_hint;
     }
+    if (write && c.dpart >= 0 && n > 0) {
+        /* Reserve my part's share of this write's file span at once: one request to the manager
+           instead of one per reservation step (a new file grows 64 KiB, 128 KiB, ...). */
+        uint64_t e = (uint64_t)nvc_view_file_offset(&f->view, s0 + n - 1) + 1, local, bound;
+        uint64_t fb = (uint64_t)nvc_view_file_offset(&f->view, s0) / f->stripe; /* first block of the span */
+        uint32_t pp;
+        nvc_file_to_part(e - 1, f->stripe, f->nparts, &pp, &local);
+        if ((int)pp == c.dpart)
+            bound = local + 1;
+        else {
+            uint64_t b = (e - 1) / f->stripe; /* last block of the span; mine are b % nparts == dpart */
+            uint64_t back = (b % f->nparts + f->nparts - (uint64_t)c.dpart) % f->nparts;
+            /* Only if one of my blocks lies in the span: a write that falls wholly in other
+               parts' blocks far into the file must not fallocate my part up to there (review:
+               1 byte at 65 MiB with 2 parts reserved 33 MiB of NVRAM in the untouched part). */
+            bound = b >= back && b - back >= fb ? ((b - back) / f->nparts + 1) * f->stripe : 0;
+        }
+        if (bound > __atomic_load_n(&f->direct->hdr->reserved, __ATOMIC_ACQUIRE)) {
+            struct nvc_slot *s = req(f, (uint32_t)c.dpart, NVC_OP_RESERVE);
+            s->arg[0] = bound;
+            call(f, (uint32_t)c.dpart, s); /* on failure the segments ask again and report it */
+        }
+    }
     int mr = nvc_view_map(&f->view, s0, n, map_range, &c);
+    direct_end(&c);
     if (mr != 1)
         for (uint32_t p = 0; p < f->nparts; p++)
             if (flush_batch(&c, p))
@@ -245,6 +482,12 @@ static int cached_transfer(struct nvc_file *f, int write, uint8_t *data, int64_t
     else if (c.status != NVC_OK)
         rc = MPI_ERR_IO;
     *done = write ? n : c.done;
+    if (write && rc == MPI_SUCCESS && n > 0) {
+        /* The file is at least as long as this write's end: later reads up to it need no size query. */
+        int64_t end = nvc_view_file_offset(&f->view, s0 + n - 1) + 1;
+        if (end > f->size_hint)
+            f->size_hint = end;
+    }
 out:
     for (uint32_t p = 0; p < f->nparts; p++)
         free(b[p].dst);
@@ -373,15 +616,72 @@ static int self_handle(struct nvc_file *f)
     return rc;
 }
 
+/* Writes a run of part-local bytes [l, l+n) of part p to the real file, clamped to size. */
+static int drain_run(struct nvc_file *f, uint32_t p, uint64_t l, uint64_t n, const uint8_t *q, uint64_t size,
+                     uint64_t *flushed)
+{
+    while (n) {
+        uint64_t fo = nvc_part_to_file(l, f->stripe, f->nparts, p);
+        uint64_t k = f->stripe - l % f->stripe;
+        if (k > n)
+            k = n;
+        if (fo < size) {
+            uint64_t w = fo + k > size ? size - fo : k;
+            int rc = PMPI_File_write_at_c(f->self_fh, (MPI_Offset)fo, q, (MPI_Count)w, MPI_BYTE, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS) {
+                nvc_msg("%s: MPI_File_write_at(%llu, %llu bytes) while flushing failed (error %d); data stays in %s",
+                        f->path, (unsigned long long)fo, (unsigned long long)w, rc, nvc_cfg.dir);
+                return rc;
+            }
+            *flushed += w;
+        }
+        l += k;
+        q += k;
+        n -= k;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Drains my node's part from its mapping: no copies through the mailbox. */
+static int drain_direct(struct nvc_file *f, uint32_t p)
+{
+    struct nvc_part *d = f->direct;
+    /* In DRAINING no new direct write starts; wait for the ones already running. */
+    while (__atomic_load_n(&d->hdr->state, __ATOMIC_SEQ_CST) == NVC_PART_DRAINING &&
+           __atomic_load_n(&d->hdr->writers, __ATOMIC_SEQ_CST))
+        sleep_us(50);
+    uint64_t cursor = 0, off, len, flushed = 0;
+    uint64_t size = __atomic_load_n(&d->hdr->size, __ATOMIC_ACQUIRE);
+    int rc = MPI_SUCCESS;
+    while (nvc_part_next_dirty(d, &cursor, &off, &len)) {
+        if ((rc = self_handle(f)) != MPI_SUCCESS)
+            break;
+        if ((rc = drain_run(f, p, off, len, d->data + off, size, &flushed)) != MPI_SUCCESS)
+            break;
+        nvc_part_clear_dirty(d, off, len);
+    }
+    if (f->st)
+        f->st->flush_bytes += flushed;
+    return rc;
+}
+
 /* Writes all dirty pages of part p to the real file (clamped to the file size), then cleans them. */
 static int drain_part(struct nvc_file *f, uint32_t p)
 {
+    if (f->direct && (int)p == f->my_part)
+        return drain_direct(f, p);
     uint64_t cursor = 0, flushed = 0;
     int rc = MPI_SUCCESS;
     for (;;) {
         struct nvc_slot *s = req(f, p, NVC_OP_DIRTY);
         s->arg[0] = cursor;
-        if (call(f, p, s) != NVC_OK) {
+        uint32_t st;
+        while ((st = call(f, p, s)) == NVC_RETRY) {
+            sleep_us(200); /* direct writes that began before the drain are finishing */
+            s = req(f, p, NVC_OP_DIRTY);
+            s->arg[0] = cursor;
+        }
+        if (st != NVC_OK) {
             nvc_msg("%s: dirty listing of part %u failed", f->path, p);
             return MPI_ERR_IO;
         }
@@ -398,27 +698,8 @@ static int drain_part(struct nvc_file *f, uint32_t p)
             return rc;
         const uint8_t *src = nvc_slot_data(s);
         for (uint32_t i = 0; i < s->nseg; i++) {
-            uint64_t l = s->seg[i].off, n = s->seg[i].len;
-            const uint8_t *q = src;
-            while (n) {
-                uint64_t fo = nvc_part_to_file(l, f->stripe, f->nparts, p);
-                uint64_t k = f->stripe - l % f->stripe;
-                if (k > n)
-                    k = n;
-                if (fo < size) {
-                    uint64_t w = fo + k > size ? size - fo : k;
-                    rc = PMPI_File_write_at_c(f->self_fh, (MPI_Offset)fo, q, (MPI_Count)w, MPI_BYTE, MPI_STATUS_IGNORE);
-                    if (rc != MPI_SUCCESS) {
-                        nvc_msg("%s: MPI_File_write_at(%llu, %llu bytes) while flushing failed (error %d); data stays in %s",
-                                f->path, (unsigned long long)fo, (unsigned long long)w, rc, nvc_cfg.dir);
-                        return rc;
-                    }
-                    flushed += w;
-                }
-                l += k;
-                q += k;
-                n -= k;
-            }
+            if ((rc = drain_run(f, p, s->seg[i].off, s->seg[i].len, src, size, &flushed)) != MPI_SUCCESS)
+                return rc;
             src += s->seg[i].len;
         }
         s->op = NVC_OP_CLEAN;
@@ -445,6 +726,12 @@ int nvc_bypass(struct nvc_file *f, const char *why)
                 do {
                     if ((rc = drain_part(f, p)) != MPI_SUCCESS)
                         break;
+                    /* Bytes an MPI_File_sync made durable in NVRAM must be durable in the real
+                       file before the part stops holding them. */
+                    if (f->synced && f->self_fh != MPI_FILE_NULL && (rc = PMPI_File_sync(f->self_fh)) != MPI_SUCCESS) {
+                        nvc_msg("%s: fsync after flushing part %u failed (error %d); the part is kept", f->path, p, rc);
+                        break;
+                    }
                     s = req(f, p, NVC_OP_BYPASS_END);
                 } while (call(f, p, s) == NVC_RETRY);
                 break;
@@ -462,6 +749,9 @@ int nvc_bypass(struct nvc_file *f, const char *why)
 }
 
 /* ------------------------------------------------------------------ open / close */
+
+#define NVC_IDS_PER_COMM 65536ull
+static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_local, uint64_t t0);
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -522,8 +812,8 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
 {
     uint64_t t0 = nvc_now_ns();
     int rc = PMPI_File_open(comm, path, amode, info, fh);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    if (rc != MPI_SUCCESS || !nvc_cfg.enabled)
+        return rc; /* NVCACHE_ENABLE=0 (the same on every rank): plain MPI-IO, no handshake */
     struct nvc_file *f = calloc(1, sizeof *f);
     if (!f) {
         nvc_msg("%s: out of memory; not cached", path);
@@ -539,7 +829,7 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
     view_default(&f->view);
     nvc_config_file(info, path, &f->opts);
     f->st = nvc_cfg.stats ? nvc_stats_get(path) : NULL;
-    if (PMPI_Comm_dup(comm, &f->comm) != MPI_SUCCESS) {
+    if (comm_acquire(f, comm) != MPI_SUCCESS) {
         nvc_msg("%s: MPI_Comm_dup failed; not cached", path);
         f->comm = MPI_COMM_NULL;
         file_register(f);
@@ -558,6 +848,19 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
     /* One collective tells every rank what the open needs from all of them: whether each can
        cache, each rank's node, and rank 0's new file id (one Allgather instead of the three
        reductions and a broadcast it took before: collectives dominate small opens). */
+    struct comm_cache *cc = f->comm_cached;
+    if (cc && cc->part_node && cc->opens + 1 < NVC_IDS_PER_COMM) {
+        /* Known communicator: every rank takes this path alike (the entry changed only in
+           collective opens); whether all ranks can cache is agreed after the part is created. */
+        if (ok) {
+            memcpy(f->part_node, cc->part_node, sizeof(int) * cc->nparts);
+            memcpy(f->part_rep, cc->part_rep, sizeof(int) * cc->nparts);
+        }
+        f->nparts = cc->nparts;
+        f->my_part = cc->my_part;
+        f->fileid = cc->id_base + ++cc->opens;
+        return open_parts(f, path, amode, ok, t0);
+    }
     int64_t small[3 * 64];
     int64_t *all = f->size <= 64 ? small : malloc(sizeof(int64_t) * 3 * (size_t)f->size);
     if (!all) {
@@ -565,8 +868,10 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
         PMPI_Abort(comm, 1);
     }
     int64_t mine[3] = {ok, nvc_rt.node, 0};
-    if (f->rank == 0)
-        mine[2] = (int64_t)(((uint64_t)nvc_rt.world_rank << 40) | ++nvc_rt.next_fileid);
+    if (f->rank == 0) {
+        mine[2] = (int64_t)(((uint64_t)nvc_rt.world_rank << 40) | (nvc_rt.next_fileid + 1));
+        nvc_rt.next_fileid += NVC_IDS_PER_COMM; /* later opens on this communicator use the block */
+    }
     PMPI_Allgather(mine, 3, MPI_INT64_T, all, 3, MPI_INT64_T, f->comm);
     for (int r = 0; r < f->size; r++)
         ok = ok && all[3 * r] != 0;
@@ -599,16 +904,51 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
     f->fileid = (uint64_t)all[2];
     if (all != small)
         free(all);
+    if (cc && !cc->part_node && (cc->part_node = malloc(sizeof(int) * n)) && (cc->part_rep = malloc(sizeof(int) * n))) {
+        memcpy(cc->part_node, f->part_node, sizeof(int) * n);
+        memcpy(cc->part_rep, f->part_rep, sizeof(int) * n);
+        cc->nparts = n;
+        cc->my_part = f->my_part;
+        cc->id_base = f->fileid;
+        cc->opens = 0;
+    } else if (cc && !cc->part_rep) {
+        free(cc->part_node);
+        cc->part_node = NULL;
+    }
+    return open_parts(f, path, amode, 1, t0);
+}
+
+/* Second half of the open: part creation and prefetch by the representatives, then agreement. */
+static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_local, uint64_t t0)
+{
     MPI_Offset size = 0;
     PMPI_File_get_size(f->real, &size);
     uint64_t per = ((uint64_t)size + f->nparts - 1) / f->nparts;
     per = (per + NVC_PAGE - 1) / NVC_PAGE * NVC_PAGE;
     f->stripe = per > f->opts.min_stripe ? per : f->opts.min_stripe;
 
-    int rep = f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
-    uint32_t st = NVC_OK;
+    int rep = ok_local && f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
+    uint32_t st = ok_local ? NVC_OK : NVC_ERR;
+    int direct = nvc_cfg.direct && f->opts.reply == NVC_REPLY_SYNC;
     pthread_mutex_lock(&nvc_rt.slot_lock);
-    if (rep) {
+    if (rep && direct) {
+        /* The representative creates its node's part itself (no round trip to the manager, which
+           maps it when a request for it first arrives) and keeps the mapping for direct access. */
+        struct nvc_part *d = calloc(1, sizeof *d);
+        f->dseg = malloc(NVC_MAXSEG * sizeof *f->dseg);
+        int e = d && f->dseg ? nvc_part_make(d, nvc_rt.jobid, f->fileid, f->nparts, (uint32_t)f->my_part, f->stripe,
+                                             (uint64_t)size, (amode & MPI_MODE_DELETE_ON_CLOSE) ? 1 : 0,
+                                             f->opts.reply, path)
+                              : -ENOMEM;
+        if (e) {
+            free(d);
+            st = e == -ENOSPC ? NVC_NOSPACE : NVC_ERR;
+        } else {
+            f->direct = d;
+            if (size > 0)
+                st = (uint32_t)prefetch_part(f, (uint32_t)f->my_part, size);
+        }
+    } else if (rep) {
         struct nvc_slot *s = req(f, (uint32_t)f->my_part, NVC_OP_OPEN);
         s->arg[0] = f->nparts;
         s->arg[1] = (uint64_t)f->my_part;
@@ -622,19 +962,37 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
             st = (uint32_t)prefetch_part(f, (uint32_t)f->my_part, size);
     }
     pthread_mutex_unlock(&nvc_rt.slot_lock);
-    ok = st == NVC_OK;
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, f->comm);
-    if (!ok) {
+    int ok[2] = {ok_local, !ok_local || st == NVC_OK}; /* every rank may cache; every part was set up */
+    PMPI_Allreduce(MPI_IN_PLACE, ok, 2, MPI_INT, MPI_MIN, f->comm);
+    if (!ok[0] || !ok[1]) {
+        if (f->direct) {
+            nvc_part_close(f->direct, 1);
+            free(f->direct);
+            f->direct = NULL;
+        }
         if (rep) {
             pthread_mutex_lock(&nvc_rt.slot_lock);
             struct nvc_slot *s = req(f, (uint32_t)f->my_part, NVC_OP_CLOSE);
             call(f, (uint32_t)f->my_part, s);
             pthread_mutex_unlock(&nvc_rt.slot_lock);
         }
-        if (f->rank == 0)
+        if (f->rank == 0 && ok[0])
             nvc_msg("%s: cannot cache in %s (see messages above); using plain MPI-IO for this file", path, nvc_cfg.dir);
         file_register(f);
         return MPI_SUCCESS;
+    }
+    if (direct && f->my_part >= 0 && !f->direct) {
+        /* Direct access to my node's part (the paper's asynchronous replies keep the manager path). */
+        char file[1200];
+        nvc_part_name(file, sizeof file, nvc_rt.jobid, f->fileid, (uint32_t)f->my_part);
+        struct nvc_part *d = calloc(1, sizeof *d);
+        f->dseg = malloc(NVC_MAXSEG * sizeof *f->dseg);
+        if (d && f->dseg && nvc_part_attach(d, file) == 0)
+            f->direct = d;
+        else {
+            nvc_debug("%s: cannot map part %s; requests go through the manager", path, file);
+            free(d);
+        }
     }
     MPI_Offset pos = 0;
     PMPI_File_get_position(f->real, &pos);
@@ -655,39 +1013,79 @@ int nvc_close(MPI_File *fh)
     uint64_t t0 = nvc_now_ns();
     int rc = MPI_SUCCESS;
     if (f->mode != NVC_MODE_PASS) {
-        int byp = f->mode == NVC_MODE_BYPASSED;
-        PMPI_Allreduce(MPI_IN_PLACE, &byp, 1, MPI_INT, MPI_MAX, f->comm);
         int discard = (f->amode & (MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_RDONLY)) || f->opts.flush == NVC_FLUSH_NEVER;
         int rep = f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
-        int64_t psize = 0;
-        int ok = 1;
-        pthread_mutex_lock(&nvc_rt.slot_lock);
-        if (rep && !byp) {
-            if (!discard && drain_part(f, (uint32_t)f->my_part) != MPI_SUCCESS)
-                ok = 0;
-            struct nvc_slot *s = req(f, (uint32_t)f->my_part, NVC_OP_SIZE);
-            call(f, (uint32_t)f->my_part, s);
-            psize = (int64_t)s->arg[0];
+        int failed = 0;
+        if (!discard) {
+            /* Flush: everyone has finished writing before the representatives drain; then the
+               real size becomes the largest size any part saw. */
+            int byp = f->mode == NVC_MODE_BYPASSED;
+            PMPI_Allreduce(MPI_IN_PLACE, &byp, 1, MPI_INT, MPI_MAX, f->comm);
+            int64_t psize = 0;
+            int ok = 1;
+            pthread_mutex_lock(&nvc_rt.slot_lock);
+            if (rep && !byp) {
+                if (drain_part(f, (uint32_t)f->my_part) != MPI_SUCCESS)
+                    ok = 0;
+                /* The part is removed below: bytes an MPI_File_sync (collective, so every rank
+                   saw it) made durable in NVRAM must now be durable in the real file. Through
+                   the handle that wrote them: ROMIO skips the fsync on a handle without writes. */
+                else if (f->synced && f->self_fh != MPI_FILE_NULL && PMPI_File_sync(f->self_fh) != MPI_SUCCESS) {
+                    nvc_msg("%s: fsync of the flushed part %d failed; it is kept for nvcache-recover", f->path,
+                            f->my_part);
+                    ok = 0;
+                }
+                if (f->direct)
+                    psize = (int64_t)__atomic_load_n(&f->direct->hdr->size, __ATOMIC_ACQUIRE);
+                else {
+                    struct nvc_slot *s = req(f, (uint32_t)f->my_part, NVC_OP_SIZE);
+                    call(f, (uint32_t)f->my_part, s);
+                    psize = (int64_t)s->arg[0];
+                }
+            }
+            pthread_mutex_unlock(&nvc_rt.slot_lock);
+            if (f->self_fh != MPI_FILE_NULL)
+                PMPI_File_close(&f->self_fh);
+            int64_t v[2] = {psize, ok ? 0 : 1};
+            PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MAX, f->comm);
+            if (!byp && !v[1]) {
+                MPI_Offset real = 0;
+                PMPI_File_get_size(f->real, &real);
+                if (real != v[0])
+                    rc = PMPI_File_set_size(f->real, v[0]);
+            }
+            failed = v[1] != 0;
+        } else {
+            /* Delete-on-close or read-only: nothing is written back (the paper's no-flush modes).
+               One barrier: no rank still reads a part when it is removed. */
+            PMPI_Barrier(f->comm);
         }
-        pthread_mutex_unlock(&nvc_rt.slot_lock);
-        if (f->self_fh != MPI_FILE_NULL)
-            PMPI_File_close(&f->self_fh);
-        int64_t v[2] = {psize, ok ? 0 : 1};
-        PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MAX, f->comm);
-        if (!byp && !discard && !v[1]) {
-            MPI_Offset real = 0;
-            PMPI_File_get_size(f->real, &real);
-            if (real != v[0])
-                rc = PMPI_File_set_size(f->real, v[0]);
-        }
-        if (v[1]) {
+        if (failed) {
             if (f->rank == 0)
                 nvc_msg("%s: flush at close failed; NVRAM parts kept in %s for nvcache-recover", f->path, nvc_cfg.dir);
             rc = MPI_ERR_IO;
         } else if (rep) {
+            /* The part is clean (or temporary): mark it CLOSED, so that recovery never uses it,
+               and let the manager unmap and remove it while this rank goes on (the reply is
+               collected at the next request through this slot, or at MPI_Finalize). */
             pthread_mutex_lock(&nvc_rt.slot_lock);
+            if (f->direct) {
+                __atomic_store_n(&f->direct->hdr->state, NVC_PART_CLOSED, __ATOMIC_SEQ_CST);
+                nvc_part_persist(f->direct, &f->direct->hdr->state, sizeof f->direct->hdr->state);
+                /* Representatives created their parts themselves (direct): they remove them; the
+                   manager only drops its mapping if it made one. */
+                if (unlink(f->direct->file) != 0 && errno != ENOENT)
+                    nvc_msg("unlink(%s) failed: %s", f->direct->file, strerror(errno));
+            }
             struct nvc_slot *s = req(f, (uint32_t)f->my_part, NVC_OP_CLOSE);
-            call(f, (uint32_t)f->my_part, s);
+            if (f->direct)
+                nvc_mailbox_post(nvc_rt.mbox[f->part_node[f->my_part]], s);
+            else
+                /* The manager made this part (NVCACHE_DIRECT=0, async replies) and nobody marked
+                   it CLOSED: wait until it is removed, or a crash right after this close would
+                   leave an ACTIVE part that recovery applies to the file (its size, with size_set,
+                   even to a file rewritten since). */
+                nvc_mailbox_call(nvc_rt.mbox[f->part_node[f->my_part]], s);
             pthread_mutex_unlock(&nvc_rt.slot_lock);
         }
     }
@@ -748,6 +1146,7 @@ int nvc_sync(struct nvc_file *f)
 {
     uint64_t t0 = nvc_now_ns();
     int rc = MPI_SUCCESS;
+    f->synced = 1;
     int byp = f->mode == NVC_MODE_BYPASSED;
     PMPI_Allreduce(MPI_IN_PLACE, &byp, 1, MPI_INT, MPI_MAX, f->comm);
     if (byp) {

@@ -133,6 +133,7 @@ void nvc_config_load(int ranks_on_host)
     c->reply = NVC_REPLY_SYNC;
     c->flush = NVC_FLUSH_CLOSE;
     c->slot_bytes = 1ull << 20;
+    c->direct = 1;
 
     env_bool("NVCACHE_ENABLE", &c->enabled);
     const char *d = getenv("NVCACHE_DIR");
@@ -146,6 +147,7 @@ void nvc_config_load(int ranks_on_host)
     env_choice("NVCACHE_FLUSH", flush_names, &c->flush);
     env_bool("NVCACHE_STATS", &c->stats);
     env_bool("NVCACHE_VERBOSE", &c->verbose);
+    env_bool("NVCACHE_DIRECT", &c->direct);
     const char *rpn = getenv("NVCACHE_RANKS_PER_NODE");
     if (rpn && *rpn) {
         char *end;

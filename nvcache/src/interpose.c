@@ -28,7 +28,9 @@ static void mailbox_name(char *buf, size_t n, int node)
 
 struct nvc_slot *nvc_my_slot(int node)
 {
-    return nvc_mailbox_slot(nvc_rt.mbox[node], (uint32_t)nvc_rt.rank_slot[nvc_rt.world_rank]);
+    struct nvc_slot *s = nvc_mailbox_slot(nvc_rt.mbox[node], (uint32_t)nvc_rt.rank_slot[nvc_rt.world_rank]);
+    nvc_mailbox_settle(s); /* a request posted without waiting (part removal at close) */
+    return s;
 }
 
 static int cmp_pair(const void *a, const void *b)
@@ -154,8 +156,12 @@ static void runtime_fini(void)
 {
     struct nvc_runtime *rt = &nvc_rt;
     nvc_stats_print(rt->world_rank);
+    nvc_comm_cache_fini();
     if (!rt->mbox)
         return;
+    for (int k = 0; k < rt->nnodes; k++)
+        if (rt->mbox[k] && rt->ready)
+            nvc_my_slot(k); /* collects replies still outstanding */
     PMPI_Barrier(MPI_COMM_WORLD); /* nobody uses a manager any more */
     if (rt->is_leader && rt->mbox[rt->node] && rt->ready)
         nvc_manager_stop();

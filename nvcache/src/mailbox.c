@@ -83,12 +83,24 @@ struct nvc_slot *nvc_mailbox_slot(struct nvc_mailbox *mb, uint32_t i)
     return (struct nvc_slot *)((uint8_t *)mb + NVC_PAGE + (size_t)mb->slot_stride * i);
 }
 
-void nvc_mailbox_call(struct nvc_mailbox *mb, struct nvc_slot *s)
+void nvc_mailbox_post(struct nvc_mailbox *mb, struct nvc_slot *s)
 {
     atomic_store_explicit(&s->state, 1, memory_order_release);
     atomic_fetch_add_explicit(&mb->doorbell, 1, memory_order_acq_rel);
     if (atomic_load_explicit(&mb->manager_sleeping, memory_order_acquire))
         futex_wake(&mb->doorbell);
+}
+
+void nvc_mailbox_call(struct nvc_mailbox *mb, struct nvc_slot *s)
+{
+    nvc_mailbox_post(mb, s);
+    nvc_mailbox_settle(s);
+}
+
+void nvc_mailbox_settle(struct nvc_slot *s)
+{
+    if (atomic_load_explicit(&s->state, memory_order_acquire) == 0)
+        return;
     uint64_t deadline = nvc_cfg.spin_us ? nvc_now_ns() + (uint64_t)nvc_cfg.spin_us * 1000u : 0;
     for (;;) {
         uint32_t st = atomic_load_explicit(&s->state, memory_order_acquire);

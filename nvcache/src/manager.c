@@ -1,6 +1,7 @@
 /* manager.c: the cache-manager thread of a node (one per node, run by the node's leader rank).
  *
- * It owns the node's NVRAM parts and serves requests from any rank through the node mailbox:
+ * It serves requests from any rank through the node mailbox for the node's NVRAM parts (the node's
+ * own ranks read and write them directly, cache.c; the manager maps a part they created on demand):
  * open/close a part, write (persist, then mark dirty, then reply: synchronous write replies),
  * fill (prefetch, clean), read, size, set size, sync, dirty listing and the bypass (drain)
  * protocol. It never calls MPI and sleeps on a futex when idle.
@@ -13,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 struct mpart {
     uint64_t fileid;
@@ -38,33 +41,10 @@ static struct mpart *find(uint64_t fileid)
     return NULL;
 }
 
-int nvc_mkdirs(const char *dir)
-{
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", dir);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
-        return -errno;
-    return 0;
-}
-
 static void op_open(struct nvc_slot *s)
 {
     if (find(s->fileid)) {
         s->status = NVC_OK;
-        return;
-    }
-    int e = nvc_mkdirs(nvc_cfg.dir);
-    if (e) {
-        nvc_msg("cannot create NVCACHE_DIR %s: %s", nvc_cfg.dir, strerror(-e));
-        s->status = NVC_ERR;
         return;
     }
     struct mpart *m = calloc(1, sizeof *m);
@@ -72,23 +52,8 @@ static void op_open(struct nvc_slot *s)
         s->status = NVC_ERR;
         return;
     }
-    struct nvc_part_hdr h;
-    memset(&h, 0, sizeof h);
-    memcpy(h.magic, "NVCPART1", 8);
-    h.version = 1;
-    h.state = NVC_PART_ACTIVE;
-    h.jobid = mgr.jobid;
-    h.fileid = s->fileid;
-    h.nparts = (uint32_t)s->arg[0];
-    h.index = (uint32_t)s->arg[1];
-    h.stripe = s->arg[2];
-    h.size = s->arg[3];
-    h.temporary = (uint32_t)(s->arg[4] & 1);
-    h.capacity = nvc_cfg.part_max / NVC_PAGE * NVC_PAGE;
-    snprintf(h.path, sizeof h.path, "%s", (const char *)nvc_slot_data(s));
-    char file[1200];
-    snprintf(file, sizeof file, "%s/nvcache-%016" PRIx64 "-%016" PRIx64 "-p%u.part", nvc_cfg.dir, mgr.jobid, s->fileid, h.index);
-    e = nvc_part_create(&m->part, file, &h);
+    int e = nvc_part_make(&m->part, mgr.jobid, s->fileid, (uint32_t)s->arg[0], (uint32_t)s->arg[1], s->arg[2], s->arg[3],
+                          (int)(s->arg[4] & 1), (int)s->arg[5], (const char *)nvc_slot_data(s));
     if (e) {
         free(m);
         s->status = e == -ENOSPC ? NVC_NOSPACE : NVC_ERR;
@@ -99,6 +64,37 @@ static void op_open(struct nvc_slot *s)
     m->next = mgr.parts;
     mgr.parts = m;
     s->status = NVC_OK;
+}
+
+/* The part of a request, mapped on first use when a rank of this node created it (direct access). */
+static struct mpart *find_req(struct nvc_slot *s)
+{
+    struct mpart *m = find(s->fileid);
+    if (m)
+        return m;
+    char file[1200];
+    nvc_part_name(file, sizeof file, mgr.jobid, s->fileid, s->part);
+    if (!(m = calloc(1, sizeof *m)))
+        return NULL;
+    if (nvc_part_attach(&m->part, file) != 0 || m->part.hdr->fileid != s->fileid) {
+        if (m->part.base)
+            nvc_part_close(&m->part, 0);
+        free(m);
+        return NULL;
+    }
+    if ((m->part.fd = open(file, O_RDWR)) < 0) {
+        nvc_msg("open(%s) failed: %s", file, strerror(errno));
+        nvc_part_close(&m->part, 0);
+        free(m);
+        return NULL;
+    }
+    m->part.alloc_end = m->part.hdr->reserved;
+    mgr.used += m->part.alloc_end;
+    m->fileid = s->fileid;
+    m->reply = (int)m->part.hdr->reply;
+    m->next = mgr.parts;
+    mgr.parts = m;
+    return m;
 }
 
 static void op_close(struct nvc_slot *s)
@@ -137,7 +133,7 @@ static int refuse(struct mpart *m, struct nvc_slot *s, int writing)
 
 static void op_write(struct nvc_slot *s, int fill)
 {
-    struct mpart *m = find(s->fileid);
+    struct mpart *m = find_req(s);
     if (refuse(m, s, 1)) {
         nvc_mailbox_reply(s);
         return;
@@ -174,10 +170,7 @@ static void op_write(struct nvc_slot *s, int fill)
     nvc_part_persist_segments(p, segs, nseg);
     if (!fill) {
         nvc_part_mark_dirty_segments(p, segs, nseg);
-        if (file_end > p->hdr->size) {
-            p->hdr->size = file_end;
-            nvc_part_persist(p, &p->hdr->size, sizeof p->hdr->size);
-        }
+        nvc_part_grow_size(p, file_end);
     }
     if (!async) {
         s->status = NVC_OK;
@@ -187,7 +180,7 @@ static void op_write(struct nvc_slot *s, int fill)
 
 static void op_read(struct nvc_slot *s)
 {
-    struct mpart *m = find(s->fileid);
+    struct mpart *m = find_req(s);
     if (refuse(m, s, 0))
         return;
     struct nvc_part *p = &m->part;
@@ -225,7 +218,7 @@ static void zero_beyond(struct nvc_part *p, uint64_t newsize)
 
 static void op_setsize(struct nvc_slot *s)
 {
-    struct mpart *m = find(s->fileid);
+    struct mpart *m = find_req(s);
     if (!m) {
         s->status = NVC_ERR;
         return;
@@ -248,9 +241,13 @@ static void op_setsize(struct nvc_slot *s)
 
 static void op_dirty(struct nvc_slot *s)
 {
-    struct mpart *m = find(s->fileid);
+    struct mpart *m = find_req(s);
     if (!m) {
         s->status = NVC_ERR;
+        return;
+    }
+    if (m->part.hdr->state == NVC_PART_DRAINING && __atomic_load_n(&m->part.hdr->writers, __ATOMIC_SEQ_CST)) {
+        s->status = NVC_RETRY; /* a direct write that began before DRAINING is still running */
         return;
     }
     uint64_t cursor = s->arg[0], off, len, total = 0;
@@ -278,7 +275,7 @@ static void op_dirty(struct nvc_slot *s)
 
 static void op_clean(struct nvc_slot *s)
 {
-    struct mpart *m = find(s->fileid);
+    struct mpart *m = find_req(s);
     if (!m) {
         s->status = NVC_ERR;
         return;
@@ -288,15 +285,24 @@ static void op_clean(struct nvc_slot *s)
     s->status = NVC_OK;
 }
 
+/* Direct access from the node's ranks (cache.c): reserves NVRAM for part bytes [0, arg[0]). */
+static void op_reserve(struct nvc_slot *s)
+{
+    struct mpart *m = find_req(s);
+    if (refuse(m, s, 1))
+        return;
+    s->status = nvc_part_reserve(&m->part, s->arg[0], &mgr.used, nvc_cfg.capacity) ? NVC_NOSPACE : NVC_OK;
+}
+
 static void set_state(struct mpart *m, uint32_t st)
 {
-    m->part.hdr->state = st;
+    __atomic_store_n(&m->part.hdr->state, st, __ATOMIC_SEQ_CST); /* direct writers check it after announcing themselves */
     nvc_part_persist(&m->part, &m->part.hdr->state, sizeof m->part.hdr->state);
 }
 
 static void op_bypass(struct nvc_slot *s, int begin)
 {
-    struct mpart *m = find(s->fileid);
+    struct mpart *m = find_req(s);
     if (!m) {
         s->status = NVC_ERR;
         return;
@@ -312,7 +318,8 @@ static void op_bypass(struct nvc_slot *s, int begin)
         return;
     }
     uint64_t cursor = 0, off, len;
-    if (nvc_part_next_dirty(&m->part, &cursor, &off, &len)) {
+    /* A direct write that started before DRAINING may still be marking pages dirty: drain again. */
+    if (__atomic_load_n(&m->part.hdr->writers, __ATOMIC_SEQ_CST) || nvc_part_next_dirty(&m->part, &cursor, &off, &len)) {
         s->status = NVC_RETRY;
         return;
     }
@@ -331,13 +338,14 @@ static int serve(struct nvc_slot *s)
     case NVC_OP_FILL: op_write(s, 1); return 0;
     case NVC_OP_READ: op_read(s); break;
     case NVC_OP_SIZE:
-        m = find(s->fileid);
+        m = find_req(s);
         s->status = !m ? NVC_ERR : m->part.hdr->state == NVC_PART_BYPASS ? NVC_BYPASS : NVC_OK;
         s->arg[0] = m ? m->part.hdr->size : 0;
         break;
     case NVC_OP_SETSIZE: op_setsize(s); break;
+    case NVC_OP_RESERVE: op_reserve(s); break;
     case NVC_OP_SYNC:
-        m = find(s->fileid);
+        m = find_req(s);
         s->status = m ? NVC_OK : NVC_ERR;
         break;
     case NVC_OP_DIRTY: op_dirty(s); break;

@@ -47,6 +47,7 @@ struct nvc_config {
     int yield;                 /* NVCACHE_YIELD=auto|0|1 resolved to 0/1 */
     int spin_us;               /* NVCACHE_SPIN_US: spin before futex sleep (auto) */
     uint64_t slot_bytes;       /* NVCACHE_SLOT_BYTES: data bytes per request slot */
+    int direct;                /* NVCACHE_DIRECT (default 1): ranks access their own node's part mapping directly */
 };
 
 /** Per-file options: the process config overridden by MPI_Info hints. */
@@ -75,6 +76,9 @@ uint64_t nvc_now_ns(void);
 
 enum nvc_part_state { NVC_PART_ACTIVE = 1, NVC_PART_DRAINING = 2, NVC_PART_BYPASS = 3, NVC_PART_CLOSED = 4 };
 
+/* Part header layout version: 2 added reserved, writers and reply before path (direct access). */
+#define NVC_PART_VERSION 2u
+
 /** Persistent header at offset 0 of every part file (crash-consistent metadata). */
 struct nvc_part_hdr {
     char magic[8];             /* "NVCPART1" */
@@ -87,6 +91,10 @@ struct nvc_part_hdr {
     uint32_t size_set;         /* 1 once set_size shrank the file */
     uint32_t temporary;        /* opened with MPI_MODE_DELETE_ON_CLOSE: never recovered */
     uint64_t bitmap_off, data_off;
+    /* Shared between the processes of a node that map the part (not needed by recovery): */
+    uint64_t reserved;         /* data bytes [0, reserved) are backed by fallocate (atomic; grows only) */
+    uint32_t writers;          /* direct writes in progress (atomic); a drain completes only at 0 */
+    uint32_t reply;            /* enum nvc_reply_mode of the file (the manager maps parts it did not create) */
     char path[NVC_PATH_MAX];   /* the real file */
 };
 
@@ -104,8 +112,15 @@ struct nvc_part {
 
 /** Creates and maps a part file; fills the header; returns 0 or -errno (message printed). */
 int nvc_part_create(struct nvc_part *p, const char *file, const struct nvc_part_hdr *init);
+/** Creates part `index` of file `path` of this job (header from the arguments); returns 0 or -errno. */
+int nvc_part_make(struct nvc_part *p, uint64_t jobid, uint64_t fileid, uint32_t nparts, uint32_t index, uint64_t stripe,
+                  uint64_t size, int temporary, int reply, const char *path);
 /** Maps an existing part file read/write (recovery); returns 0 or -errno. */
 int nvc_part_open(struct nvc_part *p, const char *file);
+/** Maps a live part of this job from a rank of the owning node (direct access); returns 0 or -errno (quiet). */
+int nvc_part_attach(struct nvc_part *p, const char *file);
+/** Name of the part file of (job, file, part index). */
+void nvc_part_name(char *buf, size_t n, uint64_t jobid, uint64_t fileid, uint32_t index);
 /** Unmaps; unlinks the file when remove is set. */
 void nvc_part_close(struct nvc_part *p, int remove);
 /** Makes [addr, addr+len) of the mapping durable (pmem_persist or pmem_msync). */
@@ -119,6 +134,8 @@ struct nvc_seg;
 void nvc_part_persist_segments(struct nvc_part *p, const struct nvc_seg *segs, uint32_t n);
 /** Marks the pages of several segments dirty and persists the bitmap words once. */
 void nvc_part_mark_dirty_segments(struct nvc_part *p, const struct nvc_seg *segs, uint32_t n);
+/** Raises the part's file size to at least end (atomic maximum) and persists it. */
+void nvc_part_grow_size(struct nvc_part *p, uint64_t end);
 /** Clears dirty bits for pages fully or partly in [off, off+len) and persists them. */
 void nvc_part_clear_dirty(struct nvc_part *p, uint64_t off, uint64_t len);
 /** Finds the next run of dirty pages at or after *cursor (bytes); returns 0 when none. */
@@ -141,7 +158,7 @@ static inline uint64_t nvc_part_to_file(uint64_t local, uint64_t stripe, uint32_
 enum nvc_op {
     NVC_OP_OPEN = 1, NVC_OP_CLOSE, NVC_OP_WRITE, NVC_OP_FILL, NVC_OP_READ, NVC_OP_SIZE,
     NVC_OP_SETSIZE, NVC_OP_SYNC, NVC_OP_DIRTY, NVC_OP_CLEAN, NVC_OP_BYPASS_BEGIN,
-    NVC_OP_BYPASS_END, NVC_OP_SHUTDOWN
+    NVC_OP_BYPASS_END, NVC_OP_SHUTDOWN, NVC_OP_RESERVE
 };
 enum nvc_status { NVC_OK = 0, NVC_ERR = 1, NVC_NOSPACE = 2, NVC_BYPASS = 3, NVC_RETRY = 4 };
 
@@ -152,6 +169,7 @@ struct nvc_slot {
     _Atomic uint32_t state;    /* 0 free, 1 posted, 2 done */
     uint32_t op, status, nseg;
     uint64_t fileid;
+    uint32_t part, pad;        /* part index (a manager maps on demand a part that a node rank created) */
     uint64_t arg[6];
     struct nvc_seg seg[NVC_MAXSEG];
     /* data follows (nvc_cfg.slot_bytes) */
@@ -176,6 +194,10 @@ struct nvc_slot *nvc_mailbox_slot(struct nvc_mailbox *mb, uint32_t i);
 static inline uint8_t *nvc_slot_data(struct nvc_slot *s) { return (uint8_t *)(s + 1); }
 /** Posts the filled slot to the manager and waits for the reply (spins NVCACHE_SPIN_US, then sleeps). */
 void nvc_mailbox_call(struct nvc_mailbox *mb, struct nvc_slot *s);
+/** Posts the filled slot without waiting (the reply is collected by nvc_mailbox_settle). */
+void nvc_mailbox_post(struct nvc_mailbox *mb, struct nvc_slot *s);
+/** Waits for the reply to a posted slot, if one is outstanding, and frees the slot. */
+void nvc_mailbox_settle(struct nvc_slot *s);
 /** Manager side: blocks until some slot is posted or the doorbell changes (futex sleep). */
 void nvc_mailbox_wait(struct nvc_mailbox *mb, uint32_t seen_doorbell);
 /** Manager side: marks a slot done and wakes its client. */
@@ -258,6 +280,7 @@ struct nvc_file {
     MPI_File real;             /* the real handle (returned to the application) */
     int mode;                  /* enum nvc_mode */
     MPI_Comm comm;             /* duplicate of the open communicator */
+    void *comm_cached;         /* the cache entry comm came from (NULL: private duplicate) */
     int rank, size;
     int amode;
     char path[NVC_PATH_MAX];
@@ -272,6 +295,9 @@ struct nvc_file {
     int atomic;
     int64_t size_hint;         /* lower bound of the file size (sizes only grow between collective set_size) */
     MPI_File self_fh;          /* lazily opened COMM_SELF byte handle for drains */
+    int synced;                /* MPI_File_sync was called: drained data must stay durable (fsync) */
+    struct nvc_part *direct;   /* my node's part mapped in this process (NULL: every request goes to the manager) */
+    struct nvc_seg *dseg;      /* segments of a direct write batch (NVC_MAXSEG) */
     struct nvc_stats *st;
     pthread_mutex_t lock;
     struct nvc_file *next;
@@ -282,6 +308,8 @@ struct nvc_file *nvc_file_lookup(MPI_File fh);
 
 /** MPI_File_open: opens the real file and, if eligible, sets up the cache collectively. */
 int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File *fh);
+/** Frees the cached communicator duplicates (before MPI_Finalize). */
+void nvc_comm_cache_fini(void);
 /** MPI_File_close: flushes (unless temporary/read-only), discards parts, closes the real file. */
 int nvc_close(MPI_File *fh);
 /** Data access on a cached or bypassed file. explicit_off < 0 means use (and advance) the individual pointer. */
@@ -310,6 +338,7 @@ struct nvc_stats {
     char path[NVC_PATH_MAX];
     uint64_t calls[NVC_ST_NOPS], bytes[NVC_ST_NOPS], ns[NVC_ST_NOPS];
     uint64_t cached_calls, bypass_calls, prefetch_bytes, flush_bytes;
+    uint64_t direct_bytes;     /* read or written through this rank's own mapping of its node's part */
     struct nvc_stats *next;
 };
 

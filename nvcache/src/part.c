@@ -70,16 +70,89 @@ int nvc_part_create(struct nvc_part *p, const char *file, const struct nvc_part_
         unlink(file);
         return -e;
     }
-    /* Reserve the header and bitmap; the data area is reserved on demand. */
-    int e = posix_fallocate(p->fd, 0, (off_t)h.data_off);
+    /* Reserve the header; the bitmap and the data area are reserved on demand, together (a 16 GiB
+       part has a 512 KiB bitmap: reserving it whole cost ~0.1 ms at create and again at unlink). */
+    int e = posix_fallocate(p->fd, 0, (off_t)NVC_PAGE);
     if (e) {
-        nvc_msg("posix_fallocate(%s, metadata %llu bytes) failed: %s", file, (unsigned long long)h.data_off, strerror(e));
+        nvc_msg("posix_fallocate(%s, header %u bytes) failed: %s", file, NVC_PAGE, strerror(e));
         nvc_part_close(p, 1);
         return -e;
     }
     memcpy(p->base, &h, sizeof h);
     attach(p);
     nvc_part_persist(p, p->base, sizeof h);
+    return 0;
+}
+
+int nvc_mkdirs(const char *dir)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
+            return -errno;
+        *p = '/';
+    }
+    if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+int nvc_part_make(struct nvc_part *p, uint64_t jobid, uint64_t fileid, uint32_t nparts, uint32_t index, uint64_t stripe,
+                  uint64_t size, int temporary, int reply, const char *path)
+{
+    int e = nvc_mkdirs(nvc_cfg.dir);
+    if (e) {
+        nvc_msg("cannot create NVCACHE_DIR %s: %s", nvc_cfg.dir, strerror(-e));
+        return e;
+    }
+    struct nvc_part_hdr h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, "NVCPART1", 8);
+    h.version = NVC_PART_VERSION;
+    h.state = NVC_PART_ACTIVE;
+    h.jobid = jobid;
+    h.fileid = fileid;
+    h.nparts = nparts;
+    h.index = index;
+    h.stripe = stripe;
+    h.size = size;
+    h.temporary = (uint32_t)(temporary & 1);
+    h.reply = (uint32_t)reply;
+    h.capacity = nvc_cfg.part_max / NVC_PAGE * NVC_PAGE;
+    snprintf(h.path, sizeof h.path, "%s", path);
+    char file[1200];
+    nvc_part_name(file, sizeof file, jobid, fileid, index);
+    return nvc_part_create(p, file, &h);
+}
+
+void nvc_part_name(char *buf, size_t n, uint64_t jobid, uint64_t fileid, uint32_t index)
+{
+    snprintf(buf, n, "%s/nvcache-%016llx-%016llx-p%u.part", nvc_cfg.dir, (unsigned long long)jobid,
+             (unsigned long long)fileid, index);
+}
+
+int nvc_part_attach(struct nvc_part *p, const char *file)
+{
+    memset(p, 0, sizeof *p);
+    snprintf(p->file, sizeof p->file, "%s", file);
+    p->fd = -1;
+    size_t mapped = 0;
+    void *base = pmem_map_file(file, 0, 0, 0, &mapped, &p->is_pmem);
+    if (!base)
+        return errno ? -errno : -EIO;
+    struct nvc_part_hdr *h = (struct nvc_part_hdr *)base;
+    if (mapped < sizeof *h || memcmp(h->magic, "NVCPART1", 8) || h->version != NVC_PART_VERSION ||
+        h->data_off + h->capacity > mapped) {
+        pmem_unmap(base, mapped);
+        return -EINVAL;
+    }
+    p->base = base;
+    p->map_len = mapped;
+    attach(p);
     return 0;
 }
 
@@ -99,6 +172,15 @@ int nvc_part_open(struct nvc_part *p, const char *file)
     struct nvc_part_hdr *h = (struct nvc_part_hdr *)base;
     if (mapped < sizeof *h || memcmp(h->magic, "NVCPART1", 8) || h->data_off + h->capacity > mapped) {
         fprintf(stderr, "nvcache-recover: %s is not an nvcache part (bad magic or size)\n", file);
+        pmem_unmap(base, mapped);
+        p->base = NULL;
+        return -EINVAL;
+    }
+    if (h->version != NVC_PART_VERSION) {
+        /* Version 1 (before direct access) had no reserved/writers/reply fields: its path and
+           every later field would be read 16 bytes off. */
+        fprintf(stderr, "nvcache-recover: %s has header version %u, this build reads %u; not touched\n", file,
+                h->version, NVC_PART_VERSION);
         pmem_unmap(base, mapped);
         p->base = NULL;
         return -EINVAL;
@@ -139,11 +221,19 @@ int nvc_part_reserve(struct nvc_part *p, uint64_t end, uint64_t *node_used, uint
         if (*node_used + grow > node_cap)
             return -ENOSPC;
     }
-    int e = posix_fallocate(p->fd, (off_t)(p->hdr->data_off + p->alloc_end), (off_t)grow);
+    /* The dirty-bitmap words of the new pages first, then the data. */
+    uint64_t bm_end = ((want / NVC_PAGE + 63) / 64 * 8 + NVC_PAGE - 1) / NVC_PAGE * NVC_PAGE;
+    int e = posix_fallocate(p->fd, (off_t)p->hdr->bitmap_off, (off_t)bm_end);
+    if (!e)
+        e = posix_fallocate(p->fd, (off_t)(p->hdr->data_off + p->alloc_end), (off_t)grow);
     if (e)
         return -e;
     *node_used += grow;
     p->alloc_end = want;
+    /* Persisted before any byte of the new space is written: dirty bits exist only below it, so
+       dirty scans (recovery included) stop there. Direct writers may now touch it. */
+    __atomic_store_n(&p->hdr->reserved, want, __ATOMIC_RELEASE);
+    nvc_part_persist(p, &p->hdr->reserved, sizeof p->hdr->reserved);
     return 0;
 }
 
@@ -152,12 +242,13 @@ static void bits(struct nvc_part *p, uint64_t off, uint64_t len, int set)
     if (!len)
         return;
     uint64_t first = off / NVC_PAGE, last = (off + len - 1) / NVC_PAGE;
+    /* Atomic: ranks of the node set bits of the same words concurrently (direct access). */
     for (uint64_t pg = first; pg <= last; pg++) {
         uint64_t m = 1ull << (pg % 64);
         if (set)
-            p->dirty[pg / 64] |= m;
+            __atomic_fetch_or(&p->dirty[pg / 64], m, __ATOMIC_RELAXED);
         else
-            p->dirty[pg / 64] &= ~m;
+            __atomic_fetch_and(&p->dirty[pg / 64], ~m, __ATOMIC_RELAXED);
     }
     nvc_part_persist(p, &p->dirty[first / 64], (last / 64 - first / 64 + 1) * sizeof(uint64_t));
 }
@@ -203,7 +294,7 @@ void nvc_part_mark_dirty_segments(struct nvc_part *p, const struct nvc_seg *segs
             continue;
         uint64_t first = segs[i].off / NVC_PAGE, last = (segs[i].off + segs[i].len - 1) / NVC_PAGE;
         for (uint64_t pg = first; pg <= last; pg++)
-            p->dirty[pg / 64] |= 1ull << (pg % 64);
+            __atomic_fetch_or(&p->dirty[pg / 64], 1ull << (pg % 64), __ATOMIC_RELAXED);
         if (first / 64 < first_word)
             first_word = first / 64;
         if (last / 64 > last_word)
@@ -214,12 +305,31 @@ void nvc_part_mark_dirty_segments(struct nvc_part *p, const struct nvc_seg *segs
 }
 void nvc_part_clear_dirty(struct nvc_part *p, uint64_t off, uint64_t len) { bits(p, off, len, 0); }
 
+void nvc_part_grow_size(struct nvc_part *p, uint64_t end)
+{
+    uint64_t cur = __atomic_load_n(&p->hdr->size, __ATOMIC_ACQUIRE);
+    int grew = end > cur;
+    while (end > cur && !__atomic_compare_exchange_n(&p->hdr->size, &cur, end, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        ;
+    /* Persist also when another writer's CAS raised the size past end first: it may not have
+       persisted it yet, and this write is acknowledged on return. On real PM a size raised by
+       another writer just before the load is persisted here too (one cache line, cheap); through
+       msync that narrow window remains. */
+    if (grew || p->is_pmem)
+        nvc_part_persist(p, &p->hdr->size, sizeof p->hdr->size);
+}
+
 int nvc_part_next_dirty(const struct nvc_part *p, uint64_t *cursor, uint64_t *off, uint64_t *len)
 {
     uint64_t pages = p->hdr->capacity / NVC_PAGE;
+    /* Nothing beyond the reserved space was ever written (nvc_part_reserve), and the bitmap is
+       backed only that far. */
+    uint64_t r = (__atomic_load_n(&p->hdr->reserved, __ATOMIC_ACQUIRE) / NVC_PAGE + 63) / 64 * 64;
+    if (r < pages)
+        pages = r;
     uint64_t pg = *cursor / NVC_PAGE;
     while (pg < pages) {
-        uint64_t w = p->dirty[pg / 64] >> (pg % 64);
+        uint64_t w = __atomic_load_n(&p->dirty[pg / 64], __ATOMIC_RELAXED) >> (pg % 64);
         if (!w) {
             pg = (pg / 64 + 1) * 64;
             continue;
@@ -230,7 +340,7 @@ int nvc_part_next_dirty(const struct nvc_part *p, uint64_t *cursor, uint64_t *of
     if (pg >= pages)
         return 0;
     uint64_t start = pg;
-    while (pg < pages && (p->dirty[pg / 64] >> (pg % 64) & 1))
+    while (pg < pages && (__atomic_load_n(&p->dirty[pg / 64], __ATOMIC_RELAXED) >> (pg % 64) & 1))
         pg++;
     *off = start * NVC_PAGE;
     *len = (pg - start) * NVC_PAGE;

@@ -39,6 +39,11 @@ struct target {
     uint64_t pages;
 };
 
+struct sibling {
+    char path[NVC_PATH_MAX];
+    uint64_t fileid, jobid, size;
+};
+
 static int wanted(int argc, char **argv, int first, const char *path)
 {
     if (first >= argc)
@@ -119,6 +124,8 @@ int main(int argc, char **argv)
     }
     struct target *t = NULL;
     size_t nt = 0;
+    struct sibling *sib = NULL; /* sizes of the CLOSED and BYPASS parts seen */
+    size_t nsib = 0;
     int failed = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
@@ -134,6 +141,24 @@ int main(int argc, char **argv)
         }
         struct nvc_part_hdr *h = p.hdr;
         int active = h->state == NVC_PART_ACTIVE || h->state == NVC_PART_DRAINING;
+        if (!active) {
+            /* A bypassed or closed part holds nothing its file lacks: removed, never used (its
+               size must not re-extend a file the application truncated or removed since). Its
+               size is remembered for an ACTIVE sibling of the same open (a crash during a bypass
+               or between two representatives' CLOSED marks): that file's size is the maximum over
+               all its parts, or a size_set sibling would truncate data this part flushed. */
+            struct sibling *ns = realloc(sib, (nsib + 1) * sizeof *sib);
+            if (ns) {
+                sib = ns;
+                sib[nsib].fileid = h->fileid;
+                sib[nsib].jobid = h->jobid;
+                sib[nsib].size = h->size;
+                snprintf(sib[nsib].path, sizeof sib[nsib].path, "%s", h->path);
+                nsib++;
+            }
+            nvc_part_close(&p, !keep && wanted(argc, argv, first, h->path));
+            continue;
+        }
         if (!wanted(argc, argv, first, h->path) || (h->temporary && !temporary)) {
             if (h->temporary && !temporary)
                 printf("skipping %s: part of temporary (delete-on-close) file %s\n", file, h->path);
@@ -168,6 +193,12 @@ int main(int argc, char **argv)
         nvc_part_close(&p, !rc && !keep);
     }
     closedir(d);
+    for (size_t k = 0; k < nsib; k++)
+        for (size_t i = 0; i < nt; i++)
+            if (t[i].fileid == sib[k].fileid && t[i].jobid == sib[k].jobid && !strcmp(t[i].path, sib[k].path) &&
+                sib[k].size > t[i].size)
+                t[i].size = sib[k].size;
+    free(sib);
     for (size_t i = 0; i < nt; i++) {
         if (!dry) {
             struct stat sb;

@@ -48,10 +48,10 @@ void nvc_stats_print(int rank)
     pthread_mutex_lock(&stats_lock);
     for (struct nvc_stats *s = all_stats; s; s = s->next) {
         uint64_t io = s->cached_calls + s->bypass_calls;
-        fprintf(stderr, "nvcache-stats rank=%d file=%s hits=%llu passthrough=%llu hit_ratio=%.3f prefetch_bytes=%llu flush_bytes=%llu\n",
+        fprintf(stderr, "nvcache-stats rank=%d file=%s hits=%llu passthrough=%llu hit_ratio=%.3f prefetch_bytes=%llu flush_bytes=%llu direct_bytes=%llu\n",
                 rank, s->path, (unsigned long long)s->cached_calls, (unsigned long long)s->bypass_calls,
                 io ? (double)s->cached_calls / (double)io : 0.0, (unsigned long long)s->prefetch_bytes,
-                (unsigned long long)s->flush_bytes);
+                (unsigned long long)s->flush_bytes, (unsigned long long)s->direct_bytes);
         for (int op = 0; op < NVC_ST_NOPS; op++) {
             if (!s->calls[op])
                 continue;

@@ -98,6 +98,12 @@ static int64_t type_extent(MPI_Datatype t)
 /* Replicates child (flattened) count times with the given byte stride, blocklen children per block. */
 static void repl(struct blist *b, const struct blist *c, int64_t child_ext, int64_t base, int64_t blocklen)
 {
+    if (c->n == 1 && c->off[0] == 0 && c->len[0] == child_ext) {
+        /* Contiguous child (e.g. MPI_BYTE): one block instead of blocklen merges (a 240x240
+           subarray of bytes took 57,600 merges, 0.3 ms per set_view). */
+        badd(b, base, blocklen * child_ext);
+        return;
+    }
     for (int64_t j = 0; j < blocklen; j++)
         bcopy_at(b, c, base + j * child_ext);
 }

@@ -502,6 +502,60 @@ static void p_permuted(const char *path, MPI_Info info, struct result *r)
     free(c);
 }
 
+/* 16. ranks of one node share pages of the same parts (direct access to the node's part mapping):
+ * overlapping ranges written in alternating rounds, then all ranks writing interleaved 100-byte
+ * pieces of the same pages at once (concurrent dirty-bit updates), then overlapping rewrites. */
+static void p_node_overlap(const char *path, MPI_Info info, struct result *r)
+{
+    const int S = 7001, L = 2 * S - 5, pieces = 600, pl = 100;
+    unsigned char *b = malloc(L), *c = malloc((size_t)(nprocs + 2) * S + (size_t)pieces * pl * nprocs);
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    for (int round = 0; round < 2; round++) { /* neighbours overlap; ranks two apart do not */
+        if (rank % 2 == round) {
+            fill(b, L, rank * 10 + round);
+            CHECK(MPI_File_write_at(fh, (MPI_Offset)rank * S, b, L, MPI_BYTE, MPI_STATUS_IGNORE));
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Status st;
+    int all = (nprocs + 1) * S;
+    CHECK(MPI_File_read_at(fh, 0, c, all, MPI_BYTE, &st));
+    rec_read(r, c, &st, MPI_BYTE);
+    /* every rank writes every nprocs-th piece of the same pages, collectively */
+    MPI_Datatype vec, ft;
+    MPI_Type_vector(pieces, pl, pl * nprocs, MPI_BYTE, &vec);
+    MPI_Type_create_resized(vec, 0, (MPI_Aint)pieces * pl * nprocs, &ft);
+    MPI_Type_commit(&ft);
+    MPI_Offset base = (MPI_Offset)all + 1234;
+    CHECK(MPI_File_set_view(fh, base + (MPI_Offset)rank * pl, MPI_BYTE, ft, "native", MPI_INFO_NULL));
+    unsigned char *w = malloc((size_t)pieces * pl);
+    fill(w, (size_t)pieces * pl, rank + 300);
+    CHECK(MPI_File_write_all(fh, w, pieces * pl, MPI_BYTE, MPI_STATUS_IGNORE));
+    CHECK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(MPI_File_read_at(fh, base, c, pieces * pl * nprocs, MPI_BYTE, &st));
+    rec_read(r, c, &st, MPI_BYTE);
+    /* overlapping rewrites in reverse rank order, each seen by the next writer */
+    for (int k = nprocs - 1; k >= 0; k--) {
+        if (rank == k) {
+            fill(b, S, rank + 500);
+            CHECK(MPI_File_write_at(fh, (MPI_Offset)rank * S + S / 2, b, S, MPI_BYTE, MPI_STATUS_IGNORE));
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    CHECK(MPI_File_read_at(fh, 0, c, all, MPI_BYTE, &st));
+    rec_read(r, c, &st, MPI_BYTE);
+    MPI_Offset sz;
+    CHECK(MPI_File_get_size(fh, &sz));
+    rec_i64(r, sz);
+    CHECK(MPI_File_close(&fh));
+    MPI_Type_free(&ft);
+    MPI_Type_free(&vec);
+    free(w);
+    free(b);
+    free(c);
+}
+
 static const struct {
     const char *name;
     pattern_fn fn;
@@ -511,6 +565,7 @@ static const struct {
     {"nonblocking", p_nonblocking}, {"growth", p_growth}, {"empty", p_empty},
     {"size", p_size}, {"shared", p_shared}, {"large_count", p_large_count},
     {"delete_on_close", p_delete_on_close}, {"comm_self", p_comm_self}, {"permuted", p_permuted},
+    {"node_overlap", p_node_overlap},
 };
 
 /* Rank 0 compares the two files byte by byte. Returns 0 when identical. */
