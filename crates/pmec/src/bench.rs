@@ -507,6 +507,53 @@ pub fn run(pool: &DataPool, cfg: &BenchConfig) -> Result<BenchResult> {
     })
 }
 
+/// A reference for the memory system, not for pmec: reads `bytes` worth of `block`-byte blocks
+/// drawn in random order from the data region, on `threads` threads, with plain loads (folded
+/// with XOR, which the compiler vectorises) and no software prefetch, and returns GB/s. Encoding
+/// 1 KiB stripes out of memory reads exactly such blocks, so this shows how far a simple reader of
+/// the same access pattern gets on this machine.
+pub fn random_read_gbps(pool: &DataPool, block: usize, bytes: usize, threads: usize) -> f64 {
+    let block = block.clamp(64, pool.data_bytes()) & !63;
+    let blocks = pool.data_bytes() / block;
+    let n = (bytes / block).max(1);
+    let tp = ThreadPool::new(threads);
+    let base = SendPtr(pool.base);
+    let run = || {
+        let base = &base;
+        let t0 = Instant::now();
+        tp.split(n, |first, count| {
+            let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ first as u64;
+            let mut acc = [0u64; 4];
+            for _ in 0..count {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let off = (x % blocks as u64) as usize * block;
+                // SAFETY: `off + block` lies within the data region of the pool's mapping,
+                // which stays mapped while `pool` is borrowed.
+                let b =
+                    unsafe { std::slice::from_raw_parts(base.0.add(off) as *const u64, block / 8) };
+                for c in b.chunks_exact(4) {
+                    for (a, w) in acc.iter_mut().zip(c) {
+                        *a ^= *w;
+                    }
+                }
+            }
+            std::hint::black_box(acc);
+        });
+        (n * block) as f64 / t0.elapsed().as_secs_f64() / 1e9
+    };
+    run(); // warm-up
+    let mut runs: Vec<f64> = (0..3).map(|_| run()).collect();
+    runs.sort_by(f64::total_cmp);
+    runs[1]
+}
+
+/// The pool's base pointer, shared by the reader threads.
+struct SendPtr(*mut u8);
+// SAFETY: the threads only read through it, within the pool's mapping.
+unsafe impl Sync for SendPtr {}
+
 /// The parameter a sweep varies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Axis {
