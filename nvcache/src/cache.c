@@ -45,23 +45,38 @@ static void file_register(struct nvc_file *f)
     pthread_mutex_unlock(&files_lock);
 }
 
-/* ------------------------------------------------------------------ communicators */
-
-/* Every cached file needs a private communicator for nvcache's own collectives. MPI_Comm_dup is
- * itself a collective (a context-id agreement) and the first collective on a new communicator
- * sets up state, together 0.2-0.8 ms per open with 4 ranks on 2 cores. So one duplicate per
- * application communicator is cached as an attribute of it (freed with it) and reused by later
- * opens while no other open file uses it. Whether it is in use changes only in collective calls
- * (open, close), so all ranks decide alike; with MPI_THREAD_MULTIPLE two threads could open or
- * close files of one communicator concurrently, so then every open duplicates afresh. */
+/* ------------------------------------------------------------------ communicators and collectives
+ *
+ * nvcache's own collectives on an open file (the close barrier or reductions, sync, set_size) meet
+ * in shared memory (mailbox.c, "collectives in shared memory"; the transport is single-host), not on
+ * a duplicate communicator: MPI_Comm_dup is a collective itself (0.25 ms with 4 ranks on 2 cores),
+ * and on this MPICH (4.0.2, ch4:ucx) every extra live communicator made ROMIO's first
+ * MPI_File_open on a Cartesian communicator 0.7 ms slower (measured with a plain MPI program and one
+ * extra MPI_Comm_dup(MPI_COMM_WORLD); freeing it removed the effect). The entry is claimed by the
+ * communicator's rank 0 and its index agreed in the open's single MPI collective, an Allreduce on
+ * the application's communicator. That collective is issued inside MPI_File_open on that
+ * communicator, which every rank calls in the same place of the communicator's collective order (it
+ * is a collective on it; ROMIO itself calls MPI_Comm_dup on it there), and collectives never match
+ * point-to-point traffic, so it cannot be confused with the application's own communication. The
+ * collectives that follow on the entry are issued only inside blocking collective calls on that file
+ * (close, sync, set_size, preallocate), which every rank of the file's group makes in the same order.
+ *
+ * File ids: parts are named by them, so representatives need the id before the agreement. For a
+ * file whose group is the whole job (MPI_COMM_WORLD, or a Cartesian grid over it), the n-th such open
+ * is the same file on every rank: blocking collective opens over one group must come in the same
+ * order on all its ranks (else they could deadlock, MPI 4.1 section 6.14), so a per-process counter
+ * names it, with no exchange. Other communicators get a block of ids from their rank 0 at their
+ * first open (one Allreduce inside that open), cached as an attribute with the communicator's
+ * layout. With MPI_THREAD_MULTIPLE two threads could open files on two communicators concurrently,
+ * so there every open takes its id from its communicator's rank 0.
+ *
+ * The node layout of a communicator comes from the job-wide rank -> node table built in MPI_Init
+ * (MPI_Group_translate_ranks is local), not from an Allgather. */
 struct comm_cache {
-    MPI_Comm dup;
-    int in_use, dead;          /* dead: the application freed its communicator */
-    /* The communicator's parts, learnt by the first open's Allgather (nodes do not change), and a
-       block of file ids reserved by its rank 0 then: later opens need no Allgather. */
-    uint32_t nparts;
-    int *part_node, *part_rep, my_part;
-    uint64_t id_base, opens;
+    int world;                 /* the communicator's group is MPI_COMM_WORLD's (in any order) */
+    uint32_t nparts;           /* the communicator's parts (nodes do not change) */
+    int *part_node, *part_rep, my_part, layout_ok;
+    uint64_t id_base, opens;   /* block of file ids reserved by its rank 0 */
     struct comm_cache *next;   /* entries are few (one per communicator files are opened on) and never freed */
 };
 static struct comm_cache *comm_caches;
@@ -72,69 +87,72 @@ static int comm_cache_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
     (void)comm;
     (void)keyval;
+    (void)attr;
     (void)extra;
-    struct comm_cache *cc = attr;
-    cc->dead = 1;
-    if (!cc->in_use && cc->dup != MPI_COMM_NULL)
-        PMPI_Comm_free(&cc->dup); /* else comm_release frees it */
-    return MPI_SUCCESS;
+    return MPI_SUCCESS; /* the record stays on comm_caches (small) */
 }
 
-static int comm_acquire(struct nvc_file *f, MPI_Comm comm)
-{
-    f->comm_cached = NULL;
-    if (comm_threads < 0)
-        PMPI_Query_thread(&comm_threads);
-    if (comm_threads != MPI_THREAD_MULTIPLE && comm_keyval == MPI_KEYVAL_INVALID)
-        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_cache_delete, &comm_keyval, NULL);
-    if (comm_threads == MPI_THREAD_MULTIPLE || comm_keyval == MPI_KEYVAL_INVALID)
-        return PMPI_Comm_dup(comm, &f->comm);
-    struct comm_cache *cc = NULL;
-    int found = 0;
-    PMPI_Comm_get_attr(comm, comm_keyval, &cc, &found);
-    if (found && cc && !cc->in_use && cc->dup != MPI_COMM_NULL) {
-        cc->in_use = 1;
-        f->comm = cc->dup;
-        f->comm_cached = cc;
-        return MPI_SUCCESS;
-    }
-    int rc = PMPI_Comm_dup(comm, &f->comm);
-    if (rc != MPI_SUCCESS || found)
-        return rc; /* the cached one is busy: this file keeps a private duplicate */
-    cc = calloc(1, sizeof *cc);
-    if (cc) {
-        cc->dup = f->comm;
-        cc->in_use = 1;
-        if (PMPI_Comm_set_attr(comm, comm_keyval, cc) == MPI_SUCCESS) {
-            f->comm_cached = cc;
-            cc->next = comm_caches;
-            comm_caches = cc;
-        } else
-            free(cc);
-    }
-    return MPI_SUCCESS;
-}
+/* The file's collectives: the shared-memory entry agreed at open. */
+static void coll_barrier(struct nvc_file *f) { nvc_coll_run(f->coll, f->size, NVC_COLL_BARRIER, NULL, 0); }
+static void coll_max(struct nvc_file *f, int64_t *v, int n) { nvc_coll_run(f->coll, f->size, NVC_COLL_MAX, v, n); }
 
 static void comm_release(struct nvc_file *f)
 {
-    struct comm_cache *cc = f->comm_cached;
-    if (cc) {
-        cc->in_use = 0;
-        if (cc->dead && cc->dup != MPI_COMM_NULL)
-            PMPI_Comm_free(&cc->dup);
-    } else if (f->comm != MPI_COMM_NULL)
-        PMPI_Comm_free(&f->comm);
-    f->comm = MPI_COMM_NULL;
-    f->comm_cached = NULL;
+    if (f->coll)
+        nvc_coll_leave(f->coll, f->size);
+    f->coll = NULL;
 }
 
-void nvc_comm_cache_fini(void)
+static int cmp_int(const void *a, const void *b)
 {
-    for (struct comm_cache *cc = comm_caches; cc; cc = cc->next) {
-        if (!cc->in_use && cc->dup != MPI_COMM_NULL)
-            PMPI_Comm_free(&cc->dup);
-        cc->dead = 1;
+    int x = *(const int *)a, y = *(const int *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The parts of a communicator: one per node with ranks in it, in node order; each part's
+ * representative is the node's lowest rank. From the job-wide table (local calls only). Returns
+ * 0, or -1 when a rank is not in MPI_COMM_WORLD (dynamic processes) or memory is short. */
+static int comm_layout(MPI_Comm comm, int size, int rank, uint32_t *nparts, int **part_node, int **part_rep, int *my_part)
+{
+    int *wr = malloc(sizeof(int) * (size_t)size * 3);
+    *part_node = malloc(sizeof(int) * (size_t)size);
+    *part_rep = malloc(sizeof(int) * (size_t)size);
+    MPI_Group g = MPI_GROUP_NULL;
+    int rc = -1;
+    if (!wr || !*part_node || !*part_rep || PMPI_Comm_group(comm, &g) != MPI_SUCCESS)
+        goto out;
+    int *idx = wr + size, *sorted = wr + 2 * size;
+    for (int r = 0; r < size; r++)
+        idx[r] = r;
+    if (PMPI_Group_translate_ranks(g, size, idx, nvc_rt.world_group, wr) != MPI_SUCCESS)
+        goto out;
+    for (int r = 0; r < size; r++) {
+        if (wr[r] == MPI_UNDEFINED || wr[r] < 0 || wr[r] >= nvc_rt.world_size)
+            goto out;
+        sorted[r] = nvc_rt.rank_node[wr[r]];
     }
+    qsort(sorted, (size_t)size, sizeof(int), cmp_int);
+    uint32_t n = 0;
+    for (int i = 0; i < size; i++)
+        if (!n || (*part_node)[n - 1] != sorted[i])
+            (*part_node)[n++] = sorted[i];
+    *nparts = n;
+    *my_part = -1;
+    for (uint32_t p = 0; p < n; p++) {
+        for (int r = 0; r < size; r++)
+            if (nvc_rt.rank_node[wr[r]] == (*part_node)[p]) {
+                (*part_rep)[p] = r;
+                break;
+            }
+        if ((*part_node)[p] == nvc_rt.rank_node[wr[rank]])
+            *my_part = (int)p;
+    }
+    rc = 0;
+out:
+    if (g != MPI_GROUP_NULL)
+        PMPI_Group_free(&g);
+    free(wr);
+    return rc;
 }
 
 static void file_free(struct nvc_file *f)
@@ -751,13 +769,7 @@ int nvc_bypass(struct nvc_file *f, const char *why)
 /* ------------------------------------------------------------------ open / close */
 
 #define NVC_IDS_PER_COMM 65536ull
-static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_local, uint64_t t0);
-
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return x < y ? -1 : x > y;
-}
+static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_local, uint64_t t0, MPI_Comm acomm);
 
 /* Representative of part p: prefetches the file's bytes of that part into NVRAM. */
 static int prefetch_part(struct nvc_file *f, uint32_t p, int64_t size)
@@ -808,118 +820,133 @@ static void view_default(struct nvc_view *v)
     nvc_flatten(MPI_BYTE, &v->ft);
 }
 
+/* Whether comm's group holds exactly the job's ranks (local). */
+static int comm_is_world(MPI_Comm comm)
+{
+    MPI_Group g;
+    int res = MPI_UNEQUAL;
+    if (PMPI_Comm_group(comm, &g) != MPI_SUCCESS)
+        return 0;
+    PMPI_Group_compare(g, nvc_rt.world_group, &res);
+    PMPI_Group_free(&g);
+    return res == MPI_IDENT || res == MPI_SIMILAR;
+}
+
 int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File *fh)
 {
     uint64_t t0 = nvc_now_ns();
+    /* The same on every rank (environment; agreed in MPI_Init; amode): plain MPI-IO, no handshake. */
+    if (!nvc_cfg.enabled || !nvc_rt.ready || nvc_rt.multi_host || (amode & MPI_MODE_SEQUENTIAL))
+        return PMPI_File_open(comm, path, amode, info, fh);
+    /* An invalid or inter-communicator is erroneous for MPI_File_open: let MPICH report it through
+       the file error handler (MPI_ERRORS_RETURN by default). The calls on comm below would raise
+       a fatal error on MPI_COMM_WORLD instead (MPI_File_open(MPI_COMM_NULL, ...) aborted the job). */
+    int inter = 0;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return PMPI_File_open(comm, path, amode, info, fh);
+    if (comm_threads < 0)
+        PMPI_Query_thread(&comm_threads);
+    int shared = comm_threads != MPI_THREAD_MULTIPLE;
+    if (shared && comm_keyval == MPI_KEYVAL_INVALID &&
+        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_cache_delete, &comm_keyval, NULL) != MPI_SUCCESS)
+        comm_keyval = MPI_KEYVAL_INVALID;
+    shared = shared && comm_keyval != MPI_KEYVAL_INVALID;
+    struct comm_cache *cc = NULL;
+    int found = 0;
+    if (shared && (PMPI_Comm_get_attr(comm, comm_keyval, &cc, &found) != MPI_SUCCESS || !found))
+        cc = NULL;
+    int crank = 0, csize = 1;
+    PMPI_Comm_rank(comm, &crank);
+    PMPI_Comm_size(comm, &csize);
+    /* Everything below depends only on the communicator and on earlier collective opens on it
+       (see "communicators and collectives"): every rank takes the same branches. */
+    if (!cc && shared && (cc = calloc(1, sizeof *cc))) {
+        cc->world = comm_is_world(comm);
+        cc->layout_ok = comm_layout(comm, csize, crank, &cc->nparts, &cc->part_node, &cc->part_rep, &cc->my_part) == 0;
+        cc->opens = NVC_IDS_PER_COMM; /* no id block yet */
+        if (PMPI_Comm_set_attr(comm, comm_keyval, cc) == MPI_SUCCESS) {
+            cc->next = comm_caches;
+            comm_caches = cc;
+        } else {
+            free(cc->part_node);
+            free(cc->part_rep);
+            free(cc);
+            cc = NULL;
+        }
+    }
+    uint64_t fileid = 0;
+    if (cc && cc->world)
+        fileid = (1ull << 63) | ++nvc_rt.world_opens; /* the n-th whole-job open on every rank, failed ones too */
     int rc = PMPI_File_open(comm, path, amode, info, fh);
-    if (rc != MPI_SUCCESS || !nvc_cfg.enabled)
-        return rc; /* NVCACHE_ENABLE=0 (the same on every rank): plain MPI-IO, no handshake */
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!(cc && cc->world)) {
+        if (!cc || cc->opens + 1 >= NVC_IDS_PER_COMM) {
+            /* A block of file ids from the communicator's rank 0 (its world rank makes it unique). */
+            int64_t id = crank ? 0
+                               : (int64_t)(((uint64_t)nvc_rt.world_rank << 40) |
+                                           (__atomic_fetch_add(&nvc_rt.next_fileid, NVC_IDS_PER_COMM, __ATOMIC_RELAXED) + 1));
+            PMPI_Allreduce(MPI_IN_PLACE, &id, 1, MPI_INT64_T, MPI_MAX, comm);
+            if (cc) {
+                cc->id_base = (uint64_t)id;
+                cc->opens = 0;
+            } else
+                fileid = (uint64_t)id;
+        }
+        if (cc)
+            fileid = cc->id_base + ++cc->opens;
+    }
     struct nvc_file *f = calloc(1, sizeof *f);
-    if (!f) {
+    if (f) {
+        f->part_node = malloc(sizeof(int) * (size_t)csize);
+        f->part_rep = malloc(sizeof(int) * (size_t)csize);
+    }
+    if (!f || !f->part_node || !f->part_rep) {
+        /* Every other rank is about to agree on caching: tell them no, then pass through. */
         nvc_msg("%s: out of memory; not cached", path);
+        int64_t no[3] = {0, 0, 0};
+        PMPI_Allreduce(MPI_IN_PLACE, no, 3, MPI_INT64_T, MPI_MIN, comm);
+        if (f) {
+            free(f->part_node);
+            free(f->part_rep);
+            free(f);
+        }
         return MPI_SUCCESS;
     }
     f->real = *fh;
-    f->comm = MPI_COMM_NULL;
     f->self_fh = MPI_FILE_NULL;
     f->amode = amode;
     f->my_part = -1;
+    f->rank = crank;
+    f->size = csize;
+    f->fileid = fileid;
     pthread_mutex_init(&f->lock, NULL);
     snprintf(f->path, sizeof f->path, "%s", path);
     view_default(&f->view);
     nvc_config_file(info, path, &f->opts);
     f->st = nvc_cfg.stats ? nvc_stats_get(path) : NULL;
-    if (comm_acquire(f, comm) != MPI_SUCCESS) {
-        nvc_msg("%s: MPI_Comm_dup failed; not cached", path);
-        f->comm = MPI_COMM_NULL;
-        file_register(f);
-        return MPI_SUCCESS;
-    }
-    PMPI_Comm_rank(f->comm, &f->rank);
-    PMPI_Comm_size(f->comm, &f->size);
-
-    int ok = nvc_rt.ready && f->opts.enabled && !(amode & MPI_MODE_SEQUENTIAL) && !nvc_rt.multi_host;
-    f->part_node = malloc(sizeof(int) * (size_t)f->size);
-    f->part_rep = malloc(sizeof(int) * (size_t)f->size);
-    if (!f->part_node || !f->part_rep) {
-        nvc_msg("%s: out of memory; not cached", path);
-        ok = 0;
-    }
-    /* One collective tells every rank what the open needs from all of them: whether each can
-       cache, each rank's node, and rank 0's new file id (one Allgather instead of the three
-       reductions and a broadcast it took before: collectives dominate small opens). */
-    struct comm_cache *cc = f->comm_cached;
-    if (cc && cc->part_node && cc->opens + 1 < NVC_IDS_PER_COMM) {
-        /* Known communicator: every rank takes this path alike (the entry changed only in
-           collective opens); whether all ranks can cache is agreed after the part is created. */
+    int ok;
+    if (cc) {
+        ok = cc->layout_ok;
         if (ok) {
             memcpy(f->part_node, cc->part_node, sizeof(int) * cc->nparts);
             memcpy(f->part_rep, cc->part_rep, sizeof(int) * cc->nparts);
+            f->nparts = cc->nparts;
+            f->my_part = cc->my_part;
         }
-        f->nparts = cc->nparts;
-        f->my_part = cc->my_part;
-        f->fileid = cc->id_base + ++cc->opens;
-        return open_parts(f, path, amode, ok, t0);
+    } else {
+        free(f->part_node);
+        free(f->part_rep);
+        ok = comm_layout(comm, csize, crank, &f->nparts, &f->part_node, &f->part_rep, &f->my_part) == 0;
     }
-    int64_t small[3 * 64];
-    int64_t *all = f->size <= 64 ? small : malloc(sizeof(int64_t) * 3 * (size_t)f->size);
-    if (!all) {
-        nvc_msg("%s: out of memory for the open handshake", path);
-        PMPI_Abort(comm, 1);
-    }
-    int64_t mine[3] = {ok, nvc_rt.node, 0};
-    if (f->rank == 0) {
-        mine[2] = (int64_t)(((uint64_t)nvc_rt.world_rank << 40) | (nvc_rt.next_fileid + 1));
-        nvc_rt.next_fileid += NVC_IDS_PER_COMM; /* later opens on this communicator use the block */
-    }
-    PMPI_Allgather(mine, 3, MPI_INT64_T, all, 3, MPI_INT64_T, f->comm);
-    for (int r = 0; r < f->size; r++)
-        ok = ok && all[3 * r] != 0;
-    if (!ok) {
-        if (all != small)
-            free(all);
-        file_register(f);
-        return MPI_SUCCESS;
-    }
-    /* Parts: one per node that has ranks in the communicator, in node order; each part's
-       representative is the node's lowest rank. */
-    int *sorted = f->part_rep;
-    for (int r = 0; r < f->size; r++)
-        sorted[r] = (int)all[3 * r + 1];
-    qsort(sorted, (size_t)f->size, sizeof(int), cmp_int);
-    uint32_t n = 0;
-    for (int i = 0; i < f->size; i++)
-        if (!n || f->part_node[n - 1] != sorted[i])
-            f->part_node[n++] = sorted[i];
-    f->nparts = n;
-    for (uint32_t p = 0; p < n; p++) {
-        for (int r = 0; r < f->size; r++)
-            if ((int)all[3 * r + 1] == f->part_node[p]) {
-                f->part_rep[p] = r;
-                break;
-            }
-        if (f->part_node[p] == nvc_rt.node)
-            f->my_part = (int)p;
-    }
-    f->fileid = (uint64_t)all[2];
-    if (all != small)
-        free(all);
-    if (cc && !cc->part_node && (cc->part_node = malloc(sizeof(int) * n)) && (cc->part_rep = malloc(sizeof(int) * n))) {
-        memcpy(cc->part_node, f->part_node, sizeof(int) * n);
-        memcpy(cc->part_rep, f->part_rep, sizeof(int) * n);
-        cc->nparts = n;
-        cc->my_part = f->my_part;
-        cc->id_base = f->fileid;
-        cc->opens = 0;
-    } else if (cc && !cc->part_rep) {
-        free(cc->part_node);
-        cc->part_node = NULL;
-    }
-    return open_parts(f, path, amode, 1, t0);
+    if (!ok)
+        f->my_part = -1;
+    ok = ok && f->opts.enabled;
+    return open_parts(f, path, amode, ok, t0, comm);
 }
 
 /* Second half of the open: part creation and prefetch by the representatives, then agreement. */
-static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_local, uint64_t t0)
+static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_local, uint64_t t0, MPI_Comm acomm)
 {
     MPI_Offset size = 0;
     PMPI_File_get_size(f->real, &size);
@@ -944,6 +971,8 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
             free(d);
             st = e == -ENOSPC ? NVC_NOSPACE : NVC_ERR;
         } else {
+            close(d->fd); /* the manager reserves NVRAM with its own descriptor */
+            d->fd = -1;
             f->direct = d;
             if (size > 0)
                 st = (uint32_t)prefetch_part(f, (uint32_t)f->my_part, size);
@@ -962,9 +991,17 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
             st = (uint32_t)prefetch_part(f, (uint32_t)f->my_part, size);
     }
     pthread_mutex_unlock(&nvc_rt.slot_lock);
-    int ok[2] = {ok_local, !ok_local || st == NVC_OK}; /* every rank may cache; every part was set up */
-    PMPI_Allreduce(MPI_IN_PLACE, ok, 2, MPI_INT, MPI_MIN, f->comm);
-    if (!ok[0] || !ok[1]) {
+    /* The open's one collective: every rank may cache; every part was set up; and the index of
+       the shared-memory entry for this file's later collectives, claimed by rank 0 (as -(index+1),
+       so that the minimum carries it; 0: none free). */
+    int coll = f->rank == 0 && ok_local ? nvc_coll_claim(nvc_rt.mbox[0], f->fileid) : -1;
+    if (f->rank == 0 && ok_local && coll < 0)
+        nvc_msg("%s: %d cached files are open already; using plain MPI-IO for this file", path, NVC_COLL_ENTRIES);
+    int64_t ok[3] = {ok_local, !ok_local || st == NVC_OK, f->rank == 0 ? -(int64_t)(coll + 1) : 0};
+    PMPI_Allreduce(MPI_IN_PLACE, ok, 3, MPI_INT64_T, MPI_MIN, acomm);
+    if (!ok[0] || !ok[1] || ok[2] >= 0) {
+        if (coll >= 0) /* nobody else learnt the index */
+            __atomic_store_n(&nvc_coll_entry(nvc_rt.mbox[0], coll)->fileid, 0, __ATOMIC_RELEASE);
         if (f->direct) {
             nvc_part_close(f->direct, 1);
             free(f->direct);
@@ -976,7 +1013,7 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
             call(f, (uint32_t)f->my_part, s);
             pthread_mutex_unlock(&nvc_rt.slot_lock);
         }
-        if (f->rank == 0 && ok[0])
+        if (f->rank == 0 && ok[0] && !ok[1])
             nvc_msg("%s: cannot cache in %s (see messages above); using plain MPI-IO for this file", path, nvc_cfg.dir);
         file_register(f);
         return MPI_SUCCESS;
@@ -987,13 +1024,14 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
         nvc_part_name(file, sizeof file, nvc_rt.jobid, f->fileid, (uint32_t)f->my_part);
         struct nvc_part *d = calloc(1, sizeof *d);
         f->dseg = malloc(NVC_MAXSEG * sizeof *f->dseg);
-        if (d && f->dseg && nvc_part_attach(d, file) == 0)
+        if (d && f->dseg && nvc_part_attach(d, file, 0) == 0)
             f->direct = d;
         else {
             nvc_debug("%s: cannot map part %s; requests go through the manager", path, file);
             free(d);
         }
     }
+    f->coll = nvc_coll_entry(nvc_rt.mbox[0], (int)(-ok[2] - 1));
     MPI_Offset pos = 0;
     PMPI_File_get_position(f->real, &pos);
     f->fp = pos;
@@ -1019,8 +1057,8 @@ int nvc_close(MPI_File *fh)
         if (!discard) {
             /* Flush: everyone has finished writing before the representatives drain; then the
                real size becomes the largest size any part saw. */
-            int byp = f->mode == NVC_MODE_BYPASSED;
-            PMPI_Allreduce(MPI_IN_PLACE, &byp, 1, MPI_INT, MPI_MAX, f->comm);
+            int64_t byp = f->mode == NVC_MODE_BYPASSED;
+            coll_max(f, &byp, 1);
             int64_t psize = 0;
             int ok = 1;
             pthread_mutex_lock(&nvc_rt.slot_lock);
@@ -1047,7 +1085,7 @@ int nvc_close(MPI_File *fh)
             if (f->self_fh != MPI_FILE_NULL)
                 PMPI_File_close(&f->self_fh);
             int64_t v[2] = {psize, ok ? 0 : 1};
-            PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MAX, f->comm);
+            coll_max(f, v, 2);
             if (!byp && !v[1]) {
                 MPI_Offset real = 0;
                 PMPI_File_get_size(f->real, &real);
@@ -1058,7 +1096,7 @@ int nvc_close(MPI_File *fh)
         } else {
             /* Delete-on-close or read-only: nothing is written back (the paper's no-flush modes).
                One barrier: no rank still reads a part when it is removed. */
-            PMPI_Barrier(f->comm);
+            coll_barrier(f);
         }
         if (failed) {
             if (f->rank == 0)
@@ -1077,15 +1115,17 @@ int nvc_close(MPI_File *fh)
                 if (unlink(f->direct->file) != 0 && errno != ENOENT)
                     nvc_msg("unlink(%s) failed: %s", f->direct->file, strerror(errno));
             }
-            struct nvc_slot *s = req(f, (uint32_t)f->my_part, NVC_OP_CLOSE);
-            if (f->direct)
-                nvc_mailbox_post(nvc_rt.mbox[f->part_node[f->my_part]], s);
+            struct nvc_mailbox *mb = nvc_rt.mbox[f->part_node[f->my_part]];
+            if (f->direct && nvc_mailbox_notify_closed(mb, f->fileid) == 0)
+                ; /* the manager drops its mapping, if it made one, at its next wake-up */
+            else if (f->direct)
+                nvc_mailbox_post(mb, req(f, (uint32_t)f->my_part, NVC_OP_CLOSE));
             else
                 /* The manager made this part (NVCACHE_DIRECT=0, async replies) and nobody marked
                    it CLOSED: wait until it is removed, or a crash right after this close would
                    leave an ACTIVE part that recovery applies to the file (its size, with size_set,
                    even to a file rewritten since). */
-                nvc_mailbox_call(nvc_rt.mbox[f->part_node[f->my_part]], s);
+                nvc_mailbox_call(mb, req(f, (uint32_t)f->my_part, NVC_OP_CLOSE));
             pthread_mutex_unlock(&nvc_rt.slot_lock);
         }
     }
@@ -1134,7 +1174,7 @@ int nvc_set_size(struct nvc_file *f, MPI_Offset size, int grow_only)
         call(f, (uint32_t)f->my_part, s);
         pthread_mutex_unlock(&nvc_rt.slot_lock);
     }
-    PMPI_Barrier(f->comm); /* every part has the new size before anyone reads */
+    coll_barrier(f); /* every part has the new size before anyone reads */
     if (!grow_only)
         f->size_hint = size;
     else if (size > f->size_hint)
@@ -1147,8 +1187,8 @@ int nvc_sync(struct nvc_file *f)
     uint64_t t0 = nvc_now_ns();
     int rc = MPI_SUCCESS;
     f->synced = 1;
-    int byp = f->mode == NVC_MODE_BYPASSED;
-    PMPI_Allreduce(MPI_IN_PLACE, &byp, 1, MPI_INT, MPI_MAX, f->comm);
+    int64_t byp = f->mode == NVC_MODE_BYPASSED;
+    coll_max(f, &byp, 1);
     if (byp) {
         /* Everyone agrees before the collective call on the real file. */
         nvc_bypass(f, "file bypassed by another rank");
@@ -1167,8 +1207,11 @@ int nvc_sync(struct nvc_file *f)
             rc = PMPI_File_sync(f->self_fh);
     }
     pthread_mutex_unlock(&nvc_rt.slot_lock);
-    if (f->opts.flush == NVC_FLUSH_SYNC)
-        PMPI_Allreduce(MPI_IN_PLACE, &rc, 1, MPI_INT, MPI_MAX, f->comm);
+    if (f->opts.flush == NVC_FLUSH_SYNC) {
+        int64_t r = rc;
+        coll_max(f, &r, 1);
+        rc = (int)r;
+    }
     nvc_stats_add(f->st, NVC_ST_SYNC, 0, nvc_now_ns() - t0, 1);
     return rc;
 }

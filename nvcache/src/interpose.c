@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <errno.h>
 
-struct nvc_runtime nvc_rt = {.slot_lock = PTHREAD_MUTEX_INITIALIZER};
+struct nvc_runtime nvc_rt = {.slot_lock = PTHREAD_MUTEX_INITIALIZER, .world_group = MPI_GROUP_NULL};
 
 /* ------------------------------------------------------------------ runtime */
 
@@ -57,6 +57,7 @@ static void runtime_init(void)
         PMPI_Comm_free(&host);
         return;
     }
+    PMPI_Comm_group(MPI_COMM_WORLD, &rt->world_group);
     int host_leader = rt->world_rank;
     PMPI_Bcast(&host_leader, 1, MPI_INT, 0, host);
     int is_host_leader = rt->host_rank == 0, nhosts = 0;
@@ -156,7 +157,8 @@ static void runtime_fini(void)
 {
     struct nvc_runtime *rt = &nvc_rt;
     nvc_stats_print(rt->world_rank);
-    nvc_comm_cache_fini();
+    if (rt->world_group != MPI_GROUP_NULL)
+        PMPI_Group_free(&rt->world_group);
     if (!rt->mbox)
         return;
     for (int k = 0; k < rt->nnodes; k++)
@@ -404,14 +406,21 @@ int MPI_File_close(MPI_File *fh)
 /** MPI_File_sync: cached writes are already persistent in NVRAM; see nvc_sync for flush policies. */
 int MPI_File_sync(MPI_File fh)
 {
-    struct nvc_file *f = route(fh, 0);
+    /* Not route(fh, 0): sync and get_size are no reads, so a write-only file must reach nvcache too
+       (else get_size reported the real file's stale size, and sync neither waited for async
+       replies, flushed with NVCACHE_FLUSH=sync, nor made close fsync the drained data). */
+    struct nvc_file *f = nvc_file_lookup(fh);
+    if (f && f->mode == NVC_MODE_PASS)
+        f = NULL;
     return f ? nvc_sync(f) : PMPI_File_sync(fh);
 }
 
 /** MPI_File_get_size: the largest size any part has seen. */
 int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
 {
-    struct nvc_file *f = route(fh, 0);
+    struct nvc_file *f = nvc_file_lookup(fh); /* write-only files too (see MPI_File_sync) */
+    if (f && f->mode == NVC_MODE_PASS)
+        f = NULL;
     return f ? nvc_get_size(f, size) : PMPI_File_get_size(fh, size);
 }
 

@@ -76,15 +76,9 @@ static struct mpart *find_req(struct nvc_slot *s)
     nvc_part_name(file, sizeof file, mgr.jobid, s->fileid, s->part);
     if (!(m = calloc(1, sizeof *m)))
         return NULL;
-    if (nvc_part_attach(&m->part, file) != 0 || m->part.hdr->fileid != s->fileid) {
+    if (nvc_part_attach(&m->part, file, 1) != 0 || m->part.hdr->fileid != s->fileid) {
         if (m->part.base)
             nvc_part_close(&m->part, 0);
-        free(m);
-        return NULL;
-    }
-    if ((m->part.fd = open(file, O_RDWR)) < 0) {
-        nvc_msg("open(%s) failed: %s", file, strerror(errno));
-        nvc_part_close(&m->part, 0);
         free(m);
         return NULL;
     }
@@ -97,19 +91,41 @@ static struct mpart *find_req(struct nvc_slot *s)
     return m;
 }
 
-static void op_close(struct nvc_slot *s)
+/* Unmaps (and with remove, unlinks) the part of fileid, if this manager mapped it. */
+static void close_part(uint64_t fileid, int remove)
 {
     for (struct mpart **pp = &mgr.parts; *pp; pp = &(*pp)->next) {
-        if ((*pp)->fileid != s->fileid)
+        if ((*pp)->fileid != fileid)
             continue;
         struct mpart *m = *pp;
         *pp = m->next;
         mgr.used -= m->part.alloc_end;
-        nvc_part_close(&m->part, 1);
+        nvc_part_close(&m->part, remove);
         free(m);
         break;
     }
+}
+
+static void op_close(struct nvc_slot *s)
+{
+    close_part(s->fileid, 1);
     s->status = NVC_OK;
+}
+
+/* Drops the parts whose representatives posted close notices; returns how many. */
+static int take_closed(struct nvc_mailbox *mb)
+{
+    int n = 0;
+    for (uint32_t i = 0; i < NVC_CLOSE_RING; i++) {
+        if (!atomic_load_explicit(&mb->closed[i], memory_order_relaxed))
+            continue;
+        uint64_t id = atomic_exchange_explicit(&mb->closed[i], 0, memory_order_acq_rel);
+        if (id) {
+            close_part(id, 0); /* its representative unlinked it */
+            n++;
+        }
+    }
+    return n;
 }
 
 /* Checks the part state for data access; returns nonzero (status set) when the request must not proceed. */
@@ -369,7 +385,7 @@ static void *manager_main(void *arg)
     uint32_t next = 0;
     for (;;) {
         uint32_t seen = atomic_load_explicit(&mb->doorbell, memory_order_acquire);
-        int served = 0;
+        int served = take_closed(mb);
         for (uint32_t k = 0; k < mb->nslots; k++) {
             uint32_t i = (next + k) % mb->nslots;
             struct nvc_slot *s = nvc_mailbox_slot(mb, i);
@@ -384,6 +400,7 @@ static void *manager_main(void *arg)
             nvc_mailbox_wait(mb, seen);
     }
 out:
+    take_closed(mb); /* notices posted before the shutdown request */
     while (mgr.parts) {
         struct mpart *m = mgr.parts;
         mgr.parts = m->next;

@@ -107,6 +107,8 @@ struct nvc_part {
     uint64_t *dirty;           /* persistent dirty bitmap, one bit per page */
     uint8_t *data;
     uint64_t alloc_end;        /* bytes of data area reserved with fallocate */
+    uint64_t bm_alloc;         /* bytes of the bitmap known to be allocated */
+    int own_map;               /* mapped by part.c itself (munmap), not by pmem_map_file */
     char file[1200];           /* part file name */
 };
 
@@ -117,8 +119,9 @@ int nvc_part_make(struct nvc_part *p, uint64_t jobid, uint64_t fileid, uint32_t 
                   uint64_t size, int temporary, int reply, const char *path);
 /** Maps an existing part file read/write (recovery); returns 0 or -errno. */
 int nvc_part_open(struct nvc_part *p, const char *file);
-/** Maps a live part of this job from a rank of the owning node (direct access); returns 0 or -errno (quiet). */
-int nvc_part_attach(struct nvc_part *p, const char *file);
+/** Maps a live part of this job from a rank of the owning node (direct access) or its manager
+ *  (keep_fd: the descriptor stays open for fallocate); returns 0 or -errno (quiet). */
+int nvc_part_attach(struct nvc_part *p, const char *file, int keep_fd);
 /** Name of the part file of (job, file, part index). */
 void nvc_part_name(char *buf, size_t n, uint64_t jobid, uint64_t fileid, uint32_t index);
 /** Unmaps; unlinks the file when remove is set. */
@@ -176,13 +179,42 @@ struct nvc_slot {
 };
 
 /** A node's mailbox: a doorbell the manager sleeps on, and one slot per client rank on the host. */
+#define NVC_CLOSE_RING 256
 struct nvc_mailbox {
     _Atomic uint32_t doorbell;
     _Atomic uint32_t manager_sleeping;
     _Atomic uint32_t alive;
     uint32_t nslots;
     uint64_t slot_stride, slot_bytes;
+    /* File ids whose parts were closed (marked CLOSED and unlinked by their representative): the
+       manager drops its mapping of them at its next wake-up. 0 = free entry. Unlike a CLOSE
+       request in the rank's slot, a notice needs no reply, so the rank's next request does not
+       wait for the manager to have served it. */
+    _Atomic uint64_t closed[NVC_CLOSE_RING];
 };
+_Static_assert(sizeof(struct nvc_mailbox) <= NVC_PAGE, "mailbox header fits its page");
+
+/* Collectives of open files in shared memory (the transport is single-host): one entry per cached
+ * open file in node 0's mailbox, claimed by the communicator's rank 0 at open and agreed on in the
+ * open's one MPI collective; close, sync and set_size then meet there instead of on a duplicate
+ * communicator. Waiting is a futex sleep. */
+#define NVC_COLL_ENTRIES 256
+#define NVC_COLL_VALS 4
+struct nvc_coll {
+    _Atomic uint64_t fileid;   /* 0: free */
+    _Atomic uint32_t arrived, gen, left, pad;
+    _Atomic int64_t mn[2][NVC_COLL_VALS], mx[2][NVC_COLL_VALS]; /* per generation parity */
+};
+#define NVC_COLL_BYTES ((sizeof(struct nvc_coll) * NVC_COLL_ENTRIES + NVC_PAGE - 1) / NVC_PAGE * NVC_PAGE)
+enum nvc_coll_op { NVC_COLL_BARRIER = 0, NVC_COLL_MIN, NVC_COLL_MAX };
+/** Claims a free collective entry for fileid (the communicator's rank 0); returns its index or -1 when all are in use. */
+int nvc_coll_claim(struct nvc_mailbox *mb, uint64_t fileid);
+/** The collective entry idx of a mailbox. */
+struct nvc_coll *nvc_coll_entry(struct nvc_mailbox *mb, int idx);
+/** One collective of nranks ranks on entry c: reduces v[0..n) in place (MIN or MAX), or only meets (BARRIER). */
+void nvc_coll_run(struct nvc_coll *c, int nranks, int op, int64_t *v, int n);
+/** Called by every rank after its last collective on c; the last one frees the entry. */
+void nvc_coll_leave(struct nvc_coll *c, int nranks);
 
 /** Creates (creator=1) or maps a node's mailbox shared-memory segment. Returns NULL on error. */
 struct nvc_mailbox *nvc_mailbox_map(const char *name, uint32_t nslots, uint64_t slot_bytes, int creator);
@@ -198,6 +230,8 @@ void nvc_mailbox_call(struct nvc_mailbox *mb, struct nvc_slot *s);
 void nvc_mailbox_post(struct nvc_mailbox *mb, struct nvc_slot *s);
 /** Waits for the reply to a posted slot, if one is outstanding, and frees the slot. */
 void nvc_mailbox_settle(struct nvc_slot *s);
+/** Tells the manager that the part of fileid is closed (no reply); returns 0, or -1 when the ring is full. */
+int nvc_mailbox_notify_closed(struct nvc_mailbox *mb, uint64_t fileid);
 /** Manager side: blocks until some slot is posted or the doorbell changes (futex sleep). */
 void nvc_mailbox_wait(struct nvc_mailbox *mb, uint32_t seen_doorbell);
 /** Manager side: marks a slot done and wakes its client. */
@@ -223,11 +257,13 @@ struct nvc_runtime {
     int node;                  /* global node index of this rank */
     int nnodes;
     int *rank_node;            /* world rank -> node */
+    MPI_Group world_group;     /* MPI_COMM_WORLD's group: a communicator's ranks -> world ranks (local) */
     int *rank_slot;            /* world rank -> slot index in every mailbox on its host */
     struct nvc_mailbox **mbox; /* node -> mapped mailbox (NULL for other hosts) */
     int is_leader;
     uint64_t jobid;
     uint64_t next_fileid;
+    uint64_t world_opens;      /* opens of files whose group is the whole job (their file ids) */
     pthread_mutex_t slot_lock; /* serializes this rank's slot use between threads */
 };
 extern struct nvc_runtime nvc_rt;
@@ -279,8 +315,7 @@ struct nvc_stats;
 struct nvc_file {
     MPI_File real;             /* the real handle (returned to the application) */
     int mode;                  /* enum nvc_mode */
-    MPI_Comm comm;             /* duplicate of the open communicator */
-    void *comm_cached;         /* the cache entry comm came from (NULL: private duplicate) */
+    struct nvc_coll *coll;     /* where nvcache's collectives on this file meet (shared memory) */
     int rank, size;
     int amode;
     char path[NVC_PATH_MAX];
@@ -308,8 +343,6 @@ struct nvc_file *nvc_file_lookup(MPI_File fh);
 
 /** MPI_File_open: opens the real file and, if eligible, sets up the cache collectively. */
 int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File *fh);
-/** Frees the cached communicator duplicates (before MPI_Finalize). */
-void nvc_comm_cache_fini(void);
 /** MPI_File_close: flushes (unless temporary/read-only), discards parts, closes the real file. */
 int nvc_close(MPI_File *fh);
 /** Data access on a cached or bypassed file. explicit_off < 0 means use (and advance) the individual pointer. */

@@ -12,6 +12,7 @@
 #include <libpmem.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -46,41 +47,77 @@ static void attach(struct nvc_part *p)
     p->data = p->base + p->hdr->data_off;
 }
 
+/* Maps len bytes of an open part file. Like pmem_map_file: MAP_SYNC first (a DAX file system:
+ * stores are durable after a cache flush, is_pmem = 1), else a plain shared mapping (pmem_msync).
+ * Whether the directory supports MAP_SYNC is learnt once per process: parts live in one
+ * directory, and the refused attempt was one syscall per mapping. The kernel aligns DAX and tmpfs
+ * mappings for huge pages itself (libpmem's reserve-and-realign took two more syscalls). */
+static void *map_fd(int fd, size_t len, int *is_pmem)
+{
+    static int map_sync = -1; /* -1 unknown, 0 refused, 1 works */
+    void *b = MAP_FAILED;
+    if (map_sync != 0) {
+        b = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED_VALIDATE | MAP_SYNC, fd, 0);
+        if (b != MAP_FAILED) {
+            map_sync = 1;
+            *is_pmem = 1;
+            return b;
+        }
+        if (errno != EOPNOTSUPP && errno != EINVAL)
+            return NULL;
+        map_sync = 0;
+    }
+    b = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    *is_pmem = 0;
+    return b == MAP_FAILED ? NULL : b;
+}
+
 int nvc_part_create(struct nvc_part *p, const char *file, const struct nvc_part_hdr *init)
 {
     memset(p, 0, sizeof *p);
     snprintf(p->file, sizeof p->file, "%s", file);
-    struct nvc_part_hdr h = *init;
-    layout(&h);
-    size_t len = h.data_off + h.capacity;
-    size_t mapped = 0;
-    void *base = pmem_map_file(file, len, PMEM_FILE_CREATE | PMEM_FILE_EXCL | PMEM_FILE_SPARSE, 0600, &mapped, &p->is_pmem);
-    if (!base) {
-        int e = errno ? errno : EIO;
-        nvc_msg("pmem_map_file(%s, %zu) failed: %s", file, len, pmem_errormsg());
-        return -e;
-    }
-    p->base = base;
-    p->map_len = mapped;
-    p->fd = open(file, O_RDWR);
-    if (p->fd < 0) {
+    p->fd = -1;
+    /* Header page and the first bitmap page (the dirty bits of the first 128 MiB of data). */
+    static __thread uint8_t first[2 * NVC_PAGE];
+    struct nvc_part_hdr *h = (struct nvc_part_hdr *)first;
+    memset(first, 0, sizeof first);
+    *h = *init;
+    layout(h);
+    size_t len = h->data_off + h->capacity;
+    int fd = open(file, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == ENOENT && nvc_mkdirs(nvc_cfg.dir) == 0) /* the directory went away */
+        fd = open(file, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
         int e = errno;
         nvc_msg("open(%s) failed: %s", file, strerror(e));
-        pmem_unmap(base, mapped);
+        return -e;
+    }
+    /* The header and the first bitmap page are written, not mapped and stored: a full device says
+       ENOSPC here instead of SIGBUS later, with no fallocate. Durability: on a DAX file system
+       (is_pmem below) write() itself makes the bytes durable; through the page cache the header
+       page is msync'ed by the first reservation (nvc_part_reserve persists `reserved`, in the same
+       page), which precedes every write of data, so no acknowledged write depends on an msync here.
+       The rest of the file is sparse: the data area and further bitmap pages are reserved with
+       fallocate before they are touched. */
+    ssize_t w = pwrite(fd, first, sizeof first, 0);
+    int e = w == (ssize_t)sizeof first ? 0 : w < 0 ? errno : ENOSPC;
+    if (!e && ftruncate(fd, (off_t)len) != 0)
+        e = errno;
+    void *base = NULL;
+    if (!e && !(base = map_fd(fd, len, &p->is_pmem)))
+        e = errno ? errno : EIO;
+    if (e) {
+        nvc_msg("creating part %s (%zu bytes, sparse) failed: %s", file, len, strerror(e));
+        close(fd);
         unlink(file);
         return -e;
     }
-    /* Reserve the header; the bitmap and the data area are reserved on demand, together (a 16 GiB
-       part has a 512 KiB bitmap: reserving it whole cost ~0.1 ms at create and again at unlink). */
-    int e = posix_fallocate(p->fd, 0, (off_t)NVC_PAGE);
-    if (e) {
-        nvc_msg("posix_fallocate(%s, header %u bytes) failed: %s", file, NVC_PAGE, strerror(e));
-        nvc_part_close(p, 1);
-        return -e;
-    }
-    memcpy(p->base, &h, sizeof h);
+    p->base = base;
+    p->map_len = len;
+    p->fd = fd;
+    p->bm_alloc = NVC_PAGE;
+    p->own_map = 1;
     attach(p);
-    nvc_part_persist(p, p->base, sizeof h);
     return 0;
 }
 
@@ -104,11 +141,13 @@ int nvc_mkdirs(const char *dir)
 int nvc_part_make(struct nvc_part *p, uint64_t jobid, uint64_t fileid, uint32_t nparts, uint32_t index, uint64_t stripe,
                   uint64_t size, int temporary, int reply, const char *path)
 {
-    int e = nvc_mkdirs(nvc_cfg.dir);
+    static int dir_made; /* once per process; nvc_part_create makes it again if it went away */
+    int e = dir_made ? 0 : nvc_mkdirs(nvc_cfg.dir);
     if (e) {
         nvc_msg("cannot create NVCACHE_DIR %s: %s", nvc_cfg.dir, strerror(-e));
         return e;
     }
+    dir_made = 1;
     struct nvc_part_hdr h;
     memset(&h, 0, sizeof h);
     memcpy(h.magic, "NVCPART1", 8);
@@ -135,23 +174,39 @@ void nvc_part_name(char *buf, size_t n, uint64_t jobid, uint64_t fileid, uint32_
              (unsigned long long)fileid, index);
 }
 
-int nvc_part_attach(struct nvc_part *p, const char *file)
+int nvc_part_attach(struct nvc_part *p, const char *file, int keep_fd)
 {
     memset(p, 0, sizeof *p);
     snprintf(p->file, sizeof p->file, "%s", file);
     p->fd = -1;
+    int fd = open(file, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat sb;
+    void *base = NULL;
     size_t mapped = 0;
-    void *base = pmem_map_file(file, 0, 0, 0, &mapped, &p->is_pmem);
-    if (!base)
-        return errno ? -errno : -EIO;
-    struct nvc_part_hdr *h = (struct nvc_part_hdr *)base;
-    if (mapped < sizeof *h || memcmp(h->magic, "NVCPART1", 8) || h->version != NVC_PART_VERSION ||
-        h->data_off + h->capacity > mapped) {
-        pmem_unmap(base, mapped);
+    if (fstat(fd, &sb) == 0 && sb.st_size >= (off_t)sizeof(struct nvc_part_hdr)) {
+        mapped = (size_t)sb.st_size;
+        base = map_fd(fd, mapped, &p->is_pmem);
+    }
+    if (!base) {
+        close(fd);
         return -EINVAL;
     }
+    struct nvc_part_hdr *h = (struct nvc_part_hdr *)base;
+    if (memcmp(h->magic, "NVCPART1", 8) || h->version != NVC_PART_VERSION || h->data_off + h->capacity > mapped) {
+        munmap(base, mapped);
+        close(fd);
+        return -EINVAL;
+    }
+    if (keep_fd)
+        p->fd = fd;
+    else
+        close(fd);
     p->base = base;
     p->map_len = mapped;
+    p->bm_alloc = NVC_PAGE; /* written at creation */
+    p->own_map = 1;
     attach(p);
     return 0;
 }
@@ -191,7 +246,9 @@ int nvc_part_open(struct nvc_part *p, const char *file)
 
 void nvc_part_close(struct nvc_part *p, int remove)
 {
-    if (p->base)
+    if (p->base && p->own_map)
+        munmap(p->base, p->map_len);
+    else if (p->base)
         pmem_unmap(p->base, p->map_len);
     p->base = NULL;
     if (p->fd >= 0)
@@ -223,7 +280,12 @@ int nvc_part_reserve(struct nvc_part *p, uint64_t end, uint64_t *node_used, uint
     }
     /* The dirty-bitmap words of the new pages first, then the data. */
     uint64_t bm_end = ((want / NVC_PAGE + 63) / 64 * 8 + NVC_PAGE - 1) / NVC_PAGE * NVC_PAGE;
-    int e = posix_fallocate(p->fd, (off_t)p->hdr->bitmap_off, (off_t)bm_end);
+    int e = 0;
+    if (bm_end > p->bm_alloc) { /* the first bitmap page was written at creation */
+        e = posix_fallocate(p->fd, (off_t)p->hdr->bitmap_off, (off_t)bm_end);
+        if (!e)
+            p->bm_alloc = bm_end;
+    }
     if (!e)
         e = posix_fallocate(p->fd, (off_t)(p->hdr->data_off + p->alloc_end), (off_t)grow);
     if (e)
