@@ -13,34 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_util.h"
+
 static int rank, nprocs;
 static const char *dir;
 static uint64_t readsum[2];
 
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        int rc_ = (call);                                                                          \
-        if (rc_ != MPI_SUCCESS) {                                                                  \
-            char s_[MPI_MAX_ERROR_STRING];                                                         \
-            int l_;                                                                                \
-            MPI_Error_string(rc_, s_, &l_);                                                        \
-            fprintf(stderr, "rank %d: %s:%d %s failed: %s\n", rank, __FILE__, __LINE__, #call, s_); \
-            MPI_Abort(MPI_COMM_WORLD, 3);                                                          \
-        }                                                                                          \
-    } while (0)
-
 #define BLK 5000 /* not a multiple of 4 KiB: ranks share pages */
-
-static void fill(unsigned char *b, size_t n, int seed)
-{
-    uint32_t x = 2463534242u ^ (uint32_t)(seed * 7919 + 1);
-    for (size_t i = 0; i < n; i++) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        b[i] = (unsigned char)x;
-    }
-}
 
 static void name(char *buf, size_t n, int pass, const char *what, int id)
 {

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_util.h"
+
 static int rank, nprocs;
 
 /* What a pattern observed: bytes read and counts, appended in order. */
@@ -60,29 +62,6 @@ static void rec_read(struct result *r, const void *buf, MPI_Status *st, MPI_Data
     rec_status(r, st, dt);
     if (getenv("PATTERNS_DEBUG"))
         fprintf(stderr, "rank %d read %lld bytes\n", rank, (long long)got);
-}
-
-#define CHECK(call)                                                                         \
-    do {                                                                                    \
-        int rc_ = (call);                                                                   \
-        if (rc_ != MPI_SUCCESS) {                                                           \
-            char s_[MPI_MAX_ERROR_STRING];                                                  \
-            int l_;                                                                         \
-            MPI_Error_string(rc_, s_, &l_);                                                 \
-            fprintf(stderr, "rank %d: %s:%d %s failed: %s\n", rank, __FILE__, __LINE__, #call, s_); \
-            MPI_Abort(MPI_COMM_WORLD, 3);                                                   \
-        }                                                                                   \
-    } while (0)
-
-static void fill(unsigned char *b, size_t n, int seed)
-{
-    uint32_t x = 2463534242u ^ (uint32_t)(seed * 7919 + 1);
-    for (size_t i = 0; i < n; i++) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        b[i] = (unsigned char)x;
-    }
 }
 
 typedef void (*pattern_fn)(const char *path, MPI_Info info, struct result *r);
