@@ -315,12 +315,16 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
          `MPI_File_write_at` + `MPI_File_sync`; a cold read follows `posix_fadvise(DONTNEED)` on \
          the real file. Warm, non-durable cases are listed too, including where nvcache loses. \
          The paper ran 10-20k-vertex matrices on a cluster with a parallel file system; this \
-         machine runs n = 480-960 on one host with ext4, where per-open cache setup dominates \
-         Cannon's run time. Regenerate with `pmlab reproduce --only nvcache{}`.\n\n\
+         machine runs n = 480-960 on one host with ext4, where per-open cache setup and, from \
+         power 4 on, compute weigh more than I/O. Regenerate with \
+         `pmlab reproduce --only nvcache{}`.\n\n\
          Key figures: {key}.\n\n\
          ### Cannon's algorithm (paper Figs. 2-8), plain vs nvcache\n\n\
-         Each time is the median of {repeats} runs (`NVCACHE_BENCH_REPEAT`); nvcache is faster \
-         in {wins} of {total} configurations here.\n\n{}\n\
+         Each time is the median of {repeats} runs (`NVCACHE_BENCH_REPEAT`), plain and nvcache \
+         interleaved; nvcache is faster in {wins} of {total} configurations here. Figs. 3-7 run \
+         on this host as it is, one node with 4 ranks; `fig6-2nodes` repeats Fig. 6 with two \
+         emulated nodes of 2 ranks, where node 0's manager serves node 1's ranks on the same \
+         2 cores; Fig. 8 emulates one node per rank.\n\n{}\n\
          Fig. 2, synchronous vs asynchronous write replies (both through nvcache):\n\n{}\n\
          ### Small-request latency (mean)\n\n{}\n{figs}\
          ### Sequential bandwidth (1 MiB requests)\n\n{}\n\
