@@ -60,10 +60,7 @@ impl DataPool {
         let all = unsafe { std::slice::from_raw_parts_mut(base as *mut u64, bytes / 8) };
         let mut x = 0x2545_F491_4F6C_DD1Du64;
         for w in all.iter_mut() {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            *w = x;
+            *w = xorshift(&mut x);
         }
         Ok(DataPool {
             base,
@@ -525,10 +522,7 @@ pub fn random_read_gbps(pool: &DataPool, block: usize, bytes: usize, threads: us
             let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ first as u64;
             let mut acc = [0u64; 4];
             for _ in 0..count {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                let off = (x % blocks as u64) as usize * block;
+                let off = (xorshift(&mut x) % blocks as u64) as usize * block;
                 // SAFETY: `off + block` lies within the data region of the pool's mapping,
                 // which stays mapped while `pool` is borrowed.
                 let b =

@@ -11,13 +11,10 @@ use pmsim::{SimConfig, System};
 use std::time::Instant;
 
 mod common;
-use common::{peak_rss_kib, pm_program};
+use common::{peak_rss_kib, pm_program, positional_args};
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
+    let args = positional_args();
     let n: u64 = args
         .first()
         .and_then(|a| a.parse().ok())

@@ -18,15 +18,13 @@ use pmsim::{Replay, SimConfig, System};
 use std::time::Instant;
 
 mod common;
-use common::{peak_rss_kib, pm_program};
+use common::{peak_rss_kib, pm_program, positional_args, xorshift};
 
 /// The benchmark's request stream: random 64 B lines over 1 GiB, 2/3 loads, 1/3 stores.
 fn random_requests(n: u64) -> impl Iterator<Item = Result<TraceEvent, TraceError>> {
     let mut x = 0x243f6a8885a308d3u64;
     (0..n).map(move |_| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        xorshift(&mut x);
         let addr = ((x >> 16) % (1 << 30)) & !63;
         let op = if x.is_multiple_of(3) {
             Op::Store
@@ -44,9 +42,7 @@ fn mixed_events(n: u64) -> impl Iterator<Item = Result<TraceEvent, TraceError>> 
     let mut x = 0x9e3779b97f4a7c15u64;
     let mut value = 0u64;
     (0..n).map(move |i| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        xorshift(&mut x);
         let t = (i % 4) as u16;
         let addr = if x.is_multiple_of(4) {
             (x >> 20) % (64 << 10)
@@ -172,10 +168,7 @@ fn fingerprint(n: u64) {
 
 fn main() {
     let fingerprint_mode = std::env::args().any(|a| a == "--fingerprint");
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
+    let args = positional_args();
     let n: u64 = args
         .first()
         .and_then(|a| a.parse().ok())

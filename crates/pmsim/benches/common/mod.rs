@@ -3,6 +3,24 @@
 use pmsim::config::DEFAULT_PM_BASE;
 use pmsim::pmtrace::{Op, TraceError, TraceEvent};
 
+/// The benchmarks' pseudo-random generator: one xorshift64 step (13, 7, 17) on `x`.
+#[allow(dead_code)] // see `pm_program`
+pub fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
+
+/// The command line's positional arguments (those not starting with `--`).
+#[allow(dead_code)] // see `pm_program`
+pub fn positional_args() -> Vec<String> {
+    std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect()
+}
+
 /// Peak resident set size of this process in KiB (`VmHWM`), 0 where /proc is unavailable.
 #[allow(dead_code)] // see `pm_program`
 pub fn peak_rss_kib() -> u64 {
@@ -29,9 +47,7 @@ pub fn pm_program(
     let mut x = 0x243f6a8885a308d3u64;
     let mut value = 0u64;
     (0..n).map(move |i| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        xorshift(&mut x);
         let t = (i % threads) as u16;
         let region = t as u64 * (16 << 20);
         let base = if x & 0x100 == 0 {
