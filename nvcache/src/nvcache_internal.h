@@ -130,8 +130,6 @@ void nvc_part_close(struct nvc_part *p, int remove);
 void nvc_part_persist(struct nvc_part *p, const void *addr, size_t len);
 /** Reserves NVRAM for data bytes [0,end); returns 0, or -ENOSPC when the device/capacity is full. */
 int nvc_part_reserve(struct nvc_part *p, uint64_t end, uint64_t *node_used, uint64_t node_cap);
-/** Sets dirty bits for data bytes [off, off+len) and persists the bitmap words. */
-void nvc_part_mark_dirty(struct nvc_part *p, uint64_t off, uint64_t len);
 struct nvc_seg;
 /** Persists the data of several segments of a part (one msync per run of pages off real PM). */
 void nvc_part_persist_segments(struct nvc_part *p, const struct nvc_seg *segs, uint32_t n);

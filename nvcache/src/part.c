@@ -299,24 +299,6 @@ int nvc_part_reserve(struct nvc_part *p, uint64_t end, uint64_t *node_used, uint
     return 0;
 }
 
-static void bits(struct nvc_part *p, uint64_t off, uint64_t len, int set)
-{
-    if (!len)
-        return;
-    uint64_t first = off / NVC_PAGE, last = (off + len - 1) / NVC_PAGE;
-    /* Atomic: ranks of the node set bits of the same words concurrently (direct access). */
-    for (uint64_t pg = first; pg <= last; pg++) {
-        uint64_t m = 1ull << (pg % 64);
-        if (set)
-            __atomic_fetch_or(&p->dirty[pg / 64], m, __ATOMIC_RELAXED);
-        else
-            __atomic_fetch_and(&p->dirty[pg / 64], ~m, __ATOMIC_RELAXED);
-    }
-    nvc_part_persist(p, &p->dirty[first / 64], (last / 64 - first / 64 + 1) * sizeof(uint64_t));
-}
-
-void nvc_part_mark_dirty(struct nvc_part *p, uint64_t off, uint64_t len) { bits(p, off, len, 1); }
-
 void nvc_part_persist_segments(struct nvc_part *p, const struct nvc_seg *segs, uint32_t n)
 {
     if (p->is_pmem) {
@@ -365,7 +347,16 @@ void nvc_part_mark_dirty_segments(struct nvc_part *p, const struct nvc_seg *segs
     if (first_word != UINT64_MAX)
         nvc_part_persist(p, &p->dirty[first_word], (last_word - first_word + 1) * sizeof(uint64_t));
 }
-void nvc_part_clear_dirty(struct nvc_part *p, uint64_t off, uint64_t len) { bits(p, off, len, 0); }
+void nvc_part_clear_dirty(struct nvc_part *p, uint64_t off, uint64_t len)
+{
+    if (!len)
+        return;
+    uint64_t first = off / NVC_PAGE, last = (off + len - 1) / NVC_PAGE;
+    /* Atomic: ranks of the node may set other bits of the same words meanwhile (direct access). */
+    for (uint64_t pg = first; pg <= last; pg++)
+        __atomic_fetch_and(&p->dirty[pg / 64], ~(1ull << (pg % 64)), __ATOMIC_RELAXED);
+    nvc_part_persist(p, &p->dirty[first / 64], (last / 64 - first / 64 + 1) * sizeof(uint64_t));
+}
 
 void nvc_part_grow_size(struct nvc_part *p, uint64_t end)
 {
