@@ -1,10 +1,11 @@
-//! Sweep fixed DIALGA schedules (distance x loop body x shuffle) on random-stripe encoding and
+//! Sweep fixed DIALGA schedules (distance or stripes ahead x loop body x shuffle x prefetch hint) on random-stripe encoding and
 //! print throughput beside ISA-L — the experiment behind the coordinator's defaults.
 //!
-//! `K=8 B=1024 T=1 DS=0,16,32,64,128 cargo run --release -p pmec --example schedule_sweep`
+//! `K=8 B=1024 T=1 DS=0,16,32,64,128 AHEAD=1,2,4 HINT=l1|l2 cargo run --release -p pmec --example
+//! schedule_sweep` (both hints when HINT is unset)
 
 use pmec::bench::{self, BenchConfig, DataPool};
-use pmec::kernels::Body;
+use pmec::kernels::{Body, Hint};
 use pmec::{Schedule, Strategy};
 
 fn env(name: &str, default: usize) -> usize {
@@ -21,46 +22,81 @@ fn main() {
         .ok()
         .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
         .unwrap_or_else(|| vec![0, 16, 32, 64, 128]);
-    let mut first = true;
-    for &d in &ds {
-        for (shuffle, body) in [
-            (false, Body::Line),
-            (true, Body::Line),
-            (false, Body::XpLine),
-            (true, Body::XpLine),
-        ] {
-            let s = Schedule {
-                distance: d,
-                xpline_distance: None,
-                shuffle,
-                body,
-                nt: true,
-            };
-            let cfg = BenchConfig {
-                k,
-                m,
-                block,
-                threads,
-                strategy: Strategy::Fixed(s),
-                reps: 3,
-                bytes_per_rep: 128 << 20,
-                with_isal: first,
-                ..BenchConfig::default()
-            };
-            match bench::run(&pool, &cfg) {
-                Ok(r) => {
-                    if let Some(i) = &r.isal {
-                        println!("ISA-L: {:.2} GB/s", i.gbps);
-                    }
-                    first = false;
-                    println!(
-                        "d={d:4} shuffle={shuffle:5} {body:?}: {:.2} GB/s (spread {:.0}%)",
-                        r.pmec.gbps,
-                        r.pmec.spread() * 100.0
-                    );
+    let aheads: Vec<usize> = std::env::var("AHEAD")
+        .ok()
+        .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
+        .unwrap_or_else(|| vec![1, 2, 4]);
+    let hints: Vec<Hint> = match std::env::var("HINT").as_deref() {
+        Ok("l1") => vec![Hint::L1],
+        Ok("l2") => vec![Hint::L2],
+        _ => vec![Hint::L1, Hint::L2],
+    };
+    let mut schedules = Vec::new();
+    for &hint in &hints {
+        for &d in &ds {
+            for (shuffle, body) in [
+                (false, Body::Line),
+                (true, Body::Line),
+                (false, Body::XpLine),
+                (true, Body::XpLine),
+            ] {
+                if d > 0 || hint == hints[0] {
+                    schedules.push(Schedule {
+                        distance: d,
+                        hint,
+                        shuffle,
+                        body,
+                        nt: true,
+                        ..Schedule::VANILLA
+                    });
                 }
-                Err(e) => eprintln!("error: {e}"),
             }
+        }
+        for &a in &aheads {
+            for body in [Body::Line, Body::XpLine] {
+                schedules.push(Schedule {
+                    ahead: a,
+                    hint,
+                    body,
+                    nt: true,
+                    ..Schedule::VANILLA
+                });
+            }
+        }
+    }
+    let mut first = true;
+    for s in schedules {
+        let cfg = BenchConfig {
+            k,
+            m,
+            block,
+            threads,
+            strategy: Strategy::Fixed(s),
+            reps: 3,
+            bytes_per_rep: 128 << 20,
+            with_isal: first,
+            ..BenchConfig::default()
+        };
+        match bench::run(&pool, &cfg) {
+            Ok(r) => {
+                if let Some(i) = &r.isal {
+                    println!("ISA-L: {:.2} GB/s", i.gbps);
+                }
+                first = false;
+                let what = if s.ahead > 0 {
+                    format!("ahead={} stripes", s.ahead)
+                } else {
+                    format!("d={:4} shuffle={:5}", s.distance, s.shuffle)
+                };
+                println!(
+                    "{what:24} {:?} {:?}: {:.2} GB/s (spread {:.0}%)",
+                    s.body,
+                    s.hint,
+                    r.pmec.gbps,
+                    r.pmec.spread() * 100.0
+                );
+            }
+            Err(e) => eprintln!("error: {e}"),
         }
     }
 }

@@ -343,9 +343,9 @@ fn workload_rows(cfg: &BenchConfig) -> Result<(Matrix, usize)> {
 }
 
 enum Engine {
-    Rs(Codec),
+    Rs(Box<Codec>),
     Dec(crate::codec::Decoder),
-    Lrc(Lrc),
+    Lrc(Box<Lrc>),
 }
 
 /// Run one benchmark point.
@@ -359,7 +359,7 @@ pub fn run(pool: &DataPool, cfg: &BenchConfig) -> Result<BenchResult> {
         builder = builder.isa(i);
     }
     let engine = match cfg.workload {
-        Workload::Encode => Engine::Rs(builder.build()?),
+        Workload::Encode => Engine::Rs(Box::new(builder.build()?)),
         Workload::Decode { erasures } => {
             let codec = builder.build()?;
             let erased: Vec<usize> = (0..erasures).collect();
@@ -372,7 +372,7 @@ pub fn run(pool: &DataPool, cfg: &BenchConfig) -> Result<BenchResult> {
         }
         Workload::Lrc { l } => {
             let isa = cfg.isa.unwrap_or_else(Isa::best);
-            Engine::Lrc(Lrc::with_isa(cfg.k, cfg.m, l, isa)?)
+            Engine::Lrc(Box::new(Lrc::with_isa(cfg.k, cfg.m, l, isa)?))
         }
     };
     let stripes = make_stripes(pool, cfg, outputs)?;
@@ -473,10 +473,19 @@ pub fn run(pool: &DataPool, cfg: &BenchConfig) -> Result<BenchResult> {
     };
     for ((_, pressure), st) in stats {
         let last = st.last_schedule.map_or("-".to_string(), |s| {
+            let what = if s.ahead > 0 {
+                format!("ahead={}", s.ahead)
+            } else {
+                format!("d={}", s.distance)
+            };
             format!(
-                "d={} {:?}{}{}{}",
-                s.distance,
+                "{what} {:?}{}{}{}{}",
                 s.body,
+                if s.prefetches() && s.hint == crate::kernels::Hint::L2 {
+                    " L2"
+                } else {
+                    ""
+                },
                 if s.shuffle { " shuffled" } else { "" },
                 s.xpline_distance
                     .map_or(String::new(), |x| format!(" d1={x}")),
@@ -605,6 +614,7 @@ pub fn breakdown(
                 shuffle: true,
                 body: Body::Line,
                 nt,
+                ..Schedule::VANILLA
             },
         ),
         (
@@ -615,6 +625,7 @@ pub fn breakdown(
                 shuffle: true,
                 body: Body::Line,
                 nt,
+                ..Schedule::VANILLA
             },
         ),
         (
@@ -625,6 +636,7 @@ pub fn breakdown(
                 shuffle: false,
                 body: Body::Line,
                 nt,
+                ..Schedule::VANILLA
             },
         ),
         (
@@ -635,6 +647,7 @@ pub fn breakdown(
                 shuffle: false,
                 body: Body::Line,
                 nt,
+                ..Schedule::VANILLA
             },
         ),
     ];

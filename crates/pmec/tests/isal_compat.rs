@@ -6,7 +6,8 @@ mod common;
 use common::{Blocks, Rng};
 use pmec::dialga::Strategy;
 use pmec::isal_dl::IsaL;
-use pmec::{gf, matrix, Codec, Isa, MatrixKind};
+use pmec::kernels::{Body, Hint};
+use pmec::{gf, matrix, Codec, Isa, MatrixKind, Schedule};
 
 fn isal() -> Option<&'static IsaL> {
     let l = IsaL::get();
@@ -117,6 +118,7 @@ fn parity_identical_randomised() {
         Strategy::BufferFriendly,
         Strategy::NoHwPrefetch,
         Strategy::HighPressure,
+        Strategy::StripeAhead,
     ];
     for case in 0..240 {
         let k = if case % 20 == 0 {
@@ -168,6 +170,17 @@ fn batch_parity_identical_for_every_strategy_and_isa() {
             Strategy::BufferFriendly,
             Strategy::NoHwPrefetch,
             Strategy::HighPressure,
+            Strategy::StripeAhead,
+            // stripe-ahead with a shuffled order, 256 B bodies, L1 hint and the last three
+            // stripes with nothing left to prefetch
+            Strategy::Fixed(Schedule {
+                ahead: 3,
+                hint: Hint::L1,
+                shuffle: true,
+                body: Body::XpLine,
+                nt: true,
+                ..Schedule::VANILLA
+            }),
         ] {
             let codec = Codec::builder(k, m)
                 .isa(isa)

@@ -77,7 +77,7 @@ pub enum EcCommand {
         /// Kernel: auto, scalar, ssse3, avx2, avx512, gfni-avx2, gfni-avx512.
         #[arg(long, default_value = "auto")]
         isa: String,
-        /// DIALGA strategy: auto, vanilla, sw, bf, nohw, high-pressure.
+        /// DIALGA strategy: auto, vanilla, sw, bf, nohw, pressure, ahead.
         #[arg(long, default_value = "auto")]
         strategy: String,
         /// Stripes per pmec call (1 = one call per stripe, as ISA-L is called).

@@ -11,7 +11,7 @@
 //! kernels, which just prefetch every listed address). Targets past the end of a batch point at
 //! a hot dummy line.
 
-use crate::kernels::{self, identity_offsets, Body, Coefs, Isa, Plan};
+use crate::kernels::{self, identity_offsets, Body, Coefs, Hint, Isa, Plan, Prefetch};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -36,6 +36,14 @@ fn shuffled_prefix(nb: usize, shuffle: bool) -> usize {
 pub struct Schedule {
     /// Software prefetch distance in cache lines (0 = no software prefetch).
     pub distance: usize,
+    /// Stripe-ahead prefetch (beyond the paper; 0 = off, and then `distance` applies): while
+    /// stripe s of a batch is computed, every line loaded from it prefetches the same line of
+    /// stripe s + `ahead`. This is the pipelined prefetch with a distance of `ahead` whole
+    /// stripes, without a per-line address list, so its cost does not grow with the distance.
+    /// When set, `distance` and `xpline_distance` are ignored.
+    pub ahead: usize,
+    /// Cache level the software prefetches fill.
+    pub hint: Hint,
     /// Larger distance for the first line of each 256 B XPLine (None = uniform distance).
     pub xpline_distance: Option<usize>,
     /// Visit lines in the shuffled order that keeps the L2 stream prefetcher from training.
@@ -50,11 +58,18 @@ impl Schedule {
     /// Plain kernels: address order, no software prefetch, regular stores.
     pub const VANILLA: Schedule = Schedule {
         distance: 0,
+        ahead: 0,
+        hint: Hint::L1,
         xpline_distance: None,
         shuffle: false,
         body: Body::Line,
         nt: false,
     };
+
+    /// Whether the schedule issues software prefetches.
+    pub fn prefetches(&self) -> bool {
+        self.distance > 0 || self.ahead > 0
+    }
 }
 
 /// One period of the prefetch ordering: for each slot of the period, which line is prefetched,
@@ -278,7 +293,9 @@ pub unsafe fn execute(
     let bb = body.bytes();
     let nb = len / bb;
     let nt = sched.nt && set.dsts.iter().all(|d| (*d as usize).is_multiple_of(64));
-    let pat = (sched.distance > 0 && nb > 0)
+    let ahead = sched.ahead;
+    let hint = sched.hint;
+    let pat = (ahead == 0 && sched.distance > 0 && nb > 0)
         .then(|| pattern(k, body, sched.distance, sched.xpline_distance));
     let g = Geometry {
         set,
@@ -292,8 +309,16 @@ pub unsafe fn execute(
     let ident = identity_offsets(body);
     if let Some(p) = &pat {
         for &(b, j, l) in &p.warmup {
-            let a = g.resolve(0, b as usize, j as usize, l as usize);
-            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(a as *const i8);
+            kernels::prefetch_line(g.resolve(0, b as usize, j as usize, l as usize), hint);
+        }
+    }
+    if ahead > 0 && nb > 0 {
+        // the first `ahead` stripes have no earlier stripe to prefetch them: start their first
+        // body now (the hardware prefetcher follows the rest)
+        for &src in &set.srcs[..ahead.min(n) * k] {
+            for l in 0..body.lines() {
+                kernels::prefetch_line(src.wrapping_add(g.body_offset(0) + 64 * l), hint);
+            }
         }
     }
     let per_body = k * body.lines();
@@ -302,6 +327,12 @@ pub unsafe fn execute(
         for s in 0..n {
             let srcs = &set.srcs[s * k..(s + 1) * k];
             let dsts = &set.dsts[s * m..(s + 1) * m];
+            let later = s + ahead;
+            let pf_ahead = if ahead > 0 && later < n {
+                Prefetch::Ahead(&set.srcs[later * k..(later + 1) * k])
+            } else {
+                Prefetch::None
+            };
             for u in 0..g.units {
                 let b0 = u * UNIT_BODIES;
                 let unb = (nb - b0).min(UNIT_BODIES);
@@ -311,21 +342,29 @@ pub unsafe fn execute(
                 }
                 let base = b0 * bb;
                 if full > 0 {
-                    let pf = pat.as_ref().map(|_| &buf[..full * per_body]);
+                    let prefetch = match &pat {
+                        Some(_) => Prefetch::Listed(&buf[..full * per_body]),
+                        None => pf_ahead,
+                    };
                     let plan = Plan {
                         offs: &g.shuf[..full],
                         base,
-                        pf,
+                        prefetch,
+                        hint,
                         body,
                     };
                     kernels::run_plan(isa, srcs, dsts, coefs, &plan, accumulate, nt);
                 }
                 if unb > full {
-                    let pf = pat.as_ref().map(|_| &buf[full * per_body..]);
+                    let prefetch = match &pat {
+                        Some(_) => Prefetch::Listed(&buf[full * per_body..]),
+                        None => pf_ahead,
+                    };
                     let plan = Plan {
                         offs: &ident[full..unb],
                         base,
-                        pf,
+                        prefetch,
+                        hint,
                         body,
                     };
                     kernels::run_plan(isa, srcs, dsts, coefs, &plan, accumulate, nt);
@@ -336,12 +375,7 @@ pub unsafe fn execute(
             let rows = (len - done) / 64;
             if rows > 0 {
                 let id = identity_offsets(Body::Line);
-                let plan = Plan {
-                    offs: &id[..rows],
-                    base: done,
-                    pf: None,
-                    body: Body::Line,
-                };
+                let plan = Plan::plain(&id[..rows], done, Body::Line);
                 kernels::run_plan(isa, srcs, dsts, coefs, &plan, accumulate, nt);
             }
             if done + rows * 64 < len {
@@ -536,6 +570,7 @@ mod tests {
                 shuffle,
                 body,
                 nt: false,
+                ..Schedule::VANILLA
             };
             let (warm, slots) = planned_prefetches(&set, &sched);
             let order = load_order(&set, &sched);
@@ -572,6 +607,7 @@ mod tests {
             shuffle: false,
             body: Body::Line,
             nt: false,
+            ..Schedule::VANILLA
         };
         let (warm, slots) = planned_prefetches(&set, &sched);
         let order = load_order(&set, &sched);

@@ -39,11 +39,8 @@ unsafe fn run_r<const R: usize>(
     let sp = srcs.as_ptr();
     let dp = dsts.as_ptr();
     let tbl = coefs.nibble_ptr();
-    let npf = k * plan.body.lines();
     for (i, &o) in plan.offs.iter().enumerate() {
-        if let Some(pf) = plan.pf {
-            prefetch_body(pf, i, npf);
-        }
+        prefetch_body(plan, i, k);
         let o = plan.base + o as usize;
         let mut r0 = 0;
         while r0 < m {

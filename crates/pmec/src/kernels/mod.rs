@@ -7,8 +7,9 @@
 //! loaded once and multiplied into up to `max_group` parity accumulators held in registers;
 //! larger parity counts are done in groups over the same body, which is then in L1, so each
 //! source byte is read from memory once per stripe. Before a body is computed the kernel issues
-//! the software prefetches listed for it in the plan (built by the DIALGA layer outside the hot
-//! loop), so the inner loop has no branches for prefetching.
+//! the plan's software prefetches for it ([`Prefetch`]): either the addresses listed for it (built
+//! by the DIALGA layer outside the hot loop), or the same body of another stripe's sources; the
+//! choice is made once per call, so the inner loop has no branches for prefetching.
 
 pub mod avx2;
 pub mod avx512;
@@ -227,18 +228,58 @@ impl Coefs {
     }
 }
 
+/// Which cache level software prefetches fill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Hint {
+    /// `prefetcht0`: every level down to L1 (what DIALGA issues).
+    #[default]
+    L1,
+    /// `prefetcht1`: L2 and below. The line does not hold one of the core's few L1 miss
+    /// buffers while it is in flight, so many more prefetches can be outstanding; the load
+    /// then finds the line in L2.
+    L2,
+}
+
+/// The software prefetches a kernel call issues, body by body.
+#[derive(Debug, Clone, Copy, Default)]
+pub enum Prefetch<'a> {
+    /// None.
+    #[default]
+    None,
+    /// `k * body.lines()` addresses per body (`pf[i * k * lines ..]`), in any order.
+    Listed(&'a [*const u8]),
+    /// The same body (`base + offs[i]`, every line) of these `k` source blocks: another stripe
+    /// of the same geometry, usually the one a few stripes ahead in a batch.
+    Ahead(&'a [*const u8]),
+}
+
 /// What a kernel call processes: bodies at `base + offs[i]` of every source/destination, and
-/// optionally `k * body.lines()` prefetch addresses per body (`pf[i * k * lines ..]`).
+/// the software prefetches to issue before each body.
 #[derive(Debug, Clone, Copy)]
 pub struct Plan<'a> {
     /// Byte offsets of the bodies, relative to `base`.
     pub offs: &'a [u32],
     /// Added to every offset.
     pub base: usize,
-    /// Prefetch addresses, `offs.len() * k * body.lines()` of them, or none.
-    pub pf: Option<&'a [*const u8]>,
+    /// Software prefetches.
+    pub prefetch: Prefetch<'a>,
+    /// Cache level the prefetches fill.
+    pub hint: Hint,
     /// Body granularity.
     pub body: Body,
+}
+
+impl Plan<'_> {
+    /// A plan without software prefetch.
+    pub fn plain(offs: &[u32], base: usize, body: Body) -> Plan<'_> {
+        Plan {
+            offs,
+            base,
+            prefetch: Prefetch::None,
+            hint: Hint::L1,
+            body,
+        }
+    }
 }
 
 /// Number of bodies in each identity-offset table (and so the most one plan chunk covers).
@@ -331,12 +372,7 @@ pub unsafe fn encode_linear(
     let nt = nt && dsts.iter().all(|d| (*d as usize).is_multiple_of(64));
     while row < rows {
         let n = (rows - row).min(IDENT_BODIES);
-        let plan = Plan {
-            offs: &offs[..n],
-            base: row * 64,
-            pf: None,
-            body: Body::Line,
-        };
+        let plan = Plan::plain(&offs[..n], row * 64, Body::Line);
         run_plan(isa, srcs, dsts, coefs, &plan, accumulate, nt);
         row += n;
     }
@@ -368,15 +404,53 @@ pub(crate) fn group(left: usize, maxp: usize) -> usize {
     }
 }
 
-/// Issue the prefetches listed for body `i` (T0 hint).
+/// Issue one software prefetch with `hint`.
+#[inline(always)]
+pub(crate) fn prefetch_line(a: *const u8, hint: Hint) {
+    use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0, _MM_HINT_T1};
+    // SAFETY: prefetching never faults, whatever the address.
+    unsafe {
+        match hint {
+            Hint::L1 => _mm_prefetch::<_MM_HINT_T0>(a as *const i8),
+            Hint::L2 => _mm_prefetch::<_MM_HINT_T1>(a as *const i8),
+        }
+    }
+}
+
+#[inline(always)]
+fn prefetch_lines<const H: i32>(a: *const u8, n: usize) {
+    for l in 0..n {
+        // SAFETY: prefetching never faults, whatever the address.
+        unsafe { core::arch::x86_64::_mm_prefetch::<H>(a.wrapping_add(64 * l) as *const i8) };
+    }
+}
+
+/// Issue the plan's software prefetches for body `i` of `k` sources.
 ///
 /// # Safety
-/// `pf` must hold at least `(i + 1) * n` entries; prefetching never faults.
+/// A `Listed` plan must hold at least `(i + 1) * k * body.lines()` addresses, an `Ahead` plan
+/// `k` pointers, and `i < offs.len()`; prefetching itself never faults.
 #[inline(always)]
-pub(crate) unsafe fn prefetch_body(pf: &[*const u8], i: usize, n: usize) {
-    use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-    let p = pf.as_ptr().add(i * n);
-    for t in 0..n {
-        _mm_prefetch::<_MM_HINT_T0>(*p.add(t) as *const i8);
+pub(crate) unsafe fn prefetch_body(plan: &Plan, i: usize, k: usize) {
+    use core::arch::x86_64::{_MM_HINT_T0, _MM_HINT_T1};
+    let lines = plan.body.lines();
+    match (plan.prefetch, plan.hint) {
+        (Prefetch::None, _) => {}
+        (Prefetch::Listed(pf), hint) => {
+            let n = k * lines;
+            let p = pf.as_ptr().add(i * n);
+            for t in 0..n {
+                prefetch_line(*p.add(t), hint);
+            }
+        }
+        (Prefetch::Ahead(a), hint) => {
+            let off = plan.base + *plan.offs.get_unchecked(i) as usize;
+            for &s in a.iter().take(k) {
+                match hint {
+                    Hint::L1 => prefetch_lines::<_MM_HINT_T0>(s.wrapping_add(off), lines),
+                    Hint::L2 => prefetch_lines::<_MM_HINT_T1>(s.wrapping_add(off), lines),
+                }
+            }
+        }
     }
 }

@@ -9,11 +9,9 @@ use crate::gf;
 /// As [`super::run_plan`].
 pub unsafe fn run(srcs: &[*const u8], dsts: &[*mut u8], coefs: &Coefs, plan: &Plan, acc: bool) {
     let bytes = plan.body.bytes();
-    let n = srcs.len() * plan.body.lines();
+    let k = srcs.len();
     for (i, &o) in plan.offs.iter().enumerate() {
-        if let Some(pf) = plan.pf {
-            prefetch_body(pf, i, n);
-        }
+        prefetch_body(plan, i, k);
         let start = plan.base + o as usize;
         range(srcs, dsts, coefs, start, start + bytes, acc);
     }

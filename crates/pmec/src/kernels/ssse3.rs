@@ -19,9 +19,7 @@ pub unsafe fn run(srcs: &[*const u8], dsts: &[*mut u8], coefs: &Coefs, plan: &Pl
     let tbl = coefs.nibble_ptr();
     let lines = plan.body.lines();
     for (i, &o) in plan.offs.iter().enumerate() {
-        if let Some(pf) = plan.pf {
-            prefetch_body(pf, i, k * lines);
-        }
+        prefetch_body(plan, i, k);
         for l in 0..lines {
             let o = plan.base + o as usize + l * 64;
             let mut r0 = 0;
