@@ -21,8 +21,9 @@ run() { # label np env... -- cmd...
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
     local en=1; [ "$label" = plain ] && en=0
-    env NVCACHE_ENABLE=$en "${envs[@]}" mpiexec -n "$np" env LD_PRELOAD="$lib" "$@" 2> >(grep -v 'yaksa' >&2)
+    env NVCACHE_ENABLE=$en "${envs[@]}" mpiexec ${bind:+-bind-to "$bind"} -n "$np" env LD_PRELOAD="$lib" "$@" 2> >(grep -v 'yaksa' >&2)
 }
+bind= # mpiexec -bind-to level for the runs below (none: the kernel places ranks)
 
 ops=1000; mb=256; sizes="64,512,4096,65536"
 [ -n "$quick" ] && { ops=300; mb=64; }
@@ -46,6 +47,12 @@ echo "figure,label,app,n,procs,power,delete_on_close,total_s,io_s,triangles,chec
 # and with 4 ranks on 2 cores every collective then waits for time slices (measured: the same plain
 # run took 0.008 s idle and 0.14 s beside a build), so a block of one label would see a different
 # machine than the block of the other.
+# Ranks are bound to cores (mpiexec -bind-to core; with 4 ranks on 2 cores, two per core). Left to
+# the kernel, 4 ranks on 2 cores sat 3 + 1 in some runs and 2 + 2 in others, and the Cannon compute
+# time of single runs varied by up to 20%, more than the I/O difference being measured (n = 960,
+# power 8, 8 interleaved runs each: plain 0.244-0.273 s unbound, 0.243-0.266 bound with one outlier;
+# nvcache 0.225-0.260 unbound, 0.233-0.239 bound). Both labels run bound.
+bind=core
 repeat=${NVCACHE_BENCH_REPEAT:-7}
 [ -n "$quick" ] && repeat=${NVCACHE_BENCH_REPEAT:-5}
 cannon() { # figure labelA labelB np rpn envs... -- args   (labels: plain, nvcache, nvcache-async)
