@@ -21,9 +21,10 @@
 //! * otherwise → software prefetch at the tuned distance, XPLine-first lines further ahead,
 //!   hardware prefetcher left on (wide stripes beyond 32 sources disable it themselves, and
 //!   4 KB-aligned blocks are its best case, so it is never starved there);
-//! * unless the periodic vanilla probe runs 10% faster than that schedule's latest sample (the
-//!   hardware prefetcher alone keeps up, as on DRAM): then vanilla, with the prefetching
-//!   schedule re-measured once per probe period and the same margin to switch back.
+//! * unless the periodic vanilla probe runs 10% faster than that schedule's recent samples (a
+//!   moving average) at two probes in a row (the hardware prefetcher alone keeps up, as on
+//!   DRAM with wide stripes): then vanilla, with the prefetching schedule re-measured once per
+//!   probe period and the same margin to switch back.
 
 use super::counters::HwCounters;
 use super::prefetch::Schedule;
@@ -188,10 +189,16 @@ struct Entry {
     last_cpl: f64,
     base_useless: f64,
     last_useless: f64,
-    /// The periodic vanilla probe ran clearly faster than the prefetching schedule's latest
-    /// sample: the hardware prefetcher alone keeps up (DRAM-like latency), so software
+    /// The periodic vanilla probe ran clearly faster than the prefetching schedule at two
+    /// probes in a row: the hardware prefetcher alone keeps up (DRAM-like latency), so software
     /// prefetch only costs issue slots. Re-decided at every probe, with hysteresis.
     prefer_vanilla: bool,
+    /// Moving average (weight 1/4) of the prefetching schedule's cycles per line, which the
+    /// vanilla probes are compared with: single samples vary by 10-50% when threads share the
+    /// memory system, and one lucky probe used to switch a 2-thread run to vanilla.
+    pf_cpl: f64,
+    /// Consecutive probes that found vanilla faster (switch at 2).
+    vanilla_wins: u32,
 }
 
 /// A schedule must beat the other by this factor (cycles per line) to switch between vanilla
@@ -344,6 +351,8 @@ impl Coordinator {
                     base_useless: 0.0,
                     last_useless: 0.0,
                     prefer_vanilla: false,
+                    pf_cpl: 0.0,
+                    vanilla_wins: 0,
                 };
                 st.push((key, e));
                 st.len() - 1
@@ -525,10 +534,21 @@ impl Coordinator {
         };
         if t.probe {
             e.cache_resident = cpl < self.cfg.cache_factor * self.compute_cpl;
-            if !e.cache_resident && e.last_cpl > 0.0 {
-                if !e.prefer_vanilla && cpl < SWITCH_MARGIN * e.last_cpl {
-                    e.prefer_vanilla = true;
-                } else if e.prefer_vanilla && e.last_cpl < SWITCH_MARGIN * cpl {
+            if !e.cache_resident && e.pf_cpl > 0.0 {
+                if !e.prefer_vanilla {
+                    if cpl < SWITCH_MARGIN * e.pf_cpl {
+                        e.vanilla_wins += 1;
+                        if e.vanilla_wins >= 2 {
+                            e.prefer_vanilla = true;
+                            e.vanilla_wins = 0;
+                            // the next prefetching sample (the period's prefetch probe) alone
+                            // decides whether to switch back
+                            e.pf_cpl = 0.0;
+                        }
+                    } else {
+                        e.vanilla_wins = 0;
+                    }
+                } else if e.pf_cpl < SWITCH_MARGIN * cpl {
                     e.prefer_vanilla = false;
                 }
             }
@@ -541,6 +561,13 @@ impl Coordinator {
             return;
         }
         e.last_cpl = cpl;
+        if t.decision.schedule.prefetches() {
+            e.pf_cpl = if e.pf_cpl == 0.0 || e.prefer_vanilla {
+                cpl
+            } else {
+                0.75 * e.pf_cpl + 0.25 * cpl
+            };
+        }
         if !t.key.1 && t.decision.threads <= 1 && (e.base_cpl == 0.0 || cpl < e.base_cpl) {
             e.base_cpl = cpl;
         }
