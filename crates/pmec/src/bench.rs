@@ -597,8 +597,9 @@ pub fn sweep(
 
 /// The paper's breakdown (Fig. 18) with fixed schedules at distance `d`: Vanilla (hardware
 /// prefetcher starved by shuffling, no software prefetch), +SW, +HW (address order), +BF
-/// (XPLine-first distance d + 4). Returns (name, result) pairs; ISA-L is measured once, with
-/// the first.
+/// (XPLine-first distance d + 4), then pmlab's stripe-ahead prefetch into L2 (beyond the paper,
+/// what the coordinator picks for batches). Returns (name, result) pairs; ISA-L is measured
+/// once, with the first.
 pub fn breakdown(
     pool: &DataPool,
     base: &BenchConfig,
@@ -646,6 +647,15 @@ pub fn breakdown(
                 xpline_distance: Some(d + 4),
                 shuffle: false,
                 body: Body::Line,
+                nt,
+                ..Schedule::VANILLA
+            },
+        ),
+        (
+            "stripe-ahead L2 (pmlab)",
+            Schedule {
+                ahead: 1,
+                hint: crate::kernels::Hint::L2,
                 nt,
                 ..Schedule::VANILLA
             },
