@@ -953,6 +953,8 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
     uint64_t per = ((uint64_t)size + f->nparts - 1) / f->nparts;
     per = (per + NVC_PAGE - 1) / NVC_PAGE * NVC_PAGE;
     f->stripe = per > f->opts.min_stripe ? per : f->opts.min_stripe;
+    if (f->opts.striping_unit)
+        f->stripe = f->opts.striping_unit;
 
     int rep = ok_local && f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
     uint32_t st = ok_local ? NVC_OK : NVC_ERR;
@@ -997,9 +999,13 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
     int coll = f->rank == 0 && ok_local ? nvc_coll_claim(nvc_rt.mbox[0], f->fileid) : -1;
     if (f->rank == 0 && ok_local && coll < 0)
         nvc_msg("%s: %d cached files are open already; using plain MPI-IO for this file", path, NVC_COLL_ENTRIES);
-    int64_t ok[3] = {ok_local, !ok_local || st == NVC_OK, f->rank == 0 ? -(int64_t)(coll + 1) : 0};
-    PMPI_Allreduce(MPI_IN_PLACE, ok, 3, MPI_INT64_T, MPI_MIN, acomm);
-    if (!ok[0] || !ok[1] || ok[2] >= 0) {
+    /* ... and the stripe, as its minimum and (negated) maximum: ranks whose hints differ would
+       otherwise place the same file offset in different parts. */
+    int64_t ok[5] = {ok_local, !ok_local || st == NVC_OK, f->rank == 0 ? -(int64_t)(coll + 1) : 0,
+                     (int64_t)f->stripe, -(int64_t)f->stripe};
+    PMPI_Allreduce(MPI_IN_PLACE, ok, 5, MPI_INT64_T, MPI_MIN, acomm);
+    int stripes_differ = ok[3] != -ok[4];
+    if (!ok[0] || !ok[1] || ok[2] >= 0 || stripes_differ) {
         if (coll >= 0) /* nobody else learnt the index */
             __atomic_store_n(&nvc_coll_entry(nvc_rt.mbox[0], coll)->fileid, 0, __ATOMIC_RELEASE);
         if (f->direct) {
@@ -1015,6 +1021,9 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
         }
         if (f->rank == 0 && ok[0] && !ok[1])
             nvc_msg("%s: cannot cache in %s (see messages above); using plain MPI-IO for this file", path, nvc_cfg.dir);
+        else if (f->rank == 0 && ok[0] && ok[1] && ok[2] < 0 && stripes_differ)
+            nvc_msg("%s: ranks passed different stripe hints (%lld to %lld bytes); using plain MPI-IO for this file",
+                    path, (long long)ok[3], (long long)-ok[4]);
         file_register(f);
         return MPI_SUCCESS;
     }

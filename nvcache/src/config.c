@@ -192,6 +192,7 @@ void nvc_config_file(MPI_Info info, const char *path, struct nvc_file_opts *o)
     o->reply = nvc_cfg.reply;
     o->flush = nvc_cfg.flush;
     o->min_stripe = nvc_cfg.min_stripe;
+    o->striping_unit = 0;
     if (info == MPI_INFO_NULL)
         return;
     int nkeys = 0;
@@ -202,10 +203,21 @@ void nvc_config_file(MPI_Info info, const char *path, struct nvc_file_opts *o)
         int flag = 0;
         if (PMPI_Info_get_nthkey(info, i, key) != MPI_SUCCESS)
             continue;
-        if (strncmp(key, "nvcache", 7))
+        int striping = !strcmp(key, "striping_unit");
+        if (strncmp(key, "nvcache", 7) && !striping)
             continue; /* other hints belong to the MPI library */
         if (PMPI_Info_get(info, key, sizeof val - 1, val, &flag) != MPI_SUCCESS || !flag)
             continue;
+        if (striping) {
+            /* The MPI standard's striping unit: the application's access granularity. It is the
+               part stripe (rounded up to a page); the hint also goes on to the MPI library. */
+            int64_t v = parse_bytes(val);
+            if (v <= 0)
+                nvc_msg("%s: bad value in hint striping_unit=%s ignored", path, val);
+            else
+                o->striping_unit = ((uint64_t)v + NVC_PAGE - 1) / NVC_PAGE * NVC_PAGE;
+            continue;
+        }
         int bad = 0;
         if (!strcmp(key, "nvcache") || !strcmp(key, "nvcache_enable"))
             bad = parse_bool(val, &o->enabled);

@@ -535,6 +535,40 @@ static void p_node_overlap(const char *path, MPI_Info info, struct result *r)
     free(c);
 }
 
+/* 17. stripe hints: MPI's striping_unit sets the part stripe (5000 -> 8192 bytes, so a 3000-byte
+   record per rank crosses stripes); then ranks passing different stripes must agree to fall back
+   to plain MPI-IO for that open (rank-dependent nvcache_stripe, file smaller than both stripes). */
+static void p_stripe_hints(const char *path, MPI_Info info, struct result *r)
+{
+    const int n = 3000;
+    unsigned char *b = malloc(n), *c = malloc(n);
+    MPI_Info mine;
+    MPI_Info_dup(info, &mine);
+    MPI_Info_set(mine, "striping_unit", "5000");
+    fill(b, n, rank + 7);
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, mine);
+    CHECK(MPI_File_write_at_all(fh, (MPI_Offset)rank * n, b, n, MPI_BYTE, MPI_STATUS_IGNORE));
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Status st;
+    CHECK(MPI_File_read_at_all(fh, (MPI_Offset)((rank + 1) % nprocs) * n, c, n, MPI_BYTE, &st));
+    rec_read(r, c, &st, MPI_BYTE);
+    CHECK(MPI_File_close(&fh));
+    MPI_Info_free(&mine);
+    MPI_Info_dup(info, &mine);
+    char v[32];
+    snprintf(v, sizeof v, "%d", 65536 * (1 + rank % 2));
+    MPI_Info_set(mine, "nvcache_stripe", v);
+    fh = op(path, MPI_MODE_RDWR, mine);
+    CHECK(MPI_File_read_at_all(fh, (MPI_Offset)((rank + nprocs - 1) % nprocs) * n, c, n, MPI_BYTE, &st));
+    rec_read(r, c, &st, MPI_BYTE);
+    fill(b, n, rank + 70);
+    CHECK(MPI_File_write_at_all(fh, (MPI_Offset)rank * n + n / 2, b, n, MPI_BYTE, MPI_STATUS_IGNORE));
+    CHECK(MPI_File_close(&fh));
+    MPI_Info_free(&mine);
+    free(b);
+    free(c);
+}
+
 static const struct {
     const char *name;
     pattern_fn fn;
@@ -544,7 +578,7 @@ static const struct {
     {"nonblocking", p_nonblocking}, {"growth", p_growth}, {"empty", p_empty},
     {"size", p_size}, {"shared", p_shared}, {"large_count", p_large_count},
     {"delete_on_close", p_delete_on_close}, {"comm_self", p_comm_self}, {"permuted", p_permuted},
-    {"node_overlap", p_node_overlap},
+    {"node_overlap", p_node_overlap}, {"stripe_hints", p_stripe_hints},
 };
 
 /* Rank 0 compares the two files byte by byte. Returns 0 when identical. */
