@@ -70,6 +70,44 @@ fn median_rows(rows: &Rows) -> Rows {
         .collect()
 }
 
+/// The runs of two labels of one configuration paired in the order they ran (`run_bench.sh`
+/// interleaves them A B B A ..., so the i-th runs of the two labels ran back to back):
+/// the median of the per-pair ratios `a_total / b_total`, the pairs where b was faster, and the
+/// number of pairs. None when either label has no runs.
+fn paired(
+    rows: &Rows,
+    r: &BTreeMap<String, String>,
+    a: &str,
+    b: &str,
+) -> Option<(f64, usize, usize)> {
+    let key_cols = ["figure", "n", "procs", "power", "delete_on_close"];
+    let runs = |label: &str| -> Vec<f64> {
+        rows.iter()
+            .filter(|x| get(x, "label") == label && key_cols.iter().all(|k| get(x, k) == get(r, k)))
+            .map(|x| num(x, "total_s"))
+            .collect()
+    };
+    let (ra, rb) = (runs(a), runs(b));
+    let mut ratios: Vec<f64> = ra
+        .iter()
+        .zip(&rb)
+        .filter(|(_, &y)| y > 0.0)
+        .map(|(x, y)| x / y)
+        .collect();
+    if ratios.is_empty() {
+        return None;
+    }
+    let faster = ratios.iter().filter(|&&x| x > 1.0).count();
+    ratios.sort_by(f64::total_cmp);
+    let n = ratios.len();
+    let median = if n % 2 == 1 {
+        ratios[n / 2]
+    } else {
+        (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0
+    };
+    Some((median, faster, n))
+}
+
 fn num(r: &BTreeMap<String, String>, k: &str) -> f64 {
     r.get(k).and_then(|v| v.parse().ok()).unwrap_or(f64::NAN)
 }
@@ -242,6 +280,8 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
         "plain_s",
         "nvcache_s",
         "speedup",
+        "paired_speedup",
+        "nvcache_faster_pairs",
     ]);
     let mut wins = 0;
     let mut total = 0;
@@ -256,6 +296,10 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
             let (p, c) = (num(r, "total_s"), num(n, "total_s"));
             total += 1;
             wins += (c < p) as usize;
+            let (pair, pair_cells) = match paired(&cannon_runs, r, "plain", "nvcache") {
+                Some((m, f, k)) => (format!("{m:.2}"), format!("{f} of {k}")),
+                None => ("".into(), "".into()),
+            };
             cannon_cmp.push(vec![
                 get(r, "figure").into(),
                 get(r, "n").into(),
@@ -265,6 +309,8 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
                 format!("{p:.4}"),
                 format!("{c:.4}"),
                 format!("{:.2}", p / c),
+                pair,
+                pair_cells,
             ]);
         }
     }
@@ -321,7 +367,11 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
          Key figures: {key}.\n\n\
          ### Cannon's algorithm (paper Figs. 2-8), plain vs nvcache\n\n\
          Each time is the median of {repeats} runs (`NVCACHE_BENCH_REPEAT`), plain and nvcache \
-         interleaved; nvcache is faster in {wins} of {total} configurations here. Figs. 3-7 run \
+         interleaved; nvcache is faster in {wins} of {total} configurations here (by those \
+         medians). `paired_speedup` is the median of plain/nvcache over the pairs of runs that \
+         ran back to back, which a slow stretch of the shared machine moves less; \
+         `nvcache_faster_pairs` counts the pairs nvcache won. Ranks are bound to cores (two per \
+         core). Figs. 3-7 run \
          on this host as it is, one node with 4 ranks; `fig6-2nodes` repeats Fig. 6 with two \
          emulated nodes of 2 ranks, where node 0's manager serves node 1's ranks on the same \
          2 cores; Fig. 8 emulates one node per rank.\n\n{}\n\
@@ -384,5 +434,24 @@ mod tests {
         assert_eq!(get(&rows[0], "io_s"), "0.200000");
         assert_eq!(get(&rows[0], "runs"), "3");
         assert_eq!(get(&rows[1], "runs"), "1");
+    }
+
+    #[test]
+    fn runs_pair_in_the_order_they_ran() {
+        // A B B A A B: pairs (0.30, 0.20), (0.10, 0.12), (0.20, 0.10); a row of another
+        // configuration in between does not take part.
+        let text = "figure,label,app,n,procs,power,delete_on_close,total_s,io_s\n\
+                    fig6,plain,cannon,480,4,2,1,0.30,0.1\n\
+                    fig6,nvcache,cannon,480,4,2,1,0.20,0.1\n\
+                    fig6,nvcache,cannon,480,4,8,1,9.00,0.1\n\
+                    fig6,nvcache,cannon,480,4,2,1,0.12,0.1\n\
+                    fig6,plain,cannon,480,4,2,1,0.10,0.1\n\
+                    fig6,plain,cannon,480,4,2,1,0.20,0.1\n\
+                    fig6,nvcache,cannon,480,4,2,1,0.10,0.1\n";
+        let rows = &parse_blocks(text)["cannon"];
+        let (m, faster, n) = paired(rows, &rows[0], "plain", "nvcache").unwrap();
+        assert_eq!((faster, n), (2, 3));
+        assert!((m - 1.5).abs() < 1e-9, "{m}");
+        assert!(paired(rows, &rows[0], "plain", "nvcache-async").is_none());
     }
 }
