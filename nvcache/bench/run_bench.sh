@@ -41,7 +41,7 @@ done
 
 # Cannon (paper figures 2-8), scaled to a 2-core machine: n in hundreds instead of 10-20 thousand.
 echo "figure,label,app,n,procs,power,delete_on_close,total_s,io_s,triangles,checksum"
-# Each configuration runs NVCACHE_BENCH_REPEAT times (default 7, quick 5); readers take the median.
+# Each configuration runs NVCACHE_BENCH_REPEAT times (default 7); readers take the median.
 # The two labels of a comparison are interleaved (A B B A A B ...), not all of one then all of the
 # other: on this shared 2-core VM another job's compiler or benchmark can take a core for seconds,
 # and with 4 ranks on 2 cores every collective then waits for time slices (measured: the same plain
@@ -53,8 +53,11 @@ echo "figure,label,app,n,procs,power,delete_on_close,total_s,io_s,triangles,chec
 # power 8, 8 interleaved runs each: plain 0.244-0.273 s unbound, 0.243-0.266 bound with one outlier;
 # nvcache 0.225-0.260 unbound, 0.233-0.239 bound). Both labels run bound.
 bind=core
+# Quick mode repeats as often as the full run: about one run in 20 of either label has a 10-20 ms
+# stall in its opens (seen in plain and nvcache runs alike, e.g. nvcache opens of 15-20 ms against
+# 1-2 ms), and with 5 repeats two such runs in one label decided a median (make bench, Fig. 7,
+# n = 960: 0.99x, nvcache faster in 2 of 5 pairs, with two nvcache runs at 2-3x their usual I/O time).
 repeat=${NVCACHE_BENCH_REPEAT:-7}
-[ -n "$quick" ] && repeat=${NVCACHE_BENCH_REPEAT:-5}
 cannon() { # figure labelA labelB np rpn envs... -- args   (labels: plain, nvcache, nvcache-async)
     local fig=$1 la=$2 lb=$3 np=$4 rpn=$5; shift 5
     local envs=()
