@@ -82,9 +82,9 @@ for k in $powers; do
 done
 # Figs. 3-7 run on this machine as it is: one host, so one node (NVCACHE_RANKS_PER_NODE=0), one
 # NVRAM part per file and every rank's I/O direct. "fig6-2nodes" repeats Fig. 6 with two emulated
-# nodes of 2 ranks (the paper's setting has several nodes): node 0's manager then serves node 1's
-# ranks, and on 2 cores shared by 4 ranks its work comes out of their compute time, a cost that
-# nodes with their own cores would spread out. Both are reported.
+# nodes of 2 ranks (the paper's setting has several nodes): each part then lives on its node, and
+# node 1's ranks reach the few bytes of their rows that lie in node 0's part through node 0's
+# manager, on the same 2 cores. Both are reported.
 for doc in 0 1; do     # Fig. 3 (delete-on-close off) and Fig. 6 (on): time vs power
     fig=fig3; flag=; [ $doc = 1 ] && { fig=fig6; flag=-D; }
     for k in $powers; do
