@@ -661,6 +661,47 @@ mod tests {
     }
 
     #[test]
+    fn batches_whose_stripe_fits_in_l2_get_stripe_ahead_prefetch() {
+        // no real work is timed here, so turn off the cache-residency verdict
+        let cfg = CoordinatorConfig {
+            cache_factor: 0.0,
+            ..CoordinatorConfig::default()
+        };
+        let c = Coordinator::new(Strategy::Auto, cfg, Isa::Scalar, &coefs(8, 4));
+        let call = |len: usize, stripes: usize| {
+            let t = c.begin(len, stripes, 1);
+            let d = t.decision;
+            c.end(t, 0);
+            d
+        };
+        // the first call of a block length is a vanilla probe; then a batch of 1 KiB stripes
+        call(1024, 64);
+        let d = call(1024, 64);
+        assert_eq!((d.schedule.ahead, d.schedule.hint), (1, Hint::L2), "{d:?}");
+        assert!(d.schedule.prefetches() && d.schedule.nt);
+        // a single stripe has nothing ahead in the call: the paper's line-distance schedule
+        call(2048, 1);
+        let d = call(2048, 1);
+        assert_eq!(d.schedule.ahead, 0);
+        assert!(d.schedule.distance > 0, "{d:?}");
+        // 8 x 64 KiB = 512 KiB per stripe: two of them do not fit in L2 beside each other
+        call(65536, 4);
+        assert_eq!(call(65536, 4).schedule.ahead, 0);
+        // chosen by hand, stripe-ahead applies to any multi-stripe call; 0 turns it off
+        let c = Coordinator::new(Strategy::StripeAhead, cfg, Isa::Scalar, &coefs(8, 4));
+        let t = c.begin(65536, 4, 1);
+        assert_eq!(t.decision.schedule.ahead, 1);
+        c.end(t, 0);
+        let off = CoordinatorConfig { ahead: 0, ..cfg };
+        let c = Coordinator::new(Strategy::Auto, off, Isa::Scalar, &coefs(8, 4));
+        for _ in 0..3 {
+            let t = c.begin(1024, 64, 1);
+            assert_eq!(t.decision.schedule.ahead, 0);
+            c.end(t, 0);
+        }
+    }
+
+    #[test]
     fn hand_picked_strategies_are_obeyed() {
         let fixed = Schedule {
             distance: 7,
