@@ -213,12 +213,17 @@ void nvc_config_file(MPI_Info info, const char *path, struct nvc_file_opts *o)
             continue;
         if (striping) {
             /* The MPI standard's striping unit: the application's access granularity. It is the
-               part stripe (rounded up to a page); the hint also goes on to the MPI library. */
+               part stripe, exactly: rounded up to a page, a block row of 460,800 bytes put the
+               first 2 KiB of every other node's rows in the previous node's part, so each of
+               their I/O calls made a request to another node's manager. Dirty pages are tracked
+               in part coordinates, so a page may hold the end of one block and the start of the
+               next; draining and recovery split runs where blocks end. The hint also goes on to
+               the MPI library. */
             int64_t v = parse_bytes(val);
             if (v <= 0)
                 nvc_msg("%s: bad value in hint striping_unit=%s ignored", path, val);
             else
-                o->striping_unit = ((uint64_t)v + NVC_PAGE - 1) / NVC_PAGE * NVC_PAGE;
+                o->striping_unit = (uint64_t)v;
             continue;
         }
         int bad = 0;

@@ -54,7 +54,7 @@ struct nvc_config {
 struct nvc_file_opts {
     int enabled, reply, flush;
     uint64_t min_stripe;
-    uint64_t striping_unit; /* MPI reserved hint striping_unit rounded up to NVC_PAGE (0: not given): the stripe */
+    uint64_t striping_unit; /* MPI reserved hint striping_unit in bytes (0: not given): the stripe, exactly */
 };
 
 extern struct nvc_config nvc_cfg;

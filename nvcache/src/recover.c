@@ -68,14 +68,17 @@ static int recover_part(struct nvc_part *p, int dry, uint64_t *pages)
     }
     uint64_t cursor = 0, off, len;
     while (nvc_part_next_dirty(p, &cursor, &off, &len)) {
-        for (uint64_t l = off; l < off + len; l += NVC_PAGE) {
+        *pages += len / NVC_PAGE;
+        /* A run of dirty pages is contiguous in the part, not in the file: split it where a
+           stripe (file block) ends. Stripes need not be whole pages (striping_unit hint). */
+        for (uint64_t l = off, k; l < off + len; l += k) {
+            k = h->stripe - l % h->stripe;
+            if (k > off + len - l)
+                k = off + len - l;
             uint64_t fo = nvc_part_to_file(l, h->stripe, h->nparts, h->index);
-            if (fo >= h->size)
+            if (fo >= h->size || dry)
                 continue;
-            uint64_t n = fo + NVC_PAGE > h->size ? h->size - fo : NVC_PAGE;
-            (*pages)++;
-            if (dry)
-                continue;
+            uint64_t n = fo + k > h->size ? h->size - fo : k;
             ssize_t w = pwrite(fd, p->data + l, n, (off_t)fo);
             if (w != (ssize_t)n) {
                 fprintf(stderr, "nvcache-recover: pwrite(%s, offset %llu) failed: %s\n", h->path,

@@ -1,6 +1,7 @@
 /* crash.c: crash-recovery test program.
  *   crash write FILE   (under mpiexec, through nvcache) writes a pattern, MPI_File_sync, writes
- *                      more, then every rank dies by SIGKILL without closing the file.
+ *                      more, then every rank dies by SIGKILL without closing the file
+ *                      (CRASH_STRIPING_UNIT=N passes MPI's striping_unit hint at the open).
  *   crash verify FILE NPROCS  checks that every synced byte is in FILE (after nvcache-recover).
  */
 #include <mpi.h>
@@ -46,8 +47,18 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     MPI_File fh;
-    if (MPI_File_open(MPI_COMM_WORLD, argv[2], MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
+    /* CRASH_STRIPING_UNIT: MPI's striping_unit hint, which nvcache takes as its part stripe (a
+       value that is not a whole number of pages puts two file blocks in one dirty page). */
+    MPI_Info info = MPI_INFO_NULL;
+    const char *unit = getenv("CRASH_STRIPING_UNIT");
+    if (unit && *unit) {
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "striping_unit", unit);
+    }
+    if (MPI_File_open(MPI_COMM_WORLD, argv[2], MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh) != MPI_SUCCESS)
         MPI_Abort(MPI_COMM_WORLD, 1);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
     unsigned char *b = malloc(REGION);
     /* phase 1: rank r writes its region in 4 KiB pieces of a permutation order, then syncs */
     for (int k = 0; k < REGION; k += 4096) {

@@ -535,8 +535,8 @@ static void p_node_overlap(const char *path, MPI_Info info, struct result *r)
     free(c);
 }
 
-/* 17. stripe hints: MPI's striping_unit sets the part stripe (5000 -> 8192 bytes, so a 3000-byte
-   record per rank crosses stripes); then ranks passing different stripes must agree to fall back
+/* 17. stripe hints: MPI's striping_unit sets the part stripe (5000 bytes, not a whole number of
+   pages, so a 3000-byte record per rank crosses stripes and dirty pages hold two blocks); then ranks passing different stripes must agree to fall back
    to plain MPI-IO for that open (rank-dependent nvcache_stripe, file smaller than both stripes). */
 static void p_stripe_hints(const char *path, MPI_Info info, struct result *r)
 {
