@@ -170,4 +170,53 @@ fn main() {
             println!("{t2}: {:.2}x one thread", a / b);
         }
     }
+    if only.is_none() {
+        // Two-thread scaling measured in pairs (one thread, then two, back to back, on the same
+        // stripes), beside what two threads add to the memory path's streaming throughput.
+        for k in [8, 24] {
+            let cfg = BenchConfig {
+                reps: 3,
+                with_isal: false,
+                ..rs(k, 4, 1024)
+            };
+            let mut ratios = Vec::new();
+            for _ in 0..reps.max(1) {
+                let one = bench::run(
+                    &pool,
+                    &BenchConfig {
+                        threads: 1,
+                        ..cfg.clone()
+                    },
+                );
+                let two = bench::run(
+                    &pool,
+                    &BenchConfig {
+                        threads: 2,
+                        ..cfg.clone()
+                    },
+                );
+                if let (Ok(a), Ok(b)) = (one, two) {
+                    ratios.push(b.pmec.gbps / a.pmec.gbps);
+                }
+            }
+            ratios.sort_by(f64::total_cmp);
+            if let Some(r) = ratios.get(ratios.len() / 2) {
+                println!(
+                    "RS({},{k}) 1KiB 2 threads, paired: {r:.2}x one thread (median of {} pairs, \
+                     range {:.2}-{:.2})",
+                    k + 4,
+                    ratios.len(),
+                    ratios[0],
+                    ratios[ratios.len() - 1]
+                );
+            }
+        }
+        let s1 = bench::stream_gbps(&pool, per_rep, 1);
+        let s2 = bench::stream_gbps(&pool, per_rep, 2);
+        println!(
+            "memory path, sequential reads + half as many non-temporal writes (encoding's traffic, \
+             nothing random): {s1:.2} GB/s read on 1 thread, {s2:.2} GB/s on 2 ({:.2}x)",
+            s2 / s1
+        );
+    }
 }

@@ -83,6 +83,13 @@ pub enum EcCommand {
         /// Stripes per pmec call (1 = one call per stripe, as ISA-L is called).
         #[arg(long, default_value_t = 64)]
         batch: usize,
+        /// Timed repetitions per side, pmec and ISA-L alternating (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        /// Source data encoded per repetition, in MiB (raise it where one repetition takes only
+        /// milliseconds, e.g. with many threads).
+        #[arg(long, default_value_t = 256, value_name = "MIB")]
+        mb_per_rep: usize,
     },
 }
 
@@ -182,6 +189,8 @@ pub fn run(cmd: EcCommand) -> Result<(), String> {
             isa,
             strategy,
             batch,
+            reps,
+            mb_per_rep,
         } => {
             if decode.is_some() && lrc.is_some() {
                 return Err("--decode and --lrc are exclusive".into());
@@ -205,10 +214,15 @@ pub fn run(cmd: EcCommand) -> Result<(), String> {
                     Some(Isa::parse(&isa).map_err(e)?)
                 },
                 strategy: Strategy::parse(&strategy).map_err(e)?,
+                reps,
+                bytes_per_rep: mb_per_rep << 20,
                 ..BenchConfig::default()
             };
             if pool_mb == 0 {
                 return Err("--pool-mb must be at least 1".into());
+            }
+            if reps == 0 || mb_per_rep == 0 {
+                return Err("--reps and --mb-per-rep must be at least 1".into());
             }
             let pool = DataPool::new(pool_mb << 20).map_err(e)?;
             let r = bench::run(&pool, &cfg).map_err(e)?;

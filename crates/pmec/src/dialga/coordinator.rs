@@ -13,10 +13,12 @@
 //!   the distance capped by the PM read-buffer bound (Eq. 1);
 //! * otherwise, for a call over several stripes whose stripe (k blocks) fits comfortably in L2
 //!   (beyond the paper) → stripe-ahead prefetch: each loaded line prefetches the same line of
-//!   the next stripe into L2 ([`Schedule::ahead`]). This is the pipelined prefetch at a distance
-//!   of one whole stripe, issued without a per-line address list and into L2, where a
-//!   prefetch in flight does not hold one of the core's few L1 miss buffers; measured on this
-//!   2-core AMD VM it is 1.4-3x faster than the paper's line-distance schedule at 1 KiB blocks
+//!   a later stripe ([`Schedule::ahead`]). This is the pipelined prefetch at a distance of
+//!   whole stripes, issued without a per-line address list. How many stripes ahead (1-4) and
+//!   into which cache level (L2, where a prefetch in flight holds none of the core's few L1
+//!   miss buffers, or L1) are hill-climbed like the paper's distance, because the best pair
+//!   differs between machines of the same CPU model (L2 won on one 2-core Zen 5 VM, L1 on
+//!   another). Measured 1.4-3x faster than the paper's line-distance schedule at 1 KiB blocks
 //!   (`schedule_sweep` example, docs/validation.md §5);
 //! * otherwise → software prefetch at the tuned distance, XPLine-first lines further ahead,
 //!   hardware prefetcher left on (wide stripes beyond 32 sources disable it themselves, and
@@ -110,13 +112,22 @@ pub struct CoordinatorConfig {
     pub nt: Option<bool>,
     /// Fixed prefetch distance instead of hill climbing.
     pub fixed_distance: Option<usize>,
-    /// Stripes ahead for stripe-ahead prefetch (0 = never use it: the paper's schedules only).
+    /// Stripes ahead for stripe-ahead prefetch (0 = never use it: the paper's schedules only);
+    /// with `ahead_tune`, where the hill climb starts.
     pub ahead: usize,
+    /// Hill-climb the stripes ahead (1..=`ahead_max`) and the cache level (L1 or L2) of
+    /// stripe-ahead prefetch per block length, like the paper's distance (the tuner's
+    /// neighbourhood, drift rule and probe size): which pays depends on the machine (measured:
+    /// L2 one stripe ahead 10.7 GB/s against 8.8 for L1 on one 2-core Zen 5 VM, L1 18.1 against
+    /// 13.3-14.9 for L2 on another; docs/validation.md §5). Off: `ahead` and `ahead_hint` fixed.
+    pub ahead_tune: bool,
+    /// Most stripes ahead the hill climb tries.
+    pub ahead_max: usize,
     /// Largest stripe (k x block bytes) for which the coordinator picks stripe-ahead prefetch:
     /// the stripe being computed and the one prefetched must stay in L2 together (256 KiB is a
     /// quarter of the 1 MiB L2 of this machine's and Intel's server cores).
     pub ahead_max_stripe_bytes: usize,
-    /// Cache level stripe-ahead prefetches fill (L2).
+    /// Cache level stripe-ahead prefetches fill (L2); with `ahead_tune`, the level tried first.
     pub ahead_hint: Hint,
     /// Tuner parameters.
     pub tuner: TunerConfig,
@@ -140,6 +151,8 @@ impl Default for CoordinatorConfig {
             nt: None,
             fixed_distance: None,
             ahead: 1,
+            ahead_tune: true,
+            ahead_max: 4,
             ahead_max_stripe_bytes: 256 * 1024,
             ahead_hint: Hint::L2,
             tuner: TunerConfig::default(),
@@ -182,6 +195,9 @@ pub struct CoordinatorStats {
 struct Entry {
     stats: CoordinatorStats,
     tuner: Tuner,
+    /// Hill climb of stripe-ahead prefetch: distance = stripes ahead, variant 0 = the
+    /// configured hint, 1 = the other level.
+    ahead_tuner: Tuner,
     cache_resident: bool,
     calls: u64,
     /// Lowest cycles per line seen without pressure (latency baseline).
@@ -225,6 +241,17 @@ fn with_counters<R>(f: impl FnOnce(Option<&HwCounters>) -> R) -> R {
     })
 }
 
+/// Which tuner a measured call reports to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tuned {
+    /// None (fixed schedule, probe, vanilla).
+    None,
+    /// The prefetch distance and loop body.
+    Distance,
+    /// Stripes ahead and hint of stripe-ahead prefetch.
+    Ahead,
+}
+
 /// A call in progress: the schedule to run and what to measure.
 #[derive(Debug)]
 pub struct Ticket {
@@ -233,7 +260,7 @@ pub struct Ticket {
     key: (usize, bool),
     probe: bool,
     measure: bool,
-    from_tuner: bool,
+    tuned: Tuned,
     t0: u64,
     c0: Option<super::counters::Sample>,
     lines: u64,
@@ -344,6 +371,17 @@ impl Coordinator {
                     stats: CoordinatorStats::default(),
                     // Auto climbs the loop body (variant 0 = 64 B, 1 = 256 B) with the distance
                     tuner: Tuner::with_variants(start_d, if auto_s { 2 } else { 1 }, cfg.tuner),
+                    ahead_tuner: Tuner::with_variants(
+                        cfg.ahead.max(1),
+                        2,
+                        TunerConfig {
+                            neighbourhood: 2,
+                            min_distance: 1,
+                            max_distance: cfg.ahead_max.max(1),
+                            try_zero: false,
+                            ..cfg.tuner
+                        },
+                    ),
                     cache_resident: false,
                     calls: 0,
                     base_cpl: 0.0,
@@ -389,11 +427,25 @@ impl Coordinator {
                 }
                 _ => false,
             };
-        let ahead_schedule = Schedule {
-            ahead: cfg.ahead,
-            hint: cfg.ahead_hint,
-            nt: cfg.nt.unwrap_or(true),
-            ..Schedule::VANILLA
+        let tune_ahead = ahead_now && auto && cfg.ahead_tune;
+        let ahead_schedule = if tune_ahead {
+            Schedule {
+                ahead: e.ahead_tuner.distance(),
+                hint: match (e.ahead_tuner.variant(), cfg.ahead_hint) {
+                    (0, h) => h,
+                    (_, Hint::L1) => Hint::L2,
+                    (_, Hint::L2) => Hint::L1,
+                },
+                nt: cfg.nt.unwrap_or(true),
+                ..Schedule::VANILLA
+            }
+        } else {
+            Schedule {
+                ahead: cfg.ahead,
+                hint: cfg.ahead_hint,
+                nt: cfg.nt.unwrap_or(true),
+                ..Schedule::VANILLA
+            }
         };
         // Vanilla calls chosen by preference are not sampled: `last_cpl` keeps the prefetching
         // schedule's cost for the next probe to compare with.
@@ -401,6 +453,7 @@ impl Coordinator {
             || prefetch_probe
             || (!vanilla_now
                 && ((e.tuner.searching() && !ahead_now)
+                    || (tune_ahead && e.ahead_tuner.searching())
                     || e.calls.is_multiple_of(cfg.sample_every)
                     || (auto && e.cache_resident && e.calls.is_multiple_of(16))));
         let nt_default = cfg.nt.unwrap_or(true);
@@ -486,10 +539,17 @@ impl Coordinator {
             cache_resident: e.cache_resident,
             threads,
         };
-        let from_tuner = cfg.fixed_distance.is_none()
+        let report_to = if tune_ahead {
+            Tuned::Ahead
+        } else if cfg.fixed_distance.is_none()
             && !ahead_now
             && !matches!(self.strategy, Strategy::Fixed(_) | Strategy::Vanilla)
-            && !(auto && (probe || e.cache_resident || vanilla_now));
+            && !(auto && (probe || e.cache_resident || vanilla_now))
+        {
+            Tuned::Distance
+        } else {
+            Tuned::None
+        };
         e.stats.calls += 1;
         e.stats.cache_resident_calls += u64::from(e.cache_resident);
         e.stats.pressure_calls += u64::from(pressure);
@@ -508,7 +568,7 @@ impl Coordinator {
             key,
             probe,
             measure,
-            from_tuner,
+            tuned: report_to,
             t0: if measure { tsc() } else { 0 },
             c0,
             lines,
@@ -578,8 +638,10 @@ impl Coordinator {
                 e.base_useless = u.max(1e-6);
             }
         }
-        if t.from_tuner {
-            e.tuner.record(cycles, bytes);
+        match t.tuned {
+            Tuned::Distance => e.tuner.record(cycles, bytes),
+            Tuned::Ahead => e.ahead_tuner.record(cycles, bytes),
+            Tuned::None => {}
         }
     }
 }
@@ -698,6 +760,44 @@ mod tests {
             let t = c.begin(1024, 64, 1);
             assert_eq!(t.decision.schedule.ahead, 0);
             c.end(t, 0);
+        }
+    }
+
+    #[test]
+    fn stripe_ahead_climbs_the_stripes_ahead_and_the_cache_level() {
+        let cfg = CoordinatorConfig {
+            cache_factor: 0.0,
+            ..CoordinatorConfig::default()
+        };
+        let c = Coordinator::new(Strategy::Auto, cfg, Isa::Scalar, &coefs(8, 4));
+        let mut seen = Vec::new();
+        // each call reports a whole probe's worth of bytes, so every call ends a candidate
+        for _ in 0..16 {
+            let t = c.begin(1024, 64, 1);
+            let s = t.decision.schedule;
+            if s.ahead > 0 && !seen.contains(&(s.ahead, s.hint)) {
+                seen.push((s.ahead, s.hint));
+            }
+            c.end(t, cfg.tuner.probe_bytes);
+        }
+        // the configured start (1, L2) first, then its neighbour and the other level
+        assert_eq!(seen[0], (1, Hint::L2), "{seen:?}");
+        assert!(seen.contains(&(2, Hint::L2)), "{seen:?}");
+        assert!(seen.contains(&(1, Hint::L1)), "{seen:?}");
+        assert!(seen.iter().all(|&(a, _)| a <= cfg.ahead_max), "{seen:?}");
+        // without tuning, the configured schedule only
+        let fixed = CoordinatorConfig {
+            ahead_tune: false,
+            ahead: 2,
+            ahead_hint: Hint::L1,
+            ..cfg
+        };
+        let c = Coordinator::new(Strategy::Auto, fixed, Isa::Scalar, &coefs(8, 4));
+        for i in 0..16 {
+            let t = c.begin(1024, 64, 1);
+            let s = t.decision.schedule;
+            assert!(i == 0 || (s.ahead, s.hint) == (2, Hint::L1), "{s:?}");
+            c.end(t, cfg.tuner.probe_bytes);
         }
     }
 
