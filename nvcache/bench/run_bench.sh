@@ -57,20 +57,8 @@ bind=core
 # stall in its opens (seen in plain and nvcache runs alike, e.g. nvcache opens of 15-20 ms against
 # 1-2 ms), and with 5 repeats two such runs in one label decided a median (make bench, Fig. 7,
 # n = 960: 0.99x, nvcache faster in 2 of 5 pairs, with two nvcache runs at 2-3x their usual I/O time).
-repeat=${NVCACHE_BENCH_REPEAT:-7}
-cannon() { # figure labelA labelB np rpn envs... -- args   (labels: plain, nvcache, nvcache-async)
-    local fig=$1 la=$2 lb=$3 np=$4 rpn=$5; shift 5
-    local envs=()
-    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-    shift
-    for i in $(seq "$repeat"); do
-        local order="$la $lb"; [ $((i % 2)) = 0 ] && order="$lb $la"
-        for label in $order; do
-            local e=("${envs[@]}")
-            [ "$label" = nvcache-async ] && e+=(NVCACHE_REPLY=async)
-            run "$label" "$np" NVCACHE_RANKS_PER_NODE=$rpn "${e[@]}" -- "$@" | sed "s/^/$fig,$label,/"
-        done
-    done
+cannon() { # figure labelA labelB np rpn envs... -- args   (cannon_pairs.sh: NVCACHE_BENCH_REPEAT, default 7)
+    NVCACHE_BENCH_BIND=$bind "$(dirname "$0")/cannon_pairs.sh" "$build" "$@"
 }
 n=960; powers="2 4 6 8"; sizes_n="480 960 1440"
 [ -n "$quick" ] && { n=480; powers="2 8"; sizes_n="480 960"; }

@@ -714,6 +714,15 @@ pub fn breakdown(
                 ..Schedule::VANILLA
             },
         ),
+        (
+            "stripe-ahead L1 (pmlab)",
+            Schedule {
+                ahead: 1,
+                hint: crate::kernels::Hint::L1,
+                nt,
+                ..Schedule::VANILLA
+            },
+        ),
     ];
     let mut out = Vec::new();
     for (i, (name, s)) in variants.into_iter().enumerate() {

@@ -43,7 +43,14 @@ fn bench_points_sweeps_and_breakdown_run() {
     let b = bench::breakdown(&pool, &small(BenchConfig::default()), 16).unwrap();
     assert_eq!(
         b.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
-        vec!["Vanilla", "+SW", "+HW", "+BF", "stripe-ahead L2 (pmlab)"]
+        vec![
+            "Vanilla",
+            "+SW",
+            "+HW",
+            "+BF",
+            "stripe-ahead L2 (pmlab)",
+            "stripe-ahead L1 (pmlab)"
+        ]
     );
     assert!(bench::markdown(&s).lines().count() == 4);
     let bad = small(BenchConfig {
