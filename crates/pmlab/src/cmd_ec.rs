@@ -74,7 +74,7 @@ pub enum EcCommand {
         /// Size of the pre-filled data pool in MiB (random stripe order over it).
         #[arg(long, default_value_t = 1024, value_name = "MIB")]
         pool_mb: usize,
-        /// Kernel: auto, scalar, ssse3, avx2, avx512, gfni-avx2, gfni-avx512.
+        /// Kernel: auto, scalar, ssse3, avx2, avx512, avx2-gfni, avx512-gfni.
         #[arg(long, default_value = "auto")]
         isa: String,
         /// DIALGA strategy: auto, vanilla, sw, bf, nohw, pressure, ahead.
