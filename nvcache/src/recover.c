@@ -36,7 +36,7 @@ struct target {
     char path[NVC_PATH_MAX];
     uint64_t fileid, jobid, size;
     int size_set, parts;
-    uint64_t pages;
+    uint64_t bytes; /* dirty bytes below the file size (written back, or would be with --dry-run) */
 };
 
 struct sibling {
@@ -58,7 +58,7 @@ static int wanted(int argc, char **argv, int first, const char *path)
     return 0;
 }
 
-static int recover_part(struct nvc_part *p, int dry, uint64_t *pages)
+static int recover_part(struct nvc_part *p, int dry, uint64_t *bytes)
 {
     struct nvc_part_hdr *h = p->hdr;
     int fd = dry ? -1 : open(h->path, O_WRONLY | O_CREAT, 0644);
@@ -68,7 +68,6 @@ static int recover_part(struct nvc_part *p, int dry, uint64_t *pages)
     }
     uint64_t cursor = 0, off, len;
     while (nvc_part_next_dirty(p, &cursor, &off, &len)) {
-        *pages += len / NVC_PAGE;
         /* A run of dirty pages is contiguous in the part, not in the file: split it where a
            stripe (file block) ends. Stripes need not be whole pages (striping_unit hint). */
         for (uint64_t l = off, k; l < off + len; l += k) {
@@ -76,9 +75,12 @@ static int recover_part(struct nvc_part *p, int dry, uint64_t *pages)
             if (k > off + len - l)
                 k = off + len - l;
             uint64_t fo = nvc_part_to_file(l, h->stripe, h->nparts, h->index);
-            if (fo >= h->size || dry)
+            if (fo >= h->size)
                 continue;
             uint64_t n = fo + k > h->size ? h->size - fo : k;
+            *bytes += n;
+            if (dry)
+                continue;
             ssize_t w = pwrite(fd, p->data + l, n, (off_t)fo);
             if (w != (ssize_t)n) {
                 fprintf(stderr, "nvcache-recover: pwrite(%s, offset %llu) failed: %s\n", h->path,
@@ -190,7 +192,7 @@ int main(int argc, char **argv)
             t[i].size = h->size;
         t[i].size_set |= (int)h->size_set;
         t[i].parts++;
-        int rc = active ? recover_part(&p, dry, &t[i].pages) : 0;
+        int rc = active ? recover_part(&p, dry, &t[i].bytes) : 0;
         if (rc)
             failed = 1;
         nvc_part_close(&p, !rc && !keep);
@@ -213,8 +215,8 @@ int main(int argc, char **argv)
                 }
             }
         }
-        printf("%s %s: %d part(s), %llu page(s) written, size %llu\n", dry ? "would recover" : "recovered", t[i].path,
-               t[i].parts, (unsigned long long)t[i].pages, (unsigned long long)t[i].size);
+        printf("%s %s: %d part(s), %llu dirty byte(s) written back, size %llu\n", dry ? "would recover" : "recovered", t[i].path,
+               t[i].parts, (unsigned long long)t[i].bytes, (unsigned long long)t[i].size);
     }
     if (!nt)
         printf("nothing to recover in %s\n", dir);
