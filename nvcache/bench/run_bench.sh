@@ -71,8 +71,8 @@ done
 # Figs. 3-7 run on this machine as it is: one host, so one node (NVCACHE_RANKS_PER_NODE=0), one
 # NVRAM part per file and every rank's I/O direct. "fig6-2nodes" repeats Fig. 6 with two emulated
 # nodes of 2 ranks (the paper's setting has several nodes): each part then lives on its node, and
-# node 1's ranks reach the few bytes of their rows that lie in node 0's part through node 0's
-# manager, on the same 2 cores. Both are reported.
+# with Cannon's striping_unit (one block row) each node's ranks find their rows in their own part;
+# both nodes' ranks and managers share the same 2 cores. Both are reported.
 for doc in 0 1; do     # Fig. 3 (delete-on-close off) and Fig. 6 (on): time vs power
     fig=fig3; flag=; [ $doc = 1 ] && { fig=fig6; flag=-D; }
     for k in $powers; do

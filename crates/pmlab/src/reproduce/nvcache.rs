@@ -373,8 +373,9 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
          `nvcache_faster_pairs` counts the pairs nvcache won. Ranks are bound to cores (two per \
          core). Figs. 3-7 run \
          on this host as it is, one node with 4 ranks; `fig6-2nodes` repeats Fig. 6 with two \
-         emulated nodes of 2 ranks, where node 0's manager serves node 1's ranks on the same \
-         2 cores; Fig. 8 emulates one node per rank.\n\n{}\n\
+         emulated nodes of 2 ranks on the same 2 cores (each node's ranks find their block rows \
+         in their own node's part: Cannon passes a block row as MPI's `striping_unit`); Fig. 8 \
+         emulates one node per rank.\n\n{}\n\
          Fig. 2, synchronous vs asynchronous write replies (both through nvcache):\n\n{}\n\
          ### Small-request latency (mean)\n\n{}\n{figs}\
          ### Sequential bandwidth (1 MiB requests)\n\n{}\n\
