@@ -428,24 +428,21 @@ impl Coordinator {
                 _ => false,
             };
         let tune_ahead = ahead_now && auto && cfg.ahead_tune;
-        let ahead_schedule = if tune_ahead {
-            Schedule {
-                ahead: e.ahead_tuner.distance(),
-                hint: match (e.ahead_tuner.variant(), cfg.ahead_hint) {
-                    (0, h) => h,
-                    (_, Hint::L1) => Hint::L2,
-                    (_, Hint::L2) => Hint::L1,
-                },
-                nt: cfg.nt.unwrap_or(true),
-                ..Schedule::VANILLA
-            }
+        let (ahead, hint) = if tune_ahead {
+            let hint = match (e.ahead_tuner.variant(), cfg.ahead_hint) {
+                (0, h) => h,
+                (_, Hint::L1) => Hint::L2,
+                (_, Hint::L2) => Hint::L1,
+            };
+            (e.ahead_tuner.distance(), hint)
         } else {
-            Schedule {
-                ahead: cfg.ahead,
-                hint: cfg.ahead_hint,
-                nt: cfg.nt.unwrap_or(true),
-                ..Schedule::VANILLA
-            }
+            (cfg.ahead, cfg.ahead_hint)
+        };
+        let ahead_schedule = Schedule {
+            ahead,
+            hint,
+            nt: cfg.nt.unwrap_or(true),
+            ..Schedule::VANILLA
         };
         // Vanilla calls chosen by preference are not sampled: `last_cpl` keeps the prefetching
         // schedule's cost for the next probe to compare with.
