@@ -639,12 +639,8 @@ static int drain_run(struct nvc_file *f, uint32_t p, uint64_t l, uint64_t n, con
                      uint64_t *flushed)
 {
     while (n) {
-        uint64_t fo = nvc_part_to_file(l, f->stripe, f->nparts, p);
-        uint64_t k = f->stripe - l % f->stripe;
-        if (k > n)
-            k = n;
-        if (fo < size) {
-            uint64_t w = fo + k > size ? size - fo : k;
+        uint64_t fo, w, k = nvc_part_piece(l, n, f->stripe, f->nparts, p, size, &fo, &w);
+        if (w) {
             int rc = PMPI_File_write_at_c(f->self_fh, (MPI_Offset)fo, q, (MPI_Count)w, MPI_BYTE, MPI_STATUS_IGNORE);
             if (rc != MPI_SUCCESS) {
                 nvc_msg("%s: MPI_File_write_at(%llu, %llu bytes) while flushing failed (error %d); data stays in %s",

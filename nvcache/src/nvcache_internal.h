@@ -155,6 +155,21 @@ static inline uint64_t nvc_part_to_file(uint64_t local, uint64_t stripe, uint32_
     return ((local / stripe) * nparts + index) * stripe + local % stripe;
 }
 
+/** The piece of a run of part-local bytes [local, local+left) that lies in one file block (a run
+ *  is contiguous in the part, not in the file, and a block need not be whole pages): returns its
+ *  length, up to the block's end; sets *fo to its file offset and *w to how many of its bytes lie
+ *  below the file size `size` (0 when none). Draining and recovery write runs piece by piece. */
+static inline uint64_t nvc_part_piece(uint64_t local, uint64_t left, uint64_t stripe, uint32_t nparts, uint32_t index,
+                                      uint64_t size, uint64_t *fo, uint64_t *w)
+{
+    uint64_t k = stripe - local % stripe;
+    if (k > left)
+        k = left;
+    *fo = nvc_part_to_file(local, stripe, nparts, index);
+    *w = *fo >= size ? 0 : *fo + k > size ? size - *fo : k;
+    return k;
+}
+
 /* ---------------------------------------------------------------- mailbox.c */
 
 enum nvc_op {

@@ -68,16 +68,10 @@ static int recover_part(struct nvc_part *p, int dry, uint64_t *bytes)
     }
     uint64_t cursor = 0, off, len;
     while (nvc_part_next_dirty(p, &cursor, &off, &len)) {
-        /* A run of dirty pages is contiguous in the part, not in the file: split it where a
-           stripe (file block) ends. Stripes need not be whole pages (striping_unit hint). */
-        for (uint64_t l = off, k; l < off + len; l += k) {
-            k = h->stripe - l % h->stripe;
-            if (k > off + len - l)
-                k = off + len - l;
-            uint64_t fo = nvc_part_to_file(l, h->stripe, h->nparts, h->index);
-            if (fo >= h->size)
+        for (uint64_t l = off, k, fo, n; l < off + len; l += k) {
+            k = nvc_part_piece(l, off + len - l, h->stripe, h->nparts, h->index, h->size, &fo, &n);
+            if (!n)
                 continue;
-            uint64_t n = fo + k > h->size ? h->size - fo : k;
             *bytes += n;
             if (dry)
                 continue;

@@ -546,10 +546,7 @@ pub fn random_read_gbps(pool: &DataPool, block: usize, bytes: usize, threads: us
         });
         (n * block) as f64 / t0.elapsed().as_secs_f64() / 1e9
     };
-    run(); // warm-up
-    let mut runs: Vec<f64> = (0..3).map(|_| run()).collect();
-    runs.sort_by(f64::total_cmp);
-    runs[1]
+    median_of_3(run)
 }
 
 /// A reference for the memory system, not for pmec: the fastest this machine moves the traffic
@@ -600,7 +597,12 @@ pub fn stream_gbps(pool: &DataPool, bytes: usize, threads: usize) -> f64 {
         });
         (per * shares) as f64 / t0.elapsed().as_secs_f64() / 1e9
     };
-    run(); // warm-up
+    median_of_3(run)
+}
+
+/// One warm-up run of `run`, then the median of three timed ones (the reference readers).
+fn median_of_3(run: impl Fn() -> f64) -> f64 {
+    run();
     let mut runs: Vec<f64> = (0..3).map(|_| run()).collect();
     runs.sort_by(f64::total_cmp);
     runs[1]
