@@ -53,10 +53,15 @@ fn main() {
             }
         }
         for &a in &aheads {
-            for body in [Body::Line, Body::XpLine] {
+            for (shuffle, body) in [
+                (false, Body::Line),
+                (true, Body::Line),
+                (false, Body::XpLine),
+            ] {
                 schedules.push(Schedule {
                     ahead: a,
                     hint,
+                    shuffle,
                     body,
                     nt: true,
                     ..Schedule::VANILLA
@@ -84,7 +89,7 @@ fn main() {
                 }
                 first = false;
                 let what = if s.ahead > 0 {
-                    format!("ahead={} stripes", s.ahead)
+                    format!("ahead={} shuffle={:5}", s.ahead, s.shuffle)
                 } else {
                     format!("d={:4} shuffle={:5}", s.distance, s.shuffle)
                 };

@@ -14,11 +14,13 @@
 //! * otherwise, for a call over several stripes whose stripe (k blocks) fits comfortably in L2
 //!   (beyond the paper) → stripe-ahead prefetch: each loaded line prefetches the same line of
 //!   a later stripe ([`Schedule::ahead`]). This is the pipelined prefetch at a distance of
-//!   whole stripes, issued without a per-line address list. How many stripes ahead (1-4) and
+//!   whole stripes, issued without a per-line address list. How many stripes ahead (1-4),
 //!   into which cache level (L2, where a prefetch in flight holds none of the core's few L1
-//!   miss buffers, or L1) are hill-climbed like the paper's distance, because the best pair
-//!   differs between machines of the same CPU model (L2 won on one 2-core Zen 5 VM, L1 on
-//!   another). Measured 1.4-3x faster than the paper's line-distance schedule at 1 KiB blocks
+//!   miss buffers, or L1), in which line order (address order, or the shuffle mapping that
+//!   keeps the L2 stream prefetcher from fetching past the ends of the blocks) and with which
+//!   loop body (64 B or 256 B) are
+//!   hill-climbed like the paper's distance, because the best choice differs between machines
+//!   of the same CPU model (L2 won on one 2-core Zen 5 VM, L1 on another). Measured 1.4-3x faster than the paper's line-distance schedule at 1 KiB blocks
 //!   (`schedule_sweep` example, docs/validation.md §5);
 //! * otherwise → software prefetch at the tuned distance, XPLine-first lines further ahead,
 //!   hardware prefetcher left on (wide stripes beyond 32 sources disable it themselves, and
@@ -129,6 +131,16 @@ pub struct CoordinatorConfig {
     pub ahead_max_stripe_bytes: usize,
     /// Cache level stripe-ahead prefetches fill (L2); with `ahead_tune`, the level tried first.
     pub ahead_hint: Hint,
+    /// Visit the lines of each stripe-ahead block in DIALGA's shuffled order (off); with
+    /// `ahead_tune`, the order tried first. Software prefetch already fetches every line, so
+    /// starving the L2 stream prefetcher only removes its fetches past the ends of the blocks
+    /// (measured: RS(12,8) 1 KiB one stripe ahead into L1, 21.2-23.2 against 19.5-20.5 GB/s in
+    /// address order on one thread, 28.6-45.9 against 27.0-38.9 on two; docs/validation.md §5).
+    pub ahead_shuffle: bool,
+    /// Loop body of stripe-ahead prefetch (64 B lines); with `ahead_tune`, the body tried
+    /// first (measured: RS(52,48) 1 KiB one stripe ahead into L1, 256 B bodies 21.4-21.6 GB/s
+    /// against 19.4-20.1 for lines; RS(12,8) within 10% either way; docs/validation.md §5).
+    pub ahead_body: Body,
     /// Tuner parameters.
     pub tuner: TunerConfig,
     /// Calls between vanilla probes for cache residency.
@@ -155,6 +167,8 @@ impl Default for CoordinatorConfig {
             ahead_max: 4,
             ahead_max_stripe_bytes: 256 * 1024,
             ahead_hint: Hint::L2,
+            ahead_shuffle: false,
+            ahead_body: Body::Line,
             tuner: TunerConfig::default(),
             probe_every: 256,
             cache_factor: 1.6,
@@ -195,8 +209,9 @@ pub struct CoordinatorStats {
 struct Entry {
     stats: CoordinatorStats,
     tuner: Tuner,
-    /// Hill climb of stripe-ahead prefetch: distance = stripes ahead, variant 0 = the
-    /// configured hint, 1 = the other level.
+    /// Hill climb of stripe-ahead prefetch: distance = stripes ahead; variant bit 0 flips the
+    /// configured hint to the other level, bit 1 the configured line order, bit 2 the
+    /// configured loop body.
     ahead_tuner: Tuner,
     cache_resident: bool,
     calls: u64,
@@ -373,7 +388,7 @@ impl Coordinator {
                     tuner: Tuner::with_variants(start_d, if auto_s { 2 } else { 1 }, cfg.tuner),
                     ahead_tuner: Tuner::with_variants(
                         cfg.ahead.max(1),
-                        2,
+                        8,
                         TunerConfig {
                             neighbourhood: 2,
                             min_distance: 1,
@@ -428,19 +443,28 @@ impl Coordinator {
                 _ => false,
             };
         let tune_ahead = ahead_now && auto && cfg.ahead_tune;
-        let (ahead, hint) = if tune_ahead {
-            let hint = match (e.ahead_tuner.variant(), cfg.ahead_hint) {
+        let (ahead, hint, shuffle, body) = if tune_ahead {
+            let v = e.ahead_tuner.variant();
+            let hint = match (v & 1, cfg.ahead_hint) {
                 (0, h) => h,
                 (_, Hint::L1) => Hint::L2,
                 (_, Hint::L2) => Hint::L1,
             };
-            (e.ahead_tuner.distance(), hint)
+            let body = match (v & 4, cfg.ahead_body) {
+                (0, b) => b,
+                (_, Body::Line) => Body::XpLine,
+                (_, Body::XpLine) => Body::Line,
+            };
+            let shuffle = cfg.ahead_shuffle ^ (v & 2 != 0);
+            (e.ahead_tuner.distance(), hint, shuffle, body)
         } else {
-            (cfg.ahead, cfg.ahead_hint)
+            (cfg.ahead, cfg.ahead_hint, cfg.ahead_shuffle, cfg.ahead_body)
         };
         let ahead_schedule = Schedule {
             ahead,
             hint,
+            shuffle,
+            body,
             nt: cfg.nt.unwrap_or(true),
             ..Schedule::VANILLA
         };
@@ -772,16 +796,24 @@ mod tests {
         for _ in 0..16 {
             let t = c.begin(1024, 64, 1);
             let s = t.decision.schedule;
-            if s.ahead > 0 && !seen.contains(&(s.ahead, s.hint)) {
-                seen.push((s.ahead, s.hint));
+            if s.ahead > 0 && !seen.contains(&(s.ahead, s.hint, s.shuffle, s.body)) {
+                seen.push((s.ahead, s.hint, s.shuffle, s.body));
             }
             c.end(t, cfg.tuner.probe_bytes);
         }
-        // the configured start (1, L2) first, then its neighbour and the other level
-        assert_eq!(seen[0], (1, Hint::L2), "{seen:?}");
-        assert!(seen.contains(&(2, Hint::L2)), "{seen:?}");
-        assert!(seen.contains(&(1, Hint::L1)), "{seen:?}");
-        assert!(seen.iter().all(|&(a, _)| a <= cfg.ahead_max), "{seen:?}");
+        // the configured start (1, L2, address order, lines) first, then its neighbour and
+        // every combination of the other level, the shuffled order and 256 B bodies
+        assert_eq!(seen[0], (1, Hint::L2, false, Body::Line), "{seen:?}");
+        assert!(seen.contains(&(2, Hint::L2, false, Body::Line)), "{seen:?}");
+        for hint in [Hint::L1, Hint::L2] {
+            for shuffle in [false, true] {
+                for body in [Body::Line, Body::XpLine] {
+                    let v = (1, hint, shuffle, body);
+                    assert!(seen.contains(&v), "{v:?} not tried: {seen:?}");
+                }
+            }
+        }
+        assert!(seen.iter().all(|&(a, ..)| a <= cfg.ahead_max), "{seen:?}");
         // without tuning, the configured schedule only
         let fixed = CoordinatorConfig {
             ahead_tune: false,

@@ -1,7 +1,7 @@
 //! AVX2 split-nibble kernel: 32 bytes per vector, up to 4 parity rows in registers; bodies
 //! (64 B lines or 256 B XPLines) are computed one 32-byte column at a time.
 
-use super::{group, prefetch_body, Body, Coefs, Plan};
+use super::{group, Body, Coefs, Plan, SourcePrefetch};
 use core::arch::x86_64::*;
 
 /// Run a plan.
@@ -40,7 +40,8 @@ unsafe fn run_r<const R: usize>(
     let dp = dsts.as_ptr();
     let tbl = coefs.nibble_ptr();
     for (i, &o) in plan.offs.iter().enumerate() {
-        prefetch_body(plan, i, k);
+        // the sources are prefetched once per body, with the first parity group's loads
+        let mut spf = SourcePrefetch::begin_body(plan, i, k);
         let o = plan.base + o as usize;
         let mut r0 = 0;
         while r0 < m {
@@ -48,10 +49,11 @@ unsafe fn run_r<const R: usize>(
             let t = tbl.add(r0 * k * 32);
             let d = dp.add(r0);
             match p {
-                4 => body::<4, R>(sp, k, d, t, o, acc, nt),
-                2 => body::<2, R>(sp, k, d, t, o, acc, nt),
-                _ => body::<1, R>(sp, k, d, t, o, acc, nt),
+                4 => body::<4, R>(sp, k, d, t, o, acc, nt, spf),
+                2 => body::<2, R>(sp, k, d, t, o, acc, nt, spf),
+                _ => body::<1, R>(sp, k, d, t, o, acc, nt, spf),
             }
+            spf = SourcePrefetch::NONE;
             r0 += p;
         }
     }
@@ -59,6 +61,7 @@ unsafe fn run_r<const R: usize>(
 
 #[target_feature(enable = "avx2")]
 #[inline]
+#[allow(clippy::too_many_arguments)]
 unsafe fn body<const P: usize, const R: usize>(
     sp: *const *const u8,
     k: usize,
@@ -67,6 +70,7 @@ unsafe fn body<const P: usize, const R: usize>(
     o: usize,
     acc_in: bool,
     nt: bool,
+    spf: SourcePrefetch,
 ) {
     // One 32-byte column of the body at a time: P accumulators stay in the 16 ymm registers
     // with the nibble tables; every source byte is still loaded once.
@@ -74,6 +78,9 @@ unsafe fn body<const P: usize, const R: usize>(
     for r in 0..R {
         let mut acc = [_mm256_setzero_si256(); P];
         for j in 0..k {
+            if r == 0 {
+                spf.source(j);
+            }
             let x = _mm256_loadu_si256((*sp.add(j)).add(o + 32 * r) as *const __m256i);
             let lo = _mm256_and_si256(x, mask);
             let hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), mask);

@@ -1,7 +1,7 @@
 //! AVX-512BW split-nibble kernel: 64 bytes per vector; up to 8 parity rows per line body,
 //! 4 per XPLine (256 B) body.
 
-use super::{group, prefetch_body, Body, Coefs, Plan};
+use super::{group, Body, Coefs, Plan, SourcePrefetch};
 use core::arch::x86_64::*;
 
 /// Run a plan.
@@ -40,7 +40,8 @@ unsafe fn run_r<const R: usize>(
     let dp = dsts.as_ptr();
     let tbl = coefs.nibble_ptr();
     for (i, &o) in plan.offs.iter().enumerate() {
-        prefetch_body(plan, i, k);
+        // the sources are prefetched once per body, with the first parity group's loads
+        let mut spf = SourcePrefetch::begin_body(plan, i, k);
         let o = plan.base + o as usize;
         let mut r0 = 0;
         while r0 < m {
@@ -48,11 +49,12 @@ unsafe fn run_r<const R: usize>(
             let t = tbl.add(r0 * k * 32);
             let d = dp.add(r0);
             match p {
-                8 => body::<8, R>(sp, k, d, t, o, acc, nt),
-                4 => body::<4, R>(sp, k, d, t, o, acc, nt),
-                2 => body::<2, R>(sp, k, d, t, o, acc, nt),
-                _ => body::<1, R>(sp, k, d, t, o, acc, nt),
+                8 => body::<8, R>(sp, k, d, t, o, acc, nt, spf),
+                4 => body::<4, R>(sp, k, d, t, o, acc, nt, spf),
+                2 => body::<2, R>(sp, k, d, t, o, acc, nt, spf),
+                _ => body::<1, R>(sp, k, d, t, o, acc, nt, spf),
             }
+            spf = SourcePrefetch::NONE;
             r0 += p;
         }
     }
@@ -60,6 +62,7 @@ unsafe fn run_r<const R: usize>(
 
 #[target_feature(enable = "avx512f,avx512bw")]
 #[inline]
+#[allow(clippy::too_many_arguments)]
 unsafe fn body<const P: usize, const R: usize>(
     sp: *const *const u8,
     k: usize,
@@ -68,10 +71,12 @@ unsafe fn body<const P: usize, const R: usize>(
     o: usize,
     acc_in: bool,
     nt: bool,
+    spf: SourcePrefetch,
 ) {
     let mask = _mm512_set1_epi8(0x0f);
     let mut acc = [[_mm512_setzero_si512(); R]; P];
     for j in 0..k {
+        spf.source(j);
         let s = (*sp.add(j)).add(o);
         for r in 0..R {
             let x = _mm512_loadu_si512(s.add(64 * r) as *const _);

@@ -2,7 +2,7 @@
 //! constant comes from [`crate::gf::affine_matrix`]), with AVX2 (32 B vectors) or AVX-512
 //! (64 B vectors, matrix as a broadcast memory operand).
 
-use super::{group, prefetch_body, Body, Coefs, Plan};
+use super::{group, Body, Coefs, Plan, SourcePrefetch};
 use core::arch::x86_64::*;
 
 /// Run a plan with 32-byte GFNI vectors.
@@ -41,7 +41,8 @@ unsafe fn run256_r<const R: usize>(
     let dp = dsts.as_ptr();
     let mats = coefs.affine_ptr();
     for (i, &o) in plan.offs.iter().enumerate() {
-        prefetch_body(plan, i, k);
+        // the sources are prefetched once per body, with the first parity group's loads
+        let mut spf = SourcePrefetch::begin_body(plan, i, k);
         let o = plan.base + o as usize;
         let mut r0 = 0;
         while r0 < m {
@@ -49,11 +50,12 @@ unsafe fn run256_r<const R: usize>(
             let t = mats.add(r0 * k);
             let d = dp.add(r0);
             match p {
-                8 => body256::<8, R>(sp, k, d, t, o, acc, nt),
-                4 => body256::<4, R>(sp, k, d, t, o, acc, nt),
-                2 => body256::<2, R>(sp, k, d, t, o, acc, nt),
-                _ => body256::<1, R>(sp, k, d, t, o, acc, nt),
+                8 => body256::<8, R>(sp, k, d, t, o, acc, nt, spf),
+                4 => body256::<4, R>(sp, k, d, t, o, acc, nt, spf),
+                2 => body256::<2, R>(sp, k, d, t, o, acc, nt, spf),
+                _ => body256::<1, R>(sp, k, d, t, o, acc, nt, spf),
             }
+            spf = SourcePrefetch::NONE;
             r0 += p;
         }
     }
@@ -61,6 +63,7 @@ unsafe fn run256_r<const R: usize>(
 
 #[target_feature(enable = "avx2,gfni")]
 #[inline]
+#[allow(clippy::too_many_arguments)]
 unsafe fn body256<const P: usize, const R: usize>(
     sp: *const *const u8,
     k: usize,
@@ -69,11 +72,15 @@ unsafe fn body256<const P: usize, const R: usize>(
     o: usize,
     acc_in: bool,
     nt: bool,
+    spf: SourcePrefetch,
 ) {
     // one 32-byte column at a time: P accumulators plus the source vector fit 16 registers
     for r in 0..R {
         let mut acc = [_mm256_setzero_si256(); P];
         for j in 0..k {
+            if r == 0 {
+                spf.source(j);
+            }
             let x = _mm256_loadu_si256((*sp.add(j)).add(o + 32 * r) as *const __m256i);
             for (p, a) in acc.iter_mut().enumerate() {
                 let mtx = _mm256_set1_epi64x(*mats.add(p * k + j) as i64);
@@ -131,7 +138,8 @@ unsafe fn run512_r<const R: usize>(
     let dp = dsts.as_ptr();
     let mats = coefs.affine_ptr();
     for (i, &o) in plan.offs.iter().enumerate() {
-        prefetch_body(plan, i, k);
+        // the sources are prefetched once per body, with the first parity group's loads
+        let mut spf = SourcePrefetch::begin_body(plan, i, k);
         let o = plan.base + o as usize;
         let mut r0 = 0;
         while r0 < m {
@@ -139,11 +147,12 @@ unsafe fn run512_r<const R: usize>(
             let t = mats.add(r0 * k);
             let d = dp.add(r0);
             match p {
-                8 => body512::<8, R>(sp, k, d, t, o, acc, nt),
-                4 => body512::<4, R>(sp, k, d, t, o, acc, nt),
-                2 => body512::<2, R>(sp, k, d, t, o, acc, nt),
-                _ => body512::<1, R>(sp, k, d, t, o, acc, nt),
+                8 => body512::<8, R>(sp, k, d, t, o, acc, nt, spf),
+                4 => body512::<4, R>(sp, k, d, t, o, acc, nt, spf),
+                2 => body512::<2, R>(sp, k, d, t, o, acc, nt, spf),
+                _ => body512::<1, R>(sp, k, d, t, o, acc, nt, spf),
             }
+            spf = SourcePrefetch::NONE;
             r0 += p;
         }
     }
@@ -151,6 +160,7 @@ unsafe fn run512_r<const R: usize>(
 
 #[target_feature(enable = "avx512f,avx512bw,gfni")]
 #[inline]
+#[allow(clippy::too_many_arguments)]
 unsafe fn body512<const P: usize, const R: usize>(
     sp: *const *const u8,
     k: usize,
@@ -159,9 +169,11 @@ unsafe fn body512<const P: usize, const R: usize>(
     o: usize,
     acc_in: bool,
     nt: bool,
+    spf: SourcePrefetch,
 ) {
     let mut acc = [[_mm512_setzero_si512(); R]; P];
     for j in 0..k {
+        spf.source(j);
         let s = (*sp.add(j)).add(o);
         for r in 0..R {
             let x = _mm512_loadu_si512(s.add(64 * r) as *const _);

@@ -1,6 +1,6 @@
 //! Portable kernel: one 256-entry multiplication-table row per coefficient.
 
-use super::{prefetch_body, Coefs, Plan};
+use super::{Coefs, Plan, SourcePrefetch};
 use crate::gf;
 
 /// Run a plan with table lookups.
@@ -11,7 +11,10 @@ pub unsafe fn run(srcs: &[*const u8], dsts: &[*mut u8], coefs: &Coefs, plan: &Pl
     let bytes = plan.body.bytes();
     let k = srcs.len();
     for (i, &o) in plan.offs.iter().enumerate() {
-        prefetch_body(plan, i, k);
+        let spf = SourcePrefetch::begin_body(plan, i, k);
+        for j in 0..k {
+            spf.source(j);
+        }
         let start = plan.base + o as usize;
         range(srcs, dsts, coefs, start, start + bytes, acc);
     }

@@ -1,7 +1,7 @@
 //! SSSE3 split-nibble kernel: 16 bytes per vector, up to 4 parity rows per pass.
 //! XPLine plans run as four line bodies (16 xmm registers are too few for a 256 B body).
 
-use super::{group, prefetch_body, Coefs, Plan};
+use super::{group, Coefs, Plan, SourcePrefetch};
 use core::arch::x86_64::*;
 
 const MAXP: usize = 4;
@@ -19,7 +19,8 @@ pub unsafe fn run(srcs: &[*const u8], dsts: &[*mut u8], coefs: &Coefs, plan: &Pl
     let tbl = coefs.nibble_ptr();
     let lines = plan.body.lines();
     for (i, &o) in plan.offs.iter().enumerate() {
-        prefetch_body(plan, i, k);
+        // the sources are prefetched once per body, with the first line's first parity group
+        let mut spf = SourcePrefetch::begin_body(plan, i, k);
         for l in 0..lines {
             let o = plan.base + o as usize + l * 64;
             let mut r0 = 0;
@@ -27,10 +28,11 @@ pub unsafe fn run(srcs: &[*const u8], dsts: &[*mut u8], coefs: &Coefs, plan: &Pl
                 let p = group(m - r0, MAXP);
                 let t = tbl.add(r0 * k * 32);
                 match p {
-                    4 => body::<4>(sp, k, dp.add(r0), t, o, acc),
-                    2 => body::<2>(sp, k, dp.add(r0), t, o, acc),
-                    _ => body::<1>(sp, k, dp.add(r0), t, o, acc),
+                    4 => body::<4>(sp, k, dp.add(r0), t, o, acc, spf),
+                    2 => body::<2>(sp, k, dp.add(r0), t, o, acc, spf),
+                    _ => body::<1>(sp, k, dp.add(r0), t, o, acc, spf),
                 }
+                spf = SourcePrefetch::NONE;
                 r0 += p;
             }
         }
@@ -46,12 +48,16 @@ unsafe fn body<const P: usize>(
     tbl: *const u8,
     o: usize,
     acc_in: bool,
+    spf: SourcePrefetch,
 ) {
     let mask = _mm_set1_epi8(0x0f);
     // one 16-byte column of the line at a time: P accumulators + tables fit 16 xmm registers
     for r in 0..4 {
         let mut acc = [_mm_setzero_si128(); P];
         for j in 0..k {
+            if r == 0 {
+                spf.source(j);
+            }
             let x = _mm_loadu_si128((*sp.add(j)).add(o + 16 * r) as *const __m128i);
             let lo = _mm_and_si128(x, mask);
             let hi = _mm_and_si128(_mm_srli_epi16(x, 4), mask);
