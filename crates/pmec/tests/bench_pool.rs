@@ -58,6 +58,20 @@ fn bench_points_sweeps_and_breakdown_run() {
         ..BenchConfig::default()
     });
     assert!(bench::run(&pool, &bad).is_err());
+    // the memory references run on the same pool (and refuse what they cannot measure)
+    for threads in [1, 2] {
+        let cfg = small(BenchConfig {
+            threads,
+            ..BenchConfig::default()
+        });
+        assert!(bench::stripe_traffic_gbps(&pool, &cfg).unwrap() > 0.0);
+        assert!(bench::stream_gbps(&pool, 1 << 20, threads) > 0.0);
+    }
+    let tiny = small(BenchConfig {
+        block: 32,
+        ..BenchConfig::default()
+    });
+    assert!(bench::stripe_traffic_gbps(&pool, &tiny).is_err());
 }
 
 #[test]
