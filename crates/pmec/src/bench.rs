@@ -679,8 +679,9 @@ pub fn sweep(
 
 /// The paper's breakdown (Fig. 18) with fixed schedules at distance `d`: Vanilla (hardware
 /// prefetcher starved by shuffling, no software prefetch), +SW, +HW (address order), +BF
-/// (XPLine-first distance d + 4), then pmlab's stripe-ahead prefetch into L2 (beyond the paper,
-/// what the coordinator picks for batches). Returns (name, result) pairs; ISA-L is measured
+/// (XPLine-first distance d + 4), then pmlab's stripe-ahead prefetch one stripe ahead into L2
+/// and into L1 (beyond the paper; for batches the coordinator climbs among such schedules).
+/// Returns (name, result) pairs; ISA-L is measured
 /// once, with the first.
 pub fn breakdown(
     pool: &DataPool,

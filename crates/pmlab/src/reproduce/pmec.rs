@@ -311,8 +311,9 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
          Paper: each layer adds throughput on PM (software prefetch, then re-enabled hardware \
          prefetch, then the buffer-friendly XPLine distance). The last two rows are not the \
          paper's: pmlab's stripe-ahead prefetch (each line loaded prefetches the same line of the \
-         next stripe) into L2 and into L1; for batches the coordinator hill-climbs the stripes \
-         ahead and the level.\n\n{}\n",
+         next stripe, issued source by source with the loads) into L2 and into L1, one stripe \
+         ahead, 64 B bodies, address order; for batches the coordinator hill-climbs the stripes \
+         ahead, the level, the line order and the loop body.\n\n{}\n",
         t.to_markdown()
     ));
     write_file(&dir, "results.csv", &all.to_csv())?;
