@@ -133,8 +133,8 @@ pub struct CoordinatorConfig {
     pub ahead_hint: Hint,
     /// Visit the lines of each stripe-ahead block in DIALGA's shuffled order (off); with
     /// `ahead_tune`, the order tried first. Software prefetch already fetches every line, so
-    /// starving the L2 stream prefetcher only removes its fetches past the ends of the blocks
-    /// (measured: RS(12,8) 1 KiB one stripe ahead into L1, 21.2-23.2 against 19.5-20.5 GB/s in
+    /// starving the L2 stream prefetcher can only remove its fetches past the ends of the
+    /// blocks, the likely gain (no counters on this VM to confirm it; measured: RS(12,8) 1 KiB one stripe ahead into L1, 21.2-23.2 against 19.5-20.5 GB/s in
     /// address order on one thread, 28.6-45.9 against 27.0-38.9 on two; docs/validation.md §5).
     pub ahead_shuffle: bool,
     /// Loop body of stripe-ahead prefetch (64 B lines); with `ahead_tune`, the body tried

@@ -430,9 +430,9 @@ fn prefetch_lines<const H: i32>(a: *const u8, n: usize) {
 /// body begins (the paper's short line distances need them as early as possible: RS(12,8)
 /// 1 KiB at d = 8, 11.0-11.2 GB/s against 9.6-9.9 when spread over the loads). Stripe-ahead
 /// prefetches are issued source by source, just before that source's loads: a stripe ahead is
-/// far enough, and a burst of `k * lines` prefetches would fill the core's load queue ahead of
-/// the body's first load (RS(52,48) 1 KiB one or two stripes ahead into L1, 19.3-20.3 GB/s against
-/// 16.5-17.5 for the burst, 256 B bodies 21.3-22.3 against 12.7-13.0; docs/validation.md §5).
+/// early enough, and a burst of `k * lines` prefetches ahead of the body's first load measured
+/// slower for wide stripes (RS(52,48) 1 KiB, one or two stripes ahead into L1: 19.3-20.3 GB/s
+/// against 16.5-17.5 for the burst, 256 B bodies 21.3-22.3 against 12.7-13.0; validation §5).
 #[derive(Clone, Copy)]
 pub(crate) struct SourcePrefetch {
     /// The other stripe's `k` source pointers; null for none.
