@@ -134,12 +134,15 @@ pub struct CoordinatorConfig {
     /// Visit the lines of each stripe-ahead block in DIALGA's shuffled order (off); with
     /// `ahead_tune`, the order tried first. Software prefetch already fetches every line, so
     /// starving the L2 stream prefetcher can only remove its fetches past the ends of the
-    /// blocks, the likely gain (no counters on this VM to confirm it; measured: RS(12,8) 1 KiB one stripe ahead into L1, 21.2-23.2 against 19.5-20.5 GB/s in
-    /// address order on one thread, 28.6-45.9 against 27.0-38.9 on two; docs/validation.md §5).
+    /// blocks, the likely gain (no counters on this VM to confirm it). Measured, RS(12,8) 1 KiB
+    /// one or two stripes ahead into L1: 21.2-23.2 against 19.5-20.5 GB/s in address order on
+    /// one thread, 28.6-45.9 against 27.0-38.9 on two; at k = 48 it collapses (8.4-9.1 against
+    /// 19.3-20.3), hence climbed, not fixed (docs/validation.md §5).
     pub ahead_shuffle: bool,
     /// Loop body of stripe-ahead prefetch (64 B lines); with `ahead_tune`, the body tried
-    /// first (measured: RS(52,48) 1 KiB one stripe ahead into L1, 256 B bodies 21.4-21.6 GB/s
-    /// against 19.4-20.1 for lines; RS(12,8) within 10% either way; docs/validation.md §5).
+    /// first. Measured, RS(52,48) 1 KiB one or two stripes ahead into L1: 256 B bodies
+    /// 21.4-21.6 GB/s against 19.4-20.1 for lines; RS(12,8) within 10% either way
+    /// (docs/validation.md §5).
     pub ahead_body: Body,
     /// Tuner parameters.
     pub tuner: TunerConfig,
