@@ -681,8 +681,7 @@ pub fn sweep(
 /// prefetcher starved by shuffling, no software prefetch), +SW, +HW (address order), +BF
 /// (XPLine-first distance d + 4), then pmlab's stripe-ahead prefetch one stripe ahead into L2
 /// and into L1 (beyond the paper; for batches the coordinator climbs among such schedules).
-/// Returns (name, result) pairs; ISA-L is measured
-/// once, with the first.
+/// Returns (name, result) pairs; ISA-L is measured once, with the first.
 pub fn breakdown(
     pool: &DataPool,
     base: &BenchConfig,

@@ -18,10 +18,10 @@
 //!   into which cache level (L2, where a prefetch in flight holds none of the core's few L1
 //!   miss buffers, or L1), in which line order (address order, or the shuffle mapping that
 //!   keeps the L2 stream prefetcher from fetching past the ends of the blocks) and with which
-//!   loop body (64 B or 256 B) are
-//!   hill-climbed like the paper's distance, because the best choice differs between machines
-//!   of the same CPU model (L2 won on one 2-core Zen 5 VM, L1 on another). Measured 1.4-3x faster than the paper's line-distance schedule at 1 KiB blocks
-//!   (`schedule_sweep` example, docs/validation.md §5);
+//!   loop body (64 B or 256 B) are hill-climbed like the paper's distance, because the best
+//!   choice differs between machines of the same CPU model (L2 won on one 2-core Zen 5 VM, L1
+//!   on another) and between stripe widths. Measured 1.4-3x faster than the paper's
+//!   line-distance schedule at 1 KiB blocks (`schedule_sweep` example, docs/validation.md §5);
 //! * otherwise → software prefetch at the tuned distance, XPLine-first lines further ahead,
 //!   hardware prefetcher left on (wide stripes beyond 32 sources disable it themselves, and
 //!   4 KB-aligned blocks are its best case, so it is never starved there);
