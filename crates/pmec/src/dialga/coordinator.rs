@@ -524,8 +524,16 @@ impl Coordinator {
             },
             Strategy::Auto => {
                 if probe || e.cache_resident || vanilla_now {
+                    // No software prefetch. Regular stores where the data may be cache-resident
+                    // (the first probe, which decides that, and resident data); otherwise the
+                    // prefetching schedules' non-temporal stores, so that vanilla and prefetching
+                    // calls are timed like for like: a regular store's read-for-ownership and
+                    // write-back complete after the timed call, so vanilla calls with them
+                    // looked as cheap as prefetching ones while running 20% slower overall
+                    // (RS(12,8) 1 KiB, one stripe per call).
+                    let resident_check = e.calls == 1 || e.cache_resident;
                     Schedule {
-                        nt: cfg.nt.unwrap_or(false),
+                        nt: cfg.nt.unwrap_or(!resident_check),
                         ..Schedule::VANILLA
                     }
                 } else if pressure {
@@ -645,13 +653,14 @@ impl Coordinator {
             return;
         }
         e.last_cpl = cpl;
-        if t.decision.schedule.prefetches() {
-            e.pf_cpl = if e.pf_cpl == 0.0 || e.prefer_vanilla {
-                cpl
-            } else {
-                0.75 * e.pf_cpl + 0.25 * cpl
-            };
-        }
+        // Every measured call that is not a probe ran the schedule vanilla competes with, so it
+        // is that schedule's sample, even where the tuned distance is 0 (counting prefetching
+        // calls only had left a preferred vanilla with no sample to compare with, for good).
+        e.pf_cpl = if e.pf_cpl == 0.0 || e.prefer_vanilla {
+            cpl
+        } else {
+            0.75 * e.pf_cpl + 0.25 * cpl
+        };
         if !t.key.1 && t.decision.threads <= 1 && (e.base_cpl == 0.0 || cpl < e.base_cpl) {
             e.base_cpl = cpl;
         }
@@ -744,6 +753,45 @@ mod tests {
         call(8192);
         let d = call(8192);
         assert!(d.pressure && !d.schedule.shuffle, "{d:?}");
+    }
+
+    #[test]
+    fn vanilla_is_preferred_while_it_wins_and_left_when_it_loses() {
+        // Call costs are injected by spinning inside each call: vanilla probes first cost a
+        // fifth of the tuned schedule, then five times it. The tuned distance is fixed at 0, so
+        // the competing schedule prefetches nothing; it must still be sampled, or vanilla is
+        // never compared with it (the bug this guards: a tuner that had converged to 0 after a
+        // switch to vanilla left vanilla preferred for good).
+        let cfg = CoordinatorConfig {
+            cache_factor: 0.0,
+            fixed_distance: Some(0),
+            ahead: 0,
+            probe_every: 8,
+            sample_every: 1,
+            ..CoordinatorConfig::default()
+        };
+        let c = Coordinator::new(Strategy::Auto, cfg, Isa::Scalar, &coefs(8, 4));
+        let prefers_vanilla = || {
+            let st = c.state.lock().unwrap();
+            st.iter().any(|(_, e)| e.prefer_vanilla)
+        };
+        let spin = |us: u64| {
+            let t0 = std::time::Instant::now();
+            while t0.elapsed() < std::time::Duration::from_micros(us) {
+                std::hint::spin_loop();
+            }
+        };
+        let run = |calls: usize, probe_us: u64, other_us: u64| {
+            for _ in 0..calls {
+                let t = c.begin(1024, 1, 1);
+                spin(if t.probe { probe_us } else { other_us });
+                c.end(t, 8 * 1024);
+            }
+        };
+        run(128, 20, 100);
+        assert!(prefers_vanilla(), "cheaper vanilla probes were not followed");
+        run(128, 100, 20);
+        assert!(!prefers_vanilla(), "a costlier vanilla stayed preferred");
     }
 
     #[test]
