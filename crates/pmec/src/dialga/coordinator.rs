@@ -789,7 +789,10 @@ mod tests {
             }
         };
         run(128, 20, 100);
-        assert!(prefers_vanilla(), "cheaper vanilla probes were not followed");
+        assert!(
+            prefers_vanilla(),
+            "cheaper vanilla probes were not followed"
+        );
         run(128, 100, 20);
         assert!(!prefers_vanilla(), "a costlier vanilla stayed preferred");
     }
