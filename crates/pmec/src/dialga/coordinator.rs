@@ -28,7 +28,10 @@
 //! * unless the periodic vanilla probe runs 10% faster than that schedule's recent samples (a
 //!   moving average) at two probes in a row (the hardware prefetcher alone keeps up, as on
 //!   DRAM with wide stripes): then vanilla, with the prefetching schedule re-measured once per
-//!   probe period and the same margin to switch back.
+//!   probe period and the same margin to switch back. Vanilla probes and calls use the same
+//!   non-temporal parity stores as the schedule they compete with (regular stores only where
+//!   the data may be cache-resident), since a regular store's read-for-ownership and
+//!   write-back finish after the timed call.
 
 use super::counters::HwCounters;
 use super::prefetch::Schedule;
