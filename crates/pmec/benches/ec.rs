@@ -192,18 +192,20 @@ fn main() {
                 v[v.len() / 2]
             };
             if !ratios.is_empty() {
-                let r = median(ratios.clone());
+                let (lo, hi) = (
+                    ratios.iter().copied().fold(f64::INFINITY, f64::min),
+                    ratios.iter().copied().fold(0.0, f64::max),
+                );
+                let n = ratios.len();
+                let r = median(ratios);
                 let q = median(refs.iter().map(|x| x.0).collect());
                 let one = median(refs.iter().map(|x| x.1).collect());
                 let two = median(refs.iter().map(|x| x.2).collect());
                 println!(
-                    "RS({},{k}) 1KiB 2 threads, paired: {r:.2}x one thread (median of {} pairs, \
-                     range {:.2}-{:.2}); the same stripes' traffic without GF arithmetic: {q:.2}x \
-                     ({one:.2} -> {two:.2} GB/s) in the same windows",
+                    "RS({},{k}) 1KiB 2 threads, paired: {r:.2}x one thread (median of {n} pairs, \
+                     range {lo:.2}-{hi:.2}); the same stripes' traffic without GF arithmetic: \
+                     {q:.2}x ({one:.2} -> {two:.2} GB/s) in the same windows",
                     k + 4,
-                    ratios.len(),
-                    ratios.iter().cloned().fold(f64::INFINITY, f64::min),
-                    ratios.iter().cloned().fold(0.0, f64::max),
                 );
             }
         }
