@@ -712,6 +712,14 @@ mod tests {
         Coefs::new(&g.select_rows(&rows))
     }
 
+    /// The default configuration without the cache-residency verdict: tests time no real work.
+    fn untimed() -> CoordinatorConfig {
+        CoordinatorConfig {
+            cache_factor: 0.0,
+            ..CoordinatorConfig::default()
+        }
+    }
+
     #[test]
     fn eq1_caps_the_distance_by_the_read_buffer() {
         let c = Coordinator::new(
@@ -730,11 +738,7 @@ mod tests {
 
     #[test]
     fn many_threads_select_the_high_pressure_schedule() {
-        // no real work is timed here, so turn off the cache-residency verdict
-        let cfg = CoordinatorConfig {
-            cache_factor: 0.0,
-            ..CoordinatorConfig::default()
-        };
+        let cfg = untimed();
         let c = Coordinator::new(Strategy::Auto, cfg, Isa::Scalar, &coefs(8, 4));
         let call = |len: usize| {
             let t = c.begin(len, 4, 16);
@@ -766,12 +770,11 @@ mod tests {
         // never compared with it (the bug this guards: a tuner that had converged to 0 after a
         // switch to vanilla left vanilla preferred for good).
         let cfg = CoordinatorConfig {
-            cache_factor: 0.0,
             fixed_distance: Some(0),
             ahead: 0,
             probe_every: 8,
             sample_every: 1,
-            ..CoordinatorConfig::default()
+            ..untimed()
         };
         let c = Coordinator::new(Strategy::Auto, cfg, Isa::Scalar, &coefs(8, 4));
         let prefers_vanilla = || {
@@ -802,11 +805,7 @@ mod tests {
 
     #[test]
     fn batches_whose_stripe_fits_in_l2_get_stripe_ahead_prefetch() {
-        // no real work is timed here, so turn off the cache-residency verdict
-        let cfg = CoordinatorConfig {
-            cache_factor: 0.0,
-            ..CoordinatorConfig::default()
-        };
+        let cfg = untimed();
         let c = Coordinator::new(Strategy::Auto, cfg, Isa::Scalar, &coefs(8, 4));
         let call = |len: usize, stripes: usize| {
             let t = c.begin(len, stripes, 1);
@@ -843,10 +842,7 @@ mod tests {
 
     #[test]
     fn stripe_ahead_climbs_the_stripes_ahead_and_the_cache_level() {
-        let cfg = CoordinatorConfig {
-            cache_factor: 0.0,
-            ..CoordinatorConfig::default()
-        };
+        let cfg = untimed();
         let c = Coordinator::new(Strategy::Auto, cfg, Isa::Scalar, &coefs(8, 4));
         let mut seen = Vec::new();
         // each call reports a whole probe's worth of bytes, so every call ends a candidate
