@@ -95,6 +95,14 @@ fn main() {
             },
         ),
         (
+            "RS(12,8) 1KiB 2 threads, pool API per batch",
+            BenchConfig {
+                threads: 2,
+                split_batches: true,
+                ..rs(8, 4, 1024)
+            },
+        ),
+        (
             "LRC(24,2,4) 1KiB",
             BenchConfig {
                 workload: Workload::Lrc { l: 4 },
@@ -155,6 +163,10 @@ fn main() {
     for (t2, t1) in [
         ("RS(12,8) 1KiB 2 threads", "RS(12,8) 1KiB"),
         ("RS(28,24) 1KiB 2 threads", "RS(28,24) 1KiB"),
+        (
+            "RS(12,8) 1KiB 2 threads, pool API per batch",
+            "RS(12,8) 1KiB",
+        ),
     ] {
         if let (Some(a), Some(b)) = (find(t2), find(t1)) {
             println!("{t2}: {:.2}x one thread", a / b);

@@ -119,6 +119,10 @@ pub struct BenchConfig {
     pub threads: usize,
     /// Stripes per pmec call (1 = one call per stripe, like ISA-L).
     pub batch: usize,
+    /// With several threads: split each batch across them by one [`ThreadPool`] call, as a
+    /// caller of the pool API does (`threads` x fewer stripes per kernel call, one hand-off per
+    /// batch), instead of one split per repetition in which every thread calls pmec per batch.
+    pub split_batches: bool,
     /// Use a cache-resident working set instead of the random pool.
     pub in_cache: bool,
     /// pmec kernel (None = best).
@@ -146,6 +150,7 @@ impl Default for BenchConfig {
             workload: Workload::Encode,
             threads: 1,
             batch: 64,
+            split_batches: false,
             in_cache: false,
             isa: None,
             strategy: Strategy::Auto,
@@ -175,8 +180,13 @@ impl BenchConfig {
             format!("{}B", self.block)
         };
         let place = if self.in_cache { " in-cache" } else { "" };
+        let split = if self.split_batches && self.threads > 1 {
+            " split"
+        } else {
+            ""
+        };
         format!(
-            "{code} {size} {op} t{} b{}{place}",
+            "{code} {size} {op} t{} b{}{split}{place}",
             self.threads, self.batch
         )
     }
@@ -380,28 +390,36 @@ pub fn run(pool: &DataPool, cfg: &BenchConfig) -> Result<BenchResult> {
     let tp = ThreadPool::new(cfg.threads);
     let shared = SendPtrs(&stripes);
     let (k, len, batch) = (cfg.k, cfg.block, cfg.batch);
+    // one pmec call over stripes [s, s + n)
+    let shared_ref = &shared;
+    let call = |s: usize, n: usize| {
+        let st = shared_ref.0;
+        let src = &st.srcs[s * k..(s + n) * k];
+        let dst = &st.dsts[s * outputs..(s + n) * outputs];
+        // SAFETY: pool blocks of `len` bytes; parity blocks are distinct per stripe and never
+        // overlap the data region.
+        unsafe {
+            match &engine {
+                Engine::Rs(c) => c.encode_raw(len, src, dst, tp.effective_threads()),
+                Engine::Dec(dec) => dec.decode_raw(len, src, dst, tp.effective_threads()),
+                Engine::Lrc(l) => l.encode_raw(len, src, dst, tp.effective_threads()),
+            };
+        }
+    };
     let run_pmec = || {
-        let shared = &shared;
         let t0 = Instant::now();
-        tp.split(stripes.count, |first, count| {
-            let st = shared.0;
-            let mut s = first;
-            while s < first + count {
-                let n = batch.min(first + count - s);
-                let src = &st.srcs[s * k..(s + n) * k];
-                let dst = &st.dsts[s * outputs..(s + n) * outputs];
-                // SAFETY: pool blocks of `len` bytes; parity blocks are distinct per stripe
-                // and never overlap the data region.
-                unsafe {
-                    match &engine {
-                        Engine::Rs(c) => c.encode_raw(len, src, dst, tp.effective_threads()),
-                        Engine::Dec(dec) => dec.decode_raw(len, src, dst, tp.effective_threads()),
-                        Engine::Lrc(l) => l.encode_raw(len, src, dst, tp.effective_threads()),
-                    };
-                }
-                s += n;
+        if cfg.split_batches {
+            for s in (0..stripes.count).step_by(batch) {
+                let n = batch.min(stripes.count - s);
+                tp.split(n, |first, count| call(s + first, count));
             }
-        });
+        } else {
+            tp.split(stripes.count, |first, count| {
+                for s in (first..first + count).step_by(batch) {
+                    call(s, batch.min(first + count - s));
+                }
+            });
+        }
         bytes / t0.elapsed().as_secs_f64() / 1e9
     };
     let (isal, isal_note) = match (cfg.with_isal, IsaL::get()) {
@@ -496,11 +514,12 @@ pub fn run(pool: &DataPool, cfg: &BenchConfig) -> Result<BenchResult> {
             schedule.push_str("; ");
         }
         schedule.push_str(&format!(
-            "{}calls {} (prefetch {}, cache-resident {}) last: {last}",
+            "{}calls {} (prefetch {}, cache-resident {}, searches {}) last: {last}",
             if pressure { "high-pressure " } else { "" },
             st.calls,
             st.prefetch_calls,
             st.cache_resident_calls,
+            st.searches,
         ));
     }
     Ok(BenchResult {

@@ -35,7 +35,7 @@
 
 use super::counters::HwCounters;
 use super::prefetch::Schedule;
-use super::tuner::{Tuner, TunerConfig};
+use super::tuner::{Cand, Tuner, TunerConfig};
 use crate::kernels::{self, Body, Coefs, Hint, Isa};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -209,6 +209,9 @@ pub struct CoordinatorStats {
     pub pressure_calls: u64,
     /// Schedule of the latest call that was not a cache-residency probe.
     pub last_schedule: Option<Schedule>,
+    /// Hill-climb searches started so far (distance and stripe-ahead tuners together; each
+    /// tuner starts one when it is created, then one per move and per drift).
+    pub searches: u32,
 }
 
 #[derive(Debug)]
@@ -267,10 +270,11 @@ fn with_counters<R>(f: impl FnOnce(Option<&HwCounters>) -> R) -> R {
 enum Tuned {
     /// None (fixed schedule, probe, vanilla).
     None,
-    /// The prefetch distance and loop body.
-    Distance,
-    /// Stripes ahead and hint of stripe-ahead prefetch.
-    Ahead,
+    /// The prefetch distance and loop body; the candidate the call ran.
+    Distance(Cand),
+    /// Stripes ahead and variant (hint, order, body) of stripe-ahead prefetch; the candidate
+    /// the call ran.
+    Ahead(Cand),
 }
 
 /// A call in progress: the schedule to run and what to measure.
@@ -346,7 +350,18 @@ impl Coordinator {
     /// Statistics per (block length, pressure) seen so far.
     pub fn stats(&self) -> Vec<((usize, bool), CoordinatorStats)> {
         let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        st.iter().map(|(k, e)| (*k, e.stats)).collect()
+        st.iter()
+            .map(|(k, e)| {
+                let searches = e.tuner.searches() + e.ahead_tuner.searches();
+                (
+                    *k,
+                    CoordinatorStats {
+                        searches,
+                        ..e.stats
+                    },
+                )
+            })
+            .collect()
     }
 
     /// Eq. 1: largest distance keeping `threads * k * 256 B * ceil(d / (k + m))` within the
@@ -575,13 +590,13 @@ impl Coordinator {
             threads,
         };
         let report_to = if tune_ahead {
-            Tuned::Ahead
+            Tuned::Ahead(e.ahead_tuner.current())
         } else if cfg.fixed_distance.is_none()
             && !ahead_now
             && !matches!(self.strategy, Strategy::Fixed(_) | Strategy::Vanilla)
             && !(auto && (probe || e.cache_resident || vanilla_now))
         {
-            Tuned::Distance
+            Tuned::Distance(e.tuner.current())
         } else {
             Tuned::None
         };
@@ -675,8 +690,8 @@ impl Coordinator {
             }
         }
         match t.tuned {
-            Tuned::Distance => e.tuner.record(cycles, bytes),
-            Tuned::Ahead => e.ahead_tuner.record(cycles, bytes),
+            Tuned::Distance(ran) => e.tuner.record(ran, cycles, bytes),
+            Tuned::Ahead(ran) => e.ahead_tuner.record(ran, cycles, bytes),
             Tuned::None => {}
         }
     }

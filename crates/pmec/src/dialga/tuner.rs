@@ -41,7 +41,7 @@ impl Default for TunerConfig {
 }
 
 /// A candidate: (distance, variant).
-type Cand = (usize, usize);
+pub type Cand = (usize, usize);
 
 #[derive(Debug, Clone, PartialEq)]
 enum Phase {
@@ -130,7 +130,9 @@ impl Tuner {
         self.searches += 1;
     }
 
-    fn current(&self) -> Cand {
+    /// The candidate the next call runs: (distance, variant). A caller that records later
+    /// passes it back to [`Tuner::record`].
+    pub fn current(&self) -> Cand {
         match &self.phase {
             Phase::Search { cands, idx, .. } => cands[*idx],
             Phase::Steady { .. } => self.chosen,
@@ -157,8 +159,15 @@ impl Tuner {
         self.searches
     }
 
-    /// Report the cost of a call made with the current candidate: `cycles` spent on `bytes`.
-    pub fn record(&mut self, cycles: u64, bytes: u64) {
+    /// Report the cost of a call made with candidate `ran` (what [`Tuner::current`] returned
+    /// when the call began): `cycles` spent on `bytes`. A sample of any other candidate than the
+    /// current one is dropped: with several threads sharing a tuner, a call that began before
+    /// another thread's sample moved the search on would otherwise be credited to the next
+    /// candidate.
+    pub fn record(&mut self, ran: Cand, cycles: u64, bytes: u64) {
+        if ran != self.current() {
+            return;
+        }
         self.acc_cycles += cycles;
         self.acc_bytes += bytes;
         if self.acc_bytes < self.cfg.probe_bytes {
@@ -224,9 +233,9 @@ mod tests {
 
     fn run(t: &mut Tuner, cost_of: impl Fn(usize, usize) -> f64, calls: usize) {
         for _ in 0..calls {
-            let (d, v) = (t.distance(), t.variant());
+            let (d, v) = t.current();
             let bytes = 64 * 1024;
-            t.record((cost_of(d, v) * bytes as f64) as u64, bytes);
+            t.record((d, v), (cost_of(d, v) * bytes as f64) as u64, bytes);
         }
     }
 
@@ -277,6 +286,26 @@ mod tests {
         );
         assert!(!t.searching());
         assert_eq!((t.distance(), t.variant()), (30, 1));
+    }
+
+    #[test]
+    fn samples_of_a_candidate_the_search_has_left_are_dropped() {
+        // Two threads share the tuner: each call begins with the current candidate, and the
+        // second thread's call ends after the first's sample moved the search on. Its sample
+        // is costed as its own candidate ran, but arrives when the next one is current.
+        let cost_of = |d: usize, _| 10.0 + (d as f64 - 40.0).abs();
+        let bytes = TunerConfig::default().probe_bytes;
+        let mut t = Tuner::new(8, TunerConfig::default());
+        for _ in 0..4000 {
+            let a = t.current();
+            let b = t.current();
+            t.record(a, (cost_of(a.0, a.1) * bytes as f64) as u64, bytes);
+            // the late sample: credited to the candidate now current, each candidate would
+            // carry its predecessor's cost (the climb stayed at 8 that way)
+            t.record(b, (cost_of(b.0, b.1) * bytes as f64) as u64, bytes);
+        }
+        assert!(!t.searching());
+        assert_eq!(t.distance(), 40);
     }
 
     #[test]
