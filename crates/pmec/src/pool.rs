@@ -412,6 +412,8 @@ mod tests {
                 }
             }
         }
+        // the same helpers serve every call: never more than one per core beyond the caller's
+        assert!(lock(&helpers().board).helpers < available_cores());
     }
 
     #[test]
