@@ -6,9 +6,12 @@
 //! Additions beyond the paper: the 16 neighbours are spaced `max(1, d / 16)` apart, so large
 //! distances (wide stripes need several rows of k lines) are reached in a few steps; "no
 //! software prefetch" (d = 0) is measured in every search, so prefetching is only kept where it
-//! pays; and a small number of schedule *variants* (the coordinator uses them for the 64 B vs
+//! pays; a small number of schedule *variants* (the coordinator uses them for the 64 B vs
 //! 256 B loop body) are climbed together with the distance: each search also measures the
-//! current distance under every other variant.
+//! current distance under every other variant; a drift counts only when four windows in a row
+//! leave the band on the same side (single windows on a shared host do without any change);
+//! and samples carry the candidate they ran, so threads sharing a tuner cannot credit one
+//! candidate's cost to the next.
 
 /// Tuner parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,7 +55,14 @@ enum Phase {
         costs: Vec<f64>,
     },
     /// Converged; exponentially-weighted cost since.
-    Steady { tuned: f64, ewma: f64, seen: u64 },
+    Steady {
+        /// Reference cost of the chosen candidate.
+        tuned: f64,
+        /// Windows measured since the search ended.
+        seen: u64,
+        /// Run of consecutive windows beyond the drift band: positive above, negative below.
+        drifted: i32,
+    },
 }
 
 /// Hill-climbing state for one configuration.
@@ -86,8 +96,8 @@ impl Tuner {
             chosen: (d, 0),
             phase: Phase::Steady {
                 tuned: 0.0,
-                ewma: 0.0,
                 seen: 0,
+                drifted: 0,
             },
             acc_cycles: 0,
             acc_bytes: 0,
@@ -192,8 +202,8 @@ impl Tuner {
                     if best == self.center || best.0 == 0 {
                         self.phase = Phase::Steady {
                             tuned: bc,
-                            ewma: bc,
                             seen: 0,
+                            drifted: 0,
                         };
                     } else {
                         self.center = best;
@@ -201,7 +211,11 @@ impl Tuner {
                     }
                 }
             }
-            Phase::Steady { tuned, ewma, seen } => {
+            Phase::Steady {
+                tuned,
+                seen,
+                drifted,
+            } => {
                 // The search's best cost is biased low (the minimum of noisy samples), so the
                 // reference is re-measured: the mean of the first BASELINE steady windows.
                 const BASELINE: u64 = 4;
@@ -212,10 +226,21 @@ impl Tuner {
                     } else {
                         *tuned + (cost - *tuned) / *seen as f64
                     };
-                    *ewma = *tuned;
                 } else {
-                    *ewma = 0.75 * *ewma + 0.25 * cost;
-                    if *seen >= 2 * BASELINE && (*ewma - *tuned).abs() > self.cfg.drift * *tuned {
+                    // A drift is DRIFT_WINDOWS windows in a row beyond the band on the same
+                    // side: on a shared host single windows leave the 10% band now and then
+                    // without anything having changed (a neighbour's burst), and each search
+                    // runs a dozen mostly worse candidates.
+                    const DRIFT_WINDOWS: i32 = 4;
+                    let rel = cost / *tuned - 1.0;
+                    *drifted = if rel > self.cfg.drift {
+                        (*drifted).max(0) + 1
+                    } else if rel < -self.cfg.drift {
+                        (*drifted).min(0) - 1
+                    } else {
+                        0
+                    };
+                    if drifted.abs() >= DRIFT_WINDOWS {
                         restart = true;
                     }
                 }
@@ -306,6 +331,23 @@ mod tests {
         }
         assert!(!t.searching());
         assert_eq!(t.distance(), 40);
+    }
+
+    #[test]
+    fn a_short_excursion_does_not_restart_the_search() {
+        let cost_of = |d: usize, _| 10.0 + (d as f64 - 20.0).abs();
+        let mut t = Tuner::new(20, TunerConfig::default());
+        run(&mut t, cost_of, 2000);
+        assert!(!t.searching());
+        let before = t.searches();
+        // three slow windows (a neighbour's burst on a shared host), then back to normal
+        let bytes = TunerConfig::default().probe_bytes;
+        for _ in 0..3 {
+            t.record(t.current(), (100.0 * bytes as f64) as u64, bytes);
+        }
+        run(&mut t, cost_of, 2000);
+        assert_eq!(t.searches(), before);
+        assert_eq!(t.distance(), 20);
     }
 
     #[test]
