@@ -83,6 +83,10 @@ pub enum EcCommand {
         /// Stripes per pmec call (1 = one call per stripe, as ISA-L is called).
         #[arg(long, default_value_t = 64)]
         batch: usize,
+        /// With --threads above 1: split each batch across the threads by one thread-pool call,
+        /// as a caller of the pool API does, instead of one split per repetition.
+        #[arg(long)]
+        split_batches: bool,
         /// Timed repetitions per side, pmec and ISA-L alternating (the median is reported).
         #[arg(long, default_value_t = 5)]
         reps: usize,
@@ -189,6 +193,7 @@ pub fn run(cmd: EcCommand) -> Result<(), String> {
             isa,
             strategy,
             batch,
+            split_batches,
             reps,
             mb_per_rep,
         } => {
@@ -207,6 +212,7 @@ pub fn run(cmd: EcCommand) -> Result<(), String> {
                 workload,
                 threads,
                 batch,
+                split_batches,
                 in_cache,
                 isa: if isa == "auto" {
                     None
