@@ -1,8 +1,8 @@
 //! Sweep fixed DIALGA schedules (distance or stripes ahead x loop body x shuffle x prefetch hint) on random-stripe encoding and
 //! print throughput beside ISA-L — the experiment behind the coordinator's defaults.
 //!
-//! `K=8 B=1024 T=1 DS=0,16,32,64,128 AHEAD=1,2,4 HINT=l1|l2 cargo run --release -p pmec --example
-//! schedule_sweep` (both hints when HINT is unset)
+//! `K=8 B=1024 T=1 DS=0,16,32,64,128 AHEAD=1,2,4 HINT=l1|l2 NT=1|0 cargo run --release -p pmec
+//! --example schedule_sweep` (both hints when HINT is unset; NT=0: regular parity stores)
 
 use pmec::bench::{self, BenchConfig, DataPool};
 use pmec::kernels::{Body, Hint};
@@ -26,6 +26,8 @@ fn main() {
         .ok()
         .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
         .unwrap_or_else(|| vec![1, 2, 4]);
+    // NT=0: regular parity stores instead of non-temporal ones
+    let nt = env("NT", 1) != 0;
     let hints: Vec<Hint> = match std::env::var("HINT").as_deref() {
         Ok("l1") => vec![Hint::L1],
         Ok("l2") => vec![Hint::L2],
@@ -46,7 +48,7 @@ fn main() {
                         hint,
                         shuffle,
                         body,
-                        nt: true,
+                        nt,
                         ..Schedule::VANILLA
                     });
                 }
@@ -63,7 +65,7 @@ fn main() {
                     hint,
                     shuffle,
                     body,
-                    nt: true,
+                    nt,
                     ..Schedule::VANILLA
                 });
             }
