@@ -10,7 +10,12 @@
 //! * high pressure (threads > 12, or latency > 110% of the low-pressure baseline together with
 //!   useless prefetches > 150% of theirs — with timing only, together with concurrency) →
 //!   hardware prefetcher starved by the shuffle mapping, 256 B bodies, software prefetch with
-//!   the distance capped by the PM read-buffer bound (Eq. 1);
+//!   the distance capped by the PM read-buffer bound (Eq. 1). These remedies are where the
+//!   pressure entry's climb starts, not a fixed choice: the climb also measures the
+//!   low-pressure schedule at the capped distance, and batches keep stripe-ahead prefetch with
+//!   the remedies as its first variant. With timing only the signal fires on any second thread
+//!   sharing the memory, and forcing the remedies cost a codec used first on one thread and
+//!   then on two a quarter of its throughput (`codec_reuse` example);
 //! * otherwise, for a call over several stripes whose stripe (k blocks) fits comfortably in L2
 //!   (beyond the paper) → stripe-ahead prefetch: each loaded line prefetches the same line of
 //!   a later stripe ([`Schedule::ahead`]). This is the pipelined prefetch at a distance of
@@ -448,15 +453,23 @@ impl Coordinator {
             && !e.cache_resident
             && e.calls % cfg.probe_every == cfg.probe_every / 2;
         let vanilla_now = auto && e.prefer_vanilla && !pressure && !prefetch_probe;
+        let hw_friendly = len >= 4096 && len.is_multiple_of(4096);
+        let wide = self.k > cfg.wide_stripe;
         // stripe-ahead prefetch: a next stripe exists in this call (and, for Auto, both
-        // stripes fit in L2 together); it has no distance to tune
+        // stripes fit in L2 together); it has no distance to tune. Under high pressure too:
+        // there the climb starts from the paper's remedies (shuffle mapping where the paper
+        // starves the hardware prefetcher, 256 B bodies) and keeps them only if they measure
+        // better. Forcing the paper's line-distance schedule on every batch under pressure
+        // had cost a third of the throughput on two threads here (RS(12,8) 1 KiB, one codec
+        // used on one thread and then on two: 16.7-18.1 GB/s against 27 for stripe-ahead),
+        // where the pressure signal (latency above 110%, useless prefetches assumed from
+        // concurrency without counters) fires on any second thread.
         let ahead_now = cfg.ahead > 0
             && stripes >= 2
             && match self.strategy {
                 Strategy::StripeAhead => true,
                 Strategy::Auto => {
-                    !pressure
-                        && !probe
+                    !probe
                         && !e.cache_resident
                         && !vanilla_now
                         && self.k * len <= cfg.ahead_max_stripe_bytes
@@ -464,6 +477,16 @@ impl Coordinator {
                 _ => false,
             };
         let tune_ahead = ahead_now && auto && cfg.ahead_tune;
+        // line order and body variant 0 of the climb: the configured ones, or under pressure
+        // the paper's high-pressure choices
+        let (base_shuffle, base_body) = if pressure && auto {
+            (
+                !hw_friendly && !wide,
+                if len >= 256 { Body::XpLine } else { Body::Line },
+            )
+        } else {
+            (cfg.ahead_shuffle, cfg.ahead_body)
+        };
         let (ahead, hint, shuffle, body) = if tune_ahead {
             let v = e.ahead_tuner.variant();
             let hint = match (v & 1, cfg.ahead_hint) {
@@ -471,15 +494,15 @@ impl Coordinator {
                 (_, Hint::L1) => Hint::L2,
                 (_, Hint::L2) => Hint::L1,
             };
-            let body = match (v & 4, cfg.ahead_body) {
+            let body = match (v & 4, base_body) {
                 (0, b) => b,
                 (_, Body::Line) => Body::XpLine,
                 (_, Body::XpLine) => Body::Line,
             };
-            let shuffle = cfg.ahead_shuffle ^ (v & 2 != 0);
+            let shuffle = base_shuffle ^ (v & 2 != 0);
             (e.ahead_tuner.distance(), hint, shuffle, body)
         } else {
-            (cfg.ahead, cfg.ahead_hint, cfg.ahead_shuffle, cfg.ahead_body)
+            (cfg.ahead, cfg.ahead_hint, base_shuffle, base_body)
         };
         let ahead_schedule = Schedule {
             ahead,
@@ -499,8 +522,6 @@ impl Coordinator {
                     || e.calls.is_multiple_of(cfg.sample_every)
                     || (auto && e.cache_resident && e.calls.is_multiple_of(16))));
         let nt_default = cfg.nt.unwrap_or(true);
-        let hw_friendly = len >= 4096 && len.is_multiple_of(4096);
-        let wide = self.k > cfg.wide_stripe;
         let schedule = match self.strategy {
             _ if ahead_now => ahead_schedule,
             Strategy::Fixed(s) => s,
@@ -554,7 +575,8 @@ impl Coordinator {
                         nt: cfg.nt.unwrap_or(!resident_check),
                         ..Schedule::VANILLA
                     }
-                } else if pressure {
+                } else if pressure && e.tuner.variant() == 0 {
+                    // the paper's high-pressure schedule, variant 0 of the climb
                     Schedule {
                         distance: tuned.min(self.distance_cap(threads, nt_default)),
                         xpline_distance: None,
@@ -564,17 +586,27 @@ impl Coordinator {
                         ..Schedule::VANILLA
                     }
                 } else {
-                    // low pressure: tuned distance and body; XPLine-first lines further ahead
-                    // when lines are the loop body
-                    let body = if e.tuner.variant() == 1 && len >= 256 {
+                    // low pressure: tuned distance and body (variant 1: 256 B); XPLine-first
+                    // lines further ahead when lines are the loop body. Under pressure this is
+                    // the climb's variant 1, with the distance still capped: the paper's
+                    // remedies stay only while they measure better, since without counters
+                    // the pressure signal fires on any second thread (RS(12,8) 1 KiB single
+                    // calls, one codec used on one thread then on two: 11.4-13.1 GB/s with
+                    // the remedies forced against 13.6-15.6 for a fresh codec).
+                    let body = if !pressure && e.tuner.variant() == 1 && len >= 256 {
                         Body::XpLine
                     } else {
                         Body::Line
                     };
+                    let distance = if pressure {
+                        tuned.min(self.distance_cap(threads, nt_default))
+                    } else {
+                        tuned
+                    };
                     Schedule {
-                        distance: tuned,
-                        xpline_distance: (tuned > 0 && body == Body::Line)
-                            .then_some(tuned + cfg.xpline_extra),
+                        distance,
+                        xpline_distance: (distance > 0 && body == Body::Line)
+                            .then_some(distance + cfg.xpline_extra),
                         shuffle: false,
                         body,
                         nt: nt_default,
@@ -755,26 +787,70 @@ mod tests {
     fn many_threads_select_the_high_pressure_schedule() {
         let cfg = untimed();
         let c = Coordinator::new(Strategy::Auto, cfg, Isa::Scalar, &coefs(8, 4));
-        let call = |len: usize| {
-            let t = c.begin(len, 4, 16);
+        let call = |len: usize, stripes: usize| {
+            let t = c.begin(len, stripes, 16);
             let d = t.decision;
             c.end(t, 0);
             d
         };
         // the first call of a (length, pressure) key is a cache-residency probe: plain kernels
-        let d = call(1024);
+        let d = call(1024, 1);
         assert!(d.pressure && d.threads >= 16);
         assert_eq!(d.schedule, Schedule::VANILLA);
-        let d = call(1024);
+        // single stripes: the paper's schedule is where the climb starts
+        let d = call(1024, 1);
         assert!(
-            d.schedule.shuffle && d.schedule.body == Body::XpLine,
+            d.schedule.shuffle && d.schedule.body == Body::XpLine && d.schedule.ahead == 0,
             "{d:?}"
         );
         assert!(d.schedule.distance <= c.distance_cap(d.threads, true));
+        // batches: stripe-ahead, starting from the paper's remedies
+        let d = call(1024, 4);
+        assert!(
+            d.pressure
+                && d.schedule.ahead > 0
+                && d.schedule.shuffle
+                && d.schedule.body == Body::XpLine,
+            "{d:?}"
+        );
         // 4 KiB-aligned blocks keep the hardware prefetcher (no shuffle) even under pressure
-        call(8192);
-        let d = call(8192);
+        call(8192, 1);
+        let d = call(8192, 1);
         assert!(d.pressure && !d.schedule.shuffle, "{d:?}");
+    }
+
+    #[test]
+    fn the_paper_remedies_under_pressure_are_climbed_not_forced() {
+        // Under pressure the climb measures the paper's schedule (variant 0) against the
+        // low-pressure one (variant 1); it keeps whichever costs less. Costs are injected by
+        // spinning: the paper's schedule (shuffled) is made five times slower.
+        let cfg = CoordinatorConfig {
+            ahead: 0,
+            sample_every: 1,
+            tuner: TunerConfig {
+                probe_bytes: 1,
+                ..TunerConfig::default()
+            },
+            ..untimed()
+        };
+        let c = Coordinator::new(Strategy::Auto, cfg, Isa::Scalar, &coefs(8, 4));
+        let spin = |us: u64| {
+            let t0 = std::time::Instant::now();
+            while t0.elapsed() < std::time::Duration::from_micros(us) {
+                std::hint::spin_loop();
+            }
+        };
+        let mut last = None;
+        for _ in 0..400 {
+            let t = c.begin(1024, 1, 16);
+            let d = t.decision;
+            spin(if d.schedule.shuffle { 100 } else { 20 });
+            c.end(t, 8192);
+            last = Some(d);
+        }
+        let d = last.unwrap();
+        assert!(d.pressure && !d.schedule.shuffle, "{d:?}");
+        assert_eq!(d.schedule.body, Body::Line, "{d:?}");
     }
 
     #[test]

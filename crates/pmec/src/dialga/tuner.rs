@@ -9,16 +9,17 @@
 //! pays; a small number of schedule *variants* (the coordinator uses them for the 64 B vs
 //! 256 B loop body) are climbed together with the distance: each search also measures the
 //! current distance under every other variant; a drift counts only when four windows in a row
-//! leave the band on the same side (single windows on a shared host do without any change);
-//! and samples carry the candidate they ran, so threads sharing a tuner cannot credit one
-//! candidate's cost to the next.
+//! leave the band on the same side (on a shared host single windows leave it with nothing
+//! changed); and samples carry the candidate they ran, so threads sharing a tuner cannot credit
+//! one candidate's cost to the next.
 
 /// Tuner parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TunerConfig {
     /// Neighbourhood size explored around the current distance (16: d-8 ..= d+8 steps).
     pub neighbourhood: usize,
-    /// Relative drift of the steady-state cost that triggers a new search (0.10).
+    /// Relative drift of the steady-state cost that triggers a new search, when four windows in
+    /// a row show it on the same side (0.10).
     pub drift: f64,
     /// Bytes of work measured per probe of one candidate.
     pub probe_bytes: u64,
@@ -54,7 +55,7 @@ enum Phase {
         idx: usize,
         costs: Vec<f64>,
     },
-    /// Converged; exponentially-weighted cost since.
+    /// Converged: the chosen candidate runs and its cost is watched for drift.
     Steady {
         /// Reference cost of the chosen candidate.
         tuned: f64,
