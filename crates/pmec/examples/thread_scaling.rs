@@ -33,9 +33,20 @@ fn ratio(p: (f64, f64)) -> f64 {
     p.1 / p.0
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+/// The `q` quantile (0..=1) of `v`, nearest rank below.
+fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
     v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    v[(q * (v.len() - 1) as f64) as usize]
+}
+
+/// "median (10th-90th percentile)" of `v`.
+fn spread(v: Vec<f64>) -> String {
+    format!(
+        "{:.2}x ({:.2}-{:.2})",
+        quantile(v.clone(), 0.5),
+        quantile(v.clone(), 0.1),
+        quantile(v, 0.9)
+    )
 }
 
 fn main() {
@@ -105,12 +116,14 @@ fn main() {
             reference,
         });
     }
-    println!("\nwindows grouped by the memory path's 2-thread scaling (medians):");
     println!(
-        "| memory path | windows | pmec 2t/1t | pool API 2t/1t | reference 2t/1t | \
-         pmec 2t / reference 2t |"
+        "\nwindows grouped by the memory path's 2-thread scaling (medians; 10th-90th percentile):"
     );
-    println!("|---|---|---|---|---|---|");
+    println!(
+        "| memory path 2 / 1 | windows | memory path GB/s | pmec GB/s | pmec 2 / 1 | pool API per \
+         batch 2 / 1 | reference 2 / 1 | pmec 2t / reference 2t |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     for (lo, hi) in [(0.0, 1.3), (1.3, 1.6), (1.6, 1.8), (1.8, f64::INFINITY)] {
         let group: Vec<&Window> = all
             .iter()
@@ -124,13 +137,19 @@ fn main() {
         } else {
             format!(">= {lo:.1}x")
         };
+        let med = |f: &dyn Fn(&Window) -> f64| quantile(group.iter().map(|w| f(w)).collect(), 0.5);
         println!(
-            "| {label} | {} | {:.2}x | {:.2}x | {:.2}x | {:.2} |",
+            "| {label} | {} | {:.1} -> {:.1} ({:.2}x) | {:.1} -> {:.1} | {} | {:.2}x | {} | {:.2} |",
             group.len(),
-            median(group.iter().map(|w| ratio(w.pmec)).collect()),
-            median(group.iter().map(|w| w.pmec_split / w.pmec.0).collect()),
-            median(group.iter().map(|w| ratio(w.reference)).collect()),
-            median(group.iter().map(|w| w.pmec.1 / w.reference.1).collect()),
+            med(&|w| w.stream.0),
+            med(&|w| w.stream.1),
+            med(&|w| ratio(w.stream)),
+            med(&|w| w.pmec.0),
+            med(&|w| w.pmec.1),
+            spread(group.iter().map(|w| ratio(w.pmec)).collect()),
+            med(&|w| w.pmec_split / w.pmec.0),
+            spread(group.iter().map(|w| ratio(w.reference)).collect()),
+            med(&|w| w.pmec.1 / w.reference.1),
         );
     }
 }
