@@ -15,8 +15,8 @@
 //! that average leaves the 10% band now and then with nothing changed, and the searches it
 //! starts are the tuner's only way off a poor early choice: requiring four windows in a row
 //! beyond the band instead cut the searches per benchmark point from 30-75 to 9-55, and left
-//! single-stripe calls at d = 0 for a whole run in 4 of 7 runs (1.33-1.36x ISA-L instead of
-//! 1.5x; docs/validation.md §5), so it was not kept.
+//! single-stripe calls at d = 0 for whole runs (6 of 13 runs at 1.33-1.37x ISA-L instead of
+//! 1.44-1.72x; docs/validation.md §5), so it was not kept.
 
 /// Tuner parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
