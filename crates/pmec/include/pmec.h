@@ -35,7 +35,8 @@ const char *pmec_isa_name(void);
 int pmec_codec_new(int k, int m, int matrix, pmec_codec **out);
 void pmec_codec_free(pmec_codec *c);
 /* data: stripes*k pointers, parity: stripes*m pointers, all blocks len bytes. threads > 1 splits
- * the batch over worker threads; prefetching runs across stripe boundaries. */
+ * the batch over worker threads (capped at the cores available; persistent, process-wide, started
+ * on first use; a forked child starts its own); prefetching runs across stripe boundaries. */
 int pmec_encode(const pmec_codec *c, size_t len, size_t stripes, const uint8_t *const *data,
                 uint8_t *const *parity, int threads);
 /* shards: k+m pointers; the nerased listed shards are rebuilt in place. */
