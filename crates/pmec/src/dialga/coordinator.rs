@@ -460,10 +460,11 @@ impl Coordinator {
         // there the climb starts from the paper's remedies (shuffle mapping where the paper
         // starves the hardware prefetcher, 256 B bodies) and keeps them only if they measure
         // better. Forcing the paper's line-distance schedule on every batch under pressure
-        // had cost a third of the throughput on two threads here (RS(12,8) 1 KiB, one codec
-        // used on one thread and then on two: 16.7-18.1 GB/s against 27 for stripe-ahead),
-        // where the pressure signal (latency above 110%, useless prefetches assumed from
-        // concurrency without counters) fires on any second thread.
+        // had cost a quarter of the throughput on two threads here (RS(12,8) 1 KiB, one codec
+        // used on one thread and then on two: 15.0-15.6 GB/s against 20.7-21.3 for fresh
+        // codecs, `codec_reuse` example), where the pressure signal (latency above 110%,
+        // useless prefetches assumed from concurrency without counters) fires on any second
+        // thread.
         let ahead_now = cfg.ahead > 0
             && stripes >= 2
             && match self.strategy {
