@@ -125,11 +125,13 @@ pub struct CoordinatorConfig {
     /// Stripes ahead for stripe-ahead prefetch (0 = never use it: the paper's schedules only);
     /// with `ahead_tune`, where the hill climb starts.
     pub ahead: usize,
-    /// Hill-climb the stripes ahead (1..=`ahead_max`) and the cache level (L1 or L2) of
-    /// stripe-ahead prefetch per block length, like the paper's distance (the tuner's
-    /// neighbourhood, drift rule and probe size): which pays depends on the machine (measured:
-    /// L2 one stripe ahead 10.7 GB/s against 8.8 for L1 on one 2-core Zen 5 VM, L1 18.1 against
-    /// 13.3-14.9 for L2 on another; docs/validation.md §5). Off: `ahead` and `ahead_hint` fixed.
+    /// Hill-climb the stripes ahead (1..=`ahead_max`), the cache level (L1 or L2), the line
+    /// order and the loop body of stripe-ahead prefetch per block length, like the paper's
+    /// distance (the tuner's neighbourhood, drift rule and probe size): which pays depends on the
+    /// machine (measured: L2 one stripe ahead 10.7 GB/s against 8.8 for L1 on one 2-core Zen 5
+    /// VM, L1 18.1 against 13.3-14.9 for L2 on another; docs/validation.md §5). Off: `ahead`,
+    /// `ahead_hint`, `ahead_shuffle` and `ahead_body` fixed (under pressure, the paper's order
+    /// and body).
     pub ahead_tune: bool,
     /// Most stripes ahead the hill climb tries.
     pub ahead_max: usize,
@@ -478,13 +480,16 @@ impl Coordinator {
                 _ => false,
             };
         let tune_ahead = ahead_now && auto && cfg.ahead_tune;
-        // line order and body variant 0 of the climb: the configured ones, or under pressure
-        // the paper's high-pressure choices
+        // the paper's high-pressure line order and body: shuffled unless the blocks are the
+        // hardware prefetcher's best case or the stripe defeats it anyway, 256 B bodies
+        let remedies = (
+            !hw_friendly && !wide,
+            if len >= 256 { Body::XpLine } else { Body::Line },
+        );
+        // line order and body variant 0 of the stripe-ahead climb: the configured ones, or
+        // under pressure the paper's
         let (base_shuffle, base_body) = if pressure && auto {
-            (
-                !hw_friendly && !wide,
-                if len >= 256 { Body::XpLine } else { Body::Line },
-            )
+            remedies
         } else {
             (cfg.ahead_shuffle, cfg.ahead_body)
         };
@@ -576,42 +581,45 @@ impl Coordinator {
                         nt: cfg.nt.unwrap_or(!resident_check),
                         ..Schedule::VANILLA
                     }
-                } else if pressure && e.tuner.variant() == 0 {
-                    // the paper's high-pressure schedule, variant 0 of the climb
-                    Schedule {
-                        distance: tuned.min(self.distance_cap(threads, nt_default)),
-                        xpline_distance: None,
-                        shuffle: !hw_friendly && !wide,
-                        body: if len >= 256 { Body::XpLine } else { Body::Line },
-                        nt: nt_default,
-                        ..Schedule::VANILLA
-                    }
                 } else {
-                    // low pressure: tuned distance and body (variant 1: 256 B); XPLine-first
-                    // lines further ahead when lines are the loop body. Under pressure this is
-                    // the climb's variant 1, with the distance still capped: the paper's
-                    // remedies stay only while they measure better, since without counters
-                    // the pressure signal fires on any second thread (RS(12,8) 1 KiB single
-                    // calls, one codec used on one thread then on two: 11.4-13.1 GB/s with
-                    // the remedies forced against 13.6-15.6 for a fresh codec).
-                    let body = if !pressure && e.tuner.variant() == 1 && len >= 256 {
-                        Body::XpLine
-                    } else {
-                        Body::Line
-                    };
+                    // the tuned distance, capped by the read-buffer bound (Eq. 1) under pressure
                     let distance = if pressure {
                         tuned.min(self.distance_cap(threads, nt_default))
                     } else {
                         tuned
                     };
-                    Schedule {
-                        distance,
-                        xpline_distance: (distance > 0 && body == Body::Line)
-                            .then_some(distance + cfg.xpline_extra),
-                        shuffle: false,
-                        body,
-                        nt: nt_default,
-                        ..Schedule::VANILLA
+                    if pressure && e.tuner.variant() == 0 {
+                        // the paper's high-pressure schedule, variant 0 of the climb
+                        Schedule {
+                            distance,
+                            xpline_distance: None,
+                            shuffle: remedies.0,
+                            body: remedies.1,
+                            nt: nt_default,
+                            ..Schedule::VANILLA
+                        }
+                    } else {
+                        // low pressure: tuned body (variant 1: 256 B); XPLine-first lines
+                        // further ahead when lines are the loop body. Under pressure this is
+                        // the climb's variant 1: the paper's remedies stay only while they
+                        // measure better, since without counters the pressure signal fires on
+                        // any second thread (RS(12,8) 1 KiB single calls, one codec used on one
+                        // thread then on two: 11.4-13.1 GB/s with the remedies forced against
+                        // 13.6-15.6 for a fresh codec).
+                        let body = if !pressure && e.tuner.variant() == 1 && len >= 256 {
+                            Body::XpLine
+                        } else {
+                            Body::Line
+                        };
+                        Schedule {
+                            distance,
+                            xpline_distance: (distance > 0 && body == Body::Line)
+                                .then_some(distance + cfg.xpline_extra),
+                            shuffle: false,
+                            body,
+                            nt: nt_default,
+                            ..Schedule::VANILLA
+                        }
                     }
                 }
             }
