@@ -200,20 +200,16 @@ fn main() {
                     refs.push((d / c, c, d));
                 }
             }
-            let median = |mut v: Vec<f64>| {
-                v.sort_by(f64::total_cmp);
-                v[v.len() / 2]
-            };
             if !ratios.is_empty() {
                 let (lo, hi) = (
                     ratios.iter().copied().fold(f64::INFINITY, f64::min),
                     ratios.iter().copied().fold(0.0, f64::max),
                 );
                 let n = ratios.len();
-                let r = median(ratios);
-                let q = median(refs.iter().map(|x| x.0).collect());
-                let one = median(refs.iter().map(|x| x.1).collect());
-                let two = median(refs.iter().map(|x| x.2).collect());
+                let r = bench::median(ratios);
+                let q = bench::median(refs.iter().map(|x| x.0).collect());
+                let one = bench::median(refs.iter().map(|x| x.1).collect());
+                let two = bench::median(refs.iter().map(|x| x.2).collect());
                 println!(
                     "RS({},{k}) 1KiB 2 threads, paired: {r:.2}x one thread (median of {n} pairs, \
                      range {lo:.2}-{hi:.2}); the same stripes' traffic without GF arithmetic: \

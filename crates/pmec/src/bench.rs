@@ -203,9 +203,7 @@ pub struct Measurement {
 
 impl Measurement {
     fn from_runs(mut runs: Vec<f64>) -> Measurement {
-        let mut s = runs.clone();
-        s.sort_by(f64::total_cmp);
-        let gbps = if s.is_empty() { 0.0 } else { s[s.len() / 2] };
+        let gbps = median(runs.clone());
         runs.shrink_to_fit();
         Measurement { gbps, runs }
     }
@@ -648,9 +646,13 @@ pub fn stream_gbps(pool: &DataPool, bytes: usize, threads: usize) -> f64 {
 /// One warm-up run of `run`, then the median of three timed ones (the reference readers).
 fn median_of_3(run: impl Fn() -> f64) -> f64 {
     run();
-    let mut runs: Vec<f64> = (0..3).map(|_| run()).collect();
-    runs.sort_by(f64::total_cmp);
-    runs[1]
+    median((0..3).map(|_| run()).collect())
+}
+
+/// The median of `v` (the upper one for an even count; 0 for none).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
 /// The pool's base pointer, shared by the reader threads.
