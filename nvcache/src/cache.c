@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static struct nvc_file *files;
@@ -24,6 +25,11 @@ static void comm_release(struct nvc_file *f);
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define NEED_BYPASS 0x7fff0001
+
+static int bypass(struct nvc_file *f, const char *why, int quiet);
+
+/* Whether f may still serve an operation from the cache: no other handle of its file opened since. */
+static int still_owned(struct nvc_file *f) { return !f->reg_owner || nvc_reg_owned(f->reg, f->fileid); }
 
 struct nvc_file *nvc_file_lookup(MPI_File fh)
 {
@@ -565,6 +571,8 @@ int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void
     pthread_mutex_lock(&f->lock);
     int64_t off = use_fp ? f->fp : explicit_off;
     int64_t bytes = (int64_t)count * tsize, done = 0;
+    if (f->mode == NVC_MODE_CACHED && !still_owned(f))
+        bypass(f, "another handle of the file was opened", 1);
     int cached = f->mode == NVC_MODE_CACHED;
     if (cached) {
         PMPI_Type_get_extent_x(dt, &lb, &ext);
@@ -679,8 +687,10 @@ static int drain_direct(struct nvc_file *f, uint32_t p)
     return rc;
 }
 
-/* Writes all dirty pages of part p to the real file (clamped to the file size), then cleans them. */
-static int drain_part(struct nvc_file *f, uint32_t p)
+/* Writes all dirty pages of part p to the real file (clamped to the file size), then cleans them.
+ * gone_ok: a part that its open closes meanwhile (the drain of another handle, drain_other_open)
+ * ends the drain quietly: that close flushed it itself, or discarded it on purpose. */
+static int drain_part(struct nvc_file *f, uint32_t p, int gone_ok)
 {
     if (f->direct && (int)p == f->my_part)
         return drain_direct(f, p);
@@ -695,6 +705,8 @@ static int drain_part(struct nvc_file *f, uint32_t p)
             s = req(f, p, NVC_OP_DIRTY);
             s->arg[0] = cursor;
         }
+        if (st == NVC_BYPASS || (st == NVC_ERR && gone_ok))
+            break; /* closed meanwhile (or its mapping is gone): nothing left to drain */
         if (st != NVC_OK) {
             nvc_msg("%s: dirty listing of part %u failed", f->path, p);
             return MPI_ERR_IO;
@@ -704,7 +716,9 @@ static int drain_part(struct nvc_file *f, uint32_t p)
         cursor = s->arg[0];
         uint64_t size = s->arg[1];
         s->op = NVC_OP_READ;
-        if (call(f, p, s) != NVC_OK) {
+        if ((st = call(f, p, s)) != NVC_OK) {
+            if (st == NVC_BYPASS || gone_ok)
+                break;
             nvc_msg("%s: reading dirty data of part %u failed", f->path, p);
             return MPI_ERR_IO;
         }
@@ -724,7 +738,9 @@ static int drain_part(struct nvc_file *f, uint32_t p)
     return rc;
 }
 
-int nvc_bypass(struct nvc_file *f, const char *why)
+/* Drains every part of f and marks it bypassed; quiet: no message per part (a second handle of the
+ * file, which is normal operation, not a fallback the user should hear about). */
+static int bypass(struct nvc_file *f, const char *why, int quiet)
 {
     if (f->mode != NVC_MODE_CACHED)
         return MPI_SUCCESS;
@@ -736,9 +752,10 @@ int nvc_bypass(struct nvc_file *f, const char *why)
             struct nvc_slot *s = req(f, p, NVC_OP_BYPASS_BEGIN);
             uint32_t st = call(f, p, s);
             if (st == NVC_OK) {
-                nvc_msg("%s: %s; flushing part %u and passing through to MPI-IO from now on", f->path, why, p);
+                if (!quiet)
+                    nvc_msg("%s: %s; flushing part %u and passing through to MPI-IO from now on", f->path, why, p);
                 do {
-                    if ((rc = drain_part(f, p)) != MPI_SUCCESS)
+                    if ((rc = drain_part(f, p, quiet)) != MPI_SUCCESS)
                         break;
                     /* Bytes an MPI_File_sync made durable in NVRAM must be durable in the real
                        file before the part stops holding them. */
@@ -760,6 +777,86 @@ int nvc_bypass(struct nvc_file *f, const char *why)
     pthread_mutex_unlock(&nvc_rt.slot_lock);
     f->mode = NVC_MODE_BYPASSED;
     return rc;
+}
+
+int nvc_bypass(struct nvc_file *f, const char *why) { return bypass(f, why, 0); }
+
+/* ------------------------------------------------------------------ several handles of one file
+ *
+ * registry.c keeps one cache state per file: a file is cached by one open only while it has no
+ * other handle in the job. Before the other handle's open returns, its rank drains the caching
+ * open's parts here (through their managers, like a bypass by one of the caching ranks), so that
+ * no stale page can later be written over what the other handle writes; the caching open's ranks
+ * see the entry change before their next cached operation and pass through too. */
+
+static struct nvc_reg_table *reg_table(void) { return nvc_reg_table(nvc_rt.mbox[0]); }
+
+/* The file's identity: device and inode of path (ROMIO's "fs:" prefixes stripped). */
+static int file_key(const char *path, uint64_t *dev, uint64_t *ino)
+{
+    struct stat sb;
+    const char *colon = strchr(path, ':'), *slash = strchr(path, '/');
+    if (stat(path, &sb) != 0 && !(colon && colon > path && (!slash || colon < slash) && stat(colon + 1, &sb) == 0))
+        return -1;
+    *dev = (uint64_t)sb.st_dev;
+    *ino = (uint64_t)sb.st_ino;
+    return 0;
+}
+
+
+/* Drains the parts of the open that cached the file (layout from the table) through their managers. */
+static void drain_other_open(const char *path, const struct nvc_reg *lay)
+{
+    struct nvc_file *s = calloc(1, sizeof *s);
+    int *nodes = calloc(NVC_REG_MAXPARTS, sizeof *nodes);
+    if (!s || !nodes) {
+        nvc_msg("%s: out of memory while draining another handle's cache", path);
+        free(s);
+        free(nodes);
+        return;
+    }
+    for (uint32_t p = 0; p < lay->nparts; p++)
+        nodes[p] = lay->part_node[p];
+    s->part_node = nodes;
+    s->nparts = lay->nparts;
+    s->stripe = lay->stripe;
+    s->fileid = atomic_load_explicit(&lay->owner, memory_order_relaxed);
+    s->synced = (int)atomic_load_explicit(&lay->synced, memory_order_relaxed);
+    s->mode = NVC_MODE_CACHED;
+    s->my_part = -1;
+    s->self_fh = MPI_FILE_NULL;
+    snprintf(s->path, sizeof s->path, "%s", path);
+    if (bypass(s, "another handle of the file was opened", 1) != MPI_SUCCESS)
+        nvc_msg("%s: draining the cache of another handle of the file failed; its data stays in %s for nvcache-recover",
+                path, nvc_cfg.dir);
+    free(nodes);
+    free(s);
+}
+
+/* Enters this rank's handle of f in the job's file table; returns whether this open may cache the
+ * file. A handle that makes the file shared drains the caching open first (or waits for the rank
+ * that does), so the file is complete when the open returns. */
+static int reg_enter(struct nvc_file *f, int want_cache)
+{
+    uint64_t dev, ino;
+    struct nvc_reg_table *t = reg_table();
+    f->reg_joined = 1;
+    f->reg = NULL;
+    if (file_key(f->path, &dev, &ino) != 0) {
+        nvc_debug("%s: cannot stat the file; not cached", f->path);
+        nvc_reg_untrack(t);
+        return 0;
+    }
+    struct nvc_reg lay;
+    int v = nvc_reg_join(t, dev, ino, f->fileid, want_cache, f->nparts, f->part_node, f->stripe, &f->reg, &lay);
+    if (v == NVC_REG_PASS_DRAIN) {
+        nvc_debug("%s: a second handle: draining the cache of the open that has it", f->path);
+        drain_other_open(f->path, &lay);
+        nvc_reg_drained(f->reg);
+    } else if (v == NVC_REG_PASS_WAIT)
+        nvc_reg_wait_drained(f->reg);
+    f->reg_owner = v == NVC_REG_CACHE;
+    return f->reg_owner;
 }
 
 /* ------------------------------------------------------------------ open / close */
@@ -832,7 +929,7 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
 {
     uint64_t t0 = nvc_now_ns();
     /* The same on every rank (environment; agreed in MPI_Init; amode): plain MPI-IO, no handshake. */
-    if (!nvc_cfg.enabled || !nvc_rt.ready || nvc_rt.multi_host || (amode & MPI_MODE_SEQUENTIAL))
+    if (!nvc_cfg.enabled || !nvc_rt.ready || nvc_rt.multi_host)
         return PMPI_File_open(comm, path, amode, info, fh);
     /* An invalid or inter-communicator is erroneous for MPI_File_open: let MPICH report it through
        the file error handler (MPI_ERRORS_RETURN by default). The calls on comm below would raise
@@ -840,6 +937,23 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
     int inter = 0;
     if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return PMPI_File_open(comm, path, amode, info, fh);
+    if (amode & MPI_MODE_SEQUENTIAL) {
+        /* Not cached, but a handle of the file all the same: entered in the file table. */
+        int rc = PMPI_File_open(comm, path, amode, info, fh);
+        struct nvc_file *f = rc == MPI_SUCCESS ? calloc(1, sizeof *f) : NULL;
+        if (f) {
+            f->real = *fh;
+            f->self_fh = MPI_FILE_NULL;
+            f->amode = amode;
+            f->my_part = -1;
+            pthread_mutex_init(&f->lock, NULL);
+            snprintf(f->path, sizeof f->path, "%s", path);
+            reg_enter(f, 0);
+            file_register(f);
+        } else if (rc == MPI_SUCCESS)
+            nvc_reg_untrack(reg_table()); /* never left: no file may be cached from now on */
+        return rc;
+    }
     if (comm_threads < 0)
         PMPI_Query_thread(&comm_threads);
     int shared = comm_threads != MPI_THREAD_MULTIPLE;
@@ -899,7 +1013,8 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
     }
     if (!f || !f->part_node || !f->part_rep) {
         /* Every other rank is about to agree on caching: tell them no, then pass through. */
-        nvc_msg("%s: out of memory; not cached", path);
+        nvc_msg("%s: out of memory; not cached, and no file is cached from now on", path);
+        nvc_reg_untrack(reg_table()); /* a handle nvcache cannot follow: never left */
         int64_t no[3] = {0, 0, 0};
         PMPI_Allreduce(MPI_IN_PLACE, no, 3, MPI_INT64_T, MPI_MIN, comm);
         if (f) {
@@ -951,6 +1066,8 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
     f->stripe = per > f->opts.min_stripe ? per : f->opts.min_stripe;
     if (f->opts.striping_unit)
         f->stripe = f->opts.striping_unit;
+    /* One cache state per file: only an open with no other handle of the file in the job caches. */
+    ok_local = reg_enter(f, ok_local);
 
     int rep = ok_local && f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
     uint32_t st = ok_local ? NVC_OK : NVC_ERR;
@@ -1004,6 +1121,9 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
     if (!ok[0] || !ok[1] || ok[2] >= 0 || stripes_differ) {
         if (coll >= 0) /* nobody else learnt the index */
             __atomic_store_n(&nvc_coll_entry(nvc_rt.mbox[0], coll)->fileid, 0, __ATOMIC_RELEASE);
+        if (f->reg_owner) /* its handles stay open, uncached: no other open may cache the file meanwhile */
+            nvc_reg_disown(reg_table(), f->reg, f->fileid);
+        f->reg_owner = 0;
         if (f->direct) {
             nvc_part_close(f->direct, 1);
             free(f->direct);
@@ -1055,6 +1175,9 @@ int nvc_close(MPI_File *fh)
         return PMPI_File_close(fh);
     uint64_t t0 = nvc_now_ns();
     int rc = MPI_SUCCESS;
+    if (f->mode == NVC_MODE_CACHED && !still_owned(f))
+        /* Another handle is open: it drained (or is draining) this open's parts; wait for that. */
+        bypass(f, "another handle of the file was opened", 1);
     if (f->mode != NVC_MODE_PASS) {
         int discard = (f->amode & (MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_RDONLY)) || f->opts.flush == NVC_FLUSH_NEVER;
         int rep = f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
@@ -1068,7 +1191,7 @@ int nvc_close(MPI_File *fh)
             int ok = 1;
             pthread_mutex_lock(&nvc_rt.slot_lock);
             if (rep && !byp) {
-                if (drain_part(f, (uint32_t)f->my_part) != MPI_SUCCESS)
+                if (drain_part(f, (uint32_t)f->my_part, 0) != MPI_SUCCESS)
                     ok = 0;
                 /* The part is removed below: bytes an MPI_File_sync (collective, so every rank
                    saw it) made durable in NVRAM must now be durable in the real file. Through
@@ -1092,9 +1215,11 @@ int nvc_close(MPI_File *fh)
             int64_t v[2] = {psize, ok ? 0 : 1};
             coll_max(f, v, 2);
             if (!byp && !v[1]) {
+                /* Only ever grows the real file: a shrinking set_size reached it at once
+                   (nvc_set_size), and a close never cuts off what anyone else wrote. */
                 MPI_Offset real = 0;
                 PMPI_File_get_size(f->real, &real);
-                if (real != v[0])
+                if (real < v[0])
                     rc = PMPI_File_set_size(f->real, v[0]);
             }
             failed = v[1] != 0;
@@ -1136,8 +1261,12 @@ int nvc_close(MPI_File *fh)
     }
     struct nvc_stats *st = f->st;
     int cached = f->mode == NVC_MODE_CACHED;
+    struct nvc_reg *reg = f->reg;
+    int joined = f->reg_joined;
     file_free(f);
     int rc2 = PMPI_File_close(fh);
+    if (joined) /* after the drain and the real close: a later open finds the file complete */
+        nvc_reg_leave(reg_table(), reg);
     nvc_stats_add(st, NVC_ST_CLOSE, 0, nvc_now_ns() - t0, cached);
     return rc != MPI_SUCCESS ? rc : rc2;
 }
@@ -1146,6 +1275,11 @@ int nvc_close(MPI_File *fh)
 
 int nvc_get_size(struct nvc_file *f, MPI_Offset *size)
 {
+    if (f->mode == NVC_MODE_CACHED && !still_owned(f)) {
+        pthread_mutex_lock(&f->lock);
+        bypass(f, "another handle of the file was opened", 1);
+        pthread_mutex_unlock(&f->lock);
+    }
     if (f->mode == NVC_MODE_CACHED) {
         int64_t s = 0;
         pthread_mutex_lock(&f->lock);
@@ -1192,11 +1326,13 @@ int nvc_sync(struct nvc_file *f)
     uint64_t t0 = nvc_now_ns();
     int rc = MPI_SUCCESS;
     f->synced = 1;
-    int64_t byp = f->mode == NVC_MODE_BYPASSED;
+    if (f->reg_owner)
+        atomic_store_explicit(&f->reg->synced, 1, memory_order_seq_cst); /* a drain by another handle fsyncs */
+    int64_t byp = f->mode == NVC_MODE_BYPASSED || !still_owned(f);
     coll_max(f, &byp, 1);
     if (byp) {
         /* Everyone agrees before the collective call on the real file. */
-        nvc_bypass(f, "file bypassed by another rank");
+        bypass(f, "file bypassed by another rank or handle", !still_owned(f));
         return PMPI_File_sync(f->real);
     }
     pthread_mutex_lock(&nvc_rt.slot_lock);
@@ -1207,7 +1343,7 @@ int nvc_sync(struct nvc_file *f)
         }
     int rep = f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
     if (f->opts.flush == NVC_FLUSH_SYNC && rep && !(f->amode & MPI_MODE_RDONLY)) {
-        rc = drain_part(f, (uint32_t)f->my_part);
+        rc = drain_part(f, (uint32_t)f->my_part, 0);
         if (rc == MPI_SUCCESS && f->self_fh != MPI_FILE_NULL)
             rc = PMPI_File_sync(f->self_fh);
     }

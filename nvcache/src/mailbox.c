@@ -32,7 +32,7 @@ static size_t mailbox_bytes(uint32_t nslots, uint64_t slot_bytes, uint64_t *stri
 {
     uint64_t s = (sizeof(struct nvc_slot) + slot_bytes + NVC_PAGE - 1) / NVC_PAGE * NVC_PAGE;
     *stride = s;
-    return NVC_PAGE + NVC_COLL_BYTES + (size_t)s * nslots;
+    return NVC_PAGE + NVC_COLL_BYTES + NVC_REG_BYTES + (size_t)s * nslots;
 }
 
 struct nvc_mailbox *nvc_mailbox_map(const char *name, uint32_t nslots, uint64_t slot_bytes, int creator)
@@ -81,7 +81,7 @@ void nvc_mailbox_unmap(struct nvc_mailbox *mb, const char *name, int creator)
 
 struct nvc_slot *nvc_mailbox_slot(struct nvc_mailbox *mb, uint32_t i)
 {
-    return (struct nvc_slot *)((uint8_t *)mb + NVC_PAGE + NVC_COLL_BYTES + (size_t)mb->slot_stride * i);
+    return (struct nvc_slot *)((uint8_t *)mb + NVC_PAGE + NVC_COLL_BYTES + NVC_REG_BYTES + (size_t)mb->slot_stride * i);
 }
 
 void nvc_mailbox_post(struct nvc_mailbox *mb, struct nvc_slot *s)

@@ -136,8 +136,8 @@ static int refuse(struct mpart *m, struct nvc_slot *s, int writing)
         return 1;
     }
     uint32_t st = m->part.hdr->state;
-    if (st == NVC_PART_BYPASS) {
-        s->status = NVC_BYPASS;
+    if (st == NVC_PART_BYPASS || st == NVC_PART_CLOSED) {
+        s->status = NVC_BYPASS; /* closed: its open flushed or discarded it; only a drain by another handle asks */
         return 1;
     }
     if (st == NVC_PART_DRAINING && writing) {
@@ -266,6 +266,10 @@ static void op_dirty(struct nvc_slot *s)
         s->status = NVC_RETRY; /* a direct write that began before DRAINING is still running */
         return;
     }
+    if (m->part.hdr->state == NVC_PART_CLOSED) {
+        s->status = NVC_BYPASS; /* flushed by its own close meanwhile: nothing left to drain */
+        return;
+    }
     uint64_t cursor = s->arg[0], off, len, total = 0;
     uint32_t n = 0;
     uint64_t limit = mgr.mb->slot_bytes;
@@ -329,8 +333,13 @@ static void op_bypass(struct nvc_slot *s, int begin)
             set_state(m, NVC_PART_DRAINING);
             s->status = NVC_OK;
         } else {
-            s->status = st == NVC_PART_BYPASS ? NVC_BYPASS : NVC_RETRY;
+            /* DRAINING: another rank or handle drains it, wait; BYPASS or CLOSED: nothing to drain. */
+            s->status = st == NVC_PART_DRAINING ? NVC_RETRY : NVC_BYPASS;
         }
+        return;
+    }
+    if (st == NVC_PART_CLOSED) { /* its open closed it while another handle drained it */
+        s->status = NVC_OK;
         return;
     }
     uint64_t cursor = 0, off, len;

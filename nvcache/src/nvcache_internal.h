@@ -6,6 +6,7 @@
  *   cache.c      a cached file: open/prefetch, read/write through the owners, size, sync, bypass, close
  *   manager.c    the per-node cache-manager thread and the request protocol it serves
  *   mailbox.c    the shared-memory request/reply channel between ranks and managers (futex based)
+ *   registry.c   the job-wide table of open files: one cache state per file, however many handles
  *   part.c       one NVRAM part of a file: libpmem mapping, persistent header and dirty bitmap
  *   view.c       file views: datatype flattening and view-stream <-> file-offset mapping
  *   config.c     environment variables and MPI_Info hints
@@ -230,6 +231,68 @@ void nvc_coll_run(struct nvc_coll *c, int nranks, int op, int64_t *v, int n);
 /** Called by every rank after its last collective on c; the last one frees the entry. */
 void nvc_coll_leave(struct nvc_coll *c, int nranks);
 
+/* ---------------------------------------------------------------- registry.c
+ *
+ * One cache state per file, not per handle: a job-wide table (in node 0's mailbox, so single-host
+ * like the rest of the transport) of the files that have handles open, keyed by device and inode.
+ * A file is cached by at most one open at a time, and only while no other handle of it is open
+ * anywhere in the job; a second handle (any communicator, any rank) makes the file shared: the
+ * caching open's dirty data is drained to the real file before the second handle's open returns,
+ * and every handle of the file passes through to plain MPI-IO until all of them are closed. */
+#define NVC_REG_ENTRIES 512
+#define NVC_REG_MAXPARTS 64
+enum nvc_reg_state { NVC_REG_FREE = 0, NVC_REG_CACHED, NVC_REG_DRAINING, NVC_REG_SHARED };
+/** One file with handles open in the job. */
+struct nvc_reg {
+    uint64_t dev, ino;         /* the file (valid while refs > 0) */
+    uint32_t refs;             /* rank-handles open on it in the job (every rank of every open counts) */
+    _Atomic uint32_t state;    /* enum nvc_reg_state */
+    _Atomic uint64_t owner;    /* file id of the caching open (CACHED, DRAINING) */
+    uint64_t stripe;           /* the caching open's layout, for a drain by another handle */
+    uint32_t nparts;
+    _Atomic uint32_t synced;   /* the caching open was MPI_File_sync'ed: a drain by another handle fsyncs */
+    uint16_t part_node[NVC_REG_MAXPARTS];
+};
+/** The table: a spin lock, the count of handles that could not be entered (while > 0 no open
+ *  may cache: one of them could be a handle of the file), and the entries. */
+struct nvc_reg_table {
+    _Atomic uint32_t lock;
+    uint32_t untracked;
+    struct nvc_reg e[NVC_REG_ENTRIES];
+};
+#define NVC_REG_BYTES ((sizeof(struct nvc_reg_table) + NVC_PAGE - 1) / NVC_PAGE * NVC_PAGE)
+/** What an open must do after joining the table. */
+enum nvc_reg_verdict {
+    NVC_REG_CACHE = 0,         /* this open may cache the file (it owns the entry) */
+    NVC_REG_PASS,              /* pass through: other handles are open */
+    NVC_REG_PASS_DRAIN,        /* pass through, after draining the caching open (layout in *drain), then nvc_reg_drained */
+    NVC_REG_PASS_WAIT          /* pass through, after nvc_reg_wait_drained: another handle is draining the caching open */
+};
+/** The table in a mailbox (node 0's is the job's). */
+struct nvc_reg_table *nvc_reg_table(struct nvc_mailbox *mb);
+/** Enters one rank-handle of file (dev, ino) opened with file id fileid; want_cache says whether this
+ *  open could cache it, with its layout (nparts, part_node, stripe). *out is the entry (NULL when the
+ *  table was full: the handle counts as untracked); *drain receives the caching open's layout for
+ *  NVC_REG_PASS_DRAIN. */
+int nvc_reg_join(struct nvc_reg_table *t, uint64_t dev, uint64_t ino, uint64_t fileid, int want_cache, uint32_t nparts,
+                 const int *part_node, uint64_t stripe, struct nvc_reg **out, struct nvc_reg *drain);
+/** The drainer of NVC_REG_PASS_DRAIN is done: the file is shared from now on. */
+void nvc_reg_drained(struct nvc_reg *e);
+/** Waits until no drain of the file runs (NVC_REG_PASS_WAIT). */
+void nvc_reg_wait_drained(struct nvc_reg *e);
+/** The open fileid, which owns e, did not cache after all: the file is shared while its handles are open. */
+void nvc_reg_disown(struct nvc_reg_table *t, struct nvc_reg *e, uint64_t fileid);
+/** Counts a handle whose file cannot be identified as untracked (left with nvc_reg_leave(t, NULL)). */
+void nvc_reg_untrack(struct nvc_reg_table *t);
+/** Leaves: one rank-handle of e (NULL: an untracked handle) is closed. */
+void nvc_reg_leave(struct nvc_reg_table *t, struct nvc_reg *e);
+/** Whether the open fileid still caches the file of e (no other handle has been opened since). */
+static inline int nvc_reg_owned(const struct nvc_reg *e, uint64_t fileid)
+{
+    return atomic_load_explicit(&e->state, memory_order_acquire) == NVC_REG_CACHED &&
+           atomic_load_explicit(&e->owner, memory_order_acquire) == fileid;
+}
+
 /** Creates (creator=1) or maps a node's mailbox shared-memory segment. Returns NULL on error. */
 struct nvc_mailbox *nvc_mailbox_map(const char *name, uint32_t nslots, uint64_t slot_bytes, int creator);
 /** Unmaps a mailbox; the creator also unlinks it. */
@@ -348,6 +411,9 @@ struct nvc_file {
     struct nvc_part *direct;   /* my node's part mapped in this process (NULL: every request goes to the manager) */
     struct nvc_seg *dseg;      /* segments of a direct write batch (NVC_MAXSEG) */
     struct nvc_stats *st;
+    struct nvc_reg *reg;       /* this handle's entry in the job's file table (NULL: untracked) */
+    int reg_joined;            /* the handle was entered in the table (left at close) */
+    int reg_owner;             /* this open cached the file when it was opened (checked before cached operations) */
     pthread_mutex_t lock;
     struct nvc_file *next;
 };
