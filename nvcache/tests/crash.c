@@ -1,7 +1,8 @@
 /* crash.c: crash-recovery test program.
  *   crash write FILE   (under mpiexec, through nvcache) writes a pattern, MPI_File_sync, writes
  *                      more, then every rank dies by SIGKILL without closing the file
- *                      (CRASH_STRIPING_UNIT=N passes MPI's striping_unit hint at the open).
+ *                      (CRASH_STRIPING_UNIT=N passes MPI's striping_unit hint at the open;
+ *                      CRASH_HANDLES=1 writes the synced region through three handles, two at once).
  *   crash verify FILE NPROCS  checks that every synced byte is in FILE (after nvcache-recover).
  */
 #include <mpi.h>
@@ -57,11 +58,34 @@ int main(int argc, char **argv)
     }
     if (MPI_File_open(MPI_COMM_WORLD, argv[2], MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh) != MPI_SUCCESS)
         MPI_Abort(MPI_COMM_WORLD, 1);
+    unsigned char *b = malloc(REGION);
+    if (getenv("CRASH_HANDLES")) {
+        /* Several handles: the first third of each rank's region through the open handle (cached)
+           and synced; the second through a second handle on MPI_COMM_SELF (the file is shared
+           from its open on: the first handle's cache is drained) and synced; both closed; the
+           last third through a new handle on MPI_COMM_WORLD (cached again) and synced. */
+        long long r0 = (long long)rank * REGION;
+        int t1 = REGION / 3, t2 = 2 * (REGION / 3);
+        for (int i = 0; i < REGION; i++)
+            b[i] = val(r0 + i, 1);
+        MPI_File_write_at(fh, r0, b, t1, MPI_BYTE, MPI_STATUS_IGNORE);
+        MPI_File_sync(fh);
+        MPI_File h2;
+        if (MPI_File_open(MPI_COMM_SELF, argv[2], MPI_MODE_RDWR, info, &h2) != MPI_SUCCESS)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        MPI_File_write_at(h2, r0 + t1, b + t1, t2 - t1, MPI_BYTE, MPI_STATUS_IGNORE);
+        MPI_File_sync(h2);
+        MPI_File_close(&h2);
+        MPI_File_close(&fh);
+        if (MPI_File_open(MPI_COMM_WORLD, argv[2], MPI_MODE_RDWR, info, &fh) != MPI_SUCCESS)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        MPI_File_write_at_all(fh, r0 + t2, b + t2, REGION - t2, MPI_BYTE, MPI_STATUS_IGNORE);
+        MPI_File_sync(fh);
+    }
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
-    unsigned char *b = malloc(REGION);
     /* phase 1: rank r writes its region in 4 KiB pieces of a permutation order, then syncs */
-    for (int k = 0; k < REGION; k += 4096) {
+    for (int k = 0; k < REGION && !getenv("CRASH_HANDLES"); k += 4096) {
         int piece = (int)(((long long)k * 7919) % REGION) / 4096 * 4096;
         int len = REGION - piece < 4096 ? REGION - piece : 4096;
         long long off = (long long)rank * REGION + piece;
@@ -70,10 +94,12 @@ int main(int argc, char **argv)
         MPI_File_write_at(fh, off, b, len, MPI_BYTE, MPI_STATUS_IGNORE);
     }
     /* rewrite the whole region once more so every page is dirty with the final content */
-    for (int i = 0; i < REGION; i++)
-        b[i] = val((long long)rank * REGION + i, 1);
-    MPI_File_write_at_all(fh, (long long)rank * REGION, b, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
-    MPI_File_sync(fh);
+    if (!getenv("CRASH_HANDLES")) {
+        for (int i = 0; i < REGION; i++)
+            b[i] = val((long long)rank * REGION + i, 1);
+        MPI_File_write_at_all(fh, (long long)rank * REGION, b, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
+        MPI_File_sync(fh);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     /* phase 2: acknowledged but never synced */
     long long base = (long long)np * REGION + (long long)rank * EXTRA;

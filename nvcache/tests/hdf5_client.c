@@ -1,7 +1,9 @@
 /* hdf5_client.c: a parallel HDF5 program (Debian's libhdf5-mpich, MPI-IO driver) that knows
  * nothing about nvcache. hdf5.sh runs it with and without LD_PRELOAD=libnvcache.so and compares
  * the files byte for byte. It writes a contiguous and a chunked 2-D dataset with collective and
- * independent hyperslab transfers, an attribute, then reopens the file and checks every value.
+ * independent hyperslab transfers, an attribute, then reopens the file and checks every value; then
+ * opens it read-write on MPI_COMM_WORLD and, at the same time, read-only on MPI_COMM_SELF on every
+ * rank (two MPI-IO handles of one file), and reads through the second what the first wrote.
  * usage: mpiexec -n P hdf5_client FILE
  */
 #include <hdf5.h>
@@ -84,6 +86,52 @@ int main(int argc, char **argv)
                 }
         H5Dclose(d);
     }
+    H5Fclose(file);
+
+    /* Two handles of one file at once, as HDF5 applications get when they open a file a second
+       time: a read-write file on MPI_COMM_WORLD adds a dataset and flushes (H5Fflush: metadata out,
+       MPI_File_sync); after a barrier every rank opens the same file read-only on MPI_COMM_SELF (a
+       second MPI-IO handle, MPI-IO's sync-barrier-sync rule) and reads the new dataset whole; then
+       the first handle rewrites it and closes. */
+    file = H5Fopen(argv[1], H5F_ACC_RDWR, fapl);
+    hid_t d3 = H5Dcreate2(file, "second_handle", H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Sselect_hyperslab(fsel, H5S_SELECT_SET, start, NULL, count, NULL);
+    for (long r = 0; r < ROWS_PER_RANK; r++)
+        for (long c = 0; c < COLS; c++)
+            buf[r * COLS + c] = value(start[0] + r, c, 2);
+    if (d3 < 0 || H5Dwrite(d3, H5T_NATIVE_DOUBLE, mem, fsel, coll, buf) < 0 || H5Fflush(file, H5F_SCOPE_GLOBAL) < 0)
+        bad = 1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    hid_t fapl_self = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_fapl_mpio(fapl_self, MPI_COMM_SELF, MPI_INFO_NULL);
+    hid_t file2 = H5Fopen(argv[1], H5F_ACC_RDONLY, fapl_self);
+    hid_t d3r = file2 < 0 ? -1 : H5Dopen2(file2, "second_handle", H5P_DEFAULT);
+    double *all = malloc(sizeof(double) * ROWS_PER_RANK * COLS * (size_t)np);
+    if (d3r < 0 || H5Dread(d3r, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, all) < 0) {
+        fprintf(stderr, "rank %d: reading through a second handle failed\n", rank);
+        bad = 1;
+    }
+    for (long r = 0; r < (long)ROWS_PER_RANK * np && !bad; r++)
+        for (long c = 0; c < COLS; c++)
+            if (all[r * COLS + c] != value(r, c, 2)) {
+                fprintf(stderr, "rank %d: second handle: second_handle[%ld][%ld] = %g, expected %g\n", rank, r, c,
+                        all[r * COLS + c], value(r, c, 2));
+                bad = 1;
+                break;
+            }
+    free(all);
+    if (d3r >= 0)
+        H5Dclose(d3r);
+    if (file2 >= 0)
+        H5Fclose(file2);
+    H5Pclose(fapl_self);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (long r = 0; r < ROWS_PER_RANK; r++)
+        for (long c = 0; c < COLS; c++)
+            buf[r * COLS + c] = value(start[0] + r, c, 3);
+    if (H5Dwrite(d3, H5T_NATIVE_DOUBLE, mem, fsel, indep, buf) < 0)
+        bad = 1;
+    H5Dclose(d3);
     H5Fclose(file);
     H5Pclose(coll);
     H5Pclose(indep);
