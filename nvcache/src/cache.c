@@ -612,7 +612,10 @@ int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void
         if (!contig)
             free(data);
         if (rc == NEED_BYPASS) {
-            nvc_bypass(f, write ? "NVRAM full or part bypassed during write" : "part bypassed during read");
+            if (!still_owned(f)) /* another handle was opened during this transfer */
+                bypass(f, "another handle of the file was opened", 1);
+            else
+                nvc_bypass(f, write ? "NVRAM full or part bypassed during write" : "part bypassed during read");
             cached = 0;
         } else if (rc == MPI_SUCCESS && status != MPI_STATUS_IGNORE) {
             PMPI_Status_set_elements_x(status, MPI_BYTE, done);
@@ -1293,7 +1296,7 @@ int nvc_get_size(struct nvc_file *f, MPI_Offset *size)
             return MPI_SUCCESS;
         }
         if (rc == NEED_BYPASS)
-            nvc_bypass(f, "part bypassed");
+            bypass(f, "part bypassed", !still_owned(f));
         pthread_mutex_unlock(&f->lock);
     }
     return PMPI_File_get_size(f->real, size);

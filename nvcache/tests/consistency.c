@@ -10,9 +10,10 @@
  * file open on MPI_COMM_WORLD and on MPI_COMM_SELF at once (with and without sync-barrier-sync,
  * closed in both orders); two MPI_COMM_SELF handles per rank; handles opened and closed
  * interleaved; a handle opened after another closed; atomic mode with concurrent overlapping
- * writes through two handles; a file grown through one handle and read through another; set_size
+ * writes through the ranks' handles of one open; a file grown through one handle and read through another; set_size
  * through one handle while another is open; read-only and delete-on-close handles mixed with
- * writers. Usage: mpiexec -n P consistency DIR
+ * writers; a second handle opened while the first handle's ranks are writing.
+ * Usage: mpiexec -n P consistency DIR
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -289,15 +290,36 @@ static void rdonly_and_doc(int pass, MPI_Info info)
     }
 }
 
+/* A second handle opened while the first handle's ranks are writing (no synchronisation between
+ * them; every byte is written once, so the final file is defined): rank P-1 opens the file on
+ * MPI_COMM_SELF halfway through, writes bytes between the others' bytes in the same pages, closes. */
+static void concurrent(int pass, MPI_Info info)
+{
+    enum { PIECES = 64, PIECE = 64 };
+    MPI_File w = open_on(MPI_COMM_WORLD, info, pass, "concurrent", RDWR);
+    MPI_Offset base = (MPI_Offset)rank * PIECES * 2 * PIECE;
+    for (int i = 0; i < PIECES; i++) {
+        put(w, base + (MPI_Offset)i * 2 * PIECE, PIECE, 9700 + rank * PIECES + i);
+        if (i == PIECES / 2 && rank == nprocs - 1) {
+            MPI_File s = open_on(MPI_COMM_SELF, info, pass, "concurrent", RDWR);
+            for (int r = 0; r < nprocs; r++)
+                for (int j = 0; j < PIECES; j += 3)
+                    put(s, (MPI_Offset)r * PIECES * 2 * PIECE + (MPI_Offset)j * 2 * PIECE + PIECE, PIECE, 9800 + j);
+            CHECK(MPI_File_close(&s));
+        }
+    }
+    CHECK(MPI_File_close(&w));
+}
+
 /* ------------------------------------------------------------------ driver */
 
 static const char *const compared[] = {"self-100", "self-8192", "ws-norule", "ws-rule", "ws-rule-selffirst",
                                        "ws-norule-selffirst", "two-self", "interleaved", "reopen", "grow",
-                                       "setsize", "rdonly"};
+                                       "setsize", "rdonly", "concurrent"};
 
 static const char *const case_names[] = {"self-100", "self-8192", "ws-norule", "ws-rule", "ws-rule-selffirst",
                                          "ws-norule-selffirst", "two-self", "interleaved", "reopen", "atomic",
-                                         "grow/setsize", "rdonly/doc"};
+                                         "grow/setsize", "rdonly/doc", "concurrent"};
 
 static void run(int pass, MPI_Info info)
 {
@@ -325,6 +347,8 @@ static void run(int pass, MPI_Info info)
     grow_and_set_size(pass, info);
     cur++;
     rdonly_and_doc(pass, info);
+    cur++;
+    concurrent(pass, info);
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
