@@ -59,7 +59,9 @@ int main(int argc, char **argv)
     if (MPI_File_open(MPI_COMM_WORLD, argv[2], MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh) != MPI_SUCCESS)
         MPI_Abort(MPI_COMM_WORLD, 1);
     unsigned char *b = malloc(REGION);
-    if (getenv("CRASH_HANDLES")) {
+    const char *hv = getenv("CRASH_HANDLES");
+    int handles = hv && atoi(hv) > 0;
+    if (handles) {
         /* Several handles: the first third of each rank's region through the open handle (cached)
            and synced; the second through a second handle on MPI_COMM_SELF (the file is shared
            from its open on: the first handle's cache is drained) and synced; both closed; the
@@ -85,7 +87,7 @@ int main(int argc, char **argv)
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
     /* phase 1: rank r writes its region in 4 KiB pieces of a permutation order, then syncs */
-    for (int k = 0; k < REGION && !getenv("CRASH_HANDLES"); k += 4096) {
+    for (int k = 0; k < REGION && !handles; k += 4096) {
         int piece = (int)(((long long)k * 7919) % REGION) / 4096 * 4096;
         int len = REGION - piece < 4096 ? REGION - piece : 4096;
         long long off = (long long)rank * REGION + piece;
@@ -94,7 +96,7 @@ int main(int argc, char **argv)
         MPI_File_write_at(fh, off, b, len, MPI_BYTE, MPI_STATUS_IGNORE);
     }
     /* rewrite the whole region once more so every page is dirty with the final content */
-    if (!getenv("CRASH_HANDLES")) {
+    if (!handles) {
         for (int i = 0; i < REGION; i++)
             b[i] = val((long long)rank * REGION + i, 1);
         MPI_File_write_at_all(fh, (long long)rank * REGION, b, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
