@@ -1124,6 +1124,9 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
     if (!ok[0] || !ok[1] || ok[2] >= 0 || stripes_differ) {
         if (coll >= 0) /* nobody else learnt the index */
             __atomic_store_n(&nvc_coll_entry(nvc_rt.mbox[0], coll)->fileid, 0, __ATOMIC_RELEASE);
+        /* A part drained by another handle of the file during this open (its prefetch was refused)
+           is no failure to report: the file is shared and passes through. */
+        int shared = !still_owned(f);
         if (f->reg_owner) /* its handles stay open, uncached: no other open may cache the file meanwhile */
             nvc_reg_disown(reg_table(), f->reg, f->fileid);
         f->reg_owner = 0;
@@ -1138,7 +1141,9 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
             call(f, (uint32_t)f->my_part, s);
             pthread_mutex_unlock(&nvc_rt.slot_lock);
         }
-        if (f->rank == 0 && ok[0] && !ok[1])
+        if (f->rank == 0 && ok[0] && !ok[1] && shared)
+            nvc_debug("%s: another handle of the file was opened during this open; using plain MPI-IO", path);
+        else if (f->rank == 0 && ok[0] && !ok[1])
             nvc_msg("%s: cannot cache in %s (see messages above); using plain MPI-IO for this file", path, nvc_cfg.dir);
         else if (f->rank == 0 && ok[0] && ok[1] && ok[2] < 0 && stripes_differ)
             nvc_msg("%s: ranks passed different stripe hints (%lld to %lld bytes); using plain MPI-IO for this file",
