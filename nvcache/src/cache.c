@@ -31,6 +31,14 @@ static int bypass(struct nvc_file *f, const char *why, int quiet);
 /* Whether f may still serve an operation from the cache: no other handle of its file opened since. */
 static int still_owned(struct nvc_file *f) { return !f->reg_owner || nvc_reg_owned(f->reg, f->fileid); }
 
+/* Moves f to pass-through once another handle of its file was opened (quietly: normal operation);
+ * waits for that handle's drain of f's parts if it still runs. */
+static void pass_if_shared(struct nvc_file *f)
+{
+    if (f->mode == NVC_MODE_CACHED && !still_owned(f))
+        bypass(f, "another handle of the file was opened", 1);
+}
+
 struct nvc_file *nvc_file_lookup(MPI_File fh)
 {
     if (fh == MPI_FILE_NULL)
@@ -571,8 +579,7 @@ int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void
     pthread_mutex_lock(&f->lock);
     int64_t off = use_fp ? f->fp : explicit_off;
     int64_t bytes = (int64_t)count * tsize, done = 0;
-    if (f->mode == NVC_MODE_CACHED && !still_owned(f))
-        bypass(f, "another handle of the file was opened", 1);
+    pass_if_shared(f);
     int cached = f->mode == NVC_MODE_CACHED;
     if (cached) {
         PMPI_Type_get_extent_x(dt, &lb, &ext);
@@ -612,10 +619,8 @@ int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void
         if (!contig)
             free(data);
         if (rc == NEED_BYPASS) {
-            if (!still_owned(f)) /* another handle was opened during this transfer */
-                bypass(f, "another handle of the file was opened", 1);
-            else
-                nvc_bypass(f, write ? "NVRAM full or part bypassed during write" : "part bypassed during read");
+            pass_if_shared(f); /* another handle was opened during this transfer */
+            nvc_bypass(f, write ? "NVRAM full or part bypassed during write" : "part bypassed during read");
             cached = 0;
         } else if (rc == MPI_SUCCESS && status != MPI_STATUS_IGNORE) {
             PMPI_Status_set_elements_x(status, MPI_BYTE, done);
@@ -806,16 +811,13 @@ static int file_key(const char *path, uint64_t *dev, uint64_t *ino)
     return 0;
 }
 
-
 /* Drains the parts of the open that cached the file (layout from the table) through their managers. */
 static void drain_other_open(const char *path, const struct nvc_reg *lay)
 {
     struct nvc_file *s = calloc(1, sizeof *s);
-    int *nodes = calloc(NVC_REG_MAXPARTS, sizeof *nodes);
-    if (!s || !nodes) {
+    int nodes[NVC_REG_MAXPARTS];
+    if (!s) {
         nvc_msg("%s: out of memory while draining another handle's cache", path);
-        free(s);
-        free(nodes);
         return;
     }
     for (uint32_t p = 0; p < lay->nparts; p++)
@@ -832,7 +834,6 @@ static void drain_other_open(const char *path, const struct nvc_reg *lay)
     if (bypass(s, "another handle of the file was opened", 1) != MPI_SUCCESS)
         nvc_msg("%s: draining the cache of another handle of the file failed; its data stays in %s for nvcache-recover",
                 path, nvc_cfg.dir);
-    free(nodes);
     free(s);
 }
 
@@ -906,6 +907,17 @@ static int prefetch_part(struct nvc_file *f, uint32_t p, int64_t size)
     return (int)st;
 }
 
+/* The state every handle starts with (pass-through until its open decides otherwise). */
+static void file_init(struct nvc_file *f, MPI_File fh, const char *path, int amode)
+{
+    f->real = fh;
+    f->self_fh = MPI_FILE_NULL;
+    f->amode = amode;
+    f->my_part = -1;
+    pthread_mutex_init(&f->lock, NULL);
+    snprintf(f->path, sizeof f->path, "%s", path);
+}
+
 static void view_default(struct nvc_view *v)
 {
     v->disp = 0;
@@ -945,12 +957,7 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
         int rc = PMPI_File_open(comm, path, amode, info, fh);
         struct nvc_file *f = rc == MPI_SUCCESS ? calloc(1, sizeof *f) : NULL;
         if (f) {
-            f->real = *fh;
-            f->self_fh = MPI_FILE_NULL;
-            f->amode = amode;
-            f->my_part = -1;
-            pthread_mutex_init(&f->lock, NULL);
-            snprintf(f->path, sizeof f->path, "%s", path);
+            file_init(f, *fh, path, amode);
             reg_enter(f, 0);
             file_register(f);
         } else if (rc == MPI_SUCCESS)
@@ -1027,15 +1034,10 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
         }
         return MPI_SUCCESS;
     }
-    f->real = *fh;
-    f->self_fh = MPI_FILE_NULL;
-    f->amode = amode;
-    f->my_part = -1;
+    file_init(f, *fh, path, amode);
     f->rank = crank;
     f->size = csize;
     f->fileid = fileid;
-    pthread_mutex_init(&f->lock, NULL);
-    snprintf(f->path, sizeof f->path, "%s", path);
     view_default(&f->view);
     nvc_config_file(info, path, &f->opts);
     f->st = nvc_cfg.stats ? nvc_stats_get(path) : NULL;
@@ -1183,9 +1185,7 @@ int nvc_close(MPI_File *fh)
         return PMPI_File_close(fh);
     uint64_t t0 = nvc_now_ns();
     int rc = MPI_SUCCESS;
-    if (f->mode == NVC_MODE_CACHED && !still_owned(f))
-        /* Another handle is open: it drained (or is draining) this open's parts; wait for that. */
-        bypass(f, "another handle of the file was opened", 1);
+    pass_if_shared(f); /* another handle drained (or is draining) this open's parts */
     if (f->mode != NVC_MODE_PASS) {
         int discard = (f->amode & (MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_RDONLY)) || f->opts.flush == NVC_FLUSH_NEVER;
         int rep = f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
@@ -1283,11 +1283,9 @@ int nvc_close(MPI_File *fh)
 
 int nvc_get_size(struct nvc_file *f, MPI_Offset *size)
 {
-    if (f->mode == NVC_MODE_CACHED && !still_owned(f)) {
-        pthread_mutex_lock(&f->lock);
-        bypass(f, "another handle of the file was opened", 1);
-        pthread_mutex_unlock(&f->lock);
-    }
+    pthread_mutex_lock(&f->lock);
+    pass_if_shared(f);
+    pthread_mutex_unlock(&f->lock);
     if (f->mode == NVC_MODE_CACHED) {
         int64_t s = 0;
         pthread_mutex_lock(&f->lock);

@@ -6,7 +6,7 @@
  * handle, on any communicator and any rank, makes the file shared: it marks the entry DRAINING, drains
  * the caching open's dirty pages to the real file through the owning managers (cache.c), marks it
  * SHARED and only then returns from its open; handles arriving meanwhile wait for that. The caching
- * open's ranks check the entry before each cached operation (one atomic load) and pass through from
+ * open's ranks check the entry before each cached operation (two atomic loads) and pass through from
  * then on. The entry is freed when the file's last handle closes, so the next open caches again.
  *
  * Why not share one cache between handles: parts are laid out over the nodes of the opening
