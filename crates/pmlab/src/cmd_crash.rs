@@ -282,7 +282,9 @@ fn check_point(
     let mut sys = System::new(cfg).map_err(|e| e.to_string())?.crash_at(t);
     sys.run(events.iter().copied().map(Ok), |_| {})
         .map_err(|e| e.to_string())?;
-    let img = sys.durable_image();
+    // What survives the failure, after the logging engine's recovery (the durable image
+    // itself when there is no hardware logging).
+    let img = sys.recovered_image();
     let image = CrashImage::from_lines(
         img.line_addrs()
             .into_iter()

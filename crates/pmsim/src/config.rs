@@ -189,6 +189,10 @@ pub struct ControllerConfig {
     pub bmo: String,
     /// Hardware logging plug-in.
     pub logging: String,
+    /// A deliberate bug to switch on in the logging engine, to see crash oracles catch it
+    /// (`none`; `header-before-entries`: headers do not wait for their entries;
+    /// `no-adr-flush`: buffered log metadata is lost at a crash).
+    pub logging_fault: String,
 }
 
 impl Default for ControllerConfig {
@@ -204,6 +208,7 @@ impl Default for ControllerConfig {
             ordering: "x86".into(),
             bmo: "none".into(),
             logging: "none".into(),
+            logging_fault: "none".into(),
         }
     }
 }

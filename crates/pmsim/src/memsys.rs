@@ -15,6 +15,7 @@ use crate::dense::Dense;
 use crate::device::{AddressMap, ChannelDevice, RowOutcome, LINE_BYTES};
 use crate::event::EventQueue;
 use crate::image::{LineData, PmImage};
+use crate::logging::MemoryView;
 use crate::scheduler::Scheduler;
 use crate::stats::Stats;
 use crate::time::{ns_to_ps, Ps};
@@ -627,5 +628,41 @@ impl MemorySystem {
         stats.set("sim.events_scheduled", self.events.scheduled());
         stats.set("mc.reads_served_by_read_buffer", self.reads_from_buffer);
         stats.set("pm.image_lines", self.image.len() as u64);
+    }
+}
+
+impl MemoryView for MemorySystem {
+    fn banks(&self) -> usize {
+        self.channels.iter().map(|c| c.device.bank_count()).sum()
+    }
+
+    fn bank_of(&self, addr: u64) -> usize {
+        let loc = self.map.locate(addr - addr % LINE_BYTES);
+        let ch = loc.channel as usize;
+        let before: usize = self.channels.as_slice()[..ch]
+            .iter()
+            .map(|c| c.device.bank_count())
+            .sum();
+        before + self.channels[ch].device.bank_index(&loc)
+    }
+
+    fn pending(&self, bank: usize) -> u32 {
+        let mut b = bank;
+        for c in self.channels.iter() {
+            let n = c.device.bank_count();
+            if b < n {
+                return c.bank_pending(b) as u32;
+            }
+            b -= n;
+        }
+        0
+    }
+
+    fn adr_lines(&self) -> usize {
+        if self.adr {
+            self.channels.iter().map(|c| c.write_capacity()).sum()
+        } else {
+            0
+        }
     }
 }

@@ -5,7 +5,7 @@
 
 use crate::bmo::{BmoEngine, NoBmo};
 use crate::config::ControllerConfig;
-use crate::logging::{LoggingEngine, NoLogging};
+use crate::logging::{self, LoggingEngine, NoLogging};
 use crate::ordering::{OrderingModel, X86Ordering};
 use crate::scheduler::{Fcfs, FrFcfs, Scheduler};
 
@@ -48,11 +48,33 @@ pub const BMOS: &[PluginInfo<dyn BmoEngine>] = &[PluginInfo {
 }];
 
 /// Hardware logging engines.
-pub const LOGGINGS: &[PluginInfo<dyn LoggingEngine>] = &[PluginInfo {
-    name: "none",
-    description: "no hardware logging (transactions are markers)",
-    make: || Box::new(NoLogging),
-}];
+pub const LOGGINGS: &[PluginInfo<dyn LoggingEngine>] = &[
+    PluginInfo {
+        name: "none",
+        description: "no hardware logging (transactions are markers)",
+        make: || Box::new(NoLogging),
+    },
+    PluginInfo {
+        name: "redu",
+        description: "REDU: hardware redo log, sequential records, header after entries, direct in-place update (Jeong et al., MICRO'18)",
+        make: || Box::new(logging::redu::redu()),
+    },
+    PluginInfo {
+        name: "lalea",
+        description: "LALEA on REDU: each log entry and header in the least-loaded bank, linked two-line headers (Lu et al.)",
+        make: || Box::new(logging::lalea::lalea()),
+    },
+    PluginInfo {
+        name: "blom",
+        description: "BLOM on REDU: log headers kept in the ADR buffer, no header write unless ADR overflows (Lu et al.)",
+        make: || Box::new(logging::blom::blom()),
+    },
+    PluginInfo {
+        name: "lalea+blom",
+        description: "LALEA and BLOM together on REDU (Lu et al.)",
+        make: || Box::new(logging::blom::lalea_blom()),
+    },
+];
 
 fn find<'a, T: ?Sized>(
     list: &'a [PluginInfo<T>],
@@ -96,7 +118,13 @@ impl Plugins {
             scheduler: (find(SCHEDULERS, "scheduler", &c.scheduler)?.make)(),
             ordering: (find(ORDERINGS, "ordering", &c.ordering)?.make)(),
             bmo: (find(BMOS, "bmo", &c.bmo)?.make)(),
-            logging: (find(LOGGINGS, "logging", &c.logging)?.make)(),
+            logging: {
+                let mut l = (find(LOGGINGS, "logging", &c.logging)?.make)();
+                if c.logging_fault != "none" {
+                    l.inject_fault(&c.logging_fault)?;
+                }
+                l
+            },
         })
     }
 }

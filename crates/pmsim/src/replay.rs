@@ -11,7 +11,6 @@
 
 use crate::config::SimConfig;
 use crate::image::{LineData, PmImage};
-use crate::logging::{CommitAction, LogWrite, LoggingEngine};
 use crate::memsys::{Ack, MemRequest, MemorySystem};
 use crate::ordering::{FenceAction, OrderingModel, Persist, PersistGate};
 use crate::plugins::Plugins;
@@ -75,18 +74,14 @@ pub struct ReplaySummary {
 pub struct Replay {
     mem: MemorySystem,
     ordering: Box<dyn OrderingModel>,
-    logging: Box<dyn LoggingEngine>,
     /// [`OrderingModel::releases_at_once`]: persists go straight to memory, no calls.
     ordering_passthrough: bool,
-    /// [`LoggingEngine::ignores_stores`]: stores are not shown to the logging engine.
-    logging_ignores_stores: bool,
     threads: Vec<ThreadState>,
     cycle: Ps,
     max_outstanding: u32,
     next_seq: u64,
     /// Persists the ordering model holds back.
     gate: PersistGate<MemRequest>,
-    log_writes: Vec<LogWrite>,
     read_latency: Histogram,
     write_latency: Histogram,
     events: u64,
@@ -106,18 +101,24 @@ impl Replay {
     /// A replay over a fresh memory system built from `cfg`.
     pub fn new(cfg: &SimConfig) -> Result<Replay, ReplayError> {
         let p = Plugins::build(&cfg.controller).map_err(ReplayError::Invalid)?;
+        if !p.logging.is_passive() {
+            // Hardware logging works on cache lines, commits and write-backs: it needs the
+            // caches of the full system.
+            return Err(ReplayError::Invalid(format!(
+                "controller.logging = \"{}\" needs the full-system model (system.model = \"full\"); \
+                 the memory-only replay has no caches to log from",
+                cfg.controller.logging
+            )));
+        }
         Ok(Replay {
             mem: MemorySystem::new(cfg, p.scheduler, p.bmo),
             ordering_passthrough: p.ordering.releases_at_once(),
-            logging_ignores_stores: p.logging.ignores_stores(),
             ordering: p.ordering,
-            logging: p.logging,
             threads: Vec::new(),
             cycle: cfg.replay.cycle_ps(),
             max_outstanding: cfg.replay.max_outstanding,
             next_seq: 0,
             gate: PersistGate::default(),
-            log_writes: Vec::new(),
             read_latency: Histogram::default(),
             write_latency: Histogram::default(),
             events: 0,
@@ -367,18 +368,11 @@ impl Replay {
                 }
                 Op::TxBegin => {
                     self.tx_begins += 1;
-                    self.logging.on_tx_begin(ev.thread);
                     true
                 }
                 Op::TxEnd => {
                     self.tx_ends += 1;
-                    match self.logging.on_tx_end(ev.thread, &mut self.log_writes) {
-                        CommitAction::Immediate => self.issue_log_writes(t)?,
-                        CommitAction::WaitForLog => {
-                            self.issue_log_writes(t)?
-                                && self.wait_for(t, |th| th.outstanding_writes == 0)?
-                        }
-                    }
+                    true
                 }
                 Op::Compute => {
                     self.computes += 1;
@@ -440,44 +434,12 @@ impl Replay {
             } else {
                 None
             };
-            if is_write && !self.logging_ignores_stores {
-                self.logging
-                    .on_store(ev.thread, line.max(ev.addr), &mut self.log_writes);
-            }
             self.issue(t, line.max(ev.addr), is_write, data);
-            if !self.issue_log_writes(t)? {
-                return Ok(false);
-            }
             if line >= last {
                 return Ok(true);
             }
             line += 64;
         }
-    }
-
-    /// Issues the log writes the logging engine asked for; returns false when the crash point
-    /// was reached.
-    #[inline]
-    fn issue_log_writes(&mut self, t: usize) -> Result<bool, ReplayError> {
-        if self.log_writes.is_empty() {
-            Ok(true)
-        } else {
-            self.issue_pending_log_writes(t)
-        }
-    }
-
-    fn issue_pending_log_writes(&mut self, t: usize) -> Result<bool, ReplayError> {
-        let writes = std::mem::take(&mut self.log_writes);
-        for w in &writes {
-            let max = self.max_outstanding;
-            if !self.wait_for(t, |th| th.outstanding < max)? {
-                return Ok(false);
-            }
-            self.issue(t, w.line_addr, true, None);
-        }
-        self.log_writes = writes;
-        self.log_writes.clear();
-        Ok(true)
     }
 
     fn sim_time(&self) -> Ps {

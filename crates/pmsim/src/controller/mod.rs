@@ -173,6 +173,16 @@ impl ChannelController {
         (self.read_q.len(), self.write_q.len())
     }
 
+    /// Requests queued for flat bank `bank` (read queue and WPQ).
+    pub fn bank_pending(&self, bank: usize) -> usize {
+        self.read_q.bank_len(bank) + self.write_q.bank_len(bank)
+    }
+
+    /// WPQ entries (the ADR domain's capacity when ADR is on).
+    pub fn write_capacity(&self) -> usize {
+        self.write_cap
+    }
+
     /// Slot of the WPQ entry (not yet issued to the device) for line `line_addr` of flat bank
     /// `bank`, if any.
     #[inline]

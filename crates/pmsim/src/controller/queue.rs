@@ -169,6 +169,12 @@ impl RequestQueue {
         self.len == 0
     }
 
+    /// Number of queued requests for flat bank `bank`.
+    pub fn bank_len(&self, bank: usize) -> usize {
+        self.check_bank(bank);
+        self.banks[bank].len as usize
+    }
+
     /// Panics unless `bank` is one of this queue's banks: public methods check the bank
     /// numbers they are given once, so that the tables can be indexed without checks after
     /// (see [`Dense`]).

@@ -273,6 +273,11 @@ impl Hierarchy {
         self.llc.state_mut(slot).last_writer = thread as u32 + 1;
     }
 
+    /// The bytes of the line in LLC slot `slot` (as returned by [`access`](Self::access)).
+    pub fn slot_bytes(&self, slot: u32) -> &[u8; 64] {
+        &self.data[slot as usize]
+    }
+
     /// The hardware thread that last wrote `line` while it has been cached, if any: what
     /// inter-thread persist-dependency tracking needs.
     pub fn last_writer(&self, line: u64) -> Option<u16> {

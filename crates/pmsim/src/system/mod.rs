@@ -42,7 +42,9 @@ pub use hierarchy::{CoreCacheStats, Hierarchy, Writeback};
 use crate::config::SimConfig;
 use crate::event::EventQueue;
 use crate::image::{LineData, PmImage};
-use crate::logging::{CommitAction, LogWrite, LoggingEngine};
+use crate::logging::{
+    CommitAction, LogRegion, LogSource, LogWrite, LoggingEngine, LOG_REGION_BYTES,
+};
 use crate::memsys::{Ack, MemRequest, MemorySystem};
 use crate::ordering::{FenceAction, OrderingModel, Persist, PersistGate};
 use crate::plugins::Plugins;
@@ -208,6 +210,9 @@ enum WriteKind {
     /// A `clwb`/`clflushopt` write-back, non-temporal store or remote write: the issuing
     /// thread's fences wait for it.
     Tracked,
+    /// A write the logging engine issued in the background (in-place update, header spill):
+    /// nobody waits for it but the engine.
+    Engine,
 }
 
 /// A write of (part of) one line on its way to memory.
@@ -218,7 +223,12 @@ struct LineWrite {
     /// The bytes, when known and the line is PM (DRAM writes carry no data).
     data: Option<LineData>,
     kind: WriteKind,
+    /// The logging engine's tag of a write it issued ([`NO_TAG`] for all others).
+    tag: u64,
 }
+
+/// [`LineWrite::tag`] of writes the logging engine did not issue.
+const NO_TAG: u64 = u64::MAX;
 
 /// An eviction in flight and the threads whose `clwb` of the line waits for it.
 struct Evicting {
@@ -256,8 +266,10 @@ pub struct System {
     logging: Box<dyn LoggingEngine>,
     /// The ordering model holds nothing (x86): persists skip it.
     ordering_at_once: bool,
-    /// The logging engine ignores stores (none): stores skip it.
-    logging_ignores_stores: bool,
+    /// The logging engine is passive (none): stores and write-backs skip it.
+    logging_passive: bool,
+    /// Request id → engine tag of the writes the logging engine issued.
+    log_tags: HashMap<u64, u64>,
     hier: Hierarchy,
     threads: Vec<Thread>,
     arrivals: EventQueue<Arrival>,
@@ -297,6 +309,24 @@ impl System {
         let dp = Plugins::build(&dram_cfg.controller).map_err(SystemError::Config)?;
         let cpu = &cfg.cpu;
         let cycle = cpu.cycle_ps();
+        let mut p = p;
+        let pm = MemorySystem::new(cfg, p.scheduler, p.bmo);
+        if !p.logging.is_passive() {
+            if cfg.system.pm_bytes < 2 * LOG_REGION_BYTES {
+                return Err(SystemError::Config(format!(
+                    "controller.logging = \"{}\" reserves the top {} MiB of PM for its log: \
+                     system.pm_bytes must be at least {} MiB",
+                    cfg.controller.logging,
+                    LOG_REGION_BYTES >> 20,
+                    (2 * LOG_REGION_BYTES) >> 20
+                )));
+            }
+            let region = LogRegion {
+                base: cfg.system.pm_base + cfg.system.pm_bytes - LOG_REGION_BYTES,
+                bytes: LOG_REGION_BYTES,
+            };
+            p.logging.attach(region, &pm);
+        }
         Ok(System {
             cycle,
             width: cpu.width as u64,
@@ -307,12 +337,13 @@ impl System {
             max_threads: (cpu.cores * cpu.threads_per_core) as usize,
             pm_base: cfg.system.pm_base,
             pm_end: cfg.system.pm_base + cfg.system.pm_bytes,
-            pm: MemorySystem::new(cfg, p.scheduler, p.bmo),
+            pm,
             dram: MemorySystem::new(&dram_cfg, dp.scheduler, dp.bmo),
             ordering_at_once: p.ordering.releases_at_once(),
-            logging_ignores_stores: p.logging.ignores_stores(),
+            logging_passive: p.logging.is_passive(),
             ordering: p.ordering,
             logging: p.logging,
+            log_tags: HashMap::new(),
             hier: Hierarchy::new(&cfg.caches, cpu.cores as usize, cycle),
             threads: Vec::new(),
             arrivals: EventQueue::new(),
@@ -370,6 +401,15 @@ impl System {
     /// volatile and not part of it.
     pub fn durable_image(&self) -> &PmImage {
         self.pm.durable_image()
+    }
+
+    /// The image recovery leaves after a power failure now: the durable image, plus what the
+    /// logging engine keeps in the ADR domain (flushed at the failure), recovered by the
+    /// logging engine (which reads only that and its non-volatile registers).
+    pub fn recovered_image(&self) -> PmImage {
+        let mut img = self.pm.durable_image().clone();
+        self.logging.crash_flush(&mut img);
+        self.logging.recover(&img)
     }
 
     /// Events thread `t` has retired (a fence counts once it completed): the crash oracle's
@@ -458,6 +498,9 @@ impl System {
                 "the run stopped after {} events with trace left unread",
                 self.events
             )));
+        }
+        if let Some(e) = self.logging.error() {
+            return Err(SystemError::Config(e));
         }
         let crashed = self.stop_at.is_some()
             && (self.threads.iter().any(|th| !th.finished)
@@ -566,6 +609,17 @@ impl System {
             if let Some((ids, log)) = self.persist_log.as_mut() {
                 if let Some(line) = ids.remove(&a.id) {
                     log.push((a.time, line));
+                }
+            }
+            if !self.log_tags.is_empty() {
+                if let Some(tag) = self.log_tags.remove(&a.id) {
+                    // Before the thread's persists drop: a header the engine issues now keeps
+                    // a waiting commit waiting.
+                    self.logging
+                        .on_write_durable(tag, a.time, &self.pm, &mut self.log_writes);
+                    if !self.log_writes.is_empty() {
+                        self.send_log_writes(a.time);
+                    }
                 }
             }
             match (a.id >> KIND_SHIFT) & 3 {
@@ -712,12 +766,15 @@ impl System {
             Op::Sfence | Op::Mfence => self.do_fence(t, ev.op == Op::Mfence),
             Op::TxBegin => {
                 self.tx_begins += 1;
-                self.logging.on_tx_begin(t as u16);
+                self.logging.on_tx_begin(t as u16, self.threads[t].clock);
             }
             Op::TxEnd => {
                 self.tx_ends += 1;
-                let action = self.logging.on_tx_end(t as u16, &mut self.log_writes);
-                self.send_log_writes(t);
+                let now = self.threads[t].clock;
+                let action = self
+                    .logging
+                    .on_tx_end(t as u16, now, &self.pm, &mut self.log_writes);
+                self.send_log_writes(now);
                 if action == CommitAction::WaitForLog {
                     self.block_on_persists(t, false);
                 }
@@ -805,9 +862,17 @@ impl System {
                     self.hier.write_bytes(slot, off, &value[lo..hi], t as u16);
                 }
             }
-            if write && !self.logging_ignores_stores && self.is_pm(line << 6) {
-                self.logging
-                    .on_store(t as u16, line << 6, &mut self.log_writes);
+            if write && !self.logging_passive && self.is_pm(line << 6) {
+                let bytes = *self.hier.slot_bytes(slot);
+                let now = self.threads[t].clock;
+                self.logging.on_store(
+                    t as u16,
+                    line << 6,
+                    &bytes,
+                    now,
+                    &self.pm,
+                    &mut self.log_writes,
+                );
             }
         });
         let th = &mut self.threads[t];
@@ -817,7 +882,7 @@ impl System {
             th.n_loads += 1;
         }
         if !self.log_writes.is_empty() {
-            self.send_log_writes(t);
+            self.send_log_writes(self.threads[t].clock);
         }
     }
 
@@ -904,6 +969,7 @@ impl System {
             line: wb.line,
             data: self.line_data(wb.line, 0, &wb.data),
             kind: WriteKind::Evict,
+            tag: NO_TAG,
         };
         self.send_line_write(w, at);
     }
@@ -940,17 +1006,31 @@ impl System {
 
     /// Puts a write (already counted in its thread's persists when tracked) on its way.
     fn dispatch(&mut self, w: LineWrite, at: Ps) {
-        let tail = self.line_tail.entry(w.line).or_insert(0);
-        let at = at.max(*tail);
-        *tail = at;
         let t = w.thread as usize;
         let addr = w.line << 6;
         let pm = self.is_pm(addr);
+        if pm && w.tag == NO_TAG && !self.logging_passive && self.logging.absorbs_writeback(addr) {
+            // An uncommitted transaction's line: the logging engine writes it in place after
+            // the commit, so this write-back never reaches the home location.
+            if w.kind == WriteKind::Tracked {
+                let th = &mut self.threads[t];
+                th.persists -= 1;
+                th.last_persist_ack = th.last_persist_ack.max(at);
+                self.try_finish_fence(t);
+            }
+            return;
+        }
+        let tail = self.line_tail.entry(w.line).or_insert(0);
+        let at = at.max(*tail);
+        *tail = at;
         let kind = match w.kind {
-            WriteKind::Evict => KIND_EVICT,
+            WriteKind::Evict | WriteKind::Engine => KIND_EVICT,
             WriteKind::Tracked => KIND_PERSIST,
         };
         let id = self.new_id(kind, t);
+        if w.tag != NO_TAG {
+            self.log_tags.insert(id, w.tag);
+        }
         if pm {
             if let Some((ids, _)) = self.persist_log.as_mut() {
                 ids.insert(id, addr);
@@ -974,7 +1054,7 @@ impl System {
             self.arrivals.push(at, Arrival { pm, req });
             return;
         }
-        if !pm || self.ordering_at_once {
+        if !pm || self.ordering_at_once || w.kind == WriteKind::Engine {
             self.arrivals.push(at, Arrival { pm, req });
             return;
         }
@@ -1018,6 +1098,7 @@ impl System {
             line,
             data: self.line_data(line, 0, &wb.data),
             kind: WriteKind::Tracked,
+            tag: NO_TAG,
         };
         if let Some(f) = self
             .fill_of_line
@@ -1040,15 +1121,25 @@ impl System {
         });
     }
 
-    fn send_log_writes(&mut self, t: usize) {
+    /// Sends the writes the logging engine asked for at `now`: from a core's log buffer they
+    /// cross the cache path first, from the controller they enter it at once.
+    fn send_log_writes(&mut self, now: Ps) {
         let writes = std::mem::take(&mut self.log_writes);
-        let at = self.threads[t].clock + self.hier.path_latency();
         for w in &writes {
+            let at = match w.source {
+                LogSource::Core => now + self.hier.path_latency(),
+                LogSource::Controller => now,
+            };
             let lw = LineWrite {
-                thread: t as u16,
+                thread: w.thread,
                 line: w.line_addr >> 6,
-                data: None,
-                kind: WriteKind::Tracked,
+                data: LineData::new(w.line_addr, &w.data),
+                kind: if w.tracked {
+                    WriteKind::Tracked
+                } else {
+                    WriteKind::Engine
+                },
+                tag: w.tag,
             };
             self.send_line_write(lw, at);
         }
@@ -1129,6 +1220,7 @@ impl System {
                 line: wc.line,
                 data,
                 kind: WriteKind::Tracked,
+                tag: NO_TAG,
             };
             self.send_line_write(w, at);
             off = end;
@@ -1166,6 +1258,7 @@ impl System {
                 line,
                 data,
                 kind: WriteKind::Tracked,
+                tag: NO_TAG,
             };
             self.send_line_write(w, at);
         });
@@ -1307,6 +1400,7 @@ impl System {
             s.set(format!("{name}.read_bytes"), r.reads * 64);
         }
         self.pm.export_stats(&mut s);
+        self.logging.export_stats(&mut s);
         let mut d = Stats::new();
         self.dram.export_stats(&mut d);
         for (k, v) in d.counters() {
