@@ -1,6 +1,7 @@
 //! `pmlab reproduce`: runs each system's headline experiments and writes the report.
 
 pub mod device;
+pub mod lalea;
 pub mod nvcache;
 pub mod pmec;
 pub mod workloads;
@@ -26,6 +27,10 @@ pub fn run(out: &Path, quick: bool, only: Option<&str>) -> Result<(), String> {
     if wants("workloads") {
         eprintln!("reproduce: workloads on the full system");
         workloads::run(out, quick)?;
+    }
+    if wants("lalea") {
+        eprintln!("reproduce: LALEA/BLOM hardware logging on the full system");
+        lalea::run(out, quick)?;
     }
     if wants("pmec") {
         eprintln!("reproduce: pmec (erasure coding beside ISA-L)");

@@ -719,3 +719,208 @@ impl LoggingEngine for RedoEngine {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::logging::{blom, lalea, redu};
+    use std::cell::Cell;
+
+    /// A controller with 8 banks, 4 KiB pages interleaved over them, and settable loads.
+    struct FakeMem {
+        pending: [Cell<u32>; 8],
+    }
+
+    impl FakeMem {
+        fn new() -> FakeMem {
+            FakeMem {
+                pending: Default::default(),
+            }
+        }
+    }
+
+    impl MemoryView for FakeMem {
+        fn banks(&self) -> usize {
+            8
+        }
+        fn bank_of(&self, addr: u64) -> usize {
+            (addr >> 12) as usize % 8
+        }
+        fn pending(&self, bank: usize) -> u32 {
+            self.pending[bank].get()
+        }
+        fn adr_lines(&self) -> usize {
+            16
+        }
+    }
+
+    const REGION: LogRegion = LogRegion {
+        base: 0x7000_0000,
+        bytes: 1 << 24,
+    };
+    const HOME: u64 = 0x1000_0000;
+
+    fn line_of(i: u64) -> [u8; 64] {
+        [i as u8 + 1; 64]
+    }
+
+    /// Runs one transaction of `lines` distinct lines on thread 0 and returns every write the
+    /// engine issued up to the commit (in-place updates excluded), acknowledging each log
+    /// write once issued unless `lost` says to drop it (the write never becomes durable).
+    fn transaction(
+        e: &mut RedoEngine,
+        mem: &FakeMem,
+        lines: u64,
+        mut lost: impl FnMut(&LogWrite) -> bool,
+    ) -> (Vec<LogWrite>, Vec<LogWrite>) {
+        e.attach(REGION, mem);
+        let mut out = Vec::new();
+        e.on_tx_begin(0, 0);
+        for i in 0..lines {
+            // two stores per line: the log keeps the newest bytes
+            e.on_store(0, HOME + i * 64, &[0xee; 64], 1, mem, &mut out);
+            e.on_store(0, HOME + i * 64, &line_of(i), 2, mem, &mut out);
+        }
+        assert_eq!(e.on_tx_end(0, 3, mem, &mut out), CommitAction::WaitForLog);
+        let (mut durable, mut inplace) = (Vec::new(), Vec::new());
+        let mut now = 4;
+        while let Some(w) = (!out.is_empty()).then(|| out.remove(0)) {
+            if !w.tracked && w.line_addr >= HOME && w.line_addr < HOME + lines * 64 {
+                inplace.push(w);
+                continue;
+            }
+            if lost(&w) {
+                continue;
+            }
+            durable.push(w);
+            now += 1;
+            e.on_write_durable(w.tag, now, mem, &mut out);
+        }
+        (durable, inplace)
+    }
+
+    fn image_of(writes: &[LogWrite]) -> PmImage {
+        let mut img = PmImage::new();
+        for w in writes {
+            img.apply(w.line_addr, &LineData::new(w.line_addr, &w.data).unwrap());
+        }
+        img
+    }
+
+    #[test]
+    fn lalea_recovery_follows_next_ptr_to_entries_in_several_banks() {
+        let mem = FakeMem::new();
+        // bank 0 busy: LALEA must place the log elsewhere, and spread it as loads change
+        mem.pending[0].set(50);
+        let mut e = lalea::lalea();
+        let (durable, inplace) = transaction(&mut e, &mem, 9, |_| false);
+        assert_eq!(
+            inplace.len(),
+            9,
+            "committed: every line is written in place"
+        );
+        let entry_banks: std::collections::HashSet<usize> = durable
+            .iter()
+            .filter(|w| w.source == LogSource::Core)
+            .map(|w| mem.bank_of(w.line_addr))
+            .collect();
+        assert!(entry_banks.len() >= 2, "entries in banks {entry_banks:?}");
+        assert!(!entry_banks.contains(&0));
+        // Crash after the commit, before any in-place update: recovery alone restores all
+        // nine lines, walking two records (7 + 2 entries) through next_ptr.
+        let rec = e.recover(&image_of(&durable));
+        for i in 0..9 {
+            assert_eq!(rec.line(HOME + i * 64), Some(&line_of(i)), "line {i}");
+        }
+        // Once the in-place updates are durable the log is retired: recovery replays nothing.
+        let mut out = Vec::new();
+        for w in &inplace {
+            e.on_write_durable(w.tag, 100, &mem, &mut out);
+        }
+        let rec = e.recover(&image_of(&durable));
+        assert_eq!(rec.line(HOME), None);
+    }
+
+    #[test]
+    fn a_transaction_whose_log_is_incomplete_is_not_replayed() {
+        let mem = FakeMem::new();
+        for make in [redu::redu, lalea::lalea, blom::blom] {
+            let mut e = make();
+            // the third log entry never becomes durable: no header may be written for its
+            // record, the transaction never commits, and recovery changes nothing
+            let mut n = 0;
+            let (durable, inplace) = transaction(&mut e, &mem, 9, |w| {
+                n += (w.source == LogSource::Core) as u32;
+                w.source == LogSource::Core && n == 3
+            });
+            assert!(inplace.is_empty(), "{}", e.name());
+            let mut img = image_of(&durable);
+            e.crash_flush(&mut img);
+            let rec = e.recover(&img);
+            for i in 0..9 {
+                assert_eq!(rec.line(HOME + i * 64), None, "{}: line {i}", e.name());
+            }
+        }
+    }
+
+    #[test]
+    fn blom_writes_no_metadata_to_pm_unless_adr_overflows() {
+        let mem = FakeMem::new();
+        let mut b = blom::blom();
+        let (durable, inplace) = transaction(&mut b, &mem, 9, |_| false);
+        assert_eq!(inplace.len(), 9);
+        assert!(
+            durable.iter().all(|w| w.source == LogSource::Core),
+            "only entries"
+        );
+        let mut s = Stats::new();
+        b.export_stats(&mut s);
+        assert_eq!(s.counter("logging.header_writes"), 0);
+        assert_eq!(s.counter("logging.adr_spills"), 0);
+        assert_eq!(s.counter("logging.headers_buffered"), 2);
+        // the buffered headers are what a crash flushes: recovery then finds the transaction
+        let mut img = image_of(&durable);
+        b.crash_flush(&mut img);
+        assert_eq!(b.recover(&img).line(HOME + 8 * 64), Some(&line_of(8)));
+        // REDU writes both headers, after their entries
+        let mut r = redu::redu();
+        let (durable, _) = transaction(&mut r, &mem, 9, |_| false);
+        let headers: Vec<usize> = durable
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.source == LogSource::Controller)
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(headers.len(), 2);
+        assert!(headers[0] > 6, "first header after its seven entries");
+        // 18 records (120 lines) outgrow a 16-line ADR buffer: BLOM spills the oldest
+        let mut b = blom::blom();
+        transaction(&mut b, &mem, 120, |_| false);
+        let mut s = Stats::new();
+        b.export_stats(&mut s);
+        assert_eq!(s.counter("logging.header_writes"), 0);
+        assert!(s.counter("logging.adr_spills") >= 2, "{:?}", s.to_json());
+    }
+
+    #[test]
+    fn writebacks_of_uncommitted_lines_are_taken_over_until_the_commit() {
+        let mem = FakeMem::new();
+        let mut e = redu::redu();
+        e.attach(REGION, &mem);
+        let mut out = Vec::new();
+        e.on_tx_begin(0, 0);
+        e.on_store(0, HOME, &line_of(0), 1, &mem, &mut out);
+        assert!(e.absorbs_writeback(HOME));
+        assert!(!e.absorbs_writeback(HOME + 64));
+        e.on_tx_end(0, 2, &mem, &mut out);
+        while let Some(w) = (!out.is_empty()).then(|| out.remove(0)) {
+            if w.tracked {
+                e.on_write_durable(w.tag, 3, &mem, &mut out);
+            }
+        }
+        assert!(
+            !e.absorbs_writeback(HOME),
+            "committed: write-backs pass again"
+        );
+    }
+}
