@@ -68,6 +68,7 @@ bench: build
 	$(CARGO) bench -p pmsim --bench full_system_speed -- 20000000 1 2>/dev/null | tee -a $(RESULTS)/bench/full_system_speed.txt
 	$(CARGO) bench -p pmsim --bench full_system_speed -- 2000000 4 2>/dev/null | tee -a $(RESULTS)/bench/full_system_speed.txt
 	$(CARGO) bench -p pmsim --bench full_system_speed -- 2000000 1 50 2>/dev/null | tee -a $(RESULTS)/bench/full_system_speed.txt
+	$(CARGO) bench -p pmsim --bench logging_speed 2>/dev/null | tee $(RESULTS)/bench/logging_speed.txt
 	$(CARGO) run --release -q -p pmwork --example gen_speed 2>/dev/null | tee $(RESULTS)/bench/pmwork_gen_speed.txt
 	$(CARGO) bench -p pmec --bench ec 2>/dev/null | tee $(RESULTS)/bench/pmec.txt
 	nvcache/bench/run_bench.sh $(NVCACHE_BUILD) "" quick | tee $(RESULTS)/bench/nvcache.csv
@@ -93,10 +94,11 @@ clean:
 	$(CARGO) clean
 	rm -rf $(RESULTS) $(NVCACHE_BUILD)
 
-# Every workload with a software persistence library, under the three papers' presets, cut at
-# 1000 crash points each and checked by its recovery oracle (a few minutes). Hardware-TX
-# workloads need a hardware logging scheme and are skipped.
+# Every workload with a software persistence library, under the three papers' presets, and
+# every hardware-transaction workload under each hardware logging scheme (nvm-lalea), cut at
+# 1000 crash points each and checked by its recovery oracle (several minutes).
 CRASH_POINTS ?= 1000
+LOGGING_SCHEMES := redu lalea blom lalea+blom
 crash-check: build
 	@pmlab=target/release/pmlab; fail=0; \
 	for c in pcm-pmweaver nvm-ppo nvm-lalea; do \
@@ -105,6 +107,13 @@ crash-check: build
 	    th=$$($$pmlab workloads | awk -v w=$$w '$$1==w {print $$4}'); [ $$th -gt $$hw ] && th=$$hw; \
 	    printf "%-13s %-14s " $$c $$w; \
 	    out=$$($$pmlab crash --config $$c --workload $$w --threads $$th --points $(CRASH_POINTS) 2>&1); \
+	    rc=$$?; echo "$$out" | grep -E "^passed|first failing" ; [ $$rc -eq 0 ] || fail=1; \
+	  done; \
+	done; \
+	for l in $(LOGGING_SCHEMES); do \
+	  for w in $$($$pmlab workloads | awk 'NR>1 && $$2=="hwtx" {print $$1}'); do \
+	    printf "%-24s %-14s " "nvm-lalea logging=$$l" $$w; \
+	    out=$$($$pmlab crash --config nvm-lalea --set controller.logging=$$l --workload $$w --points $(CRASH_POINTS) 2>&1); \
 	    rc=$$?; echo "$$out" | grep -E "^passed|first failing" ; [ $$rc -eq 0 ] || fail=1; \
 	  done; \
 	done; exit $$fail
