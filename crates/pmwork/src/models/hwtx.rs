@@ -1,7 +1,7 @@
 //! Hardware transactions: `TxBegin` / `TxEnd` markers around plain loads and stores.
 //!
 //! The software writes no log and issues no flush or fence: a hardware logging scheme (ATOM,
-//! REDU, LAD, LALEA, BLOM — plug-ins of the simulator) captures the transaction's stores,
+//! REDU, LALEA, BLOM — plug-ins of the simulator; LAD is not built yet) captures the transaction's stores,
 //! makes them durable atomically and stalls the core at `TxEnd` until the log is durable.
 //! Recovery is therefore the scheme's job, not this crate's: an oracle over an `HwTx`
 //! workload expects the image the scheme left *after* its recovery, and checks that every

@@ -14,8 +14,8 @@
 //! Files: [`barrier`] (persist barriers, setup), [`undo`] (both undo flavours), [`redo`],
 //! [`hwtx`]. The persistent allocator that all of them use is [`crate::alloc`].
 //!
-//! Recovery for [`Model::HwTx`] is deliberately absent: a hardware-logging scheme (REDU, LAD,
-//! LALEA, BLOM in the simulator) owns both logging and recovery, so an oracle over an
+//! Recovery for [`Model::HwTx`] is deliberately absent: a hardware-logging scheme (REDU, LALEA,
+//! BLOM in the simulator) owns both logging and recovery, so an oracle over an
 //! `HwTx` trace must be given the image *after* the scheme's recovery.
 
 pub mod barrier;
