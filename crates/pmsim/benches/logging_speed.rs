@@ -8,24 +8,15 @@
 
 use pmsim::pmtrace::TraceEvent;
 use pmsim::{SimConfig, System};
-use pmwork::{GenOptions, VecSink};
+use pmwork::{GenOptions, Suite, VecSink, Workload};
 use std::time::Instant;
 
 mod common;
 use common::positional_args;
 
-const WORKLOADS: [&str; 6] = [
-    "btree-hw",
-    "queue-hw",
-    "hash-hw",
-    "rbtree-hw",
-    "tpcc-hw",
-    "tatp-hw",
-];
 const SCHEMES: [&str; 3] = ["none", "redu", "lalea+blom"];
 
-fn events(name: &str, ops: u64) -> Vec<TraceEvent> {
-    let w = pmwork::workload(name).expect("workload");
+fn events(w: &dyn Workload, ops: u64) -> Vec<TraceEvent> {
     let mut p = w.info().default_params(1);
     p.ops = ops;
     p.threads = 4;
@@ -43,8 +34,9 @@ fn main() {
     let args = positional_args();
     let ops: u64 = args.first().and_then(|a| a.parse().ok()).unwrap_or(4000);
     let rounds: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(5);
-    for name in WORKLOADS {
-        let ev = events(name, ops);
+    for w in pmwork::suite(Suite::Lalea) {
+        let name = w.info().name;
+        let ev = events(w, ops);
         let mut times: Vec<Vec<f64>> = vec![Vec::new(); SCHEMES.len()];
         for _ in 0..rounds {
             for (i, s) in SCHEMES.iter().enumerate() {

@@ -177,6 +177,16 @@ pub fn names() -> Vec<&'static str> {
     registry().iter().map(|w| w.info().name).collect()
 }
 
+/// The workloads of `suite`, in registry order (e.g. [`Suite::Lalea`]: the LALEA paper's
+/// hardware-transaction workloads).
+pub fn suite(suite: Suite) -> Vec<&'static dyn Workload> {
+    registry()
+        .iter()
+        .filter(|w| w.info().suite == suite)
+        .map(|w| w.as_ref())
+        .collect()
+}
+
 /// The workload called `name`, or an error listing the known names.
 pub fn workload(name: &str) -> Result<&'static dyn Workload, String> {
     registry()

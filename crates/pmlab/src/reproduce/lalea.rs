@@ -10,16 +10,6 @@ use pmsim::SimConfig;
 use pmwork::Workload;
 use std::path::Path;
 
-/// The paper's workloads (Sec. IV-A), as pmwork names them.
-const WORKLOADS: [&str; 6] = [
-    "btree-hw",
-    "queue-hw",
-    "hash-hw",
-    "rbtree-hw",
-    "tpcc-hw",
-    "tatp-hw",
-];
-
 /// Schemes run; REDU is the baseline of every ratio.
 const SCHEMES: [&str; 4] = ["redu", "lalea", "blom", "lalea+blom"];
 
@@ -90,10 +80,12 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
     let ops = if quick { 400 } else { 4000 };
     let mut summary = Table::new(&["metric", "workload", "scheme", "value"]);
     // [mapping][scheme][workload]
-    let mut runs = vec![vec![vec![Run::default(); WORKLOADS.len()]; SCHEMES.len()]; 2];
-    for (wi, name) in WORKLOADS.iter().enumerate() {
-        let w = pmwork::workload(name)?;
-        eprintln!("  lalea: {name}");
+    // The paper's workloads (Sec. IV-A): pmwork's LALEA suite.
+    let workloads = pmwork::suite(pmwork::Suite::Lalea);
+    let names: Vec<&str> = workloads.iter().map(|w| w.info().name).collect();
+    let mut runs = vec![vec![vec![Run::default(); names.len()]; SCHEMES.len()]; 2];
+    for (wi, &w) in workloads.iter().enumerate() {
+        eprintln!("  lalea: {}", names[wi]);
         for (m, line) in [false, true].into_iter().enumerate() {
             for (si, scheme) in SCHEMES.iter().enumerate() {
                 runs[m][si][wi] = run_one(w, scheme, line, ops)?;
@@ -105,7 +97,7 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
     let mut thr_series = Vec::new();
     for (si, scheme) in SCHEMES.iter().enumerate() {
         let mut cols: [Vec<f64>; 5] = Default::default();
-        for wi in 0..WORKLOADS.len() {
+        for wi in 0..names.len() {
             let (r, b) = (runs[0][si][wi], runs[0][0][wi]);
             let (rl, bl) = (runs[1][si][wi], runs[1][0][wi]);
             let vals = [
@@ -121,7 +113,7 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
             for (k, (metric, v)) in vals.iter().enumerate() {
                 summary.push(vec![
                     metric.to_string(),
-                    WORKLOADS[wi].into(),
+                    names[wi].into(),
                     scheme.to_string(),
                     format!("{v:.4}"),
                 ]);
@@ -179,7 +171,7 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
     let chart = BarChart {
         title: "Transaction throughput over REDU (nvm-lalea, 4 threads, page interleaving)".into(),
         y_label: "x REDU".into(),
-        categories: WORKLOADS.iter().map(|s| s.to_string()).collect(),
+        categories: names.iter().map(|s| s.to_string()).collect(),
         series: thr_series,
     };
     write_file(&dir, "throughput_over_redu.svg", &chart.to_svg())?;

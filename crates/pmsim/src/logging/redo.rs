@@ -616,6 +616,8 @@ impl LoggingEngine for RedoEngine {
                 self.threads[thread as usize].records[rec].outstanding -= 1;
                 self.alloc.durable(addr);
                 self.try_meta(thread, rec, now, out);
+                // The commit also waits for entries (with `header-before-entries` the headers
+                // may be durable first).
                 self.check_commit(thread, now, out);
             }
             Tag::Header { thread, rec, addr } => {

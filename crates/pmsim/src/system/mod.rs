@@ -303,13 +303,12 @@ pub struct System {
 impl System {
     /// A cold system built from a (validated) config.
     pub fn new(cfg: &SimConfig) -> Result<System, SystemError> {
-        let p = Plugins::build(&cfg.controller).map_err(SystemError::Config)?;
+        let mut p = Plugins::build(&cfg.controller).map_err(SystemError::Config)?;
         let dram_cfg = SimConfig::preset(&cfg.system.dram)
             .map_err(|e| SystemError::Config(format!("system.dram: {e}")))?;
         let dp = Plugins::build(&dram_cfg.controller).map_err(SystemError::Config)?;
         let cpu = &cfg.cpu;
         let cycle = cpu.cycle_ps();
-        let mut p = p;
         let pm = MemorySystem::new(cfg, p.scheduler, p.bmo);
         if !p.logging.is_passive() {
             if cfg.system.pm_bytes < 2 * LOG_REGION_BYTES {
