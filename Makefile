@@ -98,7 +98,7 @@ clean:
 # every hardware-transaction workload under each hardware logging scheme (nvm-lalea), cut at
 # 1000 crash points each and checked by its recovery oracle (several minutes).
 CRASH_POINTS ?= 1000
-LOGGING_SCHEMES := redu lalea blom lalea+blom
+LOGGING_SCHEMES := redu lad lalea blom lalea+blom lalea-lad
 crash-check: build
 	@pmlab=target/release/pmlab; fail=0; \
 	for c in pcm-pmweaver nvm-ppo nvm-lalea; do \

@@ -111,7 +111,7 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
             "pmlab crash: note: {} relies on hardware logging for atomicity (TxBegin/TxEnd, no \
              software log) and this config has controller.logging = \"none\": crash points \
              inside a transaction are expected to fail (choose a scheme with --set \
-             controller.logging=redu, lalea, blom or lalea+blom)",
+             controller.logging=redu, lad, lalea, blom, lalea+blom or lalea-lad)",
             info.name
         );
     }

@@ -665,4 +665,12 @@ impl MemoryView for MemorySystem {
             0
         }
     }
+
+    fn adr_used(&self) -> usize {
+        if self.adr {
+            self.channels.iter().map(|c| c.occupancy().1).sum()
+        } else {
+            0
+        }
+    }
 }

@@ -74,6 +74,16 @@ pub const LOGGINGS: &[PluginInfo<dyn LoggingEngine>] = &[
         description: "LALEA and BLOM together on REDU (Lu et al.)",
         make: || Box::new(logging::blom::lalea_blom()),
     },
+    PluginInfo {
+        name: "lad",
+        description: "LAD: write sets staged in the 16-line ADR buffer, committed without a log when they fit, undo log on overflow (Gupta et al., MICRO'19)",
+        make: || Box::new(logging::lad::lad()),
+    },
+    PluginInfo {
+        name: "lalea-lad",
+        description: "LALEA on LAD: LAD's undo log allocated in the least-loaded bank (Lu et al.)",
+        make: || Box::new(logging::lad::lalea_lad()),
+    },
 ];
 
 fn find<'a, T: ?Sized>(

@@ -10,13 +10,21 @@ use pmsim::SimConfig;
 use pmwork::Workload;
 use std::path::Path;
 
-/// Schemes run; REDU is the baseline of every ratio.
-const SCHEMES: [&str; 4] = ["redu", "lalea", "blom", "lalea+blom"];
+/// Schemes run, each with the design it improves on: REDU for LALEA and BLOM, LAD for
+/// LALEA-LAD (the paper's two baselines).
+const SCHEMES: [(&str, &str); 6] = [
+    ("redu", "redu"),
+    ("lalea", "redu"),
+    ("blom", "redu"),
+    ("lalea+blom", "redu"),
+    ("lad", "lad"),
+    ("lalea-lad", "lad"),
+];
 
 /// The paper's averages (Lu et al., Sec. IV; REFERENCE.md), by (metric, scheme), in percent:
-/// throughput gain over REDU, log-entry persistence latency and commit latency reduction
-/// against REDU, throughput gain over REDU under cache-line interleaving.
-const PAPER: [(&str, &str, f64); 10] = [
+/// throughput gain over REDU (LAD for LALEA-LAD), log-entry persistence latency and commit
+/// latency reduction against it, throughput gain under cache-line interleaving.
+const PAPER: [(&str, &str, f64); 14] = [
     ("throughput_over_redu", "lalea", 54.04),
     ("throughput_over_redu", "blom", 17.16),
     ("throughput_over_redu", "lalea+blom", 56.62),
@@ -31,6 +39,23 @@ const PAPER: [(&str, &str, f64); 10] = [
         "lalea+blom",
         24.81,
     ),
+    ("throughput_over_lad", "lalea-lad", 67.45),
+    ("log_persist_latency_reduction", "lalea-lad", 93.66),
+    ("commit_latency_reduction", "lalea-lad", 79.02),
+    ("throughput_over_lad_line_interleaving", "lalea-lad", 10.96),
+];
+
+/// The per-workload metrics of `summary.csv` (besides the ratios).
+const METRICS: [&str; 9] = [
+    "throughput_over_redu",
+    "throughput_over_lad",
+    "log_persist_latency_ns",
+    "commit_latency_ns",
+    "throughput_over_redu_line_interleaving",
+    "throughput_over_lad_line_interleaving",
+    "tx_per_s",
+    "bank_load_imbalance",
+    "log_entry_bank_queue",
 ];
 
 /// One run's figures.
@@ -39,6 +64,10 @@ struct Run {
     tx_per_s: f64,
     entry_ns: f64,
     commit_ns: f64,
+    /// The busiest bank's queue over the mean bank's, averaged over log-entry allocations.
+    imbalance: f64,
+    /// Mean queue of the bank a log entry goes to, when it is allocated.
+    entry_bank_queue: f64,
 }
 
 fn run_one(
@@ -60,10 +89,23 @@ fn run_one(
     let s = &o.stats;
     let txs = s.counter("cpu.tx_ends");
     let mean_ns = |name: &str| s.histogram(name).map_or(0.0, |h| h.mean() / 1e3);
+    // Figures about log entries are undefined when a run wrote none (LAD staging every
+    // transaction): NaN, left out of the summary.
+    let entries = s.counter("logging.entries") as f64;
+    let per = |sum: u64, n: f64| if n > 0.0 { sum as f64 / n } else { f64::NAN };
     Ok(Run {
         tx_per_s: txs as f64 / (o.sim_time as f64 * 1e-12),
-        entry_ns: mean_ns("logging.entry_persist_latency_ps"),
+        entry_ns: if entries > 0.0 {
+            mean_ns("logging.entry_persist_latency_ps")
+        } else {
+            f64::NAN
+        },
         commit_ns: mean_ns("logging.commit_latency_ps"),
+        imbalance: per(
+            s.counter("logging.bank_imbalance_milli"),
+            1000.0 * s.counter("logging.bank_imbalance_samples") as f64,
+        ),
+        entry_bank_queue: per(s.counter("logging.entry_bank_load"), entries),
     })
 }
 
@@ -87,50 +129,65 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
     for (wi, &w) in workloads.iter().enumerate() {
         eprintln!("  lalea: {}", names[wi]);
         for (m, line) in [false, true].into_iter().enumerate() {
-            for (si, scheme) in SCHEMES.iter().enumerate() {
+            for (si, (scheme, _)) in SCHEMES.iter().enumerate() {
                 runs[m][si][wi] = run_one(w, scheme, line, ops)?;
             }
         }
     }
-    // Ratios against REDU, per workload; geomeans over workloads.
+    // Ratios against REDU and LAD, per workload; geomeans over workloads.
+    let idx = |name: &str| {
+        SCHEMES
+            .iter()
+            .position(|(s, _)| *s == name)
+            .expect("a scheme")
+    };
+    let (redu, lad) = (idx("redu"), idx("lad"));
     let mut geo: Vec<(String, String, f64)> = Vec::new();
     let mut thr_series = Vec::new();
-    for (si, scheme) in SCHEMES.iter().enumerate() {
-        let mut cols: [Vec<f64>; 5] = Default::default();
+    let mut imbalance_series = Vec::new();
+    for (si, (scheme, base)) in SCHEMES.iter().enumerate() {
+        let mut cols: [Vec<f64>; METRICS.len()] = Default::default();
         for wi in 0..names.len() {
-            let (r, b) = (runs[0][si][wi], runs[0][0][wi]);
-            let (rl, bl) = (runs[1][si][wi], runs[1][0][wi]);
+            let r = runs[0][si][wi];
+            let rl = runs[1][si][wi];
+            let over = |m: usize, b: usize| runs[m][si][wi].tx_per_s / runs[m][b][wi].tx_per_s;
+            let lad_family = *base == "lad";
             let vals = [
-                ("throughput_over_redu", r.tx_per_s / b.tx_per_s),
-                ("log_persist_latency_ns", r.entry_ns),
-                ("commit_latency_ns", r.commit_ns),
-                (
-                    "throughput_over_redu_line_interleaving",
-                    rl.tx_per_s / bl.tx_per_s,
-                ),
-                ("tx_per_s", r.tx_per_s),
+                Some(over(0, redu)),
+                lad_family.then(|| over(0, lad)),
+                Some(r.entry_ns),
+                Some(r.commit_ns),
+                Some(rl.tx_per_s / runs[1][redu][wi].tx_per_s),
+                lad_family.then(|| over(1, lad)),
+                Some(r.tx_per_s),
+                Some(r.imbalance),
+                Some(r.entry_bank_queue),
             ];
-            for (k, (metric, v)) in vals.iter().enumerate() {
+            for (k, v) in vals.iter().enumerate() {
+                let Some(v) = v.filter(|v| v.is_finite()) else {
+                    continue;
+                };
                 summary.push(vec![
-                    metric.to_string(),
+                    METRICS[k].to_string(),
                     names[wi].into(),
                     scheme.to_string(),
                     format!("{v:.4}"),
                 ]);
-                cols[k].push(*v);
+                cols[k].push(v);
             }
         }
         thr_series.push((scheme.to_string(), cols[0].clone()));
-        for (k, metric) in [
-            "throughput_over_redu",
-            "log_persist_latency_ns",
-            "commit_latency_ns",
-            "throughput_over_redu_line_interleaving",
-            "tx_per_s",
-        ]
-        .iter()
-        .enumerate()
-        {
+        if ["redu", "lalea", "lad", "lalea-lad"].contains(scheme) {
+            let per_workload = (0..names.len())
+                .map(|wi| runs[0][si][wi].imbalance)
+                .map(|v| if v.is_finite() { v } else { 0.0 })
+                .collect();
+            imbalance_series.push((scheme.to_string(), per_workload));
+        }
+        for (k, metric) in METRICS.iter().enumerate() {
+            if cols[k].is_empty() {
+                continue;
+            }
             let g = geomean(&cols[k]);
             summary.push(vec![
                 metric.to_string(),
@@ -146,19 +203,24 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
             .find(|(m, s, _)| m == metric && s == scheme)
             .map_or(f64::NAN, |x| x.2)
     };
-    // The paper's figures beside ours: gains in percent over REDU, reductions in percent.
+    // The paper's figures beside ours: gains in percent over the baseline, reductions in
+    // percent against it.
+    // A reduction is the geomean of the per-workload ratios, over the workloads where both
+    // figures exist.
+    let reduction = |field: fn(&Run) -> f64, scheme: &str| {
+        let (si, bi) = (idx(scheme), idx(SCHEMES[idx(scheme)].1));
+        let ratios: Vec<f64> = (0..names.len())
+            .map(|wi| field(&runs[0][si][wi]) / field(&runs[0][bi][wi]))
+            .filter(|r| r.is_finite())
+            .collect();
+        100.0 * (1.0 - geomean(&ratios))
+    };
     let mut cmp = Table::new(&["metric", "scheme", "paper_pct", "pmlab_pct", "pmlab/paper"]);
     for (metric, scheme, paper) in PAPER.iter() {
         let ours = match *metric {
-            "throughput_over_redu" | "throughput_over_redu_line_interleaving" => {
-                100.0 * (g(metric, scheme) - 1.0)
-            }
-            "log_persist_latency_reduction" => {
-                100.0
-                    * (1.0
-                        - g("log_persist_latency_ns", scheme) / g("log_persist_latency_ns", "redu"))
-            }
-            _ => 100.0 * (1.0 - g("commit_latency_ns", scheme) / g("commit_latency_ns", "redu")),
+            "log_persist_latency_reduction" => reduction(|r| r.entry_ns, scheme),
+            "commit_latency_reduction" => reduction(|r| r.commit_ns, scheme),
+            _ => 100.0 * (g(metric, scheme) - 1.0),
         };
         cmp.push(vec![
             metric.to_string(),
@@ -175,6 +237,16 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
         series: thr_series,
     };
     write_file(&dir, "throughput_over_redu.svg", &chart.to_svg())?;
+    let chart = BarChart {
+        title: "Bank load imbalance at log-entry allocations (busiest bank's queue / mean bank's)"
+            .into(),
+        y_label: "max / mean".into(),
+        categories: names.iter().map(|s| s.to_string()).collect(),
+        series: imbalance_series,
+    };
+    write_file(&dir, "bank_load_imbalance.svg", &chart.to_svg())?;
+    let imbalance = |scheme: &str| g("bank_load_imbalance", scheme);
+    let queue = |scheme: &str| g("log_entry_bank_queue", scheme);
     write_file(&dir, "summary.csv", &summary.to_csv())?;
     write_file(&dir, "paper_vs_pmlab.csv", &cmp.to_csv())?;
     let md = format!(
@@ -186,17 +258,33 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
          paper's default) and once with cache-line interleaving (`device.mapping = \
          cache-line`, the paper's Fig. 7). Throughput is committed transactions per second of \
          simulated time; log-entry persistence latency runs from an entry leaving the core's \
-         log buffer to its acknowledgement; commit latency from `TxEnd` to the commit. One run \
+         log buffer (LAD: the controller) to its acknowledgement; commit latency from `TxEnd` \
+         to the commit. LALEA-LAD is compared with LAD, the other schemes with REDU. One run \
          per point: the simulator is deterministic for a fixed seed, so there is no run-to-run \
          spread to report.\n\n\
-         Not reproduced yet: LAD and LALEA-LAD (not implemented), the per-bank load \
-         imbalance figure.\n\n\
          ![throughput over REDU](lalea/throughput_over_redu.svg)\n\n\
          ### Geometric means beside the paper's averages\n\n{}\n\
+         ### Bank load imbalance before and after LALEA\n\n\
+         At every log-entry allocation the controller's queue of every bank is sampled: the \
+         imbalance is the busiest bank's queue over the mean bank's, averaged over the \
+         allocations (1 = even; metric `bank_load_imbalance`), and `log_entry_bank_queue` is \
+         the queue of the bank the entry goes to. Geomean over the workloads, imbalance: REDU \
+         {:.2}, LALEA {:.2}; LAD {:.2}, LALEA-LAD {:.2}; queue met by a log entry: REDU {:.2}, \
+         LALEA {:.2}; LAD {:.2}, LALEA-LAD {:.2}. The paper draws no figure of it; it argues \
+         the imbalance is what LALEA removes (Sec. III-A).\n\n\
+         ![bank load imbalance](lalea/bank_load_imbalance.svg)\n\n\
          Per-workload figures: `summary.csv` (rows `metric, workload, scheme, value`, plus \
          `geomean` rows); this table: `paper_vs_pmlab.csv`. `docs/validation.md` discusses the \
          gaps.\n",
         cmp.to_markdown(),
+        imbalance("redu"),
+        imbalance("lalea"),
+        imbalance("lad"),
+        imbalance("lalea-lad"),
+        queue("redu"),
+        queue("lalea"),
+        queue("lad"),
+        queue("lalea-lad"),
         q = if quick { " --quick" } else { "" },
     );
     write_file(&dir, "section.md", &md)?;
@@ -205,11 +293,12 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
         "headline.md",
         &format!(
             "* **LALEA/BLOM**: over REDU, geomean throughput {:+.1}% LALEA, {:+.1}% BLOM, \
-             {:+.1}% LALEA+BLOM (paper +54.04%, +17.16%, +56.62%); six `-hw` workloads, \
-             4 threads, `nvm-lalea`.\n",
+             {:+.1}% LALEA+BLOM (paper +54.04%, +17.16%, +56.62%); LALEA-LAD over LAD \
+             {:+.1}% (paper +67.45%); six `-hw` workloads, 4 threads, `nvm-lalea`.\n",
             100.0 * (g("throughput_over_redu", "lalea") - 1.0),
             100.0 * (g("throughput_over_redu", "blom") - 1.0),
             100.0 * (g("throughput_over_redu", "lalea+blom") - 1.0),
+            100.0 * (g("throughput_over_lad", "lalea-lad") - 1.0),
         ),
     )?;
     Ok(())

@@ -1,6 +1,6 @@
 //! Hardware logging engines: transaction-aware schemes in the memory controller that log the
 //! stores of `TxBegin`/`TxEnd` transactions, decide when a transaction is committed, update
-//! data in place and recover a crash image (REDU, LALEA, BLOM and their combination).
+//! data in place and recover a crash image (REDU, LAD, LALEA, BLOM and their combinations).
 //!
 //! The full system calls an engine from fixed hooks of the data path:
 //!
@@ -22,10 +22,12 @@
 //!
 //! Files: [`record`] (the log-record format and the recovery scan shared by the redo schemes),
 //! [`redo`] (the hardware redo-logging engine: log buffer, records, commit, in-place update,
-//! reclamation), [`redu`] (sequential log allocation), [`lalea`] (load-aware allocation),
-//! [`blom`] (log metadata buffered in ADR).
+//! reclamation, and LAD's staging with its undo fallback), [`redu`] (sequential log
+//! allocation), [`lalea`] (load-aware allocation), [`blom`] (log metadata buffered in ADR),
+//! [`lad`] (write sets staged in ADR).
 
 pub mod blom;
+pub mod lad;
 pub mod lalea;
 pub mod record;
 pub mod redo;
@@ -80,6 +82,8 @@ pub trait MemoryView {
     fn pending(&self, bank: usize) -> u32;
     /// Lines the ADR domain holds (the WPQ entries of all channels; 0 without ADR).
     fn adr_lines(&self) -> usize;
+    /// Of those, the lines in use now (writes accepted and not yet sent to the device).
+    fn adr_used(&self) -> usize;
 }
 
 /// The PM range reserved for the hardware log (never used by programs).
@@ -109,12 +113,15 @@ pub trait LoggingEngine: Send {
     fn attach(&mut self, _region: LogRegion, _mem: &dyn MemoryView) {}
     /// `thread` begins a transaction at `now`.
     fn on_tx_begin(&mut self, thread: u16, now: Ps);
-    /// `thread` stored to PM line `line_addr` at `now`; `line` is the whole line after the
-    /// store. Writes to issue go to `out`.
+    /// `thread` stored to PM line `line_addr` at `now`; `before` and `line` are the whole line
+    /// before and after the store (an undo log takes the old contents from the first).
+    /// Writes to issue go to `out`.
+    #[allow(clippy::too_many_arguments)]
     fn on_store(
         &mut self,
         thread: u16,
         line_addr: u64,
+        before: &[u8; 64],
         line: &[u8; 64],
         now: Ps,
         mem: &dyn MemoryView,
@@ -188,6 +195,7 @@ impl LoggingEngine for NoLogging {
         &mut self,
         _thread: u16,
         _line_addr: u64,
+        _before: &[u8; 64],
         _line: &[u8; 64],
         _now: Ps,
         _mem: &dyn MemoryView,

@@ -1,7 +1,7 @@
-//! The hardware log's record format and the recovery scan shared by the redo schemes.
+//! The hardware log's record format and the recovery scan shared by the logging schemes.
 //!
 //! A log record is up to [`ENTRIES_PER_RECORD`] log entries (each a whole 64 B line holding
-//! the new contents of one home line) and a header (ATOM's log entry collation, as REDU and
+//! the new contents of one home line, or its old contents in LAD's undo log) and a header (ATOM's log entry collation, as REDU and
 //! LALEA use it). The first header line holds the seven home addresses (bytes 0..56) and a
 //! metadata word (bytes 56..64, [`HeaderMeta`]). LALEA's header has a second line: the log
 //! addresses of the seven entries (which may lie in any bank) and `next_ptr`, the header of
@@ -12,6 +12,12 @@
 //! (or, under BLOM, flushed by ADR only then), so a durable header implies durable entries.
 //! Recovery replays committed transactions in stamp order, skipping those a thread's
 //! non-volatile `applied` register says are already in place.
+//!
+//! An undo log (LAD's fallback) is read the other way: a transaction the `applied` register
+//! has not passed is not committed, and every durable record of it is rolled back (its
+//! entries' old contents written home, newest transaction first). The lines are written in
+//! place only once the whole log is durable, so a partial log means nothing to undo, and
+//! rolling back a line not yet written is harmless.
 
 use super::LogRegion;
 use crate::image::{LineData, PmImage};
@@ -122,6 +128,15 @@ pub enum Layout {
     Linked,
 }
 
+/// How recovery uses the log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Entries hold new contents: replay complete transactions.
+    Redo,
+    /// Entries hold old contents: roll back every logged transaction not committed.
+    Undo,
+}
+
 /// One parsed header.
 #[derive(Clone, Debug)]
 struct Parsed {
@@ -131,14 +146,15 @@ struct Parsed {
     next: u64,
 }
 
-/// Recovers `image`: replays every committed transaction whose stamp is not below its
-/// thread's `applied` register. `header_slot(a)` gives the header lines of the slot whose
-/// first line is `a` (`None` when `a` is not a header slot); only lines of `region` are read
-/// as log.
+/// Recovers `image`: under [`Direction::Redo`] replays every committed transaction whose stamp
+/// is not below its thread's `applied` register, under [`Direction::Undo`] rolls back every
+/// logged one. `header_slot(a)` gives the header lines of the slot whose first line is `a`
+/// (`None` when `a` is not a header slot); only lines of `region` are read as log.
 pub fn recover(
     image: &PmImage,
     region: LogRegion,
     layout: Layout,
+    direction: Direction,
     applied: &[u32],
     header_slot: impl Fn(u64) -> Option<[u64; 2]>,
 ) -> PmImage {
@@ -185,6 +201,21 @@ pub fn recover(
                 next,
             },
         );
+    }
+    let mut out = image.clone();
+    let mut put = |home: u64, entry: u64| {
+        let data = read(entry);
+        out.apply(home, &LineData::new(home, &data).expect("a whole line"));
+    };
+    if direction == Direction::Undo {
+        let mut recs: Vec<&Parsed> = headers.values().collect();
+        recs.sort_by_key(|p| std::cmp::Reverse((p.meta.stamp, p.meta.index)));
+        for p in recs {
+            for (home, entry) in p.homes.iter().zip(&p.entries) {
+                put(*home, *entry);
+            }
+        }
+        return out;
     }
     // Committed transactions: (stamp, thread) → records in order.
     let mut txs: Vec<(u32, Vec<&Parsed>)> = Vec::new();
@@ -235,13 +266,10 @@ pub fn recover(
         }
     }
     txs.sort_by_key(|(stamp, _)| *stamp);
-    let mut out = image.clone();
     for (_, recs) in txs {
         for p in recs {
             for (home, entry) in p.homes.iter().zip(&p.entries) {
-                let data = read(*entry);
-                let d = LineData::new(*home, &data).expect("a whole line");
-                out.apply(*home, &d);
+                put(*home, *entry);
             }
         }
     }

@@ -1,6 +1,7 @@
-//! The hardware redo-logging engine that REDU, LALEA and BLOM share; they differ in where log
-//! entries and headers go ([`LogAllocator`]) and in whether headers are written to PM or kept
-//! in the ADR domain ([`MetaPolicy`]).
+//! The hardware logging engine that REDU, LAD, LALEA, BLOM and their combinations share; they
+//! differ in where log entries and headers go ([`LogAllocator`]), in whether headers are
+//! written to PM or kept in the ADR domain ([`MetaPolicy`]) and in what is logged and when a
+//! transaction commits ([`LogKind`]: REDU's redo log, or LAD's staging with an undo fallback).
 //!
 //! Per transaction (REDU, Jeong et al. MICRO'18, with ATOM's log entry collation):
 //!
@@ -18,6 +19,18 @@
 //!    transaction wrote are taken over (no-steal), since recovery can only redo.
 //! 5. Once every in-place write of a transaction is durable, its records are reclaimed and
 //!    the thread's non-volatile `applied` register passes its stamp: recovery skips it.
+//!
+//! Under [`LogKind::StageOrUndo`] (LAD, Gupta et al. MICRO'19, as LALEA Sec. II-C and IV-B
+//! describe it) a transaction reserves one ADR line per line it writes. If the write sets of
+//! the transactions in flight fit the ADR buffer beside the writes it already holds (the WPQ
+//! is the ADR buffer: committed lines drain from it), `TxEnd` sends the lines from the cache to
+//! the controller and the transaction commits once all of them are in the ADR domain: no log
+//! at all; at a crash ADR discards the lines of a transaction not yet committed. A store
+//! that finds the buffer full makes its transaction fall back to undo logging: the controller
+//! then logs the old contents of every line written so far (and of each later one at its
+//! first store) in records as above, headers after their entries; `TxEnd` waits for the log,
+//! writes the lines in place and commits once they are durable (the `applied` register is
+//! the commit mark). Recovery undoes the transactions the register has not passed.
 
 use super::record::{self, HeaderMeta, Layout, ENTRIES_PER_RECORD};
 use super::{CommitAction, LogRegion, LogSource, LogWrite, LoggingEngine, MemoryView};
@@ -62,6 +75,20 @@ pub enum Fault {
     HeaderBeforeEntries,
     /// The ADR flush at a crash loses the buffered log metadata.
     NoAdrFlush,
+    /// LAD: ADR keeps the staged lines of an uncommitted transaction at a crash.
+    KeepUncommittedStaged,
+}
+
+/// What is logged, and when a transaction commits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogKind {
+    /// New contents, logged from the core's log buffer; committed once the log is durable, in
+    /// place afterwards in the background (REDU).
+    Redo,
+    /// The write set staged in the ADR buffer when it fits (no log, committed once it is in
+    /// the ADR domain); otherwise old contents, logged by the controller, the transaction
+    /// committed once its in-place updates are durable (LAD).
+    StageOrUndo,
 }
 
 /// Where headers live once their entries are durable.
@@ -118,6 +145,12 @@ struct ThreadLog {
     buffer: VecDeque<(u64, [u8; 64])>,
     /// The transaction's lines with their newest data, in first-store order.
     write_set: Vec<(u64, [u8; 64])>,
+    /// LAD: each write-set line's contents before the transaction's first store to it.
+    old: Vec<[u8; 64]>,
+    /// LAD: the transaction overflowed the ADR buffer and logs.
+    logging: bool,
+    /// LAD: ADR lines the transaction reserves.
+    reserved: usize,
     ws_index: HashMap<u64, usize>,
     records: Vec<Record>,
 }
@@ -126,6 +159,12 @@ struct Applying {
     thread: u16,
     outstanding: usize,
     records: Vec<([u64; 2], Vec<u64>)>,
+    /// LAD: the transaction commits when its in-place writes are durable; `TxEnd` time.
+    commit_pending: Option<Ps>,
+    /// LAD, staged: ADR lines reserved, and the lines' old contents, which ADR keeps at a
+    /// crash until the transaction commits.
+    reserved: usize,
+    staged_old: Vec<(u64, [u8; 64])>,
 }
 
 struct Held {
@@ -140,6 +179,8 @@ struct Held {
 #[derive(Default)]
 struct Counters {
     commits: u64,
+    staged_commits: u64,
+    undo_fallbacks: u64,
     entries: u64,
     header_writes: u64,
     headers_buffered: u64,
@@ -148,6 +189,12 @@ struct Counters {
     absorbed: u64,
     commit_latency: Histogram,
     entry_latency: Histogram,
+    /// Sum over log-entry allocations of the banks' imbalance then (the busiest bank's
+    /// pending requests over the mean bank's, in thousandths), and the samples in it.
+    bank_imbalance_milli: u64,
+    bank_imbalance_samples: u64,
+    /// Sum of the pending requests of the bank each log entry went to.
+    entry_bank_load: u64,
 }
 
 /// A hardware redo-logging engine (see the module documentation).
@@ -155,7 +202,10 @@ pub struct RedoEngine {
     name: &'static str,
     alloc: Box<dyn LogAllocator>,
     meta: MetaPolicy,
+    kind: LogKind,
     region: LogRegion,
+    /// LAD: ADR lines the write sets of transactions in flight reserve.
+    staged_lines: usize,
     adr_capacity: usize,
     next_stamp: u32,
     threads: Vec<ThreadLog>,
@@ -177,12 +227,24 @@ pub struct RedoEngine {
 }
 
 impl RedoEngine {
-    /// An engine named `name` allocating with `alloc` under metadata policy `meta`.
+    /// A redo engine named `name` allocating with `alloc` under metadata policy `meta`.
     pub fn new(name: &'static str, alloc: Box<dyn LogAllocator>, meta: MetaPolicy) -> Self {
+        Self::with_kind(name, alloc, meta, LogKind::Redo)
+    }
+
+    /// An engine of `kind` named `name` allocating with `alloc` under metadata policy `meta`.
+    pub fn with_kind(
+        name: &'static str,
+        alloc: Box<dyn LogAllocator>,
+        meta: MetaPolicy,
+        kind: LogKind,
+    ) -> Self {
         RedoEngine {
             name,
             alloc,
             meta,
+            kind,
+            staged_lines: 0,
             region: LogRegion { base: 0, bytes: 0 },
             adr_capacity: 0,
             next_stamp: 1,
@@ -280,6 +342,23 @@ impl RedoEngine {
             return;
         };
         self.alloc.issued(addr);
+        // The bank load a log request meets: how uneven the banks' queues are, and the
+        // queue of the bank it goes to.
+        let (mut sum, mut max) = (0u64, 0u64);
+        for b in 0..mem.banks() {
+            let p = mem.pending(b) as u64;
+            sum += p;
+            max = max.max(p);
+        }
+        if let Some(milli) = (1000 * max * mem.banks() as u64).checked_div(sum) {
+            self.c.bank_imbalance_milli += milli;
+            self.c.bank_imbalance_samples += 1;
+        }
+        self.c.entry_bank_load += mem.pending(mem.bank_of(addr)) as u64;
+        let source = match self.kind {
+            LogKind::Redo => LogSource::Core,
+            LogKind::StageOrUndo => LogSource::Controller,
+        };
         let tag = self.tag(Tag::Entry {
             thread: t,
             rec: ri,
@@ -297,7 +376,7 @@ impl RedoEngine {
             data,
             tag,
             tracked: true,
-            source: LogSource::Core,
+            source,
         });
         if r.entries.len() == ENTRIES_PER_RECORD {
             self.close_record(t, ri, false, now, mem, out);
@@ -437,15 +516,33 @@ impl RedoEngine {
         {
             return;
         }
-        self.c.commits += 1;
-        self.c
-            .commit_latency
-            .record(now.saturating_sub(th.end_time));
+        match self.kind {
+            LogKind::Redo => {
+                self.c.commits += 1;
+                self.c
+                    .commit_latency
+                    .record(now.saturating_sub(th.end_time));
+            }
+            LogKind::StageOrUndo => {}
+        }
+        self.write_in_place(t, now, out);
+    }
+
+    /// Sends `t`'s ended transaction's lines to their home locations: in the background once
+    /// committed (redo), or as the last step of the commit (LAD: from the cache when staged,
+    /// from the controller after the undo log).
+    fn write_in_place(&mut self, t: u16, now: Ps, out: &mut Vec<LogWrite>) {
+        let th = &mut self.threads[t as usize];
         let stamp = th.stamp;
         th.active = false;
         th.ending = false;
         th.ws_index.clear();
         let write_set = std::mem::take(&mut th.write_set);
+        let old = std::mem::take(&mut th.old);
+        let staged = self.kind == LogKind::StageOrUndo && !th.logging;
+        let reserved = std::mem::take(&mut th.reserved);
+        th.logging = false;
+        let end_time = th.end_time;
         let records = std::mem::take(&mut th.records)
             .into_iter()
             .map(|r| (r.header, r.entries))
@@ -459,16 +556,25 @@ impl RedoEngine {
                 }
             }
         }
+        let undo = self.kind == LogKind::StageOrUndo;
+        let staged_old = if staged {
+            write_set.iter().map(|w| w.0).zip(old).collect()
+        } else {
+            Vec::new()
+        };
         self.applying.insert(
             stamp,
             Applying {
                 thread: t,
                 outstanding: write_set.len(),
                 records,
+                commit_pending: undo.then_some(end_time),
+                reserved,
+                staged_old,
             },
         );
         if write_set.is_empty() {
-            self.reclaim(stamp);
+            self.reclaim(stamp, now);
             return;
         }
         for (line, data) in write_set {
@@ -479,17 +585,67 @@ impl RedoEngine {
                 thread: t,
                 data,
                 tag,
-                tracked: false,
-                source: LogSource::Controller,
+                // LAD's commit waits for its in-place writes.
+                tracked: undo,
+                source: if staged {
+                    LogSource::Core
+                } else {
+                    LogSource::Controller
+                },
             });
         }
     }
 
-    /// Every in-place write of `stamp` is durable: free its log and advance the register.
-    fn reclaim(&mut self, stamp: u32) {
+    /// LAD: `t`'s transaction wrote line `line` (old contents `before`) for the first time.
+    /// It reserves an ADR line; when the buffer is full the transaction falls back to undo
+    /// logging and logs every line written so far.
+    fn stage_or_log(
+        &mut self,
+        t: u16,
+        line: u64,
+        before: &[u8; 64],
+        now: Ps,
+        mem: &dyn MemoryView,
+        out: &mut Vec<LogWrite>,
+    ) {
+        let th = &mut self.threads[t as usize];
+        th.old.push(*before);
+        if th.logging {
+            self.emit_entry(t, line, *before, now, mem, out);
+            return;
+        }
+        if self.staged_lines + mem.adr_used() < self.adr_capacity {
+            self.staged_lines += 1;
+            th.reserved += 1;
+            return;
+        }
+        self.staged_lines -= th.reserved;
+        th.reserved = 0;
+        th.logging = true;
+        self.c.undo_fallbacks += 1;
+        let lines: Vec<(u64, [u8; 64])> = th
+            .write_set
+            .iter()
+            .map(|w| w.0)
+            .zip(th.old.iter().copied())
+            .collect();
+        for (l, old) in lines {
+            self.emit_entry(t, l, old, now, mem, out);
+        }
+    }
+
+    /// Every in-place write of `stamp` is durable: free its log and advance the register
+    /// (for LAD this is the commit).
+    fn reclaim(&mut self, stamp: u32, now: Ps) {
         let Some(a) = self.applying.remove(&stamp) else {
             return;
         };
+        if let Some(end) = a.commit_pending {
+            self.c.commits += 1;
+            self.c.staged_commits += !a.staged_old.is_empty() as u64;
+            self.c.commit_latency.record(now.saturating_sub(end));
+        }
+        self.staged_lines -= a.reserved;
         for (header, entries) in &a.records {
             self.alloc.release(*header, entries);
         }
@@ -536,6 +692,7 @@ impl LoggingEngine for RedoEngine {
         &mut self,
         thread: u16,
         line_addr: u64,
+        before: &[u8; 64],
         line: &[u8; 64],
         now: Ps,
         mem: &dyn MemoryView,
@@ -545,13 +702,23 @@ impl LoggingEngine for RedoEngine {
         if !th.active || th.ending {
             return;
         }
-        match th.ws_index.get(&line_addr) {
-            Some(&i) => th.write_set[i].1 = *line,
+        let first = match th.ws_index.get(&line_addr) {
+            Some(&i) => {
+                th.write_set[i].1 = *line;
+                false
+            }
             None => {
                 th.ws_index.insert(line_addr, th.write_set.len());
                 th.write_set.push((line_addr, *line));
                 *self.open_lines.entry(line_addr).or_insert(0) += 1;
+                true
             }
+        };
+        if self.kind == LogKind::StageOrUndo {
+            if first {
+                self.stage_or_log(thread, line_addr, before, now, mem, out);
+            }
+            return;
         }
         let th = &mut self.threads[thread as usize];
         if let Some(b) = th.buffer.iter_mut().find(|(l, _)| *l == line_addr) {
@@ -586,6 +753,11 @@ impl LoggingEngine for RedoEngine {
         }
         th.ending = true;
         th.end_time = now;
+        if self.kind == LogKind::StageOrUndo && !self.threads[thread as usize].logging {
+            // The write set fits the ADR buffer: it goes there, and that commits it.
+            self.write_in_place(thread, now, out);
+            return CommitAction::WaitForLog;
+        }
         while let Some((l, d)) = self.threads[thread as usize].buffer.pop_front() {
             self.emit_entry(thread, l, d, now, mem, out);
         }
@@ -633,12 +805,17 @@ impl LoggingEngine for RedoEngine {
                 let done = match self.applying.get_mut(&stamp) {
                     Some(a) => {
                         a.outstanding -= 1;
+                        if a.reserved > 0 {
+                            // A staged line reached the ADR domain: it now counts there.
+                            a.reserved -= 1;
+                            self.staged_lines -= 1;
+                        }
                         a.outstanding == 0
                     }
                     None => false,
                 };
                 if done {
-                    self.reclaim(stamp);
+                    self.reclaim(stamp, now);
                 }
             }
             Tag::Spill { id } => {
@@ -662,6 +839,15 @@ impl LoggingEngine for RedoEngine {
     }
 
     fn crash_flush(&self, image: &mut PmImage) {
+        if self.fault != Fault::KeepUncommittedStaged {
+            // LAD: ADR drops the staged lines of transactions not committed yet, so their
+            // home lines keep what they held before.
+            for a in self.applying.values() {
+                for (addr, old) in &a.staged_old {
+                    image.apply(*addr, &LineData::new(*addr, old).expect("a whole line"));
+                }
+            }
+        }
         if self.fault == Fault::NoAdrFlush {
             return;
         }
@@ -673,10 +859,15 @@ impl LoggingEngine for RedoEngine {
     }
 
     fn recover(&self, image: &PmImage) -> PmImage {
+        let direction = match self.kind {
+            LogKind::Redo => record::Direction::Redo,
+            LogKind::StageOrUndo => record::Direction::Undo,
+        };
         record::recover(
             image,
             self.region,
             self.alloc.layout(),
+            direction,
             &self.applied,
             |a| self.alloc.header_slot(a),
         )
@@ -687,19 +878,19 @@ impl LoggingEngine for RedoEngine {
     }
 
     fn inject_fault(&mut self, fault: &str) -> Result<(), String> {
+        let blom = self.meta == MetaPolicy::BufferInAdr;
+        let lad = self.kind == LogKind::StageOrUndo;
         self.fault = match fault {
             "header-before-entries" => Fault::HeaderBeforeEntries,
-            "no-adr-flush" if self.meta == MetaPolicy::BufferInAdr => Fault::NoAdrFlush,
+            "no-adr-flush" if blom => Fault::NoAdrFlush,
+            "keep-uncommitted-staged" if lad => Fault::KeepUncommittedStaged,
             _ => {
                 return Err(format!(
                     "controller.logging_fault = \"{fault}\": not a fault of logging engine \"{}\" \
-                     (it has header-before-entries{})",
+                     (it has header-before-entries{}{})",
                     self.name,
-                    if self.meta == MetaPolicy::BufferInAdr {
-                        ", no-adr-flush"
-                    } else {
-                        ""
-                    }
+                    if blom { ", no-adr-flush" } else { "" },
+                    if lad { ", keep-uncommitted-staged" } else { "" },
                 ))
             }
         };
@@ -708,6 +899,16 @@ impl LoggingEngine for RedoEngine {
 
     fn export_stats(&self, s: &mut Stats) {
         s.set("logging.commits", self.c.commits);
+        s.set("logging.bank_imbalance_milli", self.c.bank_imbalance_milli);
+        s.set(
+            "logging.bank_imbalance_samples",
+            self.c.bank_imbalance_samples,
+        );
+        s.set("logging.entry_bank_load", self.c.entry_bank_load);
+        if self.kind == LogKind::StageOrUndo {
+            s.set("logging.staged_commits", self.c.staged_commits);
+            s.set("logging.undo_fallbacks", self.c.undo_fallbacks);
+        }
         s.set("logging.entries", self.c.entries);
         s.set("logging.header_writes", self.c.header_writes);
         s.set("logging.headers_buffered", self.c.headers_buffered);
@@ -725,18 +926,20 @@ impl LoggingEngine for RedoEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::logging::{blom, lalea, redu};
+    use crate::logging::{blom, lad, lalea, redu};
     use std::cell::Cell;
 
     /// A controller with 8 banks, 4 KiB pages interleaved over them, and settable loads.
     struct FakeMem {
         pending: [Cell<u32>; 8],
+        adr_used: Cell<usize>,
     }
 
     impl FakeMem {
         fn new() -> FakeMem {
             FakeMem {
                 pending: Default::default(),
+                adr_used: Cell::new(0),
             }
         }
     }
@@ -753,6 +956,9 @@ mod tests {
         }
         fn adr_lines(&self) -> usize {
             16
+        }
+        fn adr_used(&self) -> usize {
+            self.adr_used.get()
         }
     }
 
@@ -780,8 +986,8 @@ mod tests {
         e.on_tx_begin(0, 0);
         for i in 0..lines {
             // two stores per line: the log keeps the newest bytes
-            e.on_store(0, HOME + i * 64, &[0xee; 64], 1, mem, &mut out);
-            e.on_store(0, HOME + i * 64, &line_of(i), 2, mem, &mut out);
+            e.on_store(0, HOME + i * 64, &[0; 64], &[0xee; 64], 1, mem, &mut out);
+            e.on_store(0, HOME + i * 64, &[0xee; 64], &line_of(i), 2, mem, &mut out);
         }
         assert_eq!(e.on_tx_end(0, 3, mem, &mut out), CommitAction::WaitForLog);
         let (mut durable, mut inplace) = (Vec::new(), Vec::new());
@@ -904,6 +1110,150 @@ mod tests {
         assert!(s.counter("logging.adr_spills") >= 2, "{:?}", s.to_json());
     }
 
+    fn old_of(i: u64) -> [u8; 64] {
+        [0x80 | i as u8; 64]
+    }
+
+    fn counters(e: &RedoEngine) -> Stats {
+        let mut s = Stats::new();
+        e.export_stats(&mut s);
+        s
+    }
+
+    #[test]
+    fn lad_commits_without_a_log_when_the_write_set_fits_the_adr_buffer() {
+        let mem = FakeMem::new();
+        mem.adr_used.set(12);
+        let mut e = lad::lad();
+        e.attach(REGION, &mem);
+        let mut out = Vec::new();
+        e.on_tx_begin(0, 0);
+        for i in 0..4 {
+            e.on_store(0, HOME + i * 64, &old_of(i), &line_of(i), 1, &mem, &mut out);
+        }
+        assert!(out.is_empty(), "nothing leaves before TxEnd");
+        assert_eq!(e.on_tx_end(0, 2, &mem, &mut out), CommitAction::WaitForLog);
+        // The four lines go from the cache to the ADR domain, nothing to the log region.
+        assert_eq!(out.len(), 4);
+        assert!(out
+            .iter()
+            .all(|w| w.tracked && w.source == LogSource::Core && !REGION.contains(w.line_addr)));
+        // A crash with two of them in the ADR domain: ADR drops them (not committed yet).
+        let mut img = image_of(&out[..2]);
+        e.crash_flush(&mut img);
+        let rec = e.recover(&img);
+        for i in 0..2 {
+            assert_eq!(rec.line(HOME + i * 64), Some(&old_of(i)), "line {i}");
+        }
+        for w in out.clone() {
+            e.on_write_durable(w.tag, 3, &mem, &mut out);
+        }
+        let s = counters(&e);
+        assert_eq!(s.counter("logging.commits"), 1);
+        assert_eq!(s.counter("logging.staged_commits"), 1);
+        assert_eq!(s.counter("logging.entries"), 0);
+        assert_eq!(s.counter("logging.header_writes"), 0);
+        // Committed: the crash image is the recovered image.
+        let mut img = image_of(&out);
+        e.crash_flush(&mut img);
+        let rec = e.recover(&img);
+        for i in 0..4 {
+            assert_eq!(rec.line(HOME + i * 64), Some(&line_of(i)), "line {i}");
+        }
+    }
+
+    #[test]
+    fn lad_falls_back_to_an_undo_log_when_the_adr_buffer_overflows() {
+        for make in [lad::lad, lad::lalea_lad] {
+            let mem = FakeMem::new();
+            // ten lines of the ADR buffer hold other writes: six are left for staging
+            mem.adr_used.set(10);
+            let mut e = make();
+            e.attach(REGION, &mem);
+            let mut out = Vec::new();
+            e.on_tx_begin(0, 0);
+            for i in 0..6 {
+                e.on_store(0, HOME + i * 64, &old_of(i), &line_of(i), 1, &mem, &mut out);
+            }
+            assert!(out.is_empty(), "{}: six lines fit", e.name());
+            // the seventh overflows: the controller logs the old contents of all seven
+            e.on_store(0, HOME + 6 * 64, &old_of(6), &line_of(6), 2, &mem, &mut out);
+            assert_eq!(out.len(), 7, "{}", e.name());
+            assert!(out
+                .iter()
+                .all(|w| REGION.contains(w.line_addr) && w.source == LogSource::Controller));
+            let olds: std::collections::HashSet<[u8; 64]> = out.iter().map(|w| w.data).collect();
+            assert!(
+                (0..7).all(|i| olds.contains(&old_of(i))),
+                "entries hold old data"
+            );
+            // later first stores log at once, a second store to a logged line does not
+            e.on_store(0, HOME + 7 * 64, &old_of(7), &line_of(7), 3, &mem, &mut out);
+            e.on_store(
+                0,
+                HOME + 7 * 64,
+                &line_of(7),
+                &line_of(7),
+                3,
+                &mem,
+                &mut out,
+            );
+            assert_eq!(out.len(), 8, "{}", e.name());
+            e.on_tx_end(0, 4, &mem, &mut out);
+            // Acknowledge log writes; in-place writes (home lines) wait, the commit with them.
+            let (mut log, mut inplace) = (Vec::new(), Vec::new());
+            let mut now = 5;
+            while let Some(w) = (!out.is_empty()).then(|| out.remove(0)) {
+                if REGION.contains(w.line_addr) {
+                    log.push(w);
+                    now += 1;
+                    e.on_write_durable(w.tag, now, &mem, &mut out);
+                } else {
+                    assert!(w.tracked, "the commit waits for in-place writes");
+                    inplace.push(w);
+                }
+            }
+            assert_eq!(inplace.len(), 8, "{}", e.name());
+            assert_eq!(counters(&e).counter("logging.commits"), 0);
+            // Crash with the log and half the in-place writes durable: rolled back.
+            let mut img = image_of(&log);
+            for w in &inplace[..4] {
+                img.apply(w.line_addr, &LineData::new(w.line_addr, &w.data).unwrap());
+            }
+            e.crash_flush(&mut img);
+            let rec = e.recover(&img);
+            for i in 0..8 {
+                assert_eq!(
+                    rec.line(HOME + i * 64),
+                    Some(&old_of(i)),
+                    "{}: line {i}",
+                    e.name()
+                );
+            }
+            for w in &inplace {
+                e.on_write_durable(w.tag, 100, &mem, &mut out);
+            }
+            let s = counters(&e);
+            assert_eq!(s.counter("logging.commits"), 1);
+            assert_eq!(s.counter("logging.undo_fallbacks"), 1);
+            assert_eq!(s.counter("logging.staged_commits"), 0);
+            // Committed: the stale log is ignored, the new contents stay.
+            let mut img = image_of(&log);
+            for w in &inplace {
+                img.apply(w.line_addr, &LineData::new(w.line_addr, &w.data).unwrap());
+            }
+            let rec = e.recover(&img);
+            for i in 0..8 {
+                assert_eq!(
+                    rec.line(HOME + i * 64),
+                    Some(&line_of(i)),
+                    "{}: line {i}",
+                    e.name()
+                );
+            }
+        }
+    }
+
     #[test]
     fn writebacks_of_uncommitted_lines_are_taken_over_until_the_commit() {
         let mem = FakeMem::new();
@@ -911,7 +1261,7 @@ mod tests {
         e.attach(REGION, &mem);
         let mut out = Vec::new();
         e.on_tx_begin(0, 0);
-        e.on_store(0, HOME, &line_of(0), 1, &mem, &mut out);
+        e.on_store(0, HOME, &[0; 64], &line_of(0), 1, &mem, &mut out);
         assert!(e.absorbs_writeback(HOME));
         assert!(!e.absorbs_writeback(HOME + 64));
         e.on_tx_end(0, 2, &mem, &mut out);

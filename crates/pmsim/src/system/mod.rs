@@ -854,6 +854,12 @@ impl System {
                 self.flush_wc(t);
             }
             let slot = self.access_line(t, line, write);
+            let tx_store = write && !self.logging_passive && self.is_pm(line << 6);
+            let before = if tx_store {
+                *self.hier.slot_bytes(slot)
+            } else {
+                [0; 64]
+            };
             if write && !value.is_empty() {
                 let lo = start as usize;
                 if lo < value.len() {
@@ -861,12 +867,13 @@ impl System {
                     self.hier.write_bytes(slot, off, &value[lo..hi], t as u16);
                 }
             }
-            if write && !self.logging_passive && self.is_pm(line << 6) {
+            if tx_store {
                 let bytes = *self.hier.slot_bytes(slot);
                 let now = self.threads[t].clock;
                 self.logging.on_store(
                     t as u16,
                     line << 6,
+                    &before,
                     &bytes,
                     now,
                     &self.pm,
