@@ -76,7 +76,7 @@ pub const LOGGINGS: &[PluginInfo<dyn LoggingEngine>] = &[
     },
     PluginInfo {
         name: "lad",
-        description: "LAD: write sets staged in the 16-line ADR buffer, committed without a log when they fit, undo log on overflow (Gupta et al., MICRO'19)",
+        description: "LAD: write sets staged in the ADR buffer (the WPQ), committed without a log when they fit, undo log on overflow (Gupta et al., MICRO'19)",
         make: || Box::new(logging::lad::lad()),
     },
     PluginInfo {
