@@ -137,26 +137,33 @@ fn bad_workload_arguments_are_one_line_errors() {
     }
 }
 
+/// `pmlab crash` of hardware-transaction workload `workload` on nvm-lalea (120 operations,
+/// 150 points) with config overrides `sets`.
+fn crash_hw(workload: &str, sets: &[String]) -> Output {
+    let mut args = vec![
+        "crash",
+        "--config",
+        "nvm-lalea",
+        "--workload",
+        workload,
+        "--ops",
+        "120",
+        "--points",
+        "150",
+    ];
+    for s in sets {
+        args.extend(["--set", s.as_str()]);
+    }
+    pmlab(&args)
+}
+
 #[test]
 fn hardware_transactions_recover_under_every_logging_scheme() {
     // Every committed transaction present, nothing of an uncommitted one, at every point,
     // for two workloads of different shapes (B-tree: many lines per transaction; TATP: few).
     for workload in ["btree-hw", "tatp-hw"] {
         for scheme in ["redu", "lalea", "blom", "lalea+blom", "lad", "lalea-lad"] {
-            let set = format!("controller.logging={scheme}");
-            let o = pmlab(&[
-                "crash",
-                "--config",
-                "nvm-lalea",
-                "--workload",
-                workload,
-                "--ops",
-                "120",
-                "--points",
-                "150",
-                "--set",
-                &set,
-            ]);
+            let o = crash_hw(workload, &[format!("controller.logging={scheme}")]);
             let (out, err) = text(&o);
             assert!(o.status.success(), "{workload} {scheme}: {out}{err}");
             assert!(out.contains("passed 150 / 150, failed 0"), "{out}");
@@ -177,23 +184,13 @@ fn broken_hardware_logging_is_caught() {
         ("lalea+blom", "no-adr-flush", "btree-hw"),
         ("lad", "keep-uncommitted-staged", "hash-hw"),
     ] {
-        let set = format!("controller.logging={scheme}");
-        let f = format!("controller.logging_fault={fault}");
-        let o = pmlab(&[
-            "crash",
-            "--config",
-            "nvm-lalea",
-            "--workload",
+        let o = crash_hw(
             workload,
-            "--ops",
-            "120",
-            "--points",
-            "150",
-            "--set",
-            &set,
-            "--set",
-            &f,
-        ]);
+            &[
+                format!("controller.logging={scheme}"),
+                format!("controller.logging_fault={fault}"),
+            ],
+        );
         let (out, err) = text(&o);
         assert!(!o.status.success(), "{scheme} with {fault} passed: {out}");
         assert!(err.contains("first failing crash point"), "{err}");

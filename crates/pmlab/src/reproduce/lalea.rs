@@ -136,6 +136,18 @@ fn run_one(
     })
 }
 
+/// Geomean over the workloads of `field` of scheme `si` over scheme `bi` in `rows`
+/// (`[scheme][workload]`), counting only workloads where both figures exist.
+fn ratio_geomean(rows: &[Vec<Run>], field: fn(&Run) -> f64, si: usize, bi: usize) -> f64 {
+    let ratios: Vec<f64> = rows[si]
+        .iter()
+        .zip(&rows[bi])
+        .map(|(r, b)| field(r) / field(b))
+        .filter(|r| r.is_finite())
+        .collect();
+    geomean(&ratios)
+}
+
 fn geomean(v: &[f64]) -> f64 {
     if v.is_empty() || v.iter().any(|x| *x <= 0.0) {
         return f64::NAN;
@@ -176,7 +188,6 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
         let mut cols: [Vec<f64>; METRICS.len()] = Default::default();
         for wi in 0..names.len() {
             let r = runs[0][si][wi];
-            let rl = runs[1][si][wi];
             let over = |m: usize, b: usize| runs[m][si][wi].tx_per_s / runs[m][b][wi].tx_per_s;
             let lad_family = *base == "lad";
             let vals = [
@@ -184,7 +195,7 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
                 lad_family.then(|| over(0, lad)),
                 Some(r.entry_ns),
                 Some(r.commit_ns),
-                Some(rl.tx_per_s / runs[1][redu][wi].tx_per_s),
+                Some(over(1, redu)),
                 lad_family.then(|| over(1, lad)),
                 Some(r.tx_per_s),
                 Some(r.imbalance),
@@ -232,15 +243,10 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
     };
     // The paper's figures beside ours: gains in percent over the baseline, reductions in
     // percent against it.
-    // A reduction is the geomean of the per-workload ratios, over the workloads where both
-    // figures exist.
+    // A reduction is the geomean of the per-workload ratios.
     let reduction = |field: fn(&Run) -> f64, scheme: &str| {
         let (si, bi) = (idx(scheme), idx(SCHEMES[idx(scheme)].1));
-        let ratios: Vec<f64> = (0..names.len())
-            .map(|wi| field(&runs[0][si][wi]) / field(&runs[0][bi][wi]))
-            .filter(|r| r.is_finite())
-            .collect();
-        100.0 * (1.0 - geomean(&ratios))
+        100.0 * (1.0 - ratio_geomean(&runs[0], field, si, bi))
     };
     let mut cmp = Table::new(&["metric", "scheme", "paper_pct", "pmlab_pct", "pmlab/paper"]);
     for (metric, scheme, paper) in PAPER.iter() {
@@ -298,11 +304,7 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
             }
         }
         let change = |field: fn(&Run) -> f64, si: usize, bi: usize| {
-            let ratios: Vec<f64> = (0..names.len())
-                .map(|wi| field(&vr[si][wi]) / field(&vr[bi][wi]))
-                .filter(|r| r.is_finite())
-                .collect();
-            100.0 * (geomean(&ratios) - 1.0)
+            100.0 * (ratio_geomean(&vr, field, si, bi) - 1.0)
         };
         for (si, (scheme, base)) in SCHEMES.iter().enumerate() {
             if scheme == base {

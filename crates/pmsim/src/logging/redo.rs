@@ -516,14 +516,12 @@ impl RedoEngine {
         {
             return;
         }
-        match self.kind {
-            LogKind::Redo => {
-                self.c.commits += 1;
-                self.c
-                    .commit_latency
-                    .record(now.saturating_sub(th.end_time));
-            }
-            LogKind::StageOrUndo => {}
+        // A redo transaction is committed now; LAD's once its in-place writes are durable.
+        if self.kind == LogKind::Redo {
+            self.c.commits += 1;
+            self.c
+                .commit_latency
+                .record(now.saturating_sub(th.end_time));
         }
         self.write_in_place(t, now, out);
     }
@@ -1216,10 +1214,7 @@ mod tests {
             assert_eq!(inplace.len(), 8, "{}", e.name());
             assert_eq!(counters(&e).counter("logging.commits"), 0);
             // Crash with the log and half the in-place writes durable: rolled back.
-            let mut img = image_of(&log);
-            for w in &inplace[..4] {
-                img.apply(w.line_addr, &LineData::new(w.line_addr, &w.data).unwrap());
-            }
+            let mut img = image_of(&[&log[..], &inplace[..4]].concat());
             e.crash_flush(&mut img);
             let rec = e.recover(&img);
             for i in 0..8 {
@@ -1238,11 +1233,7 @@ mod tests {
             assert_eq!(s.counter("logging.undo_fallbacks"), 1);
             assert_eq!(s.counter("logging.staged_commits"), 0);
             // Committed: the stale log is ignored, the new contents stay.
-            let mut img = image_of(&log);
-            for w in &inplace {
-                img.apply(w.line_addr, &LineData::new(w.line_addr, &w.data).unwrap());
-            }
-            let rec = e.recover(&img);
+            let rec = e.recover(&image_of(&[log, inplace].concat()));
             for i in 0..8 {
                 assert_eq!(
                     rec.line(HOME + i * 64),
