@@ -291,8 +291,10 @@ fn check_point(
             .into_iter()
             .filter_map(|l| img.line(l).map(|b| (l, *b))),
     );
+    // How far each thread got in persistence terms: under a buffered ordering model a thread
+    // runs ahead of its persists, and only events whose persists are durable count.
     let completed: Vec<u64> = (0..p.threads as usize)
-        .map(|th| sys.retired_events(th))
+        .map(|th| sys.persisted_events(th))
         .collect();
     Ok(w.oracle(p, commits, &image, &completed))
 }

@@ -194,6 +194,27 @@ pub struct ControllerConfig {
     /// `no-adr-flush`: buffered log metadata is lost at a crash; `keep-uncommitted-staged`:
     /// LAD's ADR keeps an uncommitted transaction's staged lines at a crash).
     pub logging_fault: String,
+    /// Persist-buffer entries per hardware thread of the buffered ordering models (`epoch`,
+    /// `broi`): a thread with this many persists unacknowledged stalls. PPO Sec. IV-E: "each
+    /// persist buffer requires 8 persist buffer entries".
+    pub persist_buffer: u32,
+    /// BROI's sigma in Equation 2 (PPO Sec. IV-D): how much a SubReady-SET's size weighs
+    /// against bank-level parallelism. The paper gives no value, only that "the BLP is more
+    /// important than the size"; 0.5 weighs one request at half a bank.
+    pub broi_sigma: f64,
+    /// Request units of a BROI entry (PPO Sec. IV-E: 8): how much of the Next-SET the
+    /// priority sees.
+    pub broi_units: u32,
+    /// Remote BROI entries, one per RDMA channel (PPO Sec. IV-E: 2).
+    pub broi_remote_entries: u32,
+    /// A remote request held this long goes to the write queue ahead of local ones (PPO
+    /// Sec. IV-D 1: "flushed ... if the blocked time ... exceeds the threshold"; the paper gives
+    /// no value; 1 us is a tenth of the remote response time it quotes, "about 10x us").
+    pub broi_remote_threshold_ns: f64,
+    /// A deliberate bug to switch on in the ordering model, to see the persist-order checker
+    /// catch it (`none`; `broi-ignore-barriers`: BROI schedules requests after a barrier
+    /// before those ahead of it are persisted).
+    pub ordering_fault: String,
 }
 
 impl Default for ControllerConfig {
@@ -210,6 +231,12 @@ impl Default for ControllerConfig {
             bmo: "none".into(),
             logging: "none".into(),
             logging_fault: "none".into(),
+            persist_buffer: 8,
+            broi_sigma: 0.5,
+            broi_units: 8,
+            broi_remote_entries: 2,
+            broi_remote_threshold_ns: 1000.0,
+            ordering_fault: "none".into(),
         }
     }
 }
@@ -662,6 +689,28 @@ impl SimConfig {
             return Err(format!(
                 "controller.frontend_ns = {} is out of range (0..1e6 ns)",
                 c.frontend_ns
+            ));
+        }
+        range("controller.persist_buffer", c.persist_buffer, 1, 4096)?;
+        range("controller.broi_units", c.broi_units, 1, 4096)?;
+        range(
+            "controller.broi_remote_entries",
+            c.broi_remote_entries,
+            1,
+            1024,
+        )?;
+        if !c.broi_sigma.is_finite() || !(0.0..=1.0e3).contains(&c.broi_sigma) {
+            return Err(format!(
+                "controller.broi_sigma = {} is out of range (0..1000)",
+                c.broi_sigma
+            ));
+        }
+        if !c.broi_remote_threshold_ns.is_finite()
+            || !(0.0..=1.0e9).contains(&c.broi_remote_threshold_ns)
+        {
+            return Err(format!(
+                "controller.broi_remote_threshold_ns = {} is out of range (0..1e9 ns)",
+                c.broi_remote_threshold_ns
             ));
         }
         crate::plugins::check_names(c)?;

@@ -18,6 +18,7 @@ pub mod image;
 pub mod logging;
 pub mod memsys;
 pub mod ordering;
+pub mod persist_check;
 pub mod plugins;
 pub mod replay;
 pub mod scheduler;

@@ -15,7 +15,6 @@ use crate::dense::Dense;
 use crate::device::{AddressMap, ChannelDevice, RowOutcome, LINE_BYTES};
 use crate::event::EventQueue;
 use crate::image::{LineData, PmImage};
-use crate::logging::MemoryView;
 use crate::scheduler::Scheduler;
 use crate::stats::Stats;
 use crate::time::{ns_to_ps, Ps};
@@ -631,6 +630,28 @@ impl MemorySystem {
     }
 }
 
+/// The memory controller as a plug-in (a logging engine, an ordering model) may see it.
+pub trait MemoryView {
+    /// Banks in the memory system (all channels), numbered `0..banks()`.
+    fn banks(&self) -> usize;
+    /// The bank (in `0..banks()`) that line `addr` lives in.
+    fn bank_of(&self, addr: u64) -> usize;
+    /// Requests queued for `bank` now (read queue and write pending queue).
+    fn pending(&self, bank: usize) -> u32;
+    /// Lines the ADR domain holds (the WPQ entries of all channels; 0 without ADR).
+    fn adr_lines(&self) -> usize;
+    /// Of those, the lines in use now (writes accepted and not yet sent to the device).
+    fn adr_used(&self) -> usize;
+    /// Writes in the write pending queues of all channels now (accepted, not yet issued to
+    /// the device).
+    fn writes_queued(&self) -> usize;
+    /// The write pending queue entries of all channels.
+    fn write_queue_capacity(&self) -> usize;
+    /// The write queue's low watermark summed over channels (below it the controller leaves
+    /// write-drain mode: the queue is in low utilisation).
+    fn write_queue_low(&self) -> usize;
+}
+
 impl MemoryView for MemorySystem {
     fn banks(&self) -> usize {
         self.channels.iter().map(|c| c.device.bank_count()).sum()
@@ -668,9 +689,21 @@ impl MemoryView for MemorySystem {
 
     fn adr_used(&self) -> usize {
         if self.adr {
-            self.channels.iter().map(|c| c.occupancy().1).sum()
+            self.writes_queued()
         } else {
             0
         }
+    }
+
+    fn writes_queued(&self) -> usize {
+        self.channels.iter().map(|c| c.occupancy().1).sum()
+    }
+
+    fn write_queue_capacity(&self) -> usize {
+        self.channels.iter().map(|c| c.write_capacity()).sum()
+    }
+
+    fn write_queue_low(&self) -> usize {
+        self.channels.iter().map(|c| c.drain_low()).sum()
     }
 }

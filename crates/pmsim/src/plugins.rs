@@ -6,7 +6,7 @@
 use crate::bmo::{BmoEngine, NoBmo};
 use crate::config::ControllerConfig;
 use crate::logging::{self, LoggingEngine, NoLogging};
-use crate::ordering::{OrderingModel, X86Ordering};
+use crate::ordering::{BroiOrdering, EpochOrdering, OrderingModel, X86Ordering};
 use crate::scheduler::{Fcfs, FrFcfs, Scheduler};
 
 /// One registered plug-in.
@@ -34,11 +34,23 @@ pub const SCHEDULERS: &[PluginInfo<dyn Scheduler>] = &[
 ];
 
 /// Persist-ordering models.
-pub const ORDERINGS: &[PluginInfo<dyn OrderingModel>] = &[PluginInfo {
-    name: "x86",
-    description: "x86 synchronous ordering: fences stall until earlier persists are acknowledged",
-    make: || Box::new(X86Ordering),
-}];
+pub const ORDERINGS: &[PluginInfo<dyn OrderingModel>] = &[
+    PluginInfo {
+        name: "x86",
+        description: "x86 synchronous ordering: fences stall until earlier persists are acknowledged",
+        make: || Box::new(X86Ordering),
+    },
+    PluginInfo {
+        name: "epoch",
+        description: "buffered epoch persistency, delegated ordering: per-thread persist buffers, fences do not stall, epochs of all threads flattened into global barrier regions (Kolli et al., MICRO'16; PPO's Epoch baseline)",
+        make: || Box::new(EpochOrdering::default()),
+    },
+    PluginInfo {
+        name: "broi",
+        description: "PPO's BROI controller: buffered strict persistence, per-thread barrier regions scheduled into the write queue by bank-level parallelism, remote entries per RDMA channel (Hu et al., MICRO'18)",
+        make: || Box::new(BroiOrdering::default()),
+    },
+];
 
 /// PM-support engines.
 pub const BMOS: &[PluginInfo<dyn BmoEngine>] = &[PluginInfo {
@@ -103,7 +115,7 @@ fn find<'a, T: ?Sized>(
 /// Checks that every plug-in a controller config names exists.
 pub fn check_names(c: &ControllerConfig) -> Result<(), String> {
     find(SCHEDULERS, "scheduler", &c.scheduler)?;
-    find(ORDERINGS, "ordering", &c.ordering)?;
+    (find(ORDERINGS, "ordering", &c.ordering)?.make)().configure(c)?;
     find(BMOS, "bmo", &c.bmo)?;
     find(LOGGINGS, "logging", &c.logging)?;
     Ok(())
@@ -126,7 +138,11 @@ impl Plugins {
     pub fn build(c: &ControllerConfig) -> Result<Plugins, String> {
         Ok(Plugins {
             scheduler: (find(SCHEDULERS, "scheduler", &c.scheduler)?.make)(),
-            ordering: (find(ORDERINGS, "ordering", &c.ordering)?.make)(),
+            ordering: {
+                let mut o = (find(ORDERINGS, "ordering", &c.ordering)?.make)();
+                o.configure(c)?;
+                o
+            },
             bmo: (find(BMOS, "bmo", &c.bmo)?.make)(),
             logging: {
                 let mut l = (find(LOGGINGS, "logging", &c.logging)?.make)();

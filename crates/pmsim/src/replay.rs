@@ -11,7 +11,7 @@
 
 use crate::config::SimConfig;
 use crate::image::{LineData, PmImage};
-use crate::memsys::{Ack, MemRequest, MemorySystem};
+use crate::memsys::{Ack, MemRequest, MemorySystem, MemoryView};
 use crate::ordering::{FenceAction, OrderingModel, Persist, PersistGate};
 use crate::plugins::Plugins;
 use crate::stats::{Histogram, Stats};
@@ -190,13 +190,8 @@ impl Replay {
                 self.writes_acked += 1;
                 self.write_latency.record(a.time - a.issued);
                 if !self.ordering_passthrough {
-                    self.gate.acked(
-                        self.ordering.as_mut(),
-                        Persist {
-                            id: a.id,
-                            thread: (a.id & 0xffff) as u16,
-                        },
-                    );
+                    self.gate
+                        .acked(self.ordering.as_mut(), a.id, a.time, &self.mem);
                 }
             } else {
                 self.read_latency.record(a.time - a.issued);
@@ -255,7 +250,14 @@ impl Replay {
     }
 
     #[inline(always)]
-    fn issue(&mut self, t: usize, addr: u64, is_write: bool, data: Option<LineData>) -> bool {
+    fn issue(
+        &mut self,
+        t: usize,
+        addr: u64,
+        is_write: bool,
+        remote: bool,
+        data: Option<LineData>,
+    ) -> bool {
         let seq = self.next_seq;
         self.next_seq += 1;
         let id = (seq << (ID_THREAD_BITS + 1)) | if is_write { ID_WRITE_BIT } else { 0 } | t as u64;
@@ -279,10 +281,18 @@ impl Replay {
             let p = Persist {
                 id,
                 thread: t as u16,
+                line_addr: addr & !63,
+                bank: self.mem.bank_of(addr) as u32,
+                remote,
             };
-            match self.gate.offer(self.ordering.as_mut(), p, req) {
-                Some(req) => self.mem.submit(req, now),
-                None => self.submit_released(),
+            if let Some(req) = self
+                .gate
+                .offer(self.ordering.as_mut(), p, now, &self.mem, req)
+            {
+                self.mem.submit(req, now);
+            }
+            if self.gate.has_released() {
+                self.submit_released();
             }
         } else {
             self.reads += 1;
@@ -335,7 +345,12 @@ impl Replay {
             let ok = match ev.op {
                 Op::Load | Op::Store | Op::NtStore | Op::RdmaPwrite => {
                     match self.issue_access(t, &ev)? {
-                        true => true,
+                        true => {
+                            if ev.op == Op::RdmaPwrite && !self.ordering_passthrough {
+                                self.ordering.on_remote_epoch_end(ev.thread);
+                            }
+                            true
+                        }
                         false => {
                             crashed = true;
                             break;
@@ -434,7 +449,13 @@ impl Replay {
             } else {
                 None
             };
-            self.issue(t, line.max(ev.addr), is_write, data);
+            self.issue(
+                t,
+                line.max(ev.addr),
+                is_write,
+                ev.op == Op::RdmaPwrite,
+                data,
+            );
             if line >= last {
                 return Ok(true);
             }
@@ -485,6 +506,9 @@ impl Replay {
         s.set_histogram("replay.read_latency_ps", self.read_latency.clone());
         s.set_histogram("replay.write_ack_latency_ps", self.write_latency.clone());
         self.mem.export_stats(&mut s);
+        if !self.ordering_passthrough {
+            self.ordering.export_stats(&mut s);
+        }
         let host_reads = self.reads * 64;
         if host_reads > 0 {
             let media = s.counter("mc.media_read_bytes");

@@ -183,6 +183,11 @@ impl ChannelController {
         self.write_cap
     }
 
+    /// The WPQ's low watermark (write-drain mode ends at or below it).
+    pub fn drain_low(&self) -> usize {
+        self.drain_low
+    }
+
     /// Slot of the WPQ entry (not yet issued to the device) for line `line_addr` of flat bank
     /// `bank`, if any.
     #[inline]

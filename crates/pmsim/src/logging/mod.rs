@@ -72,19 +72,7 @@ pub enum CommitAction {
     WaitForLog,
 }
 
-/// The memory controller as a logging engine may see it.
-pub trait MemoryView {
-    /// Banks in the memory system (all channels), numbered `0..banks()`.
-    fn banks(&self) -> usize;
-    /// The bank (in `0..banks()`) that line `addr` lives in.
-    fn bank_of(&self, addr: u64) -> usize;
-    /// Requests queued for `bank` now (read queue and write pending queue).
-    fn pending(&self, bank: usize) -> u32;
-    /// Lines the ADR domain holds (the WPQ entries of all channels; 0 without ADR).
-    fn adr_lines(&self) -> usize;
-    /// Of those, the lines in use now (writes accepted and not yet sent to the device).
-    fn adr_used(&self) -> usize;
-}
+pub use crate::memsys::MemoryView;
 
 /// The PM range reserved for the hardware log (never used by programs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -958,6 +958,15 @@ mod tests {
         fn adr_used(&self) -> usize {
             self.adr_used.get()
         }
+        fn writes_queued(&self) -> usize {
+            self.adr_used.get()
+        }
+        fn write_queue_capacity(&self) -> usize {
+            16
+        }
+        fn write_queue_low(&self) -> usize {
+            4
+        }
     }
 
     const REGION: LogRegion = LogRegion {

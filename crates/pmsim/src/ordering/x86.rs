@@ -2,6 +2,8 @@
 //! thread until they are acknowledged (Intel SDM, "SFENCE"; PMWeaver Fig. 6).
 
 use super::{FenceAction, OrderingModel, Persist};
+use crate::memsys::MemoryView;
+use crate::time::Ps;
 
 /// Synchronous x86 persist ordering.
 #[derive(Clone, Copy, Debug, Default)]
@@ -12,7 +14,13 @@ impl OrderingModel for X86Ordering {
         "x86"
     }
 
-    fn on_persist(&mut self, p: Persist, release: &mut Vec<Persist>) {
+    fn on_persist(
+        &mut self,
+        p: Persist,
+        _now: Ps,
+        _mem: &dyn MemoryView,
+        release: &mut Vec<Persist>,
+    ) {
         release.push(p);
     }
 
@@ -20,7 +28,14 @@ impl OrderingModel for X86Ordering {
         FenceAction::StallUntilDrained
     }
 
-    fn on_persist_ack(&mut self, _p: Persist, _release: &mut Vec<Persist>) {}
+    fn on_persist_ack(
+        &mut self,
+        _id: u64,
+        _now: Ps,
+        _mem: &dyn MemoryView,
+        _release: &mut Vec<Persist>,
+    ) {
+    }
 
     fn releases_at_once(&self) -> bool {
         true

@@ -86,6 +86,9 @@ pub struct Writeback {
     pub line: u64,
     /// The line's bytes.
     pub data: [u8; 64],
+    /// The hardware thread that last wrote the line while it was cached, if known: whose
+    /// persist epoch a buffered ordering model files the write-back under.
+    pub last_writer: Option<u16>,
 }
 
 /// The whole cache hierarchy.
@@ -282,8 +285,13 @@ impl Hierarchy {
     /// inter-thread persist-dependency tracking needs.
     pub fn last_writer(&self, line: u64) -> Option<u16> {
         let slot = self.llc.find(line)?;
-        let w = self.llc.state(slot).last_writer;
-        (w != 0).then(|| (w - 1) as u16)
+        writer(self.llc.state(slot).last_writer)
+    }
+
+    /// Records `thread` as the last writer of the line in LLC slot `slot` (a store whose bytes
+    /// the trace does not carry: [`write_bytes`](Self::write_bytes) records it otherwise).
+    pub fn note_writer(&mut self, slot: u32, thread: u16) {
+        self.llc.state_mut(slot as usize).last_writer = thread as u32 + 1;
     }
 
     /// The line's fill from memory returned: clear its pending marks.
@@ -331,7 +339,11 @@ impl Hierarchy {
         }
         if dirty {
             self.backing.insert(line, data);
-            Some(Writeback { line, data })
+            Some(Writeback {
+                line,
+                data,
+                last_writer: writer(meta.last_writer),
+            })
         } else {
             None
         }
@@ -360,7 +372,11 @@ impl Hierarchy {
             if dirty {
                 let data = self.data[slot];
                 self.backing.insert(v, data);
-                out.push(Writeback { line: v, data });
+                out.push(Writeback {
+                    line: v,
+                    data,
+                    last_writer: writer(meta.last_writer),
+                });
             }
         }
         self.data[slot] = self.memory_line(line);
@@ -480,6 +496,11 @@ fn bits(mut m: u64) -> impl Iterator<Item = usize> {
             i
         })
     })
+}
+
+/// The thread an [`LlcMeta::last_writer`] field names (thread + 1; 0: none).
+fn writer(field: u32) -> Option<u16> {
+    (field != 0).then(|| (field - 1) as u16)
 }
 
 #[cfg(test)]

@@ -45,14 +45,16 @@ use crate::image::{LineData, PmImage};
 use crate::logging::{
     CommitAction, LogRegion, LogSource, LogWrite, LoggingEngine, LOG_REGION_BYTES,
 };
+use crate::memsys::MemoryView;
 use crate::memsys::{Ack, MemRequest, MemorySystem};
 use crate::ordering::{FenceAction, OrderingModel, Persist, PersistGate};
+use crate::persist_check::{Dependency, IssuedPersist, PersistOrderLog};
 use crate::plugins::Plugins;
 use crate::stats::{Histogram, Stats};
 use crate::time::{ps_to_ns, Ps};
 use demux::{Demux, Next};
 use pmtrace::{Op, TraceEvent};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 
 /// Why a full-system run failed.
@@ -118,6 +120,11 @@ enum Block {
     Fence {
         full: bool,
     },
+    /// A persist waits for a persist-buffer entry (buffered ordering models).
+    PersistBuffer,
+    /// A `clwb`/`clflushopt` waits for its line's fill (buffered ordering models: the persist
+    /// takes its place in the persist buffer, in program order, with the line's bytes).
+    FlushFill,
 }
 
 /// One line in a thread's write-combining buffer.
@@ -148,7 +155,10 @@ struct Thread {
     stall_mlp: Ps,
     stall_sb: Ps,
     stall_fence: Ps,
+    stall_persist_buffer: Ps,
     fences: u64,
+    /// `RdmaPwrite` events issued (the epochs of the thread's remote stream).
+    remote_epochs: u64,
     n_loads: u64,
     n_stores: u64,
     n_flushes: u64,
@@ -177,7 +187,9 @@ impl Thread {
             stall_mlp: 0,
             stall_sb: 0,
             stall_fence: 0,
+            stall_persist_buffer: 0,
             fences: 0,
+            remote_epochs: 0,
             n_loads: 0,
             n_stores: 0,
             n_flushes: 0,
@@ -225,16 +237,29 @@ struct LineWrite {
     kind: WriteKind,
     /// The logging engine's tag of a write it issued ([`NO_TAG`] for all others).
     tag: u64,
+    /// Under a buffered ordering model, the thread whose persist order the write joins: the
+    /// issuing thread for tracked writes, the line's last writer for an eviction (`None`: the
+    /// write is not ordered).
+    owner: Option<u16>,
+    /// The issuing thread's retired-event count when the write was issued.
+    event: u64,
+    /// A remote write (`RdmaPwrite`).
+    remote: bool,
 }
 
 /// [`LineWrite::tag`] of writes the logging engine did not issue.
 const NO_TAG: u64 = u64::MAX;
 
-/// An eviction in flight and the threads whose `clwb` of the line waits for it.
+/// An eviction in flight and the threads whose `clwb` of the line waits for it (with the
+/// event index of the `clwb`).
 struct Evicting {
     line: u64,
-    waiters: Vec<u16>,
+    waiters: Vec<(u16, u64)>,
 }
+
+/// An ordered persist in flight whose acknowledgement retires a thread's event from
+/// [`System::unacked`] (evictions retire none).
+const NO_EVENT: u64 = u64::MAX;
 
 /// Traffic counters of one memory region.
 #[derive(Clone, Copy, Default)]
@@ -266,6 +291,17 @@ pub struct System {
     logging: Box<dyn LoggingEngine>,
     /// The ordering model holds nothing (x86): persists skip it.
     ordering_at_once: bool,
+    /// Persist-buffer entries per thread of a buffered ordering model.
+    persist_buffer: Option<usize>,
+    /// Buffered ordering: per thread, event index → persists issued at that event and not yet
+    /// acknowledged (what a crash oracle needs: a thread's events are persisted up to the
+    /// first of them).
+    unacked: Vec<BTreeMap<u64, u32>>,
+    /// Buffered ordering: persists offered to the model and not yet acknowledged, id →
+    /// (owner, event or [`NO_EVENT`]).
+    ordered: HashMap<u64, (u16, u64)>,
+    /// The order persists were issued in and became durable, for the persist-order checker.
+    order_log: Option<PersistOrderLog>,
     /// The logging engine is passive (none): stores and write-backs skip it.
     logging_passive: bool,
     /// Request id → engine tag of the writes the logging engine issued.
@@ -339,6 +375,10 @@ impl System {
             pm,
             dram: MemorySystem::new(&dram_cfg, dp.scheduler, dp.bmo),
             ordering_at_once: p.ordering.releases_at_once(),
+            persist_buffer: p.ordering.persist_buffer(),
+            unacked: Vec::new(),
+            ordered: HashMap::new(),
+            order_log: None,
             logging_passive: p.logging.is_passive(),
             ordering: p.ordering,
             logging: p.logging,
@@ -382,6 +422,31 @@ impl System {
         self.persist_log = Some((HashMap::new(), Vec::new()));
         self.fence_log = Some(Vec::new());
         self
+    }
+
+    /// Keeps the log the persist-order checker reads ([`crate::persist_check::check`]): every
+    /// persist offered to the ordering model with its stream and epoch, the order they became
+    /// durable in, and the inter-thread dependencies the directory reported.
+    pub fn record_persist_order(mut self) -> Self {
+        self.order_log = Some(PersistOrderLog::default());
+        self
+    }
+
+    /// The log kept by [`record_persist_order`](Self::record_persist_order).
+    pub fn persist_order(&self) -> Option<&PersistOrderLog> {
+        self.order_log.as_ref()
+    }
+
+    /// Events of thread `t` whose persists are all durable: the crash oracle's view of how far
+    /// the thread got. Under x86 ordering a fence completes only when its persists are
+    /// acknowledged, so this is every retired event; under a buffered model it stops at the
+    /// first event with a persist not yet acknowledged.
+    pub fn persisted_events(&self, t: usize) -> u64 {
+        let retired = self.retired_events(t);
+        match self.unacked.get(t).and_then(|m| m.keys().next()) {
+            Some(&e) if !self.ordering_at_once => e.min(retired),
+            _ => retired,
+        }
     }
 
     /// Fence completions (time, thread) recorded by [`record_persists`](Self::record_persists),
@@ -566,6 +631,9 @@ impl System {
         while self.threads.len() < n {
             let core = self.threads.len() / self.threads_per_core;
             self.threads.push(Thread::new(core));
+            if !self.ordering_at_once {
+                self.unacked.push(BTreeMap::new());
+            }
         }
     }
 
@@ -621,26 +689,25 @@ impl System {
                     }
                 }
             }
+            let mut event = NO_EVENT;
+            if !self.ordering_at_once && i < from_pm {
+                if let Some((_, e)) = self.ordered.remove(&a.id) {
+                    event = e;
+                    if let Some(log) = self.order_log.as_mut() {
+                        log.durable.push((a.time, a.id));
+                    }
+                    self.gate
+                        .acked(self.ordering.as_mut(), a.id, a.time, &self.pm);
+                    self.send_released(a.time);
+                }
+            }
             match (a.id >> KIND_SHIFT) & 3 {
                 KIND_FILL => self.fill_returned(a.id, a.time),
                 KIND_PERSIST => {
                     if i < from_pm {
                         self.persist_latency.record(a.time - a.issued);
                     }
-                    let th = &mut self.threads[thread];
-                    th.persists -= 1;
-                    th.last_persist_ack = th.last_persist_ack.max(a.time);
-                    if !self.ordering_at_once {
-                        self.gate.acked(
-                            self.ordering.as_mut(),
-                            Persist {
-                                id: a.id,
-                                thread: thread as u16,
-                            },
-                        );
-                        self.send_released(a.time);
-                    }
-                    self.try_finish_fence(thread);
+                    self.persist_done(thread, event, a.time);
                 }
                 _ => self.eviction_done(a.id, a.time),
             }
@@ -668,6 +735,9 @@ impl System {
             }
             if matches!(th.block, Block::Load | Block::StoreBuffer) {
                 th.block = Block::None;
+            } else if th.block == Block::FlushFill {
+                th.clock = th.clock.max(time);
+                th.block = Block::None;
             }
             self.try_finish_fence(t as usize);
         }
@@ -686,12 +756,46 @@ impl System {
         if self.evict_of_line.get(&e.line) == Some(&id) {
             self.evict_of_line.remove(&e.line);
         }
-        for t in e.waiters {
-            let th = &mut self.threads[t as usize];
-            th.persists -= 1;
-            th.last_persist_ack = th.last_persist_ack.max(time);
-            self.try_finish_fence(t as usize);
+        for (t, event) in e.waiters {
+            self.persist_done(t as usize, event, time);
         }
+    }
+
+    /// Thread `t` issued a persist of `line` at event `event` (counted toward its fences and,
+    /// under a buffered ordering model, its persist buffer).
+    fn persist_issued(&mut self, t: usize, event: u64, line: u64) {
+        self.threads[t].persists += 1;
+        if !self.ordering_at_once && self.is_pm(line << 6) {
+            *self.unacked[t].entry(event).or_insert(0) += 1;
+        }
+    }
+
+    /// A persist thread `t` issued at event `event` is durable at `time`.
+    fn persist_done(&mut self, t: usize, event: u64, time: Ps) {
+        let th = &mut self.threads[t];
+        th.persists -= 1;
+        th.last_persist_ack = th.last_persist_ack.max(time);
+        if !self.ordering_at_once {
+            if let std::collections::btree_map::Entry::Occupied(mut o) =
+                self.unacked[t].entry(event)
+            {
+                *o.get_mut() -= 1;
+                if *o.get() == 0 {
+                    o.remove();
+                }
+            }
+            let th = &mut self.threads[t];
+            if th.block == Block::PersistBuffer
+                && self
+                    .persist_buffer
+                    .is_some_and(|cap| (th.persists as usize) < cap)
+            {
+                th.clock = th.clock.max(time);
+                th.stall_persist_buffer += th.clock - th.block_since;
+                th.block = Block::None;
+            }
+        }
+        self.try_finish_fence(t);
     }
 
     /// Completes a blocked fence whose condition now holds.
@@ -755,6 +859,9 @@ impl System {
             // A stall moved the thread past the crash point: the event never executes.
             return Ok(false);
         }
+        if !self.ordering_at_once && self.waits_for_persist_buffer(t, ev) {
+            return Ok(false);
+        }
         let before = self.arrivals.len();
         match ev.op {
             Op::Load => self.do_access(t, ev, false),
@@ -788,6 +895,41 @@ impl System {
         dx.pop(t);
         self.events += 1;
         Ok(self.arrivals.len() != before)
+    }
+
+    /// Under a buffered ordering model: blocks thread `t` when `ev` would issue a persist and
+    /// the thread's persist buffer is full, or when `ev` flushes a line whose fill is in flight
+    /// (the persist enters the buffer in program order, with the line's bytes).
+    fn waits_for_persist_buffer(&mut self, t: usize, ev: &TraceEvent) -> bool {
+        if !matches!(
+            ev.op,
+            Op::Clwb | Op::Clflushopt | Op::NtStore | Op::RdmaPwrite
+        ) {
+            return false;
+        }
+        let th = &mut self.threads[t];
+        if self
+            .persist_buffer
+            .is_some_and(|cap| th.persists as usize >= cap)
+        {
+            th.block = Block::PersistBuffer;
+            th.block_since = th.clock;
+            return true;
+        }
+        if matches!(ev.op, Op::Clwb | Op::Clflushopt) {
+            if let Some(f) = self
+                .fill_of_line
+                .get(&(ev.addr >> 6))
+                .and_then(|id| self.fills.get_mut(id))
+            {
+                f.waiters.push((t as u16, false));
+                let th = &mut self.threads[t];
+                th.block = Block::FlushFill;
+                th.block_since = th.clock;
+                return true;
+            }
+        }
+        false
     }
 
     /// Checks the reorder buffer, miss slots and store buffer before `op` can execute; stalls
@@ -853,7 +995,13 @@ impl System {
             if self.threads[t].wc.as_ref().is_some_and(|w| w.line == line) {
                 self.flush_wc(t);
             }
+            if !self.ordering_at_once && self.is_pm(line << 6) {
+                self.note_dependency(t, line);
+            }
             let slot = self.access_line(t, line, write);
+            if write && !self.ordering_at_once && value.is_empty() {
+                self.hier.note_writer(slot, t as u16);
+            }
             let tx_store = write && !self.logging_passive && self.is_pm(line << 6);
             let before = if tx_store {
                 *self.hier.slot_bytes(slot)
@@ -889,6 +1037,25 @@ impl System {
         }
         if !self.log_writes.is_empty() {
             self.send_log_writes(self.threads[t].clock);
+        }
+    }
+
+    /// Buffered ordering: thread `t` accesses PM line `line`; if another thread wrote it last,
+    /// `t`'s later persists depend on that thread's persists so far.
+    fn note_dependency(&mut self, t: usize, line: u64) {
+        let Some(src) = self.hier.last_writer(line) else {
+            return;
+        };
+        if src as usize == t {
+            return;
+        }
+        self.ordering.on_dependency(t as u16, src);
+        if let Some(log) = self.order_log.as_mut() {
+            log.dependencies.push(Dependency {
+                thread: t as u16,
+                source: src,
+                after: log.issued.len(),
+            });
         }
     }
 
@@ -976,6 +1143,9 @@ impl System {
             data: self.line_data(wb.line, 0, &wb.data),
             kind: WriteKind::Evict,
             tag: NO_TAG,
+            owner: wb.last_writer,
+            event: NO_EVENT,
+            remote: false,
         };
         self.send_line_write(w, at);
     }
@@ -995,7 +1165,7 @@ impl System {
     /// an earlier write of the line.
     fn send_line_write(&mut self, w: LineWrite, at: Ps) {
         if w.kind == WriteKind::Tracked {
-            self.threads[w.thread as usize].persists += 1;
+            self.persist_issued(w.thread as usize, w.event, w.line);
         }
         if let Some(f) = self
             .fill_of_line
@@ -1019,10 +1189,7 @@ impl System {
             // An uncommitted transaction's line: the logging engine writes it in place after
             // the commit, so this write-back never reaches the home location.
             if w.kind == WriteKind::Tracked {
-                let th = &mut self.threads[t];
-                th.persists -= 1;
-                th.last_persist_ack = th.last_persist_ack.max(at);
-                self.try_finish_fence(t);
+                self.persist_done(t, w.event, at);
             }
             return;
         }
@@ -1057,20 +1224,49 @@ impl System {
                 },
             );
             self.evict_of_line.insert(w.line, id);
-            self.arrivals.push(at, Arrival { pm, req });
+            match w.owner {
+                Some(owner) if pm && !self.ordering_at_once => {
+                    self.offer_persist(owner, NO_EVENT, false, req, at);
+                }
+                _ => self.arrivals.push(at, Arrival { pm, req }),
+            }
             return;
         }
         if !pm || self.ordering_at_once || w.kind == WriteKind::Engine {
             self.arrivals.push(at, Arrival { pm, req });
             return;
         }
+        self.offer_persist(w.thread, w.event, w.remote, req, at);
+    }
+
+    /// Hands a PM write to the (buffered) ordering model at `at`: it enters the controller
+    /// when the model releases it.
+    fn offer_persist(&mut self, owner: u16, event: u64, remote: bool, req: MemRequest, at: Ps) {
         let p = Persist {
-            id,
-            thread: t as u16,
+            id: req.id,
+            thread: owner,
+            line_addr: req.addr,
+            bank: self.pm.bank_of(req.addr) as u32,
+            remote,
         };
-        match self.gate.offer(self.ordering.as_mut(), p, (at, req)) {
-            Some((at, req)) => self.arrivals.push(at, Arrival { pm, req }),
-            None => self.send_released(at),
+        self.ordered.insert(req.id, (owner, event));
+        if let Some(log) = self.order_log.as_mut() {
+            let th = &self.threads[owner as usize];
+            log.issued.push(IssuedPersist {
+                id: req.id,
+                remote,
+                stream: owner,
+                epoch: if remote { th.remote_epochs } else { th.fences },
+            });
+        }
+        if let Some((at, req)) = self
+            .gate
+            .offer(self.ordering.as_mut(), p, at, &self.pm, (at, req))
+        {
+            self.arrivals.push(at, Arrival { pm: true, req });
+        }
+        if self.gate.has_released() {
+            self.send_released(at);
         }
     }
 
@@ -1089,8 +1285,9 @@ impl System {
                 .get(&line)
                 .and_then(|id| self.evicting.get_mut(id))
             {
-                e.waiters.push(t as u16);
-                self.threads[t].persists += 1;
+                e.waiters.push((t as u16, self.threads[t].retired));
+                let event = self.threads[t].retired;
+                self.persist_issued(t, event, line);
             }
             return;
         };
@@ -1105,6 +1302,9 @@ impl System {
             data: self.line_data(line, 0, &wb.data),
             kind: WriteKind::Tracked,
             tag: NO_TAG,
+            owner: Some(t as u16),
+            event: self.threads[t].retired,
+            remote: false,
         };
         if let Some(f) = self
             .fill_of_line
@@ -1112,8 +1312,8 @@ impl System {
             .and_then(|id| self.fills.get_mut(id))
         {
             // x86 orders the write-back after older stores to the line: it leaves with the fill.
-            self.threads[t].persists += 1;
             f.deferred.push(w);
+            self.persist_issued(t, w.event, line);
             return;
         }
         let at = self.threads[t].clock + self.hier.path_latency();
@@ -1146,6 +1346,9 @@ impl System {
                     WriteKind::Engine
                 },
                 tag: w.tag,
+                owner: None,
+                event: self.threads[w.thread as usize].retired,
+                remote: false,
             };
             self.send_line_write(lw, at);
         }
@@ -1227,6 +1430,9 @@ impl System {
                 data,
                 kind: WriteKind::Tracked,
                 tag: NO_TAG,
+                owner: Some(t as u16),
+                event: self.threads[t].retired,
+                remote: false,
             };
             self.send_line_write(w, at);
             off = end;
@@ -1265,9 +1471,17 @@ impl System {
                 data,
                 kind: WriteKind::Tracked,
                 tag: NO_TAG,
+                owner: Some(t as u16),
+                event: self.threads[t].retired,
+                remote: true,
             };
             self.send_line_write(w, at);
         });
+        if !self.ordering_at_once {
+            // The write's data block is one barrier region (PPO Sec. IV-C).
+            self.ordering.on_remote_epoch_end(t as u16);
+        }
+        self.threads[t].remote_epochs += 1;
     }
 
     fn do_fence(&mut self, t: usize, full: bool) {
@@ -1407,6 +1621,11 @@ impl System {
         }
         self.pm.export_stats(&mut s);
         self.logging.export_stats(&mut s);
+        if !self.ordering_at_once {
+            self.ordering.export_stats(&mut s);
+            let pb: Ps = self.threads.iter().map(|t| t.stall_persist_buffer).sum();
+            s.set("cpu.stall_persist_buffer_ps", pb);
+        }
         let mut d = Stats::new();
         self.dram.export_stats(&mut d);
         for (k, v) in d.counters() {
