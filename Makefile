@@ -3,7 +3,9 @@
 #   make demo    the main job: build, then `pmlab reproduce --quick` → results/REPORT.md
 #   make test    every test suite (Rust workspace, C/MPI suite)
 #   make bench   speed benchmarks (figures go to results/bench/)
-#   make crash-check  every software-persistence workload x 3 presets x 1000 crash points
+#   make crash-check  every software-persistence workload x 3 presets (and x the buffered orderings
+#                     epoch, broi on nvm-ppo), every hardware-TX workload x every logging scheme,
+#                     1000 crash points each
 #   make deps    install what a fresh Debian machine lacks (idempotent; needs root)
 
 SHELL := /bin/bash
@@ -98,6 +100,7 @@ clean:
 # every hardware-transaction workload under each hardware logging scheme (nvm-lalea), cut at
 # 1000 crash points each and checked by its recovery oracle (several minutes).
 CRASH_POINTS ?= 1000
+BUFFERED_ORDERINGS := epoch broi
 LOGGING_SCHEMES := redu lad lalea blom lalea+blom lalea-lad
 crash-check: build
 	@pmlab=target/release/pmlab; fail=0; \
@@ -107,6 +110,14 @@ crash-check: build
 	    th=$$($$pmlab workloads | awk -v w=$$w '$$1==w {print $$4}'); [ $$th -gt $$hw ] && th=$$hw; \
 	    printf "%-13s %-14s " $$c $$w; \
 	    out=$$($$pmlab crash --config $$c --workload $$w --threads $$th --points $(CRASH_POINTS) 2>&1); \
+	    rc=$$?; echo "$$out" | grep -E "^passed|first failing" ; [ $$rc -eq 0 ] || fail=1; \
+	  done; \
+	done; \
+	for o in $(BUFFERED_ORDERINGS); do \
+	  for w in $$($$pmlab workloads | awk 'NR>1 && $$2!="hwtx" {print $$1}'); do \
+	    th=$$($$pmlab workloads | awk -v w=$$w '$$1==w {print $$4}'); [ $$th -gt 8 ] && th=8; \
+	    printf "%-24s %-14s " "nvm-ppo ordering=$$o" $$w; \
+	    out=$$($$pmlab crash --config nvm-ppo --set controller.ordering=$$o --workload $$w --threads $$th --points $(CRASH_POINTS) 2>&1); \
 	    rc=$$?; echo "$$out" | grep -E "^passed|first failing" ; [ $$rc -eq 0 ] || fail=1; \
 	  done; \
 	done; \

@@ -215,3 +215,74 @@ fn broken_hardware_logging_is_caught() {
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+/// `pmlab crash` on nvm-ppo with persist ordering `ordering` and further overrides.
+fn crash_ppo(workload: &str, ordering: &str, extra: &[&str]) -> Output {
+    let set = format!("controller.ordering={ordering}");
+    let mut args = vec![
+        "crash",
+        "--config",
+        "nvm-ppo",
+        "--workload",
+        workload,
+        "--ops",
+        "150",
+        "--points",
+        "300",
+        "--set",
+        &set,
+    ];
+    for s in extra {
+        args.extend(["--set", s]);
+    }
+    pmlab(&args)
+}
+
+#[test]
+fn buffered_orderings_pass_every_crash_point() {
+    // Fences do not stall under epoch and broi: the oracle counts a thread's events only as
+    // far as their persists are durable.
+    for ordering in ["epoch", "broi"] {
+        for workload in ["ppo-hash", "ppo-sps", "btree"] {
+            let o = crash_ppo(workload, ordering, &[]);
+            let (out, err) = text(&o);
+            assert!(o.status.success(), "{ordering} {workload}: {out}{err}");
+            assert!(out.contains("passed 300 / 300, failed 0"), "{out}");
+        }
+    }
+    // BROI composed with a hardware logging engine.
+    let o = crash_hw(
+        "btree-hw",
+        &[
+            "controller.ordering=broi".to_string(),
+            "controller.logging=lalea+blom".to_string(),
+        ],
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "broi + lalea+blom: {out}{err}");
+    assert!(out.contains("passed 150 / 150, failed 0"), "{out}");
+}
+
+#[test]
+fn a_broi_that_ignores_barriers_fails_the_crash_oracle() {
+    let o = crash_ppo(
+        "ppo-hash",
+        "broi",
+        &["controller.ordering_fault=broi-ignore-barriers"],
+    );
+    let (out, err) = text(&o);
+    assert!(!o.status.success(), "the broken BROI passed: {out}");
+    assert!(err.contains("first failing crash point"), "{err}");
+    // The fault belongs to BROI: another model rejects it in one line.
+    let o = crash_ppo(
+        "ppo-hash",
+        "epoch",
+        &["controller.ordering_fault=broi-ignore-barriers"],
+    );
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("controller.ordering_fault") && err.lines().count() == 1,
+        "{err}"
+    );
+}

@@ -1487,8 +1487,16 @@ impl System {
     fn do_fence(&mut self, t: usize, full: bool) {
         self.flush_wc(t);
         self.threads[t].fences += 1;
-        if self.ordering.on_fence(t as u16) == FenceAction::StallUntilDrained {
-            self.block_on_persists(t, full);
+        match self.ordering.on_fence(t as u16) {
+            FenceAction::StallUntilDrained => self.block_on_persists(t, full),
+            FenceAction::Proceed => {
+                // A buffered model's fence completes at once (its epoch persists later): it
+                // still marks a point of the program for crash-point selection.
+                let at = self.threads[t].clock;
+                if let Some(log) = self.fence_log.as_mut() {
+                    log.push((at, t as u16));
+                }
+            }
         }
     }
 
