@@ -71,6 +71,7 @@ bench: build
 	$(CARGO) bench -p pmsim --bench full_system_speed -- 2000000 4 2>/dev/null | tee -a $(RESULTS)/bench/full_system_speed.txt
 	$(CARGO) bench -p pmsim --bench full_system_speed -- 2000000 1 50 2>/dev/null | tee -a $(RESULTS)/bench/full_system_speed.txt
 	$(CARGO) bench -p pmsim --bench logging_speed 2>/dev/null | tee $(RESULTS)/bench/logging_speed.txt
+	$(CARGO) bench -p pmsim --bench ordering_speed 2>/dev/null | tee $(RESULTS)/bench/ordering_speed.txt
 	$(CARGO) run --release -q -p pmwork --example gen_speed 2>/dev/null | tee $(RESULTS)/bench/pmwork_gen_speed.txt
 	$(CARGO) bench -p pmec --bench ec 2>/dev/null | tee $(RESULTS)/bench/pmec.txt
 	nvcache/bench/run_bench.sh $(NVCACHE_BUILD) "" quick | tee $(RESULTS)/bench/nvcache.csv

@@ -75,3 +75,70 @@ pub fn pm_program(
         })
     })
 }
+
+/// Host cost of the values of one plug-in key: every workload of `suite` (`threads` threads,
+/// `ops` operations, generated once in memory) runs on the full system under `preset` with
+/// `key` set to each of `values`, interleaved over `rounds` rounds (only `System::run` is
+/// timed). Prints, per workload and value, the median, minimum and maximum host time and the
+/// median's ratio to the first value's; `label` names the benchmark in each line.
+#[allow(dead_code)] // used by the plug-in speed benchmarks only
+#[allow(clippy::too_many_arguments)]
+pub fn plugin_host_cost(
+    label: &str,
+    suite: pmwork::Suite,
+    preset: &str,
+    key: &str,
+    values: &[&str],
+    threads: u16,
+    ops: u64,
+    rounds: usize,
+) {
+    use pmwork::{GenOptions, VecSink};
+    use std::time::Instant;
+    for w in pmwork::suite(suite) {
+        let name = w.info().name;
+        let mut p = w.info().default_params(1);
+        p.ops = ops;
+        p.threads = threads;
+        let g = w
+            .generate(&p, Box::<VecSink>::default(), GenOptions::default())
+            .expect("generate");
+        let ev = g
+            .sink
+            .into_any()
+            .downcast::<VecSink>()
+            .expect("VecSink")
+            .events;
+        let mut times: Vec<Vec<f64>> = vec![Vec::new(); values.len()];
+        for _ in 0..rounds {
+            for (i, v) in values.iter().enumerate() {
+                let cfg = pmsim::SimConfig::preset(preset)
+                    .and_then(|c| c.with_overrides(&[format!("{key}={v}")]))
+                    .expect("config");
+                let mut sys = pmsim::System::new(&cfg).expect("system");
+                let start = Instant::now();
+                sys.run(ev.iter().copied().map(Ok), |_| {}).expect("run");
+                times[i].push(start.elapsed().as_secs_f64());
+            }
+        }
+        let median = |v: &[f64]| {
+            let mut v = v.to_vec();
+            v.sort_by(|a, b| a.total_cmp(b));
+            v[v.len() / 2]
+        };
+        let base = median(&times[0]);
+        let short = key.rsplit('.').next().unwrap_or(key);
+        for (i, v) in values.iter().enumerate() {
+            let lo = times[i].iter().cloned().fold(f64::MAX, f64::min);
+            let hi = times[i].iter().cloned().fold(0.0, f64::max);
+            let m = median(&times[i]);
+            println!(
+                "{label} workload={name} {short}={v} ops={ops} events={} rounds={rounds} \
+                 host_s_median={m:.4} host_s_min={lo:.4} host_s_max={hi:.4} ratio_to_{}={:.2}",
+                ev.len(),
+                values[0],
+                m / base
+            );
+        }
+    }
+}

@@ -29,7 +29,6 @@ use crate::config::ControllerConfig;
 use crate::memsys::MemoryView;
 use crate::stats::Stats;
 use crate::time::{ns_to_ps, Ps};
-use std::collections::HashMap;
 
 /// Bank sets are bit masks; banks beyond this many fold onto the same bits (BLP is then
 /// undercounted, never overcounted beyond the true bank count).
@@ -66,8 +65,8 @@ pub struct BroiOrdering {
     ignore_barriers: bool,
     /// BROI requests in flight per bank.
     bank_busy: Vec<u32>,
-    /// Released request id → its bank.
-    inflight: HashMap<u64, u32>,
+    /// Banks with no BROI request in flight.
+    banks_idle: usize,
     local_inflight: u32,
     entries: Vec<Entry>,
     released_local: u64,
@@ -87,7 +86,7 @@ impl Default for BroiOrdering {
             remote_threshold: ns_to_ps(c.broi_remote_threshold_ns),
             ignore_barriers: false,
             bank_busy: Vec::new(),
-            inflight: HashMap::new(),
+            banks_idle: 0,
             local_inflight: 0,
             entries: Vec::new(),
             released_local: 0,
@@ -166,10 +165,13 @@ impl BroiOrdering {
             }
         }
         let mut single = 0u128;
-        for (b, &c) in count.iter().enumerate() {
-            if c == 1 {
+        let mut m = union;
+        while m != 0 {
+            let b = m.trailing_zeros() as usize;
+            if count[b] == 1 {
                 single |= 1u128 << b;
             }
+            m &= m - 1;
         }
         for e in &mut self.entries {
             let others = union & !(e.ready & single);
@@ -238,7 +240,12 @@ impl BroiOrdering {
     fn schedule(&mut self, now: Ps, mem: &dyn MemoryView, release: &mut Vec<Persist>) {
         let banks = mem.banks();
         if self.bank_busy.len() < banks {
+            self.banks_idle += banks - self.bank_busy.len();
             self.bank_busy.resize(banks, 0);
+        }
+        if self.banks_idle == 0 || self.streams.held() == 0 {
+            // No bank can take a request, or nothing waits: the round would output nothing.
+            return;
         }
         self.compute_entries();
         let remote_may_go =
@@ -271,7 +278,7 @@ impl BroiOrdering {
                 if let Some((_, _, id, n, i)) = best {
                     let p = self.streams.release(id, n, i);
                     self.bank_busy[b] += 1;
-                    self.inflight.insert(p.id, bank);
+                    self.banks_idle -= 1;
                     self.local_inflight += 1;
                     self.released_local += 1;
                     release.push(p);
@@ -282,7 +289,7 @@ impl BroiOrdering {
                 if starved || remote_may_go {
                     let p = self.streams.release(id, n, i);
                     self.bank_busy[b] += 1;
-                    self.inflight.insert(p.id, bank);
+                    self.banks_idle -= 1;
                     self.released_remote += 1;
                     self.remote_starved += starved as u64;
                     release.push(p);
@@ -356,14 +363,15 @@ impl OrderingModel for BroiOrdering {
         mem: &dyn MemoryView,
         release: &mut Vec<Persist>,
     ) {
-        let Some(bank) = self.inflight.remove(&id) else {
+        let Some((stream, bank)) = self.streams.acked(id) else {
             return;
         };
         self.bank_busy[bank as usize] -= 1;
-        if let Some(s) = self.streams.acked(id) {
-            if !s.remote {
-                self.local_inflight -= 1;
-            }
+        if self.bank_busy[bank as usize] == 0 {
+            self.banks_idle += 1;
+        }
+        if !stream.remote {
+            self.local_inflight -= 1;
         }
         self.schedule(now, mem, release);
     }
@@ -392,6 +400,7 @@ mod tests {
     use crate::ordering::EpochOrdering;
     use crate::scheduler::FrFcfs;
     use crate::SimConfig;
+    use std::collections::HashMap;
 
     /// PPO's NVRAM (Table III: 8 banks, 2 KB rows, row-sized groups strided over the banks).
     fn ppo_memory() -> MemorySystem {

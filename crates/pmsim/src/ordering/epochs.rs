@@ -119,8 +119,10 @@ impl Stream {
 pub(crate) struct Streams {
     local: Vec<Stream>,
     remote: Vec<Stream>,
-    /// Released persists: id → (stream, epoch number).
-    released: HashMap<u64, (StreamId, u64)>,
+    /// Released persists: id → (stream, epoch number, bank).
+    released: HashMap<u64, (StreamId, u64, u32)>,
+    /// Persists held (not released) in all streams.
+    held: usize,
     /// Inter-thread dependencies recorded.
     pub dependencies: u64,
 }
@@ -164,6 +166,7 @@ impl Streams {
     pub fn push(&mut self, p: Persist, now: Ps) -> u64 {
         let (e, n) = self.get(StreamId::of(&p)).open();
         e.held.push(Held { p, since: now });
+        self.held += 1;
         n
     }
 
@@ -206,28 +209,24 @@ impl Streams {
         let e = &mut s.epochs[(n - s.base) as usize];
         let h = e.held.remove(i);
         e.inflight += 1;
-        self.released.insert(h.p.id, (id, n));
+        self.held -= 1;
+        self.released.insert(h.p.id, (id, n, h.p.bank));
         h.p
     }
 
-    /// Persist `id` was acknowledged: returns its stream (whose persisted epochs are retired),
-    /// or `None` for an id never released here.
-    pub fn acked(&mut self, id: u64) -> Option<StreamId> {
-        let (sid, n) = self.released.remove(&id)?;
+    /// Persist `id` was acknowledged: returns its stream (whose persisted epochs are retired)
+    /// and bank, or `None` for an id never released here.
+    pub fn acked(&mut self, id: u64) -> Option<(StreamId, u32)> {
+        let (sid, n, bank) = self.released.remove(&id)?;
         let s = self.get(sid);
         let e = &mut s.epochs[(n - s.base) as usize];
         e.inflight -= 1;
         s.retire();
-        Some(sid)
+        Some((sid, bank))
     }
 
     /// Persists held (not released) in all streams.
     pub fn held(&self) -> usize {
-        self.local
-            .iter()
-            .chain(self.remote.iter())
-            .flat_map(|s| s.epochs.iter())
-            .map(|e| e.held.len())
-            .sum()
+        self.held
     }
 }
