@@ -106,26 +106,15 @@ fn banks_of(epoch: &Epoch, limit: usize) -> u128 {
 }
 
 impl BroiOrdering {
-    fn local(thread: u16) -> StreamId {
-        StreamId {
-            remote: false,
-            index: thread,
-        }
-    }
-
     /// Builds the local entries' sets and priorities (Equation 2).
     fn compute_entries(&mut self) {
         self.entries.clear();
-        for id in self.streams.ids().filter(|i| !i.remote) {
-            let Some(s) = self.streams.peek(id) else {
-                continue;
-            };
-            let Some(front) = s.epochs.front() else {
-                continue;
-            };
-            if !self.streams.deps_met(front) {
+        for (id, _) in self.streams.ready_fronts() {
+            if id.remote {
                 continue;
             }
+            let s = self.streams.peek(id).expect("a ready stream exists");
+            let front = s.epochs.front().expect("a ready stream has an epoch");
             let (ready, size) = if self.ignore_barriers {
                 let all = s.epochs.iter();
                 (
@@ -338,22 +327,19 @@ impl OrderingModel for BroiOrdering {
     }
 
     fn on_fence(&mut self, thread: u16) -> FenceAction {
-        self.streams.get(Self::local(thread)).barrier();
+        self.streams.get(StreamId::local(thread)).barrier();
         FenceAction::Proceed
     }
 
     fn on_remote_epoch_end(&mut self, channel: u16) {
         self.streams
-            .get(StreamId {
-                remote: true,
-                index: channel % self.remote_entries,
-            })
+            .get(StreamId::remote(channel % self.remote_entries))
             .barrier();
     }
 
     fn on_dependency(&mut self, thread: u16, source: u16) {
         self.streams
-            .depend(Self::local(thread), Self::local(source));
+            .depend(StreamId::local(thread), StreamId::local(source));
     }
 
     fn on_persist_ack(
@@ -432,48 +418,54 @@ mod tests {
         ("3.3", 2, 2, 1),
     ];
 
-    /// Feeds FIG3 to `model` while a request of a fourth thread is in flight in bank 0 (BROI:
-    /// the bank is busy; Epoch: a barrier region is open), then acknowledges every released request in release order; returns the
-    /// requests' names in release order, each release round separated by `|`.
-    fn run_fig3(model: &mut dyn OrderingModel) -> String {
-        let mem = ppo_memory();
-        let mut release = Vec::new();
-        let blocker = Persist {
-            id: 1000,
-            thread: 3,
-            line_addr: in_bank(&mem, 0, 9),
-            bank: 0,
+    /// A persist of `thread` to row `row` of `bank`.
+    fn persist(mem: &MemorySystem, id: u64, thread: u16, bank: u32, row: u64) -> Persist {
+        Persist {
+            id,
+            thread,
+            line_addr: in_bank(mem, bank, row),
+            bank,
             remote: false,
-        };
-        model.on_persist(blocker, 0, &mem, &mut release);
+        }
+    }
+
+    /// Feeds FIG3 to `model` (fences between a thread's epochs) after a request of a fourth
+    /// thread in bank 0, which goes at once and stays in flight (BROI: bank 0 is busy; Epoch:
+    /// a barrier region is open), so nothing of FIG3 is released yet. Returns the blocker and
+    /// the requests' names by id.
+    fn feed_fig3(
+        model: &mut dyn OrderingModel,
+        mem: &MemorySystem,
+    ) -> (Persist, HashMap<u64, &'static str>) {
+        let mut release = Vec::new();
+        let blocker = persist(mem, 1000, 3, 0, 9);
+        model.on_persist(blocker, 0, mem, &mut release);
         assert_eq!(release, vec![blocker], "the first request goes at once");
         release.clear();
         let mut names = HashMap::new();
-        for t in 0..3u16 {
-            let mut epoch = 0;
-            for (i, &(name, th, e, bank)) in FIG3.iter().enumerate() {
-                if th != t {
-                    continue;
-                }
-                if e != epoch {
-                    model.on_fence(t);
-                    epoch = e;
-                }
-                let p = Persist {
-                    id: i as u64,
-                    thread: t,
-                    line_addr: in_bank(&mem, bank, i as u64 + 1),
-                    bank,
-                    remote: false,
-                };
-                names.insert(p.id, name);
-                model.on_persist(p, 0, &mem, &mut release);
+        let mut epoch = [0u32; 3];
+        for (i, &(name, t, e, bank)) in FIG3.iter().enumerate() {
+            if e != epoch[t as usize] {
+                model.on_fence(t);
+                epoch[t as usize] = e;
             }
+            let p = persist(mem, i as u64, t, bank, i as u64 + 1);
+            names.insert(p.id, name);
+            model.on_persist(p, 0, mem, &mut release);
         }
         assert!(
             release.is_empty(),
             "nothing goes while the blocker is in flight"
         );
+        (blocker, names)
+    }
+
+    /// Feeds FIG3 ([`feed_fig3`]), then acknowledges every released request in release order;
+    /// returns the requests' names in release order, each release round separated by `|`.
+    fn run_fig3(model: &mut dyn OrderingModel) -> String {
+        let mem = ppo_memory();
+        let (blocker, names) = feed_fig3(model, &mem);
+        let mut release = Vec::new();
         let mut order = Vec::new();
         let mut acks = std::collections::VecDeque::from([blocker.id]);
         while let Some(id) = acks.pop_front() {
@@ -501,31 +493,8 @@ mod tests {
     fn equation_2_priorities_of_the_fig6c_ready_set() {
         let mem = ppo_memory();
         let mut broi = BroiOrdering::default();
-        let mut release = Vec::new();
-        // Bank 0 busy: everything below stays in the BROI queues.
-        let blocker = Persist {
-            id: 99,
-            thread: 3,
-            line_addr: in_bank(&mem, 0, 50),
-            bank: 0,
-            remote: false,
-        };
-        broi.on_persist(blocker, 0, &mem, &mut release);
-        for (i, &(_, t, e, bank)) in FIG3.iter().enumerate() {
-            let s = broi.streams.get(BroiOrdering::local(t));
-            if s.epochs.len() as u32 <= e && e > 0 {
-                s.barrier();
-            }
-            let p = Persist {
-                id: i as u64,
-                thread: t,
-                line_addr: in_bank(&mem, bank, i as u64 + 1),
-                bank,
-                remote: false,
-            };
-            broi.on_persist(p, 0, &mem, &mut release);
-        }
-        assert_eq!(release, vec![blocker]);
+        // Bank 0 busy: everything stays in the BROI queues.
+        feed_fig3(&mut broi, &mem);
         assert_eq!(broi.priorities(), vec![(0, 1.0), (1, 1.5), (2, 0.5)]);
         // A larger sigma weighs size more: entry 1 (two requests) drops below entry 3.
         broi.sigma = 2.0;
@@ -559,13 +528,7 @@ mod tests {
         let mut id = 0;
         let mut local = |release: &mut Vec<Persist>, broi: &mut BroiOrdering, now: Ps| {
             id += 1;
-            let p = Persist {
-                id,
-                thread: 0,
-                line_addr: in_bank(&mem, 0, id),
-                bank: 0,
-                remote: false,
-            };
+            let p = persist(&mem, id, 0, 0, id);
             broi.on_persist(p, now, &mem, release);
             p
         };
@@ -573,11 +536,8 @@ mod tests {
         assert_eq!(release, vec![first]);
         release.clear();
         let remote = Persist {
-            id: 500,
-            thread: 0,
-            line_addr: in_bank(&mem, 0, 77),
-            bank: 0,
             remote: true,
+            ..persist(&mem, 500, 0, 0, 77)
         };
         broi.on_persist(remote, 0, &mem, &mut release);
         broi.on_remote_epoch_end(0);

@@ -54,18 +54,8 @@ impl EpochOrdering {
     /// are met, and releases what it holds.
     fn next_region(&mut self, release: &mut Vec<Persist>) {
         self.region.clear();
-        let ids: Vec<StreamId> = self.streams.ids().collect();
-        for id in ids {
-            let Some(s) = self.streams.peek(id) else {
-                continue;
-            };
-            let Some(front) = s.epochs.front() else {
-                continue;
-            };
-            if !self.streams.deps_met(front) {
-                continue;
-            }
-            let n = s.base;
+        let ready: Vec<(StreamId, u64)> = self.streams.ready_fronts().collect();
+        for (id, n) in ready {
             self.region.push((id, n));
             while !self.streams.get(id).epochs[0].held.is_empty() {
                 release.push(self.streams.release(id, n, 0));
@@ -115,36 +105,17 @@ impl OrderingModel for EpochOrdering {
     }
 
     fn on_fence(&mut self, thread: u16) -> FenceAction {
-        self.streams
-            .get(StreamId {
-                remote: false,
-                index: thread,
-            })
-            .barrier();
+        self.streams.get(StreamId::local(thread)).barrier();
         FenceAction::Proceed
     }
 
     fn on_remote_epoch_end(&mut self, channel: u16) {
-        self.streams
-            .get(StreamId {
-                remote: true,
-                index: channel,
-            })
-            .barrier();
+        self.streams.get(StreamId::remote(channel)).barrier();
     }
 
     fn on_dependency(&mut self, thread: u16, source: u16) {
-        let (to, from) = (
-            StreamId {
-                remote: false,
-                index: thread,
-            },
-            StreamId {
-                remote: false,
-                index: source,
-            },
-        );
-        self.streams.depend(to, from);
+        self.streams
+            .depend(StreamId::local(thread), StreamId::local(source));
     }
 
     fn on_persist_ack(

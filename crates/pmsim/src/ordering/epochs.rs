@@ -21,6 +21,22 @@ pub(crate) struct StreamId {
 }
 
 impl StreamId {
+    /// Hardware thread `thread`'s persist buffer.
+    pub fn local(thread: u16) -> StreamId {
+        StreamId {
+            remote: false,
+            index: thread,
+        }
+    }
+
+    /// RDMA channel `channel`'s persist buffer.
+    pub fn remote(channel: u16) -> StreamId {
+        StreamId {
+            remote: true,
+            index: channel,
+        }
+    }
+
     /// The stream a persist belongs to.
     pub fn of(p: &Persist) -> StreamId {
         StreamId {
@@ -150,15 +166,19 @@ impl Streams {
 
     /// Every stream id in use: local streams first, then remote ones, each by index.
     pub fn ids(&self) -> impl Iterator<Item = StreamId> + '_ {
-        let l = (0..self.local.len()).map(|i| StreamId {
-            remote: false,
-            index: i as u16,
-        });
-        let r = (0..self.remote.len()).map(|i| StreamId {
-            remote: true,
-            index: i as u16,
-        });
+        let l = (0..self.local.len()).map(|i| StreamId::local(i as u16));
+        let r = (0..self.remote.len()).map(|i| StreamId::remote(i as u16));
         l.chain(r)
+    }
+
+    /// The streams whose oldest unpersisted epoch may release persists now (its dependencies
+    /// are persisted), as (stream, that epoch's number), in [`ids`](Self::ids) order.
+    pub fn ready_fronts(&self) -> impl Iterator<Item = (StreamId, u64)> + '_ {
+        self.ids().filter_map(|id| {
+            let s = self.peek(id)?;
+            let front = s.epochs.front()?;
+            self.deps_met(front).then_some((id, s.base))
+        })
     }
 
     /// Files persist `p` (arrived at `now`) in its stream's open epoch; returns the epoch's
