@@ -36,6 +36,10 @@ pub struct SimArgs {
     /// Workload seed.
     #[arg(long, value_name = "S", default_value_t = 1, requires = "workload")]
     seed: u64,
+    /// The last N of the workload's threads are clients of the simulated PM over RDMA: their
+    /// persists travel as `RdmaPwrite`s through the `network` config (PPO's remote mode).
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "workload")]
+    remote_threads: u16,
     /// Write the configuration, summary, all statistics and host timing as JSON.
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
@@ -79,7 +83,11 @@ pub fn run(a: SimArgs) -> Result<(), String> {
             if let Some(n) = a.ops {
                 p.ops = n;
             }
-            let desc = format!("{} thread(s), {} ops, seed {}", p.threads, p.ops, p.seed);
+            p.remote_threads = a.remote_threads;
+            let mut desc = format!("{} thread(s), {} ops, seed {}", p.threads, p.ops, p.seed);
+            if p.remote_threads > 0 {
+                desc += &format!(", {} of them remote clients", p.remote_threads);
+            }
             (
                 simulate::run_generated(&cfg, w, &p, crash_at, progress)?,
                 desc,

@@ -177,6 +177,7 @@ fn generate(
         ops: ops.unwrap_or(info.default_ops),
         threads: threads.unwrap_or(info.default_threads),
         seed,
+        remote_threads: 0,
     };
     p.validate().map_err(|e| format!("{name}: {e}"))?;
     let err = |e: pmsim::pmtrace::TraceError| format!("{}: {e}", out.display());

@@ -149,7 +149,7 @@ pub fn generate_in_memory(
     Ok((events, gen))
 }
 
-/// A workload argument: a trace file, or `NAME[:ops=N][:threads=T][:seed=S]` naming a pmwork
+/// A workload argument: a trace file, or `NAME[:ops=N][:threads=T][:seed=S][:remote=R]` naming a pmwork
 /// workload (defaults: the workload's own ops and threads, seed 1).
 pub fn parse_generated(
     spec: &str,
@@ -167,9 +167,10 @@ pub fn parse_generated(
             "ops" => p.ops = v.parse().map_err(bad)?,
             "threads" => p.threads = v.parse().map_err(bad)?,
             "seed" => p.seed = v.parse().map_err(bad)?,
+            "remote" => p.remote_threads = v.parse().map_err(bad)?,
             _ => {
                 return Err(format!(
-                    "workload `{spec}`: unknown key `{k}` (known: ops, threads, seed)"
+                    "workload `{spec}`: unknown key `{k}` (known: ops, threads, seed, remote)"
                 ))
             }
         }

@@ -249,6 +249,52 @@ fn reproduce_device_section_writes_csv_svg_and_report() {
 }
 
 #[test]
+fn reproduce_ppo_section_writes_the_summary_other_checks_read() {
+    let d = tmpdir("repro-ppo");
+    let o = pmlab(&[
+        "reproduce",
+        "--quick",
+        "--only",
+        "ppo",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(d.join("ppo/summary.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("experiment,workload,design,value"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let has = |exp: &str, wl: &str, design: &str| {
+        rows.iter().any(|r| {
+            r[0] == exp && r[1] == wl && r[2] == design && r[3].parse::<f64>().unwrap() > 0.0
+        })
+    };
+    for exp in [
+        "op_throughput_local",
+        "op_throughput_hybrid",
+        "mem_throughput_local",
+        "mem_throughput_hybrid",
+    ] {
+        for design in ["epoch", "broi"] {
+            assert!(
+                has(exp, "ppo-hash", design) && has(exp, "geomean", design),
+                "{exp} {design}"
+            );
+        }
+    }
+    for design in ["sync", "bsp"] {
+        assert!(has("remote_throughput", "tpcc", design));
+        assert!(has("remote_throughput", "geomean", design));
+    }
+    let report = std::fs::read_to_string(d.join("REPORT.md")).unwrap();
+    assert!(report.contains("## PPO / BROI"), "{report}");
+    for svg in ["broi_over_epoch.svg", "bsp_over_sync.svg"] {
+        let s = std::fs::read_to_string(d.join("ppo").join(svg)).unwrap();
+        assert!(s.starts_with("<svg"));
+    }
+}
+
+#[test]
 fn ec_round_trips_with_m_shards_lost_or_corrupt() {
     let d = tmpdir("ec");
     let input = d.join("data.bin");

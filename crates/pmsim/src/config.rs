@@ -397,6 +397,43 @@ impl Default for SystemConfig {
     }
 }
 
+/// The RDMA network between a client node and this node (PPO Sec. III and V-A), used by
+/// `RdmaPwrite` events in the full-system model.
+///
+/// Link figures: Mellanox ConnectX-3 VPI with FDR InfiniBand, the adapter generation of the
+/// PPO paper's Sandy Bridge client nodes (Sec. VI-A): "up to 56 Gb/s" FDR 4x signalling with
+/// 64b/66b encoding (54.3 Gb/s of data) and "1 us MPI ping latency" (a one-way figure) from
+/// the ConnectX-3 VPI product brief. Transport headers of an RC RDMA WRITE packet: LRH 8 +
+/// BTH 12 + RETH 16 + ICRC 4 + VCRC 2 = 42 B; of an acknowledgement (LRH, BTH, AETH 4, ICRC,
+/// VCRC): 30 B (InfiniBand Architecture Specification Vol. 1, ch. 9).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NetworkConfig {
+    /// Network persistence mode (`sync`, `bsp`; `pmlab plugins` lists them): when a client
+    /// waits for the persist acknowledgement of its remote writes.
+    pub persistence: String,
+    /// One-way latency of a message, NIC to NIC, ns.
+    pub latency_ns: f64,
+    /// Data bandwidth of each direction of the link, Gb/s.
+    pub bandwidth_gbps: f64,
+    /// Transport header bytes of the first packet of an `rdma_pwrite` verb.
+    pub header_bytes: u32,
+    /// Bytes of a persist acknowledgement.
+    pub ack_bytes: u32,
+}
+
+impl Default for NetworkConfig {
+    fn default() -> Self {
+        NetworkConfig {
+            persistence: "sync".into(),
+            latency_ns: 1000.0,
+            bandwidth_gbps: 54.3,
+            header_bytes: 42,
+            ack_bytes: 30,
+        }
+    }
+}
+
 /// A complete simulator configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -421,6 +458,8 @@ pub struct SimConfig {
     pub caches: CachesConfig,
     /// Region map and DRAM of the full-system model.
     pub system: SystemConfig,
+    /// The RDMA network to client nodes (full-system model).
+    pub network: NetworkConfig,
 }
 
 impl Default for SimConfig {
@@ -436,6 +475,7 @@ impl Default for SimConfig {
             cpu: CpuConfig::default(),
             caches: CachesConfig::default(),
             system: SystemConfig::default(),
+            network: NetworkConfig::default(),
         }
     }
 }
@@ -777,6 +817,30 @@ impl SimConfig {
             return Err(format!(
                 "system.pm_base = {:#x} must be 64 B aligned",
                 s.pm_base
+            ));
+        }
+        let n = &self.network;
+        if !n.latency_ns.is_finite() || !(0.0..=1.0e9).contains(&n.latency_ns) {
+            return Err(format!(
+                "network.latency_ns = {} is out of range (0..1e9 ns)",
+                n.latency_ns
+            ));
+        }
+        if !n.bandwidth_gbps.is_finite() || !(0.001..=1.0e6).contains(&n.bandwidth_gbps) {
+            return Err(format!(
+                "network.bandwidth_gbps = {} is out of range (0.001..1e6 Gb/s)",
+                n.bandwidth_gbps
+            ));
+        }
+        range("network.header_bytes", n.header_bytes, 0, 1 << 16)?;
+        range("network.ack_bytes", n.ack_bytes, 0, 1 << 16)?;
+        let mode = crate::plugins::network(&n.persistence)?;
+        if mode.needs_server_ordering() && self.controller.ordering == "x86" {
+            return Err(format!(
+                "network.persistence = \"{}\" sends epochs before earlier ones are durable and \
+                 needs the server to order them: set controller.ordering to a buffered model \
+                 (epoch or broi), not x86",
+                n.persistence
             ));
         }
         if preset_text(&s.dram).is_none() {

@@ -3,7 +3,7 @@
 //! MICRO'16) without looking at any ordering model's state:
 //!
 //! 1. **Intra-thread**: no persist of epoch `e` of a stream (a thread's persists between its
-//!    fences, or an RDMA channel's `RdmaPwrite` data blocks) becomes durable before every
+//!    fences, or an RDMA channel's `rdma_pwrite` data blocks) becomes durable before every
 //!    persist of the stream's earlier epochs is durable.
 //! 2. **Inter-thread**: when thread B accessed a line thread A wrote last (the directory's
 //!    last writer), every persist B issued afterwards becomes durable after every persist A
@@ -27,8 +27,8 @@ pub struct IssuedPersist {
     pub remote: bool,
     /// Thread that owns the stream.
     pub stream: u16,
-    /// Epoch within the stream: the thread's fences before it (remote: its `RdmaPwrite`s
-    /// before it).
+    /// Epoch within the stream: the thread's fences before it (remote: the `rdma_pwrite` verbs
+    /// of the channel that reached the server before it).
     pub epoch: u64,
 }
 

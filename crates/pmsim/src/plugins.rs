@@ -6,6 +6,7 @@
 use crate::bmo::{BmoEngine, NoBmo};
 use crate::config::ControllerConfig;
 use crate::logging::{self, LoggingEngine, NoLogging};
+use crate::network::{BspPersistence, NetworkPersistence, SyncPersistence};
 use crate::ordering::{BroiOrdering, EpochOrdering, OrderingModel, X86Ordering};
 use crate::scheduler::{Fcfs, FrFcfs, Scheduler};
 
@@ -98,6 +99,35 @@ pub const LOGGINGS: &[PluginInfo<dyn LoggingEngine>] = &[
     },
 ];
 
+/// Network persistence modes (`network.persistence`).
+pub const NETWORKS: &[PluginInfo<dyn NetworkPersistence>] = &[
+    PluginInfo {
+        name: "sync",
+        description: "synchronous network persistence: each epoch of a client's RDMA writes waits for the persist ACK of the one before (PPO Fig. 4b; Talpey's RDMA extensions)",
+        make: || Box::new(SyncPersistence),
+    },
+    PluginInfo {
+        name: "bsp",
+        description: "buffered strict network persistence: epochs sent back to back, ordered by the server's remote persist buffers, one ACK per transaction (PPO Fig. 4c, Sec. V-A)",
+        make: || Box::new(BspPersistence),
+    },
+];
+
+/// The network persistence mode `name` (`network.persistence`).
+pub fn network(name: &str) -> Result<Box<dyn NetworkPersistence>, String> {
+    NETWORKS
+        .iter()
+        .find(|p| p.name == name)
+        .map(|p| (p.make)())
+        .ok_or_else(|| {
+            let known: Vec<_> = NETWORKS.iter().map(|p| p.name).collect();
+            format!(
+                "network.persistence = \"{name}\" is not a known mode (known: {})",
+                known.join(", ")
+            )
+        })
+}
+
 fn find<'a, T: ?Sized>(
     list: &'a [PluginInfo<T>],
     kind: &str,
@@ -170,5 +200,6 @@ pub fn list() -> Vec<(&'static str, &'static str, &'static str)> {
     );
     v.extend(BMOS.iter().map(|p| ("bmo", p.name, p.description)));
     v.extend(LOGGINGS.iter().map(|p| ("logging", p.name, p.description)));
+    v.extend(NETWORKS.iter().map(|p| ("network", p.name, p.description)));
     v
 }

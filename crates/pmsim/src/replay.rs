@@ -49,6 +49,9 @@ struct ThreadState {
     outstanding_writes: u32,
     fence_stall: Ps,
     fences: u64,
+    /// `RdmaPwrite`s since the thread's last fence (an open verb: the fence closes its
+    /// barrier region).
+    remote_open: bool,
 }
 
 /// Ids carry their thread in the low 16 bits and a write flag in bit 16.
@@ -346,8 +349,8 @@ impl Replay {
                 Op::Load | Op::Store | Op::NtStore | Op::RdmaPwrite => {
                     match self.issue_access(t, &ev)? {
                         true => {
-                            if ev.op == Op::RdmaPwrite && !self.ordering_passthrough {
-                                self.ordering.on_remote_epoch_end(ev.thread);
+                            if ev.op == Op::RdmaPwrite {
+                                self.threads[t].remote_open = true;
                             }
                             true
                         }
@@ -363,6 +366,12 @@ impl Replay {
                 }
                 Op::Sfence | Op::Mfence => {
                     self.threads[t].fences += 1;
+                    if std::mem::take(&mut self.threads[t].remote_open)
+                        && !self.ordering_passthrough
+                    {
+                        // The verb's data block is one barrier region (PPO Sec. IV-C).
+                        self.ordering.on_remote_epoch_end(ev.thread);
+                    }
                     match self.ordering.on_fence(ev.thread) {
                         FenceAction::Proceed => true,
                         FenceAction::StallUntilDrained => {

@@ -9,8 +9,19 @@ use pmwork::{GenOptions, Suite, VecSink};
 
 /// The events of PPO workload `w` with `threads` threads and `ops` operations.
 fn events(w: &dyn pmwork::Workload, threads: u16, ops: u64) -> Vec<TraceEvent> {
+    events_with_clients(w, threads, 0, ops)
+}
+
+/// As [`events`], the last `clients` of the threads RDMA clients of the simulated PM.
+fn events_with_clients(
+    w: &dyn pmwork::Workload,
+    threads: u16,
+    clients: u16,
+    ops: u64,
+) -> Vec<TraceEvent> {
     let mut p = w.info().default_params(7);
     p.threads = threads;
+    p.remote_threads = clients;
     p.ops = ops;
     let gen = w
         .generate(&p, Box::new(VecSink::default()), GenOptions::default())
@@ -49,6 +60,44 @@ fn every_ppo_workload_persists_in_order_under_epoch_and_broi() {
                 "{} {ordering}: too little checked: {s:?}",
                 w.info().name
             );
+        }
+    }
+}
+
+#[test]
+fn hybrid_and_remote_runs_persist_in_order_under_epoch_and_broi() {
+    // Hybrid: 8 local threads and 2 RDMA clients (on a fifth core) running the same workload.
+    for w in pmwork::suite(Suite::Ppo) {
+        let ev = events_with_clients(w, 10, 2, 200);
+        for ordering in ["epoch", "broi"] {
+            for net in ["sync", "bsp"] {
+                let s = run_checked(
+                    &ev,
+                    &[
+                        &format!("controller.ordering={ordering}"),
+                        &format!("network.persistence={net}"),
+                        "cpu.cores=5",
+                    ],
+                )
+                .unwrap_or_else(|e| panic!("{} {ordering}/{net}: {e}", w.info().name));
+                assert!(s.persists > 100, "{}: {s:?}", w.info().name);
+            }
+        }
+    }
+    // Remote: the WHISPER-like clients, every persist over RDMA.
+    for name in ["tpcc", "ycsb", "ctree", "hashmap-tx", "memcached"] {
+        let ev = events_with_clients(pmwork::workload(name).unwrap(), 4, 4, 80);
+        assert!(ev.iter().any(|e| e.op == pmsim::pmtrace::Op::RdmaPwrite));
+        for ordering in ["epoch", "broi"] {
+            let s = run_checked(
+                &ev,
+                &[
+                    &format!("controller.ordering={ordering}"),
+                    "network.persistence=bsp",
+                ],
+            )
+            .unwrap_or_else(|e| panic!("{name} {ordering}: {e}"));
+            assert!(s.persists > 50 && s.epochs > 20, "{name}: {s:?}");
         }
     }
 }

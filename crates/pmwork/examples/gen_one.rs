@@ -16,6 +16,7 @@ fn main() {
         ops,
         threads,
         seed: 1,
+        remote_threads: 0,
     };
     let t0 = std::time::Instant::now();
     let g = w

@@ -63,6 +63,7 @@ fn main() {
             ops: info.default_ops.clamp(1, 2000),
             threads: info.default_threads,
             seed: 1,
+            remote_threads: 0,
         };
         let (ev, _) = counting(w, &probe);
         let base = Params {

@@ -33,6 +33,7 @@ fn main() {
             ops,
             threads,
             seed: 5,
+            remote_threads: 0,
         };
         let cfg = pmwork::crashtest::SweepConfig {
             cuts,

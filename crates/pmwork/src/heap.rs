@@ -27,6 +27,11 @@ pub const PM_BASE: u64 = 0x1000_0000_0000;
 /// First byte of the DRAM region (volatile data: keys, request buffers, spilled locals).
 pub const DRAM_BASE: u64 = 0x0100_0000_0000;
 
+/// Where a remote client's own copy of the PM region lives (volatile memory of the client
+/// node): PM address `a` of a client thread is `a - PM_BASE + CLIENT_BASE` in its loads and
+/// stores.
+pub const CLIENT_BASE: u64 = 0x0800_0000_0000;
+
 /// Cache-line size in bytes.
 pub const LINE_BYTES: u64 = 64;
 
@@ -70,6 +75,10 @@ pub struct PmHeap {
     gap: Vec<u32>,
     counts: Vec<u64>,
     error: Option<String>,
+    /// Threads in remote-persistence mode (bit `t`).
+    remote: u64,
+    /// Per thread: PM lines flushed since its last fence, to send at the fence (remote mode).
+    remote_dirty: Vec<Vec<u64>>,
 }
 
 impl PmHeap {
@@ -93,6 +102,8 @@ impl PmHeap {
             gap: vec![0; threads as usize],
             counts: vec![0; threads as usize],
             error: None,
+            remote: 0,
+            remote_dirty: vec![Vec::new(); threads as usize],
         }
     }
 
@@ -164,8 +175,87 @@ impl PmHeap {
         *g = g.saturating_add(n);
     }
 
+    /// Puts `threads` in remote-persistence mode: each is a client whose program runs on its
+    /// own copy of the PM region (its loads and stores go to [`CLIENT_BASE`]) and persists into
+    /// a PM server over RDMA: the lines it flushes (and its non-temporal stores) are sent, with
+    /// their bytes at that point, as one `RdmaPwrite` per line at its next fence, which stays
+    /// in the trace and closes the `rdma_pwrite` verb (one barrier region at the server).
+    /// [`commit_remote`](Self::commit_remote) marks where each operation must be durable.
+    pub fn set_remote(&mut self, threads: &[u16]) {
+        self.remote = threads.iter().fold(0, |m, &t| m | 1u64 << t);
+    }
+
+    /// The end of an operation of the current thread: a remote client waits there until the
+    /// server acknowledges its persists (an `mfence`: the transaction's commit, PPO Fig. 8
+    /// step 10); local threads emit nothing.
+    #[track_caller]
+    pub fn commit_remote(&mut self) {
+        if self.remote >> self.thread & 1 == 1 {
+            self.emit_marker(Op::Mfence, Location::caller());
+        }
+    }
+
     #[inline]
     fn push(&mut self, ev: TraceEvent) {
+        if self.remote != 0 && self.remote >> ev.thread & 1 == 1 {
+            self.push_remote(ev);
+            return;
+        }
+        self.push_raw(ev);
+    }
+
+    /// [`push`](Self::push) for a remote client (see [`set_remote`](Self::set_remote)).
+    #[inline(never)]
+    fn push_remote(&mut self, mut ev: TraceEvent) {
+        let t = ev.thread as usize;
+        match ev.op {
+            Op::Load | Op::Store | Op::NtStore if is_pm(ev.addr) => {
+                if ev.op == Op::NtStore {
+                    self.note_remote_dirty(t, line_of(ev.addr));
+                    ev.op = Op::Store;
+                }
+                ev.addr = ev.addr - PM_BASE + CLIENT_BASE;
+                self.push_raw(ev);
+            }
+            Op::Clwb | Op::Clflushopt if is_pm(ev.addr) => {
+                // The flush joins the verb sent at the next fence; its instructions stay.
+                self.note_remote_dirty(t, line_of(ev.addr));
+                let g = &mut self.gap[t];
+                *g = g.saturating_add(ev.gap).saturating_add(1);
+            }
+            Op::Sfence | Op::Mfence => {
+                let mut lines = std::mem::take(&mut self.remote_dirty[t]);
+                let mut bytes = [0u8; LINE_BYTES as usize];
+                for &line in &lines {
+                    self.mem.read(line, &mut bytes);
+                    self.push_raw(TraceEvent::store(
+                        Op::RdmaPwrite,
+                        ev.thread,
+                        ev.pc,
+                        line,
+                        &bytes,
+                        0,
+                    ));
+                }
+                lines.clear();
+                self.remote_dirty[t] = lines;
+                self.push_raw(ev);
+            }
+            _ => self.push_raw(ev),
+        }
+    }
+
+    fn note_remote_dirty(&mut self, t: usize, line: u64) {
+        // Repeats are looked for among the latest lines only (a long flush range sends each
+        // line once anyway); a line found nowhere there is sent twice, with the same bytes.
+        let d = &mut self.remote_dirty[t];
+        if !d[d.len().saturating_sub(32)..].contains(&line) {
+            d.push(line);
+        }
+    }
+
+    #[inline]
+    fn push_raw(&mut self, ev: TraceEvent) {
         self.counts[self.thread as usize] += 1;
         self.batch.push(ev);
         if self.batch.len() >= BATCH_EVENTS {
@@ -416,6 +506,44 @@ mod tests {
             .downcast::<VecSink>()
             .unwrap();
         s.events
+    }
+
+    #[test]
+    fn a_remote_client_computes_on_its_copy_and_persists_over_rdma() {
+        let mut h = PmHeap::new(2, Box::<VecSink>::default());
+        h.set_remote(&[1]);
+        h.set_thread(1);
+        h.store_u64(PM_BASE + 8, 42);
+        h.clwb(PM_BASE + 8);
+        h.compute(3);
+        h.store_u64(PM_BASE + 72, 7);
+        h.clwb(PM_BASE + 72);
+        h.clwb(PM_BASE + 8);
+        h.sfence();
+        assert_eq!(h.load_u64(PM_BASE + 8), 42);
+        h.commit_remote();
+        h.set_thread(0);
+        h.commit_remote();
+        let ev = events(h);
+        let ops: Vec<Op> = ev.iter().map(|e| e.op).collect();
+        use Op::*;
+        assert_eq!(
+            ops,
+            [Store, Store, RdmaPwrite, RdmaPwrite, Sfence, Load, Mfence]
+        );
+        // Loads and stores go to the client's copy; the flushed lines, with their bytes at the
+        // fence, go to the server's PM; the flushes' instructions stay in the gaps.
+        assert_eq!(ev[0].addr, CLIENT_BASE + 8);
+        assert_eq!(ev[1].addr, CLIENT_BASE + 72);
+        assert_eq!(ev[1].gap, 3 + 1);
+        assert_eq!((ev[2].addr, ev[3].addr), (PM_BASE, PM_BASE + 64));
+        assert_eq!(&ev[2].value_bytes()[8..16], &42u64.to_le_bytes());
+        assert_eq!(&ev[3].value_bytes()[8..16], &7u64.to_le_bytes());
+        assert_eq!(ev[4].gap, 2);
+        assert_eq!(ev[5].addr, CLIENT_BASE + 8);
+        for e in &ev {
+            e.check(2).unwrap();
+        }
     }
 
     #[test]

@@ -33,6 +33,10 @@ pub struct Params {
     pub threads: u16,
     /// Seed: the whole trace is a function of it.
     pub seed: u64,
+    /// The last `remote_threads` threads are clients of a remote PM server: their data lives
+    /// in their own (volatile) memory and every persist goes over RDMA (`RdmaPwrite`), see
+    /// [`PmHeap::set_remote`](crate::heap::PmHeap::set_remote). 0: all threads are local.
+    pub remote_threads: u16,
 }
 
 impl Params {
@@ -50,6 +54,12 @@ impl Params {
                 "threads must be 1..={}, got {}",
                 crate::heap::MAX_THREADS,
                 self.threads
+            ));
+        }
+        if self.remote_threads > self.threads {
+            return Err(format!(
+                "remote_threads {} exceeds threads {}",
+                self.remote_threads, self.threads
             ));
         }
         if self.ops > 1 << 40 {
@@ -115,6 +125,7 @@ impl WorkloadInfo {
             ops: self.default_ops,
             threads: self.default_threads,
             seed,
+            remote_threads: 0,
         }
     }
 }
@@ -267,6 +278,11 @@ impl<K: Kernel> Workload for KernelWorkload<K> {
         let k = &self.0;
         let threads = p.threads;
         let mut tx = Tx::new(k.info().model, threads, sink);
+        tx.heap().set_remote(
+            (threads - p.remote_threads..threads)
+                .collect::<Vec<_>>()
+                .as_slice(),
+        );
         if let Some(f) = opts.fault {
             tx = tx.with_fault(f);
         }
@@ -305,6 +321,7 @@ impl<K: Kernel> Workload for KernelWorkload<K> {
                 tx.begin();
                 k.exec(&mut tx, p, t, &op);
                 tx.commit();
+                tx.heap().commit_remote();
                 let end = tx.heap_ref().events(t);
                 if let Some(c) = commits.as_mut() {
                     c[t as usize].push(end);

@@ -11,6 +11,7 @@ fn params(ops: u64, threads: u16) -> Params {
         ops,
         threads,
         seed: 5,
+        remote_threads: 0,
     }
 }
 

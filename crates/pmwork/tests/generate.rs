@@ -20,6 +20,7 @@ fn small(seed: u64) -> Params {
         ops: 40,
         threads: 2,
         seed,
+        remote_threads: 0,
     }
 }
 
@@ -155,6 +156,7 @@ fn the_stream_yields_the_same_events_and_can_be_abandoned() {
         ops: 3000,
         threads: 2,
         seed: 1,
+        remote_threads: 0,
     };
     let mut s = EventStream::spawn(w, p.clone(), true);
     assert_eq!(s.header().workload, "ycsb");
@@ -168,6 +170,7 @@ fn the_stream_yields_the_same_events_and_can_be_abandoned() {
         ops: 10_000_000,
         threads: 1,
         seed: 1,
+        remote_threads: 0,
     };
     let mut s = EventStream::spawn(workload("queue").unwrap(), big, false);
     assert_eq!(s.by_ref().take(10_000).count(), 10_000);
@@ -183,6 +186,7 @@ fn bad_parameters_are_errors_not_panics() {
             ops: 1,
             threads,
             seed: 0,
+            remote_threads: 0,
         };
         let e = w
             .generate(&p, Box::<CountingSink>::default(), GenOptions::default())
@@ -203,6 +207,7 @@ fn memory_grows_with_footprint_not_with_trace_length() {
                 ops,
                 threads: 1,
                 seed: 1,
+                remote_threads: 0,
             },
             Box::<CountingSink>::default(),
             GenOptions::default(),

@@ -39,6 +39,7 @@ fn a_skiplist_node_missing_from_an_upper_level_is_rejected() {
         ops: 40,
         threads: 1,
         seed: 3,
+        remote_threads: 0,
     };
     let (ev, c) = gen("skiplist", &p);
     let (mut img, done) = durable_image(&ev, false);
@@ -70,6 +71,7 @@ fn an_operation_that_has_not_started_cannot_show() {
         ops: 20,
         threads: 1,
         seed: 1,
+        remote_threads: 0,
     };
     for name in ["btree", "ycsb", "linkedlist", "arrayswap", "rbtree-hw"] {
         let (ev, c) = gen(name, &p);
@@ -99,6 +101,7 @@ fn a_redo_transaction_is_required_once_its_commit_record_is_durable() {
         ops: 40,
         threads: 1,
         seed: 2,
+        remote_threads: 0,
     };
     let (ev, c) = gen("ycsb", &p);
     let w = workload("ycsb").unwrap();
@@ -120,6 +123,7 @@ fn a_leaked_block_is_rejected_in_transactional_models() {
         ops: 30,
         threads: 1,
         seed: 4,
+        remote_threads: 0,
     };
     for name in ["btree", "ycsb"] {
         let (ev, c) = gen(name, &p);

@@ -4,6 +4,7 @@ pub mod device;
 pub mod lalea;
 pub mod nvcache;
 pub mod pmec;
+pub mod ppo;
 pub mod workloads;
 
 use crate::report::{assemble_report, SECTION_ORDER};
@@ -27,6 +28,10 @@ pub fn run(out: &Path, quick: bool, only: Option<&str>) -> Result<(), String> {
     if wants("workloads") {
         eprintln!("reproduce: workloads on the full system");
         workloads::run(out, quick)?;
+    }
+    if wants("ppo") {
+        eprintln!("reproduce: PPO/BROI persist ordering and RDMA network persistence");
+        ppo::run(out, quick)?;
     }
     if wants("lalea") {
         eprintln!("reproduce: LALEA/BLOM hardware logging on the full system");

@@ -16,9 +16,10 @@
 //!   highest-priority request (ties: the oldest) into the write queue when the bank has no BROI
 //!   request in flight, forming the Sch-SET. FR-FCFS then schedules the write queue as usual.
 //! * **Remote BROI queue**: one entry per RDMA channel (`controller.broi_remote_entries`,
-//!   Sec. IV-E: 2), one epoch per `RdmaPwrite`. Local requests go first; remote ones wait until
-//!   the write queue is at or below its low watermark (low utilisation), nothing local is in
-//!   flight, or they have waited `controller.broi_remote_threshold_ns` (then they go first).
+//!   Sec. IV-E: 2), one epoch per `rdma_pwrite` verb (a client's `RdmaPwrite`s up to its
+//!   fence). Local requests go first; remote ones wait until the write queue is at or below
+//!   its low watermark (low utilisation), nothing local is in flight, or they have waited
+//!   `controller.broi_remote_threshold_ns` (then they go first).
 //!
 //! Requests are persisted when acknowledged by the persistence domain (the NVM device in PPO's
 //! setup, the WPQ under ADR).

@@ -13,7 +13,7 @@
 //! model releases a *barrier region* made of the oldest epoch of every thread whose
 //! dependencies are met, and the next region only when every persist of this one is
 //! acknowledged. Persists a thread adds to an epoch of the current region (one it has not
-//! closed yet) join the region at once. Remote persists (one epoch per `RdmaPwrite`) take part
+//! closed yet) join the region at once. Remote persists (one epoch per `rdma_pwrite` verb) take part
 //! like a thread's.
 
 use super::epochs::{StreamId, Streams};

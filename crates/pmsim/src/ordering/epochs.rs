@@ -3,7 +3,7 @@
 //!
 //! A *stream* is one persist buffer: a hardware thread's (local) or an RDMA channel's
 //! (remote). Its persists are grouped into epochs by barriers (fences; for a remote stream,
-//! the end of each `RdmaPwrite`). Epoch `e` of a stream may release persists only once every
+//! the end of each `rdma_pwrite` verb, marked by the client's fence). Epoch `e` of a stream may release persists only once every
 //! epoch before it is persisted (acknowledged) and every inter-thread dependency it carries is
 //! persisted; the models decide *which* of the releasable persists go when.
 

@@ -85,7 +85,8 @@ pub trait OrderingModel: Send {
     fn on_persist(&mut self, p: Persist, now: Ps, mem: &dyn MemoryView, release: &mut Vec<Persist>);
     /// A thread executes a fence.
     fn on_fence(&mut self, thread: u16) -> FenceAction;
-    /// The remote write (`RdmaPwrite`) of RDMA channel `channel` ended: its persists form one
+    /// The `rdma_pwrite` verb of RDMA channel `channel` (the client's `RdmaPwrite`s up to its
+    /// fence) ended: its persists form one
     /// epoch (PPO Sec. IV-C, "the hardware will treat the data block in `rdma_pwrite` as in one
     /// barrier region"). Synchronous models ignore it.
     fn on_remote_epoch_end(&mut self, _channel: u16) {}
@@ -127,6 +128,44 @@ pub trait OrderingModel: Send {
 pub struct PersistGate<R> {
     release: Vec<Persist>,
     held: Vec<(u64, R)>,
+    banks: BankUse,
+}
+
+/// How the released persist stream uses the banks (PPO Sec. III, Fig. 2): a persist released
+/// into a bank that already has requests queued or in flight waits for them (a bank
+/// conflict); the banks with work right after a release are the stream's bank-level
+/// parallelism.
+#[derive(Default)]
+struct BankUse {
+    released: u64,
+    conflicts: u64,
+    samples: u64,
+    busy_banks: u64,
+    /// Scratch: banks released into during the current call.
+    marked: Vec<bool>,
+}
+
+impl BankUse {
+    fn measure(&mut self, released: &[Persist], mem: &dyn MemoryView) {
+        if released.is_empty() {
+            return;
+        }
+        let n = mem.banks();
+        if self.marked.len() != n {
+            self.marked = vec![false; n];
+        }
+        for p in released {
+            let b = p.bank as usize % n;
+            self.released += 1;
+            self.conflicts += u64::from(self.marked[b] || mem.pending(b) > 0);
+            self.marked[b] = true;
+        }
+        self.samples += 1;
+        for b in 0..n {
+            self.busy_banks += u64::from(self.marked[b] || mem.pending(b) > 0);
+            self.marked[b] = false;
+        }
+    }
 }
 
 impl<R> Default for PersistGate<R> {
@@ -134,6 +173,7 @@ impl<R> Default for PersistGate<R> {
         PersistGate {
             release: Vec::new(),
             held: Vec::new(),
+            banks: BankUse::default(),
         }
     }
 }
@@ -150,7 +190,9 @@ impl<R> PersistGate<R> {
         mem: &dyn MemoryView,
         payload: R,
     ) -> Option<R> {
+        let from = self.release.len();
         model.on_persist(p, now, mem, &mut self.release);
+        self.banks.measure(&self.release[from..], mem);
         if self.release.len() == 1 && self.release[0].id == p.id {
             self.release.clear();
             Some(payload)
@@ -163,7 +205,20 @@ impl<R> PersistGate<R> {
     /// The persistence domain acknowledged persist `id` at `now`: the model may release held
     /// persists.
     pub fn acked(&mut self, model: &mut dyn OrderingModel, id: u64, now: Ps, mem: &dyn MemoryView) {
+        let from = self.release.len();
         model.on_persist_ack(id, now, mem, &mut self.release);
+        self.banks.measure(&self.release[from..], mem);
+    }
+
+    /// The released stream's bank use: `ordering.released_into_busy_bank` (persists released
+    /// into a bank with requests queued or in flight), `ordering.releases` and
+    /// `ordering.busy_banks_sum` / `ordering.busy_bank_samples` (banks with work right after
+    /// each release: the mean is the stream's bank-level parallelism).
+    pub fn export_stats(&self, s: &mut Stats) {
+        s.set("ordering.releases", self.banks.released);
+        s.set("ordering.released_into_busy_bank", self.banks.conflicts);
+        s.set("ordering.busy_banks_sum", self.banks.busy_banks);
+        s.set("ordering.busy_bank_samples", self.banks.samples);
     }
 
     /// True when released persists wait to be taken.

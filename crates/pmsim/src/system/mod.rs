@@ -47,6 +47,7 @@ use crate::logging::{
 };
 use crate::memsys::MemoryView;
 use crate::memsys::{Ack, MemRequest, MemorySystem};
+use crate::network::{NetworkPersistence, Nic};
 use crate::ordering::{FenceAction, OrderingModel, Persist, PersistGate};
 use crate::persist_check::{Dependency, IssuedPersist, PersistOrderLog};
 use crate::plugins::Plugins;
@@ -95,6 +96,8 @@ const WAITING: Ps = Ps::MAX;
 const KIND_FILL: u64 = 0;
 const KIND_PERSIST: u64 = 1;
 const KIND_EVICT: u64 = 2;
+/// A remote write (`RdmaPwrite`): its acknowledgement goes back to the client over the NIC.
+const KIND_REMOTE: u64 = 3;
 const KIND_SHIFT: u32 = 16;
 const SEQ_SHIFT: u32 = 18;
 
@@ -116,9 +119,12 @@ enum Block {
     Load,
     /// Waiting for the oldest store-buffer entry.
     StoreBuffer,
-    /// A fence (or a transaction end that waits for its log) waits for persists.
+    /// A fence (or a transaction end that waits for its log) waits for persists: the thread's
+    /// local ones when `local`, the persist acknowledgement of its remote writes when `remote`.
     Fence {
         full: bool,
+        local: bool,
+        remote: bool,
     },
     /// A persist waits for a persist-buffer entry (buffered ordering models).
     PersistBuffer,
@@ -157,8 +163,19 @@ struct Thread {
     stall_fence: Ps,
     stall_persist_buffer: Ps,
     fences: u64,
-    /// `RdmaPwrite` events issued (the epochs of the thread's remote stream).
+    /// Barriers that closed a block of `RdmaPwrite`s (the epochs of the thread's remote
+    /// stream).
     remote_epochs: u64,
+    /// `RdmaPwrite`s sent since the thread's last fence (an open verb).
+    remote_open: bool,
+    /// Remote line writes sent and not yet durable at the server.
+    remote_inflight: u32,
+    /// When the persist acknowledgement of the thread's latest durable remote write reaches
+    /// it.
+    remote_ack: Ps,
+    /// Remote writes sent since the thread last waited for an acknowledgement.
+    remote_unconfirmed: bool,
+    stall_remote_ack: Ps,
     n_loads: u64,
     n_stores: u64,
     n_flushes: u64,
@@ -190,12 +207,33 @@ impl Thread {
             stall_persist_buffer: 0,
             fences: 0,
             remote_epochs: 0,
+            remote_open: false,
+            remote_inflight: 0,
+            remote_ack: 0,
+            remote_unconfirmed: false,
+            stall_remote_ack: 0,
             n_loads: 0,
             n_stores: 0,
             n_flushes: 0,
             n_ntstores: 0,
         }
     }
+}
+
+/// What a client's NIC delivers to this node.
+enum NetMessage {
+    /// One line of an `rdma_pwrite` verb.
+    Write {
+        thread: u16,
+        addr: u64,
+        size: u16,
+        value: [u8; 64],
+        value_len: u8,
+        /// The client's event index.
+        event: u64,
+    },
+    /// The verb's data block ended (the client's barrier): one barrier region.
+    EpochEnd { thread: u16 },
 }
 
 /// A memory request on its way from the caches to a controller.
@@ -334,6 +372,19 @@ pub struct System {
     /// Latest arrival time scheduled for a write of each line: writes of one line reach the
     /// controller in the order they left the hierarchy.
     line_tail: HashMap<u64, Ps>,
+    /// When client threads wait for their remote persists.
+    net: Box<dyn NetworkPersistence>,
+    /// The NIC pair to the client node.
+    nic: Nic,
+    /// Messages on their way from a client over the network.
+    net_arrivals: EventQueue<NetMessage>,
+    /// Per client thread: barrier regions of its remote stream that reached this node.
+    server_remote_epochs: Vec<u64>,
+    /// Client fences that waited for a persist acknowledgement (network round trips).
+    net_round_trips: u64,
+    /// `RdmaPwrite` line writes and their payload bytes.
+    net_writes: u64,
+    net_bytes: u64,
 }
 
 impl System {
@@ -407,6 +458,13 @@ impl System {
             evicting: HashMap::new(),
             evict_of_line: HashMap::new(),
             line_tail: HashMap::new(),
+            net: crate::plugins::network(&cfg.network.persistence).map_err(SystemError::Config)?,
+            nic: Nic::new(&cfg.network),
+            net_arrivals: EventQueue::new(),
+            server_remote_epochs: Vec::new(),
+            net_round_trips: 0,
+            net_writes: 0,
+            net_bytes: 0,
         })
     }
 
@@ -631,6 +689,7 @@ impl System {
         while self.threads.len() < n {
             let core = self.threads.len() / self.threads_per_core;
             self.threads.push(Thread::new(core));
+            self.server_remote_epochs.push(0);
             if !self.ordering_at_once {
                 self.unacked.push(BTreeMap::new());
             }
@@ -641,15 +700,21 @@ impl System {
         let a = self.arrivals.peek_time().unwrap_or(Ps::MAX);
         let p = self.pm.next_event_time().unwrap_or(Ps::MAX);
         let d = self.dram.next_event_time().unwrap_or(Ps::MAX);
-        a.min(p).min(d)
+        let n = self.net_arrivals.peek_time().unwrap_or(Ps::MAX);
+        a.min(p).min(d).min(n)
     }
 
-    /// Processes the earliest memory event (an arrival or a controller event).
+    /// Processes the earliest memory event (a network message, an arrival or a controller
+    /// event).
     fn step_memory(&mut self) {
         let a = self.arrivals.peek_time().unwrap_or(Ps::MAX);
         let p = self.pm.next_event_time().unwrap_or(Ps::MAX);
         let d = self.dram.next_event_time().unwrap_or(Ps::MAX);
-        if a <= p && a <= d {
+        let n = self.net_arrivals.peek_time().unwrap_or(Ps::MAX);
+        if n <= a && n <= p && n <= d {
+            let (t, msg) = self.net_arrivals.pop().expect("peeked");
+            self.net_arrive(msg, t);
+        } else if a <= p && a <= d {
             let (t, arr) = self.arrivals.pop().expect("peeked");
             let mem = if arr.pm { &mut self.pm } else { &mut self.dram };
             let at = t.max(mem.now());
@@ -709,6 +774,10 @@ impl System {
                     }
                     self.persist_done(thread, event, a.time);
                 }
+                KIND_REMOTE => {
+                    self.persist_latency.record(a.time - a.issued);
+                    self.remote_done(thread, event, a.time);
+                }
                 _ => self.eviction_done(a.id, a.time),
             }
         }
@@ -765,9 +834,37 @@ impl System {
     /// under a buffered ordering model, its persist buffer).
     fn persist_issued(&mut self, t: usize, event: u64, line: u64) {
         self.threads[t].persists += 1;
+        self.note_unacked(t, event, line);
+    }
+
+    /// Buffered ordering: thread `t`'s event `event` has one more PM persist not yet durable.
+    fn note_unacked(&mut self, t: usize, event: u64, line: u64) {
         if !self.ordering_at_once && self.is_pm(line << 6) {
             *self.unacked[t].entry(event).or_insert(0) += 1;
         }
+    }
+
+    /// Buffered ordering: one of thread `t`'s persists of event `event` is durable.
+    fn note_acked(&mut self, t: usize, event: u64) {
+        if let std::collections::btree_map::Entry::Occupied(mut o) = self.unacked[t].entry(event) {
+            *o.get_mut() -= 1;
+            if *o.get() == 0 {
+                o.remove();
+            }
+        }
+    }
+
+    /// A remote write of client thread `t` (its event `event`) is durable here at `time`: the
+    /// acknowledgement the server's NIC sends now reaches the client one network trip later.
+    fn remote_done(&mut self, t: usize, event: u64, time: Ps) {
+        let ack = self.nic.ack_arrival(time);
+        let th = &mut self.threads[t];
+        th.remote_inflight -= 1;
+        th.remote_ack = th.remote_ack.max(ack);
+        if !self.ordering_at_once {
+            self.note_acked(t, event);
+        }
+        self.try_finish_fence(t);
     }
 
     /// A persist thread `t` issued at event `event` is durable at `time`.
@@ -776,14 +873,7 @@ impl System {
         th.persists -= 1;
         th.last_persist_ack = th.last_persist_ack.max(time);
         if !self.ordering_at_once {
-            if let std::collections::btree_map::Entry::Occupied(mut o) =
-                self.unacked[t].entry(event)
-            {
-                *o.get_mut() -= 1;
-                if *o.get() == 0 {
-                    o.remove();
-                }
-            }
+            self.note_acked(t, event);
             let th = &mut self.threads[t];
             if th.block == Block::PersistBuffer
                 && self
@@ -801,13 +891,24 @@ impl System {
     /// Completes a blocked fence whose condition now holds.
     fn try_finish_fence(&mut self, t: usize) {
         let th = &mut self.threads[t];
-        let Block::Fence { full } = th.block else {
+        let Block::Fence {
+            full,
+            local,
+            remote,
+        } = th.block
+        else {
             return;
         };
-        if th.persists > 0 {
+        if (local && th.persists > 0) || (remote && th.remote_inflight > 0) {
             return;
         }
-        let mut done = th.last_persist_ack;
+        let mut done = if local { th.last_persist_ack } else { 0 };
+        if remote {
+            done = done.max(th.remote_ack);
+            if th.remote_ack > th.clock {
+                th.stall_remote_ack += th.remote_ack - th.clock.max(th.block_since);
+            }
+        }
         if full {
             for p in th.loads.iter().chain(th.sb.iter()) {
                 if p.done == WAITING {
@@ -862,7 +963,7 @@ impl System {
         if !self.ordering_at_once && self.waits_for_persist_buffer(t, ev) {
             return Ok(false);
         }
-        let before = self.arrivals.len();
+        let before = self.arrivals.len() + self.net_arrivals.len();
         match ev.op {
             Op::Load => self.do_access(t, ev, false),
             Op::Store => self.do_access(t, ev, true),
@@ -894,7 +995,7 @@ impl System {
         }
         dx.pop(t);
         self.events += 1;
-        Ok(self.arrivals.len() != before)
+        Ok(self.arrivals.len() + self.net_arrivals.len() != before)
     }
 
     /// Under a buffered ordering model: blocks thread `t` when `ev` would issue a persist and
@@ -1164,7 +1265,7 @@ impl System {
     /// order: behind writes of the line still waiting for its fill, and never arriving before
     /// an earlier write of the line.
     fn send_line_write(&mut self, w: LineWrite, at: Ps) {
-        if w.kind == WriteKind::Tracked {
+        if w.kind == WriteKind::Tracked && !w.remote {
             self.persist_issued(w.thread as usize, w.event, w.line);
         }
         if let Some(f) = self
@@ -1198,6 +1299,7 @@ impl System {
         *tail = at;
         let kind = match w.kind {
             WriteKind::Evict | WriteKind::Engine => KIND_EVICT,
+            WriteKind::Tracked if w.remote => KIND_REMOTE,
             WriteKind::Tracked => KIND_PERSIST,
         };
         let id = self.new_id(kind, t);
@@ -1251,12 +1353,16 @@ impl System {
         };
         self.ordered.insert(req.id, (owner, event));
         if let Some(log) = self.order_log.as_mut() {
-            let th = &self.threads[owner as usize];
+            let o = owner as usize;
             log.issued.push(IssuedPersist {
                 id: req.id,
                 remote,
                 stream: owner,
-                epoch: if remote { th.remote_epochs } else { th.fences },
+                epoch: if remote {
+                    self.server_remote_epochs[o]
+                } else {
+                    self.threads[o].fences
+                },
             });
         }
         if let Some((at, req)) = self
@@ -1439,56 +1545,105 @@ impl System {
         }
     }
 
-    /// A persistent RDMA write into this node: evicts cached copies, goes to memory, and
-    /// counts toward the thread's fences.
+    /// Client thread `t` sends one line of an `rdma_pwrite` verb: its NIC puts it on the link
+    /// to this node, where it arrives after serialisation and the link latency.
     fn do_remote_write(&mut self, t: usize, ev: &TraceEvent) {
+        let first = !self.threads[t].remote_open;
+        let arrive = self.nic.send(self.threads[t].clock, ev.size as u64, first);
         let value = ev.value_bytes();
-        let at = self.threads[t].clock + self.hier.path_latency();
-        for_each_line(ev.addr, ev.size, |line, off, start, len| {
-            // A dirty cached copy goes to memory first, then the remote bytes.
-            if let Some(wb) = self.hier.flush(line, true) {
-                self.send_eviction(t, wb, at);
-            }
-            let lo = start as usize;
-            let known = lo + len <= value.len();
-            let data = if known {
-                let bytes = &value[lo..lo + len];
-                self.hier.memory_write(line, off, bytes);
-                self.line_data(line, off, bytes)
-            } else {
-                None
-            };
-            let r = if self.is_pm(line << 6) {
-                &mut self.pm_traffic
-            } else {
-                &mut self.dram_traffic
-            };
-            r.nt_writes += 1;
-            r.nt_bytes += len as u64;
-            let w = LineWrite {
+        let mut bytes = [0u8; 64];
+        bytes[..value.len()].copy_from_slice(value);
+        let event = self.threads[t].retired;
+        self.net_arrivals.push(
+            arrive,
+            NetMessage::Write {
                 thread: t as u16,
-                line,
-                data,
-                kind: WriteKind::Tracked,
-                tag: NO_TAG,
-                owner: Some(t as u16),
-                event: self.threads[t].retired,
-                remote: true,
-            };
-            self.send_line_write(w, at);
+                addr: ev.addr,
+                size: ev.size,
+                value: bytes,
+                value_len: value.len() as u8,
+                event,
+            },
+        );
+        self.net_writes += 1;
+        self.net_bytes += ev.size as u64;
+        let mut lines = 0;
+        for_each_line(ev.addr, ev.size, |line, _, _, _| {
+            lines += 1;
+            self.note_unacked(t, event, line);
         });
-        if !self.ordering_at_once {
-            // The write's data block is one barrier region (PPO Sec. IV-C).
-            self.ordering.on_remote_epoch_end(t as u16);
+        let th = &mut self.threads[t];
+        th.remote_open = true;
+        th.remote_unconfirmed = true;
+        th.remote_inflight += lines;
+    }
+
+    /// A message from a client reaches this node at `at`.
+    fn net_arrive(&mut self, msg: NetMessage, at: Ps) {
+        match msg {
+            NetMessage::Write {
+                thread,
+                addr,
+                size,
+                value,
+                value_len,
+                event,
+            } => {
+                let value = &value[..value_len as usize];
+                for_each_line(addr, size, |line, off, start, len| {
+                    // A dirty cached copy goes to memory first, then the remote bytes (the
+                    // write bypasses the caches: DDIO-off).
+                    if let Some(wb) = self.hier.flush(line, true) {
+                        self.send_eviction(thread as usize, wb, at);
+                    }
+                    let lo = start as usize;
+                    let data = if lo + len <= value.len() {
+                        let bytes = &value[lo..lo + len];
+                        self.hier.memory_write(line, off, bytes);
+                        self.line_data(line, off, bytes)
+                    } else {
+                        None
+                    };
+                    let r = if self.is_pm(line << 6) {
+                        &mut self.pm_traffic
+                    } else {
+                        &mut self.dram_traffic
+                    };
+                    r.nt_writes += 1;
+                    r.nt_bytes += len as u64;
+                    let w = LineWrite {
+                        thread,
+                        line,
+                        data,
+                        kind: WriteKind::Tracked,
+                        tag: NO_TAG,
+                        owner: Some(thread),
+                        event,
+                        remote: true,
+                    };
+                    self.send_line_write(w, at);
+                });
+            }
+            NetMessage::EpochEnd { thread } => {
+                if !self.ordering_at_once {
+                    // The verb's data block is one barrier region (PPO Sec. IV-C).
+                    self.ordering.on_remote_epoch_end(thread);
+                    if self.gate.has_released() {
+                        self.send_released(at);
+                    }
+                }
+                self.server_remote_epochs[thread as usize] += 1;
+            }
         }
-        self.threads[t].remote_epochs += 1;
     }
 
     fn do_fence(&mut self, t: usize, full: bool) {
         self.flush_wc(t);
         self.threads[t].fences += 1;
+        let remote = self.close_remote_epoch(t, full);
         match self.ordering.on_fence(t as u16) {
-            FenceAction::StallUntilDrained => self.block_on_persists(t, full),
+            FenceAction::StallUntilDrained => self.block_on(t, full, true, remote),
+            FenceAction::Proceed if remote => self.block_on(t, full, false, true),
             FenceAction::Proceed => {
                 // A buffered model's fence completes at once (its epoch persists later): it
                 // still marks a point of the program for crash-point selection.
@@ -1500,11 +1655,43 @@ impl System {
         }
     }
 
+    /// A fence of thread `t`: closes the thread's open `rdma_pwrite` verb (its barrier travels
+    /// to the server behind the data) and says whether the fence waits for the persist
+    /// acknowledgement of the thread's remote writes (the network persistence mode decides).
+    fn close_remote_epoch(&mut self, t: usize, full: bool) -> bool {
+        let th = &mut self.threads[t];
+        if th.remote_open {
+            th.remote_open = false;
+            th.remote_epochs += 1;
+            let at = self.nic.behind_sent(th.clock);
+            self.net_arrivals
+                .push(at, NetMessage::EpochEnd { thread: t as u16 });
+        }
+        let th = &mut self.threads[t];
+        if th.remote_unconfirmed && self.net.fence_waits_for_ack(full) {
+            th.remote_unconfirmed = false;
+            self.net_round_trips += 1;
+            return true;
+        }
+        false
+    }
+
     /// Blocks thread `t` until its persists (and, for a full fence, loads and store buffer)
     /// are done; completes at once when nothing is outstanding.
     fn block_on_persists(&mut self, t: usize, full: bool) {
+        self.block_on(t, full, true, false);
+    }
+
+    /// Blocks thread `t` until its local persists (`local`), the acknowledgement of its remote
+    /// writes (`remote`) and, for a full fence, its loads and store buffer are done; completes
+    /// at once when nothing is outstanding.
+    fn block_on(&mut self, t: usize, full: bool, local: bool, remote: bool) {
         let th = &mut self.threads[t];
-        th.block = Block::Fence { full };
+        th.block = Block::Fence {
+            full,
+            local,
+            remote,
+        };
         th.block_since = th.clock;
         self.try_finish_fence(t);
         if self.threads[t].block == Block::None {
@@ -1629,8 +1816,24 @@ impl System {
         }
         self.pm.export_stats(&mut s);
         self.logging.export_stats(&mut s);
+        if self.net_writes > 0 {
+            s.set("net.remote_writes", self.net_writes);
+            s.set("net.remote_bytes", self.net_bytes);
+            s.set("net.wire_bytes", self.nic.bytes());
+            s.set("net.link_busy_ps", self.nic.busy());
+            s.set(
+                "net.epochs",
+                self.threads.iter().map(|t| t.remote_epochs).sum(),
+            );
+            s.set("net.round_trips", self.net_round_trips);
+            s.set(
+                "net.stall_ack_ps",
+                self.threads.iter().map(|t| t.stall_remote_ack).sum(),
+            );
+        }
         if !self.ordering_at_once {
             self.ordering.export_stats(&mut s);
+            self.gate.export_stats(&mut s);
             let pb: Ps = self.threads.iter().map(|t| t.stall_persist_buffer).sum();
             s.set("cpu.stall_persist_buffer_ps", pb);
         }

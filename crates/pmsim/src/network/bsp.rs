@@ -1,0 +1,20 @@
+//! Buffered strict network persistence (BSP; PPO Fig. 4c, Sec. V-A, Fig. 8): the client sends
+//! a transaction's epochs back to back; the server's remote persist buffer and BROI entry keep
+//! their order, and the client checks only that the transaction's last epoch is durable.
+
+use super::NetworkPersistence;
+
+/// Only the commit (`mfence`) waits for a persist acknowledgement; barriers between epochs
+/// travel to the server and are enforced there.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BspPersistence;
+
+impl NetworkPersistence for BspPersistence {
+    fn fence_waits_for_ack(&self, full: bool) -> bool {
+        full
+    }
+
+    fn needs_server_ordering(&self) -> bool {
+        true
+    }
+}
