@@ -70,16 +70,15 @@ fn run_one(
     sets: &[String],
 ) -> Result<Run, String> {
     let w = pmwork::workload(workload)?;
-    let mut sets = sets.to_vec();
     let threads = local + clients;
-    let cfg0 = config(&sets)?;
-    let hw = cfg0.cpu.cores * cfg0.cpu.threads_per_core;
-    if u32::from(threads) > hw {
+    let mut cfg = config(sets)?;
+    if u32::from(threads) > cfg.cpu.cores * cfg.cpu.threads_per_core {
         // Clients get cores of their own beside the server's.
-        let cores = u32::from(threads).div_ceil(cfg0.cpu.threads_per_core);
-        sets.push(format!("cpu.cores={cores}"));
+        let cores = u32::from(threads).div_ceil(cfg.cpu.threads_per_core);
+        cfg = cfg
+            .with_overrides(&[format!("cpu.cores={cores}")])
+            .map_err(|e| e.to_string())?;
     }
-    let cfg = config(&sets)?;
     let mut p = w.info().default_params(1);
     p.threads = threads;
     p.remote_threads = clients;
@@ -178,6 +177,12 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
             }
         }
     }
+    // BROI over Epoch per workload, local (h = 0) or hybrid (h = 1).
+    let by_workload = |h: usize, field: fn(&Run) -> f64| -> Vec<f64> {
+        (0..names.len())
+            .map(|wi| field(&local[h][1][wi]) / field(&local[h][0][wi]))
+            .collect()
+    };
     let mut ratio_rows: Vec<(String, String, f64)> = Vec::new();
     for (h, scenario) in ["local", "hybrid"].iter().enumerate() {
         for (metric, field) in [
@@ -204,10 +209,11 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
                     format!("{:.6}", geomean(&vals)),
                 ]);
             }
-            let ratios: Vec<f64> = (0..names.len())
-                .map(|wi| field(&local[h][1][wi]) / field(&local[h][0][wi]))
-                .collect();
-            ratio_rows.push((exp, "broi over epoch".into(), geomean(&ratios)));
+            ratio_rows.push((
+                exp,
+                "broi over epoch".into(),
+                geomean(&by_workload(h, field)),
+            ));
         }
     }
     // Remote applications, Sync vs BSP (server: BROI).
@@ -310,11 +316,6 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
     for (e, w, r) in &ratio_rows {
         ratios.push(vec![e.clone(), w.clone(), format!("{r:.3}")]);
     }
-    let by_workload = |h: usize, field: fn(&Run) -> f64| -> Vec<f64> {
-        (0..names.len())
-            .map(|wi| field(&local[h][1][wi]) / field(&local[h][0][wi]))
-            .collect()
-    };
     let chart = BarChart {
         title: "BROI over Epoch (nvm-ppo, 8 local threads; hybrid: + 2 RDMA clients)".into(),
         y_label: "x Epoch".into(),

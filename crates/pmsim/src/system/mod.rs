@@ -1667,7 +1667,6 @@ impl System {
             self.net_arrivals
                 .push(at, NetMessage::EpochEnd { thread: t as u16 });
         }
-        let th = &mut self.threads[t];
         if th.remote_unconfirmed && self.net.fence_waits_for_ack(full) {
             th.remote_unconfirmed = false;
             self.net_round_trips += 1;
