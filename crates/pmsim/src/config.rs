@@ -215,6 +215,9 @@ pub struct ControllerConfig {
     /// catch it (`none`; `broi-ignore-barriers`: BROI schedules requests after a barrier
     /// before those ahead of it are persisted).
     pub ordering_fault: String,
+    /// Write-predictor plug-in that feeds the PM-support engine precomputations (`none`,
+    /// `pmweaver`, `ideal`; `pmlab plugins` lists them). Parameters in `[predictor]`.
+    pub predictor: String,
 }
 
 impl Default for ControllerConfig {
@@ -237,6 +240,7 @@ impl Default for ControllerConfig {
             broi_remote_entries: 2,
             broi_remote_threshold_ns: 1000.0,
             ordering_fault: "none".into(),
+            predictor: "none".into(),
         }
     }
 }
@@ -460,6 +464,127 @@ pub struct SimConfig {
     pub system: SystemConfig,
     /// The RDMA network to client nodes (full-system model).
     pub network: NetworkConfig,
+    /// Parameters of the PM-support engines (`controller.bmo`).
+    pub bmo: BmoConfig,
+    /// Parameters of the write predictors (`controller.predictor`).
+    pub predictor: PredictorConfig,
+}
+
+/// Parameters of the PM-support (BMO) engines. Defaults: PMWeaver (PACT'21) Table I and the
+/// latency model of its public artifact (`../shared/REFERENCE.md`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BmoConfig {
+    /// One AES-128 block (a one-time pad), ns. Table I: "AES-128: 40 ns".
+    pub aes_ns: f64,
+    /// One SHA-1 hash (a tree node or a MAC), ns. Table I: "SHA-1 40 ns".
+    pub hash_ns: f64,
+    /// Levels of the Bonsai Merkle tree above the counter blocks. The artifact's latency model
+    /// hashes "1 + tree height 12" times per write.
+    pub tree_height: u32,
+    /// Children per tree node (8 x 8 B hashes in a 64 B node: Rogers et al., MICRO'07).
+    pub tree_arity: u32,
+    /// A metadata-cache miss (counter, tree node, dedup table entry), ns. The artifact: "counter
+    /// cache miss 40", "40 per verification-cache miss".
+    pub metadata_miss_ns: f64,
+    /// Counter cache, KiB of 64 B counter blocks. Table I: "Counter cache: 256kB".
+    pub counter_cache_kib: u32,
+    /// Verification (tree-node) cache, KiB of 64 B nodes. Table I: "Integrity cache: 256kB".
+    pub verification_cache_kib: u32,
+    /// Ways of every metadata cache (the artifact's counter cache is 16-way).
+    pub metadata_cache_ways: u32,
+    /// Deduplication fingerprint (hash of a line), ns. The artifact: "hash 300".
+    pub dedup_hash_ns: f64,
+    /// Deduplication metadata cache (address-mapping and hash-table blocks), KiB. Not in
+    /// Table I; assumption: the size of the other metadata caches.
+    pub dedup_cache_kib: u32,
+}
+
+impl Default for BmoConfig {
+    fn default() -> Self {
+        BmoConfig {
+            aes_ns: 40.0,
+            hash_ns: 40.0,
+            tree_height: 12,
+            tree_arity: 8,
+            metadata_miss_ns: 40.0,
+            counter_cache_kib: 256,
+            verification_cache_kib: 256,
+            metadata_cache_ways: 16,
+            dedup_hash_ns: 300.0,
+            dedup_cache_kib: 256,
+        }
+    }
+}
+
+/// Parameters of the write predictors. Defaults: PMWeaver (PACT'21) Table I and Sec. V, and its
+/// artifact where the paper is silent (`../shared/REFERENCE.md`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PredictorConfig {
+    /// Store PCs in the PC-path hash. Table I: "PC-Path Length 32".
+    pub path_length: u32,
+    /// Store-history entries per core. Table I: "Store History Buffer ... 512 entries".
+    pub history_entries: u32,
+    /// Prediction-table entries per core. Table I: "Predictor Table 32 entries".
+    pub table_entries: u32,
+    /// PCs the pending table's index generator tracks per core. Table I: "Index Generator:
+    /// 128 entries".
+    pub index_entries: u32,
+    /// Pending predictions per core. Table I: "Pending Predictions: 8 entries".
+    pub pending_entries: u32,
+    /// Timeout-predictor entries per core. Table I: "Timeout Predictor Table 4 entries".
+    pub timeout_entries: u32,
+    /// Idle time after a line's last store before the timeout predictor sends it, ns.
+    /// Sec. V-D2: the knee of Fig. 7 "at around 150 ns".
+    pub timeout_ns: f64,
+    /// Distinct line addresses in the prediction result buffer, per core. Table I: "16 unique
+    /// addresses".
+    pub result_addresses: u32,
+    /// Candidate lines kept per address. Table I: "16 data entries per address".
+    pub result_candidates: u32,
+    /// Initial confidence of a new prediction-table entry (artifact: 6).
+    pub confidence_init: u32,
+    /// Saturation of the 3-bit confidences (artifact: 7).
+    pub confidence_max: u32,
+    /// A table entry predicts while its confidence is at least this (artifact: 1).
+    pub confidence_threshold: u32,
+    /// Predict all-zero 4 B chunks as constants (Sec. V-D1, zero-value prediction).
+    pub zero_values: bool,
+    /// Send predicted data for precomputation; `false` sends addresses only (the
+    /// address-only share of PMWeaver Fig. 19).
+    pub predict_data: bool,
+    /// Learner and predictor access latency, ns. Table I: 1 ns (the L1 latency).
+    pub frontend_ns: f64,
+    /// Validator (result buffer) lookup on each PM write-back, ns. Table I: 5 ns.
+    pub validator_ns: f64,
+    /// Precomputations older than this are aged out of the result buffer, ns. The artifact:
+    /// "older than ~25-30 us".
+    pub max_age_ns: f64,
+}
+
+impl Default for PredictorConfig {
+    fn default() -> Self {
+        PredictorConfig {
+            path_length: 32,
+            history_entries: 512,
+            table_entries: 32,
+            index_entries: 128,
+            pending_entries: 8,
+            timeout_entries: 4,
+            timeout_ns: 150.0,
+            result_addresses: 16,
+            result_candidates: 16,
+            confidence_init: 6,
+            confidence_max: 7,
+            confidence_threshold: 1,
+            zero_values: true,
+            predict_data: true,
+            frontend_ns: 1.0,
+            validator_ns: 5.0,
+            max_age_ns: 30_000.0,
+        }
+    }
 }
 
 impl Default for SimConfig {
@@ -476,6 +601,8 @@ impl Default for SimConfig {
             caches: CachesConfig::default(),
             system: SystemConfig::default(),
             network: NetworkConfig::default(),
+            bmo: BmoConfig::default(),
+            predictor: PredictorConfig::default(),
         }
     }
 }
@@ -753,6 +880,7 @@ impl SimConfig {
                 c.broi_remote_threshold_ns
             ));
         }
+        self.validate_bmo()?;
         crate::plugins::check_names(c)?;
         let r = &self.replay;
         if !r.cpu_ghz.is_finite() || r.cpu_ghz <= 0.0 || r.cpu_ghz > 100.0 {
@@ -852,6 +980,89 @@ impl SimConfig {
         }
         Ok(())
     }
+}
+
+impl SimConfig {
+    fn validate_bmo(&self) -> Result<(), String> {
+        let b = &self.bmo;
+        for (k, v) in [
+            ("aes_ns", b.aes_ns),
+            ("hash_ns", b.hash_ns),
+            ("metadata_miss_ns", b.metadata_miss_ns),
+            ("dedup_hash_ns", b.dedup_hash_ns),
+        ] {
+            nanos(&format!("bmo.{k}"), v)?;
+        }
+        range("bmo.tree_height", b.tree_height, 1, 20)?;
+        pow2("bmo.tree_arity", b.tree_arity, 2, 64)?;
+        range("bmo.metadata_cache_ways", b.metadata_cache_ways, 1, 64)?;
+        for (k, v) in [
+            ("counter_cache_kib", b.counter_cache_kib),
+            ("verification_cache_kib", b.verification_cache_kib),
+            ("dedup_cache_kib", b.dedup_cache_kib),
+        ] {
+            range(&format!("bmo.{k}"), v, 1, 1 << 20)?;
+            let lines = v as u64 * 16;
+            if !lines.is_multiple_of(b.metadata_cache_ways as u64)
+                || !(lines / b.metadata_cache_ways as u64).is_power_of_two()
+            {
+                return Err(format!(
+                    "bmo.{k} = {v}: {v} KiB / 64 B / {} ways must give a power-of-two number of sets",
+                    b.metadata_cache_ways
+                ));
+            }
+        }
+        let p = &self.predictor;
+        range("predictor.path_length", p.path_length, 1, 64)?;
+        range("predictor.history_entries", p.history_entries, 1, 1 << 20)?;
+        range("predictor.table_entries", p.table_entries, 1, 1 << 20)?;
+        range("predictor.index_entries", p.index_entries, 1, 1 << 20)?;
+        range("predictor.pending_entries", p.pending_entries, 1, 64)?;
+        range("predictor.timeout_entries", p.timeout_entries, 0, 1 << 16)?;
+        range("predictor.result_addresses", p.result_addresses, 1, 1 << 20)?;
+        range(
+            "predictor.result_candidates",
+            p.result_candidates,
+            1,
+            1 << 10,
+        )?;
+        range("predictor.confidence_max", p.confidence_max, 1, 255)?;
+        range(
+            "predictor.confidence_init",
+            p.confidence_init,
+            0,
+            p.confidence_max,
+        )?;
+        range(
+            "predictor.confidence_threshold",
+            p.confidence_threshold,
+            0,
+            p.confidence_max,
+        )?;
+        for (k, v) in [
+            ("timeout_ns", p.timeout_ns),
+            ("frontend_ns", p.frontend_ns),
+            ("validator_ns", p.validator_ns),
+            ("max_age_ns", p.max_age_ns),
+        ] {
+            nanos(&format!("predictor.{k}"), v)?;
+        }
+        if self.controller.predictor != "none" && self.controller.bmo == "none" {
+            return Err(format!(
+                "controller.predictor = \"{}\" precomputes PM-support operations: set \
+                 controller.bmo to an engine (enc-bmt or dedup)",
+                self.controller.predictor
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn nanos(key: &str, v: f64) -> Result<(), String> {
+    if !v.is_finite() || !(0.0..=1.0e9).contains(&v) {
+        return Err(format!("{key} = {v} is out of range (0..1e9 ns)"));
+    }
+    Ok(())
 }
 
 fn range(key: &str, v: u32, lo: u32, hi: u32) -> Result<(), String> {

@@ -4,7 +4,8 @@
 //! components; the [`memsys::MemorySystem`] holds a controller ([`controller`]) and a device
 //! model ([`device`]) per channel and the durable [`image::PmImage`]. Mechanisms are plug-ins
 //! selected by name in the TOML [`config`]: request [`scheduler`]s, persist [`ordering`] models,
-//! PM-support ([`bmo`]) engines, hardware [`logging`] engines and [`network`] persistence modes; [`plugins`] is the registry.
+//! PM-support ([`bmo`]) engines, write predictors ([`predict`]) that precompute for them,
+//! hardware [`logging`] engines and [`network`] persistence modes; [`plugins`] is the registry.
 //! [`replay`] feeds a memory trace ([`pmtrace`]) straight to the memory system; [`system`]
 //! runs a full-system trace on cores and caches in front of DRAM and PM.
 
@@ -21,6 +22,7 @@ pub mod network;
 pub mod ordering;
 pub mod persist_check;
 pub mod plugins;
+pub mod predict;
 pub mod replay;
 pub mod scheduler;
 pub mod stats;

@@ -8,7 +8,7 @@
 //! their data returns. Reads that hit a WPQ entry or the device read buffer are answered at once,
 //! without queue traffic.
 
-use crate::bmo::BmoEngine;
+use crate::bmo::{BmoEngine, Precomputed};
 use crate::config::SimConfig;
 use crate::controller::{Admission, ChannelController, Decision, QueuedRequest};
 use crate::dense::Dense;
@@ -18,7 +18,7 @@ use crate::image::{LineData, PmImage};
 use crate::scheduler::Scheduler;
 use crate::stats::Stats;
 use crate::time::{ns_to_ps, Ps};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// A request from a requester.
 #[derive(Clone, Copy, Debug)]
@@ -48,9 +48,15 @@ pub struct Ack {
 
 /// Work scheduled on the shared event queue (anything not in a channel's completion FIFOs).
 enum MemEvent {
-    ReadDone { id: u64, issued: Ps },
+    ReadDone {
+        id: u64,
+        issued: Ps,
+    },
     WriteDone(Box<QueuedRequest>),
     Arrive(bool, Box<QueuedRequest>),
+    /// A write whose media write the PM-support engine made unnecessary (a deduplicated
+    /// line) is through the engine.
+    ArriveNoMedia(Box<QueuedRequest>),
 }
 
 /// A channel's completions. Requests finish in data-bus order, so read completions (data end)
@@ -117,6 +123,9 @@ pub struct MemorySystem {
     /// The PM-support engine does nothing ([`BmoEngine::is_passthrough`]): its calls are
     /// skipped.
     bmo_passthrough: bool,
+    /// Per line, when its latest write leaves the PM-support engine: writes of a line leave
+    /// the engine in arrival order whatever their latencies.
+    bmo_line_tail: HashMap<u64, Ps>,
     events: EventQueue<MemEvent>,
     image: PmImage,
     acks: Vec<Ack>,
@@ -134,6 +143,8 @@ pub struct MemorySystem {
     stale: bool,
     media_writes_done: u64,
     reads_from_buffer: u64,
+    /// Writes the PM-support engine made unnecessary on the media.
+    bmo_skipped_media: u64,
 }
 
 impl MemorySystem {
@@ -159,6 +170,7 @@ impl MemorySystem {
             due: Dense::new(vec![[Ps::MAX; 3]; cfg.device.channels as usize]),
             scheduler,
             bmo_passthrough: bmo.is_passthrough(),
+            bmo_line_tail: HashMap::new(),
             bmo,
             events: EventQueue::new(),
             image: PmImage::new(),
@@ -173,6 +185,7 @@ impl MemorySystem {
             stale: false,
             media_writes_done: 0,
             reads_from_buffer: 0,
+            bmo_skipped_media: 0,
         }
     }
 
@@ -260,13 +273,60 @@ impl MemorySystem {
 
     /// Submits a request at time `now` (not earlier than [`now`](Self::now)).
     pub fn submit(&mut self, req: MemRequest, now: Ps) {
+        self.submit_validated(req, now, None, 0);
+    }
+
+    /// Submits a write the write predictor's validator has looked up: `pre` is the matching
+    /// precomputation (if any) for the PM-support engine, `lookup` the validator's latency
+    /// before the engine starts.
+    pub fn submit_validated(
+        &mut self,
+        req: MemRequest,
+        now: Ps,
+        pre: Option<&Precomputed>,
+        lookup: Ps,
+    ) {
         // Accepting a request only adds events, each noted as it comes (`earlier`), unless it
         // runs a decision at once, which may cancel one: then the next event is searched anew.
         self.stale = false;
-        self.accept(req, now);
+        self.accept(req, now, pre, lookup);
         if self.stale {
             self.refresh_next();
         }
+    }
+
+    /// The PM-support engine (for predictors' precomputations, which must not change it).
+    pub fn bmo(&self) -> &dyn BmoEngine {
+        self.bmo.as_ref()
+    }
+
+    /// Runs write `r` through the PM-support engine at `now`: it reaches the controller when
+    /// the engine is done (or becomes durable without a media write).
+    fn through_bmo(&mut self, r: QueuedRequest, now: Ps, pre: Option<&Precomputed>, lookup: Ps) {
+        let line = if self.bmo.needs_data() {
+            // The full line after the write: the payload over the line's durable contents.
+            r.data().last().map(|d| {
+                let mut l = self.image.line(r.line_addr).copied().unwrap_or([0; 64]);
+                let (o, n) = (d.offset as usize, d.len as usize);
+                l[o..o + n].copy_from_slice(d.value());
+                l
+            })
+        } else {
+            None
+        };
+        let out = self
+            .bmo
+            .write(r.line_addr, line.as_ref(), now + lookup, pre);
+        let tail = self.bmo_line_tail.entry(r.line_addr).or_insert(0);
+        let leave = (now + lookup + out.delay).max(*tail);
+        *tail = leave;
+        let q = Box::new(r);
+        let ev = if out.media {
+            MemEvent::Arrive(true, q)
+        } else {
+            MemEvent::ArriveNoMedia(q)
+        };
+        self.schedule_event(leave, ev);
     }
 
     /// A new event at `t` (on a channel source): the next event is now no later than `t`.
@@ -287,7 +347,7 @@ impl MemorySystem {
     }
 
     #[inline]
-    fn accept(&mut self, req: MemRequest, now: Ps) {
+    fn accept(&mut self, req: MemRequest, now: Ps, pre: Option<&Precomputed>, lookup: Ps) {
         debug_assert!(now >= self.now, "submit in the past");
         self.now = self.now.max(now);
         let now = self.now;
@@ -309,13 +369,8 @@ impl MemorySystem {
             }),
         };
         if req.is_write {
-            let delay = if self.bmo_passthrough {
-                0
-            } else {
-                self.bmo.write_delay(line_addr, now)
-            };
-            if delay > 0 {
-                self.schedule_event(now + delay, MemEvent::Arrive(true, Box::new(q)));
+            if !self.bmo_passthrough {
+                self.through_bmo(q, now, pre, lookup);
                 return;
             }
         } else if let Some(plan) = self.channels[ch].device.read_from_buffer(line_addr, now) {
@@ -552,6 +607,17 @@ impl MemorySystem {
                 self.write_durable(&q, time);
             }
             MemEvent::Arrive(is_write, q) => self.offer(is_write, *q, time),
+            MemEvent::ArriveNoMedia(q) => {
+                let ch = q.channel as usize;
+                if self.channels[ch].wpq_holds(q.line_addr, q.bank) {
+                    // An older write of the line still waits in the WPQ: this one coalesces
+                    // into it, so the media ends with these bytes.
+                    self.offer(true, *q, time);
+                } else {
+                    self.bmo_skipped_media += 1;
+                    self.write_durable(&q, time);
+                }
+            }
         }
     }
 
@@ -627,6 +693,12 @@ impl MemorySystem {
         stats.set("sim.events_scheduled", self.events.scheduled());
         stats.set("mc.reads_served_by_read_buffer", self.reads_from_buffer);
         stats.set("pm.image_lines", self.image.len() as u64);
+        if !self.bmo_passthrough {
+            for (k, v) in self.bmo.stats() {
+                stats.set(format!("bmo.{k}"), v);
+            }
+            stats.set("bmo.media_writes_skipped", self.bmo_skipped_media);
+        }
     }
 }
 

@@ -3,11 +3,12 @@
 //! Adding a mechanism means writing its file under its concern's folder and adding one line
 //! here (Ramulator 2 style).
 
-use crate::bmo::{BmoEngine, NoBmo};
-use crate::config::ControllerConfig;
+use crate::bmo::{BmoEngine, Dedup, EncBmt, NoBmo};
+use crate::config::{ControllerConfig, SimConfig};
 use crate::logging::{self, LoggingEngine, NoLogging};
 use crate::network::{BspPersistence, NetworkPersistence, SyncPersistence};
 use crate::ordering::{BroiOrdering, EpochOrdering, OrderingModel, X86Ordering};
+use crate::predict::{IdealPredictor, NoPredictor, PmWeaver, WritePredictor};
 use crate::scheduler::{Fcfs, FrFcfs, Scheduler};
 
 /// One registered plug-in.
@@ -54,11 +55,42 @@ pub const ORDERINGS: &[PluginInfo<dyn OrderingModel>] = &[
 ];
 
 /// PM-support engines.
-pub const BMOS: &[PluginInfo<dyn BmoEngine>] = &[PluginInfo {
-    name: "none",
-    description: "no PM-support operations",
-    make: || Box::new(NoBmo),
-}];
+pub const BMOS: &[PluginInfo<dyn BmoEngine>] = &[
+    PluginInfo {
+        name: "none",
+        description: "no PM-support operations",
+        make: || Box::new(NoBmo),
+    },
+    PluginInfo {
+        name: "enc-bmt",
+        description: "counter-mode encryption, Bonsai Merkle tree over the counters, MACs; counter and verification caches (PMWeaver's Enc+Veri; Rogers et al., MICRO'07)",
+        make: || Box::new(EncBmt::default()),
+    },
+    PluginInfo {
+        name: "dedup",
+        description: "inline deduplication: line fingerprints, dedup hash table and address-mapping table behind a metadata cache; duplicates skip the media write (PMWeaver's Dedup; DeWrite, MICRO'18)",
+        make: || Box::new(Dedup::default()),
+    },
+];
+
+/// Write predictors that feed the PM-support engine precomputations.
+pub const PREDICTORS: &[PluginInfo<dyn WritePredictor>] = &[
+    PluginInfo {
+        name: "none",
+        description: "no write prediction: every write-back pays the PM-support latency",
+        make: || Box::new(NoPredictor),
+    },
+    PluginInfo {
+        name: "pmweaver",
+        description: "PMWeaver: weaves write-back addresses and data from earlier stores (PC-path-triggered learner, pending predictions, timeout predictor, validator) (Mahar et al., PACT'21)",
+        make: || Box::new(PmWeaver::default()),
+    },
+    PluginInfo {
+        name: "ideal",
+        description: "oracle: every write-back precomputed in time (the upper bound of write prediction)",
+        make: || Box::new(IdealPredictor::default()),
+    },
+];
 
 /// Hardware logging engines.
 pub const LOGGINGS: &[PluginInfo<dyn LoggingEngine>] = &[
@@ -148,6 +180,7 @@ pub fn check_names(c: &ControllerConfig) -> Result<(), String> {
     (find(ORDERINGS, "ordering", &c.ordering)?.make)().configure(c)?;
     find(BMOS, "bmo", &c.bmo)?;
     find(LOGGINGS, "logging", &c.logging)?;
+    find(PREDICTORS, "predictor", &c.predictor)?;
     Ok(())
 }
 
@@ -161,11 +194,14 @@ pub struct Plugins {
     pub bmo: Box<dyn BmoEngine>,
     /// Hardware logging.
     pub logging: Box<dyn LoggingEngine>,
+    /// Write predictor.
+    pub predictor: Box<dyn WritePredictor>,
 }
 
 impl Plugins {
-    /// Instantiates the plug-ins `c` names.
-    pub fn build(c: &ControllerConfig) -> Result<Plugins, String> {
+    /// Instantiates the plug-ins a (validated) config names, with their parameters.
+    pub fn build(cfg: &SimConfig) -> Result<Plugins, String> {
+        let c = &cfg.controller;
         Ok(Plugins {
             scheduler: (find(SCHEDULERS, "scheduler", &c.scheduler)?.make)(),
             ordering: {
@@ -173,7 +209,16 @@ impl Plugins {
                 o.configure(c)?;
                 o
             },
-            bmo: (find(BMOS, "bmo", &c.bmo)?.make)(),
+            bmo: {
+                let mut b = (find(BMOS, "bmo", &c.bmo)?.make)();
+                b.configure(&cfg.bmo)?;
+                b
+            },
+            predictor: {
+                let mut p = (find(PREDICTORS, "predictor", &c.predictor)?.make)();
+                p.configure(&cfg.predictor)?;
+                p
+            },
             logging: {
                 let mut l = (find(LOGGINGS, "logging", &c.logging)?.make)();
                 if c.logging_fault != "none" {
@@ -199,6 +244,11 @@ pub fn list() -> Vec<(&'static str, &'static str, &'static str)> {
             .map(|p| ("ordering", p.name, p.description)),
     );
     v.extend(BMOS.iter().map(|p| ("bmo", p.name, p.description)));
+    v.extend(
+        PREDICTORS
+            .iter()
+            .map(|p| ("predictor", p.name, p.description)),
+    );
     v.extend(LOGGINGS.iter().map(|p| ("logging", p.name, p.description)));
     v.extend(NETWORKS.iter().map(|p| ("network", p.name, p.description)));
     v

@@ -103,7 +103,7 @@ pub struct Replay {
 impl Replay {
     /// A replay over a fresh memory system built from `cfg`.
     pub fn new(cfg: &SimConfig) -> Result<Replay, ReplayError> {
-        let p = Plugins::build(&cfg.controller).map_err(ReplayError::Invalid)?;
+        let p = Plugins::build(cfg).map_err(ReplayError::Invalid)?;
         if !p.logging.is_passive() {
             // Hardware logging works on cache lines, commits and write-backs: it needs the
             // caches of the full system.

@@ -77,7 +77,15 @@ pub fn write_file(dir: &Path, name: &str, contents: &str) -> Result<PathBuf, Str
 }
 
 /// The known report sections, in report order (each writes `OUT/<name>/section.md`).
-pub const SECTION_ORDER: &[&str] = &["device", "workloads", "ppo", "lalea", "pmec", "nvcache"];
+pub const SECTION_ORDER: &[&str] = &[
+    "device",
+    "workloads",
+    "pmweaver",
+    "ppo",
+    "lalea",
+    "pmec",
+    "nvcache",
+];
 
 /// Rebuilds `OUT/REPORT.md` from every section present under `out`.
 pub fn assemble_report(out: &Path) -> Result<PathBuf, String> {

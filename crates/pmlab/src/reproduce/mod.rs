@@ -4,6 +4,7 @@ pub mod device;
 pub mod lalea;
 pub mod nvcache;
 pub mod pmec;
+pub mod pmweaver;
 pub mod ppo;
 pub mod workloads;
 
@@ -28,6 +29,10 @@ pub fn run(out: &Path, quick: bool, only: Option<&str>) -> Result<(), String> {
     if wants("workloads") {
         eprintln!("reproduce: workloads on the full system");
         workloads::run(out, quick)?;
+    }
+    if wants("pmweaver") {
+        eprintln!("reproduce: PMWeaver write prediction for PM-support operations");
+        pmweaver::run(out, quick)?;
     }
     if wants("ppo") {
         eprintln!("reproduce: PPO/BROI persist ordering and RDMA network persistence");

@@ -356,6 +356,15 @@ impl Hierarchy {
         l[offset..offset + bytes.len()].copy_from_slice(bytes);
     }
 
+    /// The newest bytes of `line`: the cached copy if there is one (the LLC holds every cached
+    /// line's bytes), memory's otherwise. Changes nothing.
+    pub fn current_line(&self, line: u64) -> [u8; 64] {
+        match self.llc.find(line) {
+            Some(slot) => self.data[slot],
+            None => self.memory_line(line),
+        }
+    }
+
     /// Memory's functional contents of `line`: what a fill returns.
     pub fn memory_line(&self, line: u64) -> [u8; 64] {
         self.backing.get(&line).copied().unwrap_or([0; 64])

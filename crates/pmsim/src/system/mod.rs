@@ -20,7 +20,10 @@
 //! * `sfence` / `mfence` stall until every earlier write-back and non-temporal store of the
 //!   thread is acknowledged by the persistence domain (`mfence` also waits for loads and the
 //!   store buffer), as the ordering plug-in decides;
-//! * `TxBegin` / `TxEnd` go to the logging plug-in.
+//! * `TxBegin` / `TxEnd` go to the logging plug-in;
+//! * the write-predictor plug-in sees every retired store, every `clwb`/`clflushopt` write-back
+//!   and every PM write reaching the controller, where its validator hands the PM-support
+//!   engine the matching precomputation.
 //!
 //! Threads run in time order: the runnable thread with the smallest clock executes its next
 //! event unless a memory event (a request arriving at a controller, a controller decision, a
@@ -51,6 +54,7 @@ use crate::network::{NetworkPersistence, Nic};
 use crate::ordering::{FenceAction, OrderingModel, Persist, PersistGate};
 use crate::persist_check::{Dependency, IssuedPersist, PersistOrderLog};
 use crate::plugins::Plugins;
+use crate::predict::{Backend, LineView, RetiredStore, WritePredictor};
 use crate::stats::{Histogram, Stats};
 use crate::time::{ps_to_ns, Ps};
 use demux::{Demux, Next};
@@ -344,6 +348,10 @@ pub struct System {
     logging_passive: bool,
     /// Request id → engine tag of the writes the logging engine issued.
     log_tags: HashMap<u64, u64>,
+    /// The write predictor feeding the PM-support engine precomputations.
+    predictor: Box<dyn WritePredictor>,
+    /// The predictor predicts nothing (none): its hooks are skipped.
+    predictor_passive: bool,
     hier: Hierarchy,
     threads: Vec<Thread>,
     arrivals: EventQueue<Arrival>,
@@ -390,10 +398,10 @@ pub struct System {
 impl System {
     /// A cold system built from a (validated) config.
     pub fn new(cfg: &SimConfig) -> Result<System, SystemError> {
-        let mut p = Plugins::build(&cfg.controller).map_err(SystemError::Config)?;
+        let mut p = Plugins::build(cfg).map_err(SystemError::Config)?;
         let dram_cfg = SimConfig::preset(&cfg.system.dram)
             .map_err(|e| SystemError::Config(format!("system.dram: {e}")))?;
-        let dp = Plugins::build(&dram_cfg.controller).map_err(SystemError::Config)?;
+        let dp = Plugins::build(&dram_cfg).map_err(SystemError::Config)?;
         let cpu = &cfg.cpu;
         let cycle = cpu.cycle_ps();
         let pm = MemorySystem::new(cfg, p.scheduler, p.bmo);
@@ -434,6 +442,8 @@ impl System {
             ordering: p.ordering,
             logging: p.logging,
             log_tags: HashMap::new(),
+            predictor_passive: p.predictor.is_passive(),
+            predictor: p.predictor,
             hier: Hierarchy::new(&cfg.caches, cpu.cores as usize, cycle),
             threads: Vec::new(),
             arrivals: EventQueue::new(),
@@ -716,15 +726,64 @@ impl System {
             self.net_arrive(msg, t);
         } else if a <= p && a <= d {
             let (t, arr) = self.arrivals.pop().expect("peeked");
-            let mem = if arr.pm { &mut self.pm } else { &mut self.dram };
-            let at = t.max(mem.now());
-            mem.submit(arr.req, at);
+            if arr.pm && arr.req.is_write && !self.predictor_passive {
+                self.validated_write(arr.req, t);
+            } else {
+                let mem = if arr.pm { &mut self.pm } else { &mut self.dram };
+                let at = t.max(mem.now());
+                mem.submit(arr.req, at);
+            }
         } else if p <= d {
             self.pm.step();
         } else {
             self.dram.step();
         }
         self.absorb_acks();
+    }
+
+    /// Hook: a PM write reaches the controller at `t`; the predictor's validator looks it up
+    /// and the PM-support engine gets the matching precomputation.
+    fn validated_write(&mut self, req: MemRequest, t: Ps) {
+        let at = t.max(self.pm.now());
+        let line = req.data.filter(|d| d.len as usize == 64).map(|d| d.bytes);
+        let v = self
+            .predictor
+            .on_writeback(req.addr & !63, line.as_ref(), at, self.pm.bmo());
+        self.pm.submit_validated(req, at, v.pre.as_ref(), v.latency);
+    }
+
+    /// Hook: thread `t` retired store `ev` (its value in the event).
+    fn predict_store(&mut self, t: usize, ev: &TraceEvent) {
+        let s = RetiredStore {
+            thread: t as u16,
+            pc: ev.pc,
+            addr: ev.addr,
+            value: ev.value_bytes(),
+            pm: self.is_pm(ev.addr),
+        };
+        let lines = Lines {
+            hier: &self.hier,
+            pm: (self.pm_base, self.pm_end),
+        };
+        let b = Backend {
+            engine: self.pm.bmo(),
+            lines: &lines,
+        };
+        self.predictor.on_store(&s, self.threads[t].clock, &b);
+    }
+
+    /// Hook: thread `t` wrote PM line `line` back with bytes `data`.
+    fn predict_flush(&mut self, t: usize, line: u64, data: &[u8; 64]) {
+        let lines = Lines {
+            hier: &self.hier,
+            pm: (self.pm_base, self.pm_end),
+        };
+        let b = Backend {
+            engine: self.pm.bmo(),
+            lines: &lines,
+        };
+        self.predictor
+            .on_flush(t as u16, line << 6, data, self.threads[t].clock, &b);
     }
 
     fn absorb_acks(&mut self) {
@@ -1133,6 +1192,9 @@ impl System {
         let th = &mut self.threads[t];
         if write {
             th.n_stores += 1;
+            if !self.predictor_passive {
+                self.predict_store(t, ev);
+            }
         } else {
             th.n_loads += 1;
         }
@@ -1399,6 +1461,9 @@ impl System {
         };
         if self.is_pm(line << 6) {
             self.pm_traffic.writebacks += 1;
+            if !self.predictor_passive {
+                self.predict_flush(t, line, &wb.data);
+            }
         } else {
             self.dram_traffic.writebacks += 1;
         }
@@ -1464,6 +1529,9 @@ impl System {
 
     fn do_ntstore(&mut self, t: usize, ev: &TraceEvent) {
         self.threads[t].n_ntstores += 1;
+        if !self.predictor_passive {
+            self.predict_store(t, ev);
+        }
         let value = ev.value_bytes();
         for_each_line(ev.addr, ev.size, |line, off, start, len| {
             if self.threads[t].wc.as_ref().is_some_and(|w| w.line != line) {
@@ -1815,6 +1883,11 @@ impl System {
         }
         self.pm.export_stats(&mut s);
         self.logging.export_stats(&mut s);
+        if !self.predictor_passive {
+            for (k, v) in self.predictor.stats() {
+                s.set(format!("predict.{k}"), v);
+            }
+        }
         if self.net_writes > 0 {
             s.set("net.remote_writes", self.net_writes);
             s.set("net.remote_bytes", self.net_bytes);
@@ -1849,6 +1922,22 @@ impl System {
 
 /// Calls `f(line, offset_in_line, offset_in_access, len)` for each 64 B line an access of
 /// `size` bytes at `addr` touches.
+/// The hierarchy's contents and the PM range, as a write predictor sees them.
+struct Lines<'a> {
+    hier: &'a Hierarchy,
+    pm: (u64, u64),
+}
+
+impl LineView for Lines<'_> {
+    fn line_bytes(&self, line_addr: u64) -> [u8; 64] {
+        self.hier.current_line(line_addr >> 6)
+    }
+
+    fn is_pm(&self, addr: u64) -> bool {
+        addr >= self.pm.0 && addr < self.pm.1
+    }
+}
+
 fn for_each_line(addr: u64, size: u16, mut f: impl FnMut(u64, usize, u64, usize)) {
     let size = (size as u64).max(1);
     let end = addr.saturating_add(size);

@@ -1,0 +1,347 @@
+//! Counter-mode encryption with a Bonsai Merkle tree over the counters and per-line MACs
+//! (PMWeaver Sec. II-B 1, Fig. 4; Rogers et al., MICRO'07).
+//!
+//! Functional state: every line has an encryption counter that each write-back increments;
+//! counter blocks (one per 4 KiB page) are the tree's leaves, and every tree node has a version
+//! that changes whenever a write below it changes its hash. Counter blocks and tree nodes pass
+//! through a counter cache and a verification cache (tags only). The one-time pad, the tree
+//! path and the MAC are not computed bit for bit: the durable image holds the plaintext, what a
+//! reader through this controller sees.
+//!
+//! Latency (the PMWeaver artifact's model, `../shared/REFERENCE.md`), for a write whose address
+//! is known at `t_addr` and data at `t_data`:
+//! * address path: `t_addr` + AES + counter-cache miss + hash x (1 + tree height) + one miss
+//!   per tree level fetched (up to the first cached node);
+//! * data path: `max(t_addr + AES, t_data)` + hash (the MAC over the ciphertext).
+//!
+//! A precomputation records the line's counter and the versions of its tree path. Tree nodes
+//! change version only with write-backs no valid precomputation covered (Sec. V-C3: the
+//! metadata updates of unpredicted or mispredicted write-backs invalidate the dependent
+//! precomputations). At the write-back, a changed counter (the line was written since) voids
+//! the precomputation; changed tree nodes are
+//! recalculated from the lowest changed level up, each level starting when its node last
+//! changed (PMWeaver Sec. V-C3: dependent precomputations are recalculated when the shared
+//! metadata changes), unless computing the path afresh at the write-back is done sooner.
+
+use super::meta_cache::MetaCache;
+use super::{BmoEngine, Precomputed, WriteOutcome, MAX_DEPS};
+use crate::config::BmoConfig;
+use crate::time::{ns_to_ps, Ps};
+use std::collections::HashMap;
+
+/// Bytes covered by one counter block (a 4 KiB page of 64 lines: split counters).
+const COUNTER_BLOCK_SHIFT: u32 = 12;
+
+/// The encryption + integrity-verification engine (`controller.bmo = "enc-bmt"`).
+pub struct EncBmt {
+    aes: Ps,
+    hash: Ps,
+    miss: Ps,
+    height: u32,
+    arity_bits: u32,
+    counters: MetaCache,
+    nodes: MetaCache,
+    /// Per line: its encryption counter (write-backs so far).
+    line_counter: HashMap<u64, u64>,
+    /// Per tree node key: (version, when it last changed).
+    node_state: HashMap<u64, (u64, Ps)>,
+    stats: EncStats,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct EncStats {
+    writes: u64,
+    reads: u64,
+    counter_misses: u64,
+    tree_misses: u64,
+    addr_precomputed: u64,
+    data_precomputed: u64,
+    counter_stale: u64,
+    tree_recalculated: u64,
+    delay_ps: u64,
+}
+
+impl Default for EncBmt {
+    fn default() -> Self {
+        let mut e = EncBmt {
+            aes: 0,
+            hash: 0,
+            miss: 0,
+            height: 1,
+            arity_bits: 3,
+            counters: MetaCache::new(1, 1),
+            nodes: MetaCache::new(1, 1),
+            line_counter: HashMap::new(),
+            node_state: HashMap::new(),
+            stats: EncStats::default(),
+        };
+        e.configure(&BmoConfig::default())
+            .expect("default BMO parameters are valid");
+        e
+    }
+}
+
+impl EncBmt {
+    /// Key of the tree node at `level` (0: the counter block) above line `line_addr`.
+    #[inline]
+    fn node_key(&self, line_addr: u64, level: u32) -> u64 {
+        let block = line_addr >> COUNTER_BLOCK_SHIFT;
+        let idx = block.checked_shr(self.arity_bits * level).unwrap_or(0);
+        ((level as u64) << 56) | (idx & ((1 << 56) - 1))
+    }
+
+    /// Tree levels fetched on a write or a precomputation: from level 1 up to and including
+    /// the first cached node (a cached node is trusted, PMWeaver Fig. 4b / Bonsai Merkle tree).
+    fn fetched_levels(&self, line_addr: u64) -> u32 {
+        let mut n = 0;
+        for level in 1..=self.height {
+            if self.nodes.probe(self.node_key(line_addr, level)) {
+                break;
+            }
+            n += 1;
+        }
+        n
+    }
+
+    /// Address-path latency with the given misses.
+    fn addr_path(&self, counter_miss: bool, tree_misses: u32) -> Ps {
+        self.aes
+            + if counter_miss { self.miss } else { 0 }
+            + self.hash * (1 + self.height as Ps)
+            + self.miss * tree_misses as Ps
+    }
+
+    fn version(&self, key: u64) -> (u64, Ps) {
+        self.node_state.get(&key).copied().unwrap_or((0, 0))
+    }
+}
+
+impl BmoEngine for EncBmt {
+    fn name(&self) -> &'static str {
+        "enc-bmt"
+    }
+
+    fn configure(&mut self, c: &BmoConfig) -> Result<(), String> {
+        if c.tree_height as usize + 2 > MAX_DEPS {
+            return Err(format!(
+                "bmo.tree_height = {} exceeds the {} levels a precomputation can record",
+                c.tree_height,
+                MAX_DEPS - 2
+            ));
+        }
+        self.aes = ns_to_ps(c.aes_ns);
+        self.hash = ns_to_ps(c.hash_ns);
+        self.miss = ns_to_ps(c.metadata_miss_ns);
+        self.height = c.tree_height;
+        self.arity_bits = c.tree_arity.trailing_zeros();
+        self.counters = MetaCache::new(c.counter_cache_kib, c.metadata_cache_ways);
+        self.nodes = MetaCache::new(c.verification_cache_kib, c.metadata_cache_ways);
+        Ok(())
+    }
+
+    fn precompute(&self, line_addr: u64, data: Option<&[u8; 64]>, now: Ps) -> Option<Precomputed> {
+        let counter_miss = !self.counters.probe(self.node_key(line_addr, 0));
+        let tree_misses = self.fetched_levels(line_addr);
+        let mut versions = [0u64; MAX_DEPS];
+        versions[0] = self.line_counter.get(&line_addr).copied().unwrap_or(0);
+        for level in 0..=self.height {
+            versions[1 + level as usize] = self.version(self.node_key(line_addr, level)).0;
+        }
+        Some(Precomputed {
+            line_addr,
+            data: data.copied(),
+            issued: now,
+            addr_ready: now + self.addr_path(counter_miss, tree_misses),
+            data_ready: if data.is_some() {
+                now + self.aes + self.hash
+            } else {
+                Ps::MAX
+            },
+            versions,
+            deps: self.height as u8 + 2,
+        })
+    }
+
+    fn write(
+        &mut self,
+        line_addr: u64,
+        _line: Option<&[u8; 64]>,
+        now: Ps,
+        pre: Option<&Precomputed>,
+    ) -> WriteOutcome {
+        let s = &mut self.stats;
+        s.writes += 1;
+        let counter = self.line_counter.get(&line_addr).copied().unwrap_or(0);
+        // The precomputed pad is void if the line was written since (its counter moved on).
+        let pre = pre.filter(|p| {
+            let fresh = p.versions[0] == counter;
+            if !fresh {
+                self.stats.counter_stale += 1;
+            }
+            fresh
+        });
+        let counter_miss = !self.counters.probe(self.node_key(line_addr, 0));
+        let tree_misses = self.fetched_levels(line_addr);
+        let fresh_addr = now + self.addr_path(counter_miss, tree_misses);
+        let (addr_done, data_done) = match pre {
+            None => (fresh_addr, now + self.aes + self.hash),
+            Some(p) => {
+                self.stats.addr_precomputed += 1;
+                // Recalculate the tree path from the lowest node that changed since the
+                // precomputation, each level once its node's last change is known.
+                let mut ready = p.addr_ready;
+                let mut recalculating = false;
+                for level in 0..=self.height {
+                    let (v, changed) = self.version(self.node_key(line_addr, level));
+                    if !recalculating && v != p.versions[1 + level as usize] {
+                        recalculating = true;
+                        self.stats.tree_recalculated += 1;
+                    }
+                    if recalculating {
+                        ready = ready.max(changed) + self.hash;
+                    }
+                }
+                // Recalculating never takes longer than computing afresh at the write-back.
+                let ready = ready.min(fresh_addr);
+                let data_done = match p.data {
+                    Some(_) => {
+                        self.stats.data_precomputed += 1;
+                        p.data_ready
+                    }
+                    // The pad is ready; the ciphertext's MAC waits for the data.
+                    None => (p.issued + self.aes).max(now) + self.hash,
+                };
+                (ready, data_done)
+            }
+        };
+        let done = addr_done.max(data_done).max(now);
+        // Commit the write: the counter cache and the fetched tree path are filled, the
+        // counter moves on and every node on the path changes.
+        if !self.counters.access(self.node_key(line_addr, 0)) {
+            self.stats.counter_misses += 1;
+        }
+        for level in 1..=self.height {
+            let hit = self.nodes.access(self.node_key(line_addr, level));
+            if hit {
+                break;
+            }
+            self.stats.tree_misses += 1;
+        }
+        self.line_counter.insert(line_addr, counter + 1);
+        // A validated precomputation's tree update was anticipated (predictions are computed
+        // in order, each on the metadata the earlier ones leave): only unpredicted or
+        // mispredicted write-backs change the metadata other precomputations depend on
+        // (PMWeaver Sec. V-C3).
+        let anticipated = pre.is_some();
+        for level in (0..=self.height).filter(|_| !anticipated) {
+            let key = self.node_key(line_addr, level);
+            let e = self.node_state.entry(key).or_insert((0, 0));
+            e.0 += 1;
+            e.1 = done;
+        }
+        let delay = done - now;
+        self.stats.delay_ps += delay;
+        WriteOutcome { delay, media: true }
+    }
+
+    fn read_delay(&mut self, line_addr: u64, _now: Ps) -> Ps {
+        self.stats.reads += 1;
+        // The pad is generated while the line is read; a counter miss adds its fetch, and the
+        // MAC is checked before the data is used.
+        let miss = !self.counters.access(self.node_key(line_addr, 0));
+        if miss {
+            self.stats.counter_misses += 1;
+        }
+        if miss {
+            self.miss + self.hash
+        } else {
+            self.hash
+        }
+    }
+
+    fn stats(&self) -> Vec<(&'static str, u64)> {
+        let s = &self.stats;
+        vec![
+            ("writes", s.writes),
+            ("reads", s.reads),
+            ("counter_misses", s.counter_misses),
+            ("tree_misses", s.tree_misses),
+            ("addr_precomputed", s.addr_precomputed),
+            ("data_precomputed", s.data_precomputed),
+            ("counter_stale", s.counter_stale),
+            ("tree_recalculated", s.tree_recalculated),
+            ("write_delay_ps", s.delay_ps),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NS: Ps = 1000;
+
+    fn engine() -> EncBmt {
+        EncBmt::default()
+    }
+
+    #[test]
+    fn unpredicted_write_pays_the_whole_address_path() {
+        let mut e = engine();
+        // Cold: counter miss + 12 tree misses: 40 + 40 + 13 x 40 + 12 x 40 = 1080 ns.
+        let out = e.write(0x1000_0000, None, 0, None);
+        assert_eq!(out.delay, 1080 * NS);
+        assert!(out.media);
+        // Warm, same page: 40 + 13 x 40 = 560 ns.
+        let out = e.write(0x1000_0040, None, 10_000 * NS, None);
+        assert_eq!(out.delay, 560 * NS);
+    }
+
+    #[test]
+    fn precomputation_hides_the_address_path_and_changes_nothing() {
+        let mut e = engine();
+        e.write(0x2000_0000, None, 0, None);
+        let before = (e.line_counter.clone(), e.node_state.clone());
+        let p = e
+            .precompute(0x2000_0000, Some(&[7; 64]), 2_000 * NS)
+            .unwrap();
+        assert_eq!(
+            (e.line_counter.clone(), e.node_state.clone()),
+            before,
+            "a precomputation changes no engine state"
+        );
+        // Address and data both predicted, validated long after: only what is left.
+        let out = e.write(0x2000_0000, Some(&[7; 64]), 10_000 * NS, Some(&p));
+        assert_eq!(out.delay, 0);
+        // Address only: the MAC over the data still waits (40 ns).
+        let p = e.precompute(0x2000_0000, None, 11_000 * NS).unwrap();
+        let out = e.write(0x2000_0000, None, 20_000 * NS, Some(&p));
+        assert_eq!(out.delay, 40 * NS);
+    }
+
+    #[test]
+    fn a_changed_shared_tree_node_invalidates_the_dependent_precomputation() {
+        let mut e = engine();
+        let (a, b) = (0x3000_0000u64, 0x3000_0040u64); // same page: every node shared
+        e.write(a, None, 0, None);
+        e.write(b, None, 2_000 * NS, None);
+        let p = e.precompute(a, None, 4_000 * NS).unwrap();
+        // A write-back of the sibling changes the shared counter block and tree path at 9 us.
+        e.write(b, None, 9_000 * NS, None);
+        let changed_at = 9_000 * NS + 560 * NS;
+        let out = e.write(a, None, 9_700 * NS, Some(&p));
+        assert_eq!(
+            e.stats.tree_recalculated, 1,
+            "the dependent path is recalculated"
+        );
+        // All 13 levels (counter block to the top) are recalculated after the change: later
+        // than the 40 ns an intact precomputation leaves, sooner than the 560 ns from scratch.
+        assert_eq!(out.delay, changed_at + 13 * 40 * NS - 9_700 * NS);
+        assert!(out.delay > 40 * NS && out.delay < 560 * NS);
+        // A precomputation of a line written since (its counter moved on) is void.
+        let p = e.precompute(a, None, 20_000 * NS).unwrap();
+        e.write(a, None, 21_000 * NS, None);
+        e.write(a, None, 30_000 * NS, Some(&p));
+        assert_eq!(e.stats.counter_stale, 1);
+    }
+}
