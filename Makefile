@@ -4,8 +4,9 @@
 #   make test    every test suite (Rust workspace, C/MPI suite)
 #   make bench   speed benchmarks (figures go to results/bench/)
 #   make crash-check  every software-persistence workload x 3 presets (and x the buffered orderings
-#                     epoch, broi on nvm-ppo), every hardware-TX workload x every logging scheme,
-#                     1000 crash points each
+#                     epoch, broi on nvm-ppo), the ten PMWeaver Table II workloads x both
+#                     PM-support engines with PMWeaver on, every hardware-TX workload x every
+#                     logging scheme, 1000 crash points each
 #   make deps    install what a fresh Debian machine lacks (idempotent; needs root)
 
 SHELL := /bin/bash
@@ -72,6 +73,7 @@ bench: build
 	$(CARGO) bench -p pmsim --bench full_system_speed -- 2000000 1 50 2>/dev/null | tee -a $(RESULTS)/bench/full_system_speed.txt
 	$(CARGO) bench -p pmsim --bench logging_speed 2>/dev/null | tee $(RESULTS)/bench/logging_speed.txt
 	$(CARGO) bench -p pmsim --bench ordering_speed 2>/dev/null | tee $(RESULTS)/bench/ordering_speed.txt
+	$(CARGO) bench -p pmsim --bench pm_support_speed 2>/dev/null | tee $(RESULTS)/bench/pm_support_speed.txt
 	$(CARGO) run --release -q -p pmwork --example gen_speed 2>/dev/null | tee $(RESULTS)/bench/pmwork_gen_speed.txt
 	$(CARGO) bench -p pmec --bench ec 2>/dev/null | tee $(RESULTS)/bench/pmec.txt
 	nvcache/bench/run_bench.sh $(NVCACHE_BUILD) "" quick | tee $(RESULTS)/bench/nvcache.csv
@@ -103,6 +105,8 @@ clean:
 CRASH_POINTS ?= 1000
 BUFFERED_ORDERINGS := epoch broi
 LOGGING_SCHEMES := redu lad lalea blom lalea+blom lalea-lad
+BMO_ENGINES := enc-bmt dedup
+PMWEAVER_WORKLOADS := btree ctree rbtree skiplist hashmap-tx linkedlist hashmap-ll arrayswap tatp tpcc-ll
 crash-check: build
 	@pmlab=target/release/pmlab; fail=0; \
 	for c in pcm-pmweaver nvm-ppo nvm-lalea; do \
@@ -119,6 +123,13 @@ crash-check: build
 	    th=$$($$pmlab workloads | awk -v w=$$w '$$1==w {print $$4}'); [ $$th -gt 8 ] && th=8; \
 	    printf "%-24s %-14s " "nvm-ppo ordering=$$o" $$w; \
 	    out=$$($$pmlab crash --config nvm-ppo --set controller.ordering=$$o --workload $$w --threads $$th --points $(CRASH_POINTS) 2>&1); \
+	    rc=$$?; echo "$$out" | grep -E "^passed|first failing" ; [ $$rc -eq 0 ] || fail=1; \
+	  done; \
+	done; \
+	for b in $(BMO_ENGINES); do \
+	  for w in $(PMWEAVER_WORKLOADS); do \
+	    printf "%-24s %-14s " "pcm-pmweaver $$b+pmweaver" $$w; \
+	    out=$$($$pmlab crash --config pcm-pmweaver --set controller.bmo=$$b --set controller.predictor=pmweaver --workload $$w --points $(CRASH_POINTS) 2>&1); \
 	    rc=$$?; echo "$$out" | grep -E "^passed|first failing" ; [ $$rc -eq 0 ] || fail=1; \
 	  done; \
 	done; \

@@ -15,10 +15,13 @@ fn main() {
     let rounds: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(5);
     plugin_host_cost(
         "logging_speed",
-        pmwork::Suite::Lalea,
+        &pmwork::suite(pmwork::Suite::Lalea),
         "nvm-lalea",
-        "controller.logging",
-        &["none", "redu", "lalea+blom"],
+        &[
+            &["controller.logging=none"],
+            &["controller.logging=redu"],
+            &["controller.logging=lalea+blom"],
+        ],
         4,
         ops,
         rounds,

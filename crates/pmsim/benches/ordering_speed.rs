@@ -16,10 +16,13 @@ fn main() {
     let rounds: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(5);
     plugin_host_cost(
         "ordering_speed",
-        pmwork::Suite::Ppo,
+        &pmwork::suite(pmwork::Suite::Ppo),
         "nvm-ppo",
-        "controller.ordering",
-        &["x86", "epoch", "broi"],
+        &[
+            &["controller.ordering=x86"],
+            &["controller.ordering=epoch"],
+            &["controller.ordering=broi"],
+        ],
         8,
         ops,
         rounds,

@@ -15,6 +15,7 @@ pub mod controller;
 mod dense;
 pub mod device;
 pub mod event;
+pub mod fast_hash;
 pub mod image;
 pub mod logging;
 pub mod memsys;

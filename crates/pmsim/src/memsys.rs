@@ -18,7 +18,7 @@ use crate::image::{LineData, PmImage};
 use crate::scheduler::Scheduler;
 use crate::stats::Stats;
 use crate::time::{ns_to_ps, Ps};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 /// A request from a requester.
 #[derive(Clone, Copy, Debug)]
@@ -125,7 +125,7 @@ pub struct MemorySystem {
     bmo_passthrough: bool,
     /// Per line, when its latest write leaves the PM-support engine: writes of a line leave
     /// the engine in arrival order whatever their latencies.
-    bmo_line_tail: HashMap<u64, Ps>,
+    bmo_line_tail: crate::fast_hash::FastMap<u64, Ps>,
     events: EventQueue<MemEvent>,
     image: PmImage,
     acks: Vec<Ack>,
@@ -170,7 +170,7 @@ impl MemorySystem {
             due: Dense::new(vec![[Ps::MAX; 3]; cfg.device.channels as usize]),
             scheduler,
             bmo_passthrough: bmo.is_passthrough(),
-            bmo_line_tail: HashMap::new(),
+            bmo_line_tail: Default::default(),
             bmo,
             events: EventQueue::new(),
             image: PmImage::new(),

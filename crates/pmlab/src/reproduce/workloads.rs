@@ -245,8 +245,9 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
         "## Workloads (pmwork) on the full system\n\n\
          Command: `pmlab reproduce{} --only workloads`. Each workload runs with its default \
          thread count capped at 4 and {} operations in total (seed 1), generated in process \
-         and streamed into the full-system simulator under each hardware paper's preset. \
-         Threads own separate partitions, so no request conflicts across threads (WHISPER: \
+         and streamed into the full-system simulator under each hardware paper's preset with \
+         its baseline plug-ins (no PM-support engine, x86 ordering; the papers' mechanisms \
+         have their own sections). Threads own separate partitions, so no request conflicts across threads (WHISPER: \
          0.6%).\n\n\
          ### Shape of the event streams, beside WHISPER\n\n\
          WHISPER: {WHISPER}. An *epoch* is what one thread persists (clwb/clflushopt/ntstore \

@@ -76,26 +76,27 @@ pub fn pm_program(
     })
 }
 
-/// Host cost of the values of one plug-in key: every workload of `suite` (`threads` threads,
-/// `ops` operations, generated once in memory) runs on the full system under `preset` with
-/// `key` set to each of `values`, interleaved over `rounds` rounds (only `System::run` is
-/// timed). Prints, per workload and value, the median, minimum and maximum host time and the
-/// median's ratio to the first value's; `label` names the benchmark in each line.
+/// Host cost of plug-in designs: every workload of `workloads` (`threads` threads, `ops`
+/// operations, generated once in memory) runs on the full system under `preset` with each
+/// design's overrides (`key=value` strings), interleaved over `rounds` rounds (only
+/// `System::run` is timed). Prints, per workload and design, the median, minimum and maximum
+/// host time and the median's ratio to the first design's; `label` names the benchmark in each
+/// line.
 #[allow(dead_code)] // used by the plug-in speed benchmarks only
 #[allow(clippy::too_many_arguments)]
 pub fn plugin_host_cost(
     label: &str,
-    suite: pmwork::Suite,
+    workloads: &[&'static dyn pmwork::Workload],
     preset: &str,
-    key: &str,
-    values: &[&str],
+    designs: &[&[&str]],
     threads: u16,
     ops: u64,
     rounds: usize,
 ) {
     use pmwork::{GenOptions, VecSink};
     use std::time::Instant;
-    for w in pmwork::suite(suite) {
+    let names: Vec<String> = designs.iter().map(|d| d.join(",")).collect();
+    for w in workloads {
         let name = w.info().name;
         let mut p = w.info().default_params(1);
         p.ops = ops;
@@ -109,11 +110,12 @@ pub fn plugin_host_cost(
             .downcast::<VecSink>()
             .expect("VecSink")
             .events;
-        let mut times: Vec<Vec<f64>> = vec![Vec::new(); values.len()];
+        let mut times: Vec<Vec<f64>> = vec![Vec::new(); designs.len()];
         for _ in 0..rounds {
-            for (i, v) in values.iter().enumerate() {
+            for (i, d) in designs.iter().enumerate() {
+                let sets: Vec<String> = d.iter().map(|s| s.to_string()).collect();
                 let cfg = pmsim::SimConfig::preset(preset)
-                    .and_then(|c| c.with_overrides(&[format!("{key}={v}")]))
+                    .and_then(|c| c.with_overrides(&sets))
                     .expect("config");
                 let mut sys = pmsim::System::new(&cfg).expect("system");
                 let start = Instant::now();
@@ -127,16 +129,14 @@ pub fn plugin_host_cost(
             v[v.len() / 2]
         };
         let base = median(&times[0]);
-        let short = key.rsplit('.').next().unwrap_or(key);
-        for (i, v) in values.iter().enumerate() {
+        for (i, v) in names.iter().enumerate() {
             let lo = times[i].iter().cloned().fold(f64::MAX, f64::min);
             let hi = times[i].iter().cloned().fold(0.0, f64::max);
             let m = median(&times[i]);
             println!(
-                "{label} workload={name} {short}={v} ops={ops} events={} rounds={rounds} \
-                 host_s_median={m:.4} host_s_min={lo:.4} host_s_max={hi:.4} ratio_to_{}={:.2}",
+                "{label} workload={name} design={v} ops={ops} events={} rounds={rounds} \
+                 host_s_median={m:.4} host_s_min={lo:.4} host_s_max={hi:.4} ratio_to_first={:.2}",
                 ev.len(),
-                values[0],
                 m / base
             );
         }

@@ -14,8 +14,8 @@
 use super::meta_cache::MetaCache;
 use super::{BmoEngine, Precomputed, WriteOutcome, MAX_DEPS};
 use crate::config::BmoConfig;
+use crate::fast_hash::FastMap;
 use crate::time::{ns_to_ps, Ps};
-use std::collections::HashMap;
 
 /// Hash-table buckets whose blocks the metadata cache holds (2^20 buckets of 64 B).
 const TABLE_BUCKET_BITS: u32 = 20;
@@ -26,9 +26,9 @@ pub struct Dedup {
     miss: Ps,
     cache: MetaCache,
     /// Logical line -> fingerprint of the contents it maps to.
-    mapping: HashMap<u64, u64>,
+    mapping: FastMap<u64, u64>,
     /// Fingerprint -> (lines mapped to it, the stored bytes).
-    table: HashMap<u64, (u32, [u8; 64])>,
+    table: FastMap<u64, (u32, [u8; 64])>,
     stats: DedupStats,
 }
 
@@ -51,8 +51,8 @@ impl Default for Dedup {
             hash: 0,
             miss: 0,
             cache: MetaCache::new(1, 1),
-            mapping: HashMap::new(),
-            table: HashMap::new(),
+            mapping: FastMap::default(),
+            table: FastMap::default(),
             stats: DedupStats::default(),
         };
         d.configure(&BmoConfig::default())

@@ -26,8 +26,8 @@
 use super::meta_cache::MetaCache;
 use super::{BmoEngine, Precomputed, WriteOutcome, MAX_DEPS};
 use crate::config::BmoConfig;
+use crate::fast_hash::FastMap;
 use crate::time::{ns_to_ps, Ps};
-use std::collections::HashMap;
 
 /// Bytes covered by one counter block (a 4 KiB page of 64 lines: split counters).
 const COUNTER_BLOCK_SHIFT: u32 = 12;
@@ -42,9 +42,9 @@ pub struct EncBmt {
     counters: MetaCache,
     nodes: MetaCache,
     /// Per line: its encryption counter (write-backs so far).
-    line_counter: HashMap<u64, u64>,
+    line_counter: FastMap<u64, u32>,
     /// Per tree node key: (version, when it last changed).
-    node_state: HashMap<u64, (u64, Ps)>,
+    node_state: FastMap<u64, (u32, Ps)>,
     stats: EncStats,
 }
 
@@ -71,8 +71,8 @@ impl Default for EncBmt {
             arity_bits: 3,
             counters: MetaCache::new(1, 1),
             nodes: MetaCache::new(1, 1),
-            line_counter: HashMap::new(),
-            node_state: HashMap::new(),
+            line_counter: FastMap::default(),
+            node_state: FastMap::default(),
             stats: EncStats::default(),
         };
         e.configure(&BmoConfig::default())
@@ -111,7 +111,7 @@ impl EncBmt {
             + self.miss * tree_misses as Ps
     }
 
-    fn version(&self, key: u64) -> (u64, Ps) {
+    fn version(&self, key: u64) -> (u32, Ps) {
         self.node_state.get(&key).copied().unwrap_or((0, 0))
     }
 }
@@ -142,7 +142,7 @@ impl BmoEngine for EncBmt {
     fn precompute(&self, line_addr: u64, data: Option<&[u8; 64]>, now: Ps) -> Option<Precomputed> {
         let counter_miss = !self.counters.probe(self.node_key(line_addr, 0));
         let tree_misses = self.fetched_levels(line_addr);
-        let mut versions = [0u64; MAX_DEPS];
+        let mut versions = [0u32; MAX_DEPS];
         versions[0] = self.line_counter.get(&line_addr).copied().unwrap_or(0);
         for level in 0..=self.height {
             versions[1 + level as usize] = self.version(self.node_key(line_addr, level)).0;
@@ -227,7 +227,7 @@ impl BmoEngine for EncBmt {
             }
             self.stats.tree_misses += 1;
         }
-        self.line_counter.insert(line_addr, counter + 1);
+        self.line_counter.insert(line_addr, counter.wrapping_add(1));
         // A validated precomputation's tree update was anticipated (predictions are computed
         // in order, each on the metadata the earlier ones leave): only unpredicted or
         // mispredicted write-backs change the metadata other precomputations depend on
@@ -236,7 +236,7 @@ impl BmoEngine for EncBmt {
         for level in (0..=self.height).filter(|_| !anticipated) {
             let key = self.node_key(line_addr, level);
             let e = self.node_state.entry(key).or_insert((0, 0));
-            e.0 += 1;
+            e.0 = e.0.wrapping_add(1);
             e.1 = done;
         }
         let delay = done - now;

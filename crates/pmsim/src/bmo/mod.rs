@@ -26,7 +26,7 @@ pub use dedup::Dedup;
 pub use enc_bmt::EncBmt;
 
 /// Most metadata versions a precomputation records (a line counter and the tree path).
-pub const MAX_DEPS: usize = 24;
+pub const MAX_DEPS: usize = 16;
 
 /// What an engine precomputed for a predicted write-back. Held by the predictor's validator;
 /// nothing in it is persistent or visible to the processor until a write-back validates it.
@@ -42,8 +42,9 @@ pub struct Precomputed {
     pub addr_ready: Ps,
     /// When the data-dependent sub-operations finish (`Ps::MAX` without data).
     pub data_ready: Ps,
-    /// Versions of the metadata the precomputation read, engine-defined (first `deps`).
-    pub versions: [u64; MAX_DEPS],
+    /// Versions of the metadata the precomputation read, engine-defined (first `deps`;
+    /// compared for equality only, so they may wrap).
+    pub versions: [u32; MAX_DEPS],
     /// Valid entries of `versions`.
     pub deps: u8,
 }

@@ -5,7 +5,8 @@
 //! * **PC path**: `XOR_i (pc_i << i)` over the last `path_length` store PCs (Fig. 14a).
 //! * **Store history** (`history_entries`): each store's PC, its bytes as line-aligned 4 B
 //!   chunks, and the PC path before it (Fig. 14b). Lookups by value, as the hardware's
-//!   value-indexed structure does.
+//!   value-indexed structure does (each value keeps its oldest and newest occurrence: see
+//!   [`Occurrences`]).
 //! * **Learner**: on a `clwb`/`clflushopt` of a PM line, the line's address must equal two
 //!   adjacent chunks (a pointer) of an earlier store, and each of its 16 data chunks a chunk of
 //!   an earlier store (or zero, predicted as a constant: Sec. V-D1); the oldest match wins.
@@ -25,8 +26,9 @@ use super::result_buffer::{Candidate, ResultBuffer};
 use super::{Backend, RetiredStore, Source, Validation, WritePredictor};
 use crate::bmo::BmoEngine;
 use crate::config::PredictorConfig;
+use crate::fast_hash::FastMap;
 use crate::time::{ns_to_ps, Ps};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 /// A line's 16 chunks plus its address.
 const CHUNKS: usize = 16;
@@ -36,22 +38,10 @@ const ALL_FILLED: u32 = (1 << (CHUNKS + 1)) - 1;
 /// Candidates of the timeout predictor carry no table key.
 const NO_KEY: u64 = u64::MAX;
 
-/// Where one chunk of a predicted line comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ChunkSrc {
-    /// An all-zero chunk (zero-value prediction).
-    Zero,
-    /// Chunk `chunk` of the line-aligned bytes of the store at `pc`.
-    Store { pc: u64, chunk: u8 },
-}
-
-/// One store in the history.
+/// One store in the history (its chunks are in the value indexes).
 #[derive(Clone, Copy, Debug)]
 struct HistEntry {
     pc: u64,
-    words: [u32; CHUNKS],
-    /// Chunks the store wrote entirely.
-    valid: u16,
     /// The PC path before the store.
     path: u64,
 }
@@ -62,7 +52,12 @@ struct Pattern {
     /// The store whose chunks `chunk`, `chunk + 1` held the line's address.
     addr_pc: u64,
     addr_chunk: u8,
-    data: [ChunkSrc; CHUNKS],
+    /// Per data chunk: the generating store's PC and the chunk of its line-aligned bytes
+    /// (unused where `zero` has the chunk's bit).
+    pcs: [u64; CHUNKS],
+    chunks: [u8; CHUNKS],
+    /// Chunks predicted as constant zeros (zero-value prediction, Sec. V-D1).
+    zero: u16,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -83,6 +78,11 @@ struct Pending {
     addr: u64,
     with_data: bool,
     stamp: u64,
+    /// The distinct PCs the prediction waits for (its index-generator entries) and the data
+    /// chunks each fills.
+    pcs: [u64; CHUNKS + 1],
+    masks: [u16; CHUNKS + 1],
+    n_pcs: u8,
 }
 
 /// One core's predictor state.
@@ -93,14 +93,23 @@ struct Core {
     history: VecDeque<HistEntry>,
     /// Sequence number of `history[0]`.
     first_seq: u64,
-    /// 4 B value -> (store sequence, chunk) of its occurrences in the history, oldest first.
-    by_word: HashMap<u32, VecDeque<(u64, u8)>>,
-    /// Line address of an 8 B value -> its occurrences, oldest first.
-    by_ptr: HashMap<u64, VecDeque<(u64, u8)>>,
-    table: HashMap<u64, TableEntry>,
-    pending: Vec<Pending>,
+    /// 4 B value -> its oldest and newest occurrences as (store sequence, chunk); see
+    /// [`Occurrences`].
+    by_word: FastMap<u32, Occurrences>,
+    /// Line address of an 8 B value -> its oldest and newest occurrences.
+    by_ptr: FastMap<u64, Occurrences>,
+    /// Value-index insertions since the indexes were last pruned of values that left the
+    /// history.
+    since_prune: usize,
+    table: FastMap<u64, TableEntry>,
+    /// Pending predictions by slot (slots never move, so index-generator bits stay valid).
+    pending: Vec<Option<Pending>>,
     /// Index generator: PC -> pending predictions (bit per slot) it contributes to.
-    index: HashMap<u64, u64>,
+    index: FastMap<u64, u64>,
+    /// Filters in front of the maps (host speed only): a bit per hashed table key, a count per
+    /// hashed index PC. Most stores match neither, and a filter answers without hashing.
+    table_filter: Filter,
+    index_filter: Vec<u8>,
     /// Timeout predictor: (line, time of its last store).
     timeouts: Vec<(u64, Ps)>,
     stamp: u64,
@@ -192,16 +201,20 @@ impl Default for PmWeaver {
 }
 
 /// The line-aligned 4 B chunks a store of `value` at `addr` writes entirely.
+#[inline]
 fn store_words(addr: u64, value: &[u8]) -> ([u32; CHUNKS], u16) {
     let mut words = [0u32; CHUNKS];
     let mut valid = 0u16;
     let skip = ((4 - addr % 4) % 4) as usize;
-    let mut k = skip;
-    while k + 4 <= value.len() {
-        let chunk = (((addr + k as u64) % 64) / 4) as usize;
-        words[chunk] = u32::from_le_bytes(value[k..k + 4].try_into().expect("4 bytes"));
+    let Some(aligned) = value.get(skip..) else {
+        return (words, 0);
+    };
+    let first = ((addr + skip as u64) % 64 / 4) as usize;
+    for (j, c) in aligned.chunks_exact(4).enumerate() {
+        // A store of at most 64 B wraps into the next line at most once.
+        let chunk = (first + j) % CHUNKS;
+        words[chunk] = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
         valid |= 1 << chunk;
-        k += 4;
     }
     (words, valid)
 }
@@ -229,37 +242,56 @@ impl Core {
 
     /// Appends a store to the history (dropping the oldest beyond `cap`) and moves the PC
     /// path on.
-    fn record(&mut self, pc: u64, words: [u32; CHUNKS], valid: u16, p: &Params) {
+    ///
+    /// Only what the learner can use is indexed: no zero words when zeros are predicted as
+    /// constants, and as pointers only 8 B values `is_pm` accepts (a PM write-back's address).
+    fn record(
+        &mut self,
+        pc: u64,
+        words: [u32; CHUNKS],
+        valid: u16,
+        p: &Params,
+        is_pm: impl Fn(u64) -> bool,
+    ) {
         if valid != 0 {
             if self.history.len() >= p.history {
-                let old = self.history.pop_front().expect("history is full");
+                self.history.pop_front();
                 self.first_seq += 1;
-                forget(&mut self.by_word, &mut self.by_ptr, &old);
             }
             let seq = self.first_seq + self.history.len() as u64;
+            let first = self.first_seq;
             for (c, w) in words.iter().enumerate() {
-                if valid & (1 << c) != 0 {
-                    self.by_word
-                        .entry(*w)
-                        .or_default()
-                        .push_back((seq, c as u8));
+                if valid & (1 << c) != 0 && !(*w == 0 && p.zero_values) {
+                    note(
+                        self.by_word.entry(*w).or_insert(NONE),
+                        (seq, c as u8),
+                        first,
+                    );
+                    self.since_prune += 1;
                 }
             }
             for c in (0..CHUNKS).step_by(2) {
                 if valid & (3 << c) == 3 << c {
                     let v = words[c] as u64 | (words[c + 1] as u64) << 32;
-                    self.by_ptr
-                        .entry(v & !63)
-                        .or_default()
-                        .push_back((seq, c as u8));
+                    if is_pm(v) {
+                        note(
+                            self.by_ptr.entry(v & !63).or_insert(NONE),
+                            (seq, c as u8),
+                            first,
+                        );
+                    }
                 }
             }
             self.history.push_back(HistEntry {
                 pc,
-                words,
-                valid,
                 path: self.hash,
             });
+            if self.since_prune > 16 * p.history {
+                // Values whose every noted occurrence left the history.
+                self.since_prune = 0;
+                self.by_word.retain(|_, o| o[1].0 >= first);
+                self.by_ptr.retain(|_, o| o[1].0 >= first);
+            }
         }
         // hash = XOR_i (pc_i << i), i = 0 the newest: every older PC shifts by one.
         self.path.push_front(pc);
@@ -271,58 +303,89 @@ impl Core {
         self.hash = self.hash.wrapping_shl(1) ^ pc;
     }
 
-    /// The oldest history occurrence of `q`'s front, as `(seq, chunk)`.
-    fn oldest(q: Option<&VecDeque<(u64, u8)>>) -> Option<(u64, u8)> {
-        q.and_then(|q| q.front().copied())
+    /// The oldest occurrence of a value still in the history, as `(seq, chunk)`.
+    fn oldest(&self, o: Option<&Occurrences>) -> Option<(u64, u8)> {
+        let o = o?;
+        [o[0], o[1]].into_iter().find(|x| x.0 >= self.first_seq)
     }
 
-    /// Takes pending prediction `slot` out: its PCs leave the index generator and the slots
-    /// after it move down by one.
-    fn remove_pending(&mut self, slot: usize) -> Pending {
-        let bit = 1u64 << slot;
-        let high = !((bit << 1) - 1);
-        self.index.retain(|_, m| {
-            *m = (*m & !(bit | high)) | ((*m & high) >> 1);
-            *m != 0
-        });
-        self.pending.remove(slot)
+    /// Takes pending prediction `slot` out; its PCs leave the index generator. Returns what a
+    /// completed one sends: (table key, line address, woven chunks, with data).
+    fn remove_pending(&mut self, slot: usize) -> (u64, u64, [u32; CHUNKS], bool) {
+        let q = self.pending[slot].as_ref().expect("an occupied slot");
+        for pc in &q.pcs[..q.n_pcs as usize] {
+            if let Some(m) = self.index.get_mut(pc) {
+                *m &= !(1u64 << slot);
+                if *m == 0 {
+                    self.index.remove(pc);
+                    self.index_filter[filter_slot(*pc)] -= 1;
+                }
+            }
+        }
+        let out = (q.key, q.addr, q.words, q.with_data);
+        self.pending[slot] = None;
+        out
     }
 }
 
-/// Removes `old`'s occurrences (the oldest of each value) from the value indexes.
-fn forget(
-    by_word: &mut HashMap<u32, VecDeque<(u64, u8)>>,
-    by_ptr: &mut HashMap<u64, VecDeque<(u64, u8)>>,
-    old: &HistEntry,
-) {
-    for (c, w) in old.words.iter().enumerate() {
-        if old.valid & (1 << c) != 0 {
-            if let Some(q) = by_word.get_mut(w) {
-                q.pop_front();
-                if q.is_empty() {
-                    by_word.remove(w);
-                }
-            }
-        }
+/// A bit set of hashed keys ([`FILTER_SLOTS`] bits).
+type Filter = Vec<u64>;
+
+/// Slots of the host-speed filters.
+const FILTER_SLOTS: usize = 4096;
+
+/// The filter slot of `key` (a multiplicative hash's top 12 bits).
+#[inline]
+fn filter_slot(key: u64) -> usize {
+    (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 52) as usize
+}
+
+#[inline]
+fn filter_has(f: &[u64], key: u64) -> bool {
+    let s = filter_slot(key);
+    f[s / 64] & (1 << (s % 64)) != 0
+}
+
+#[inline]
+fn filter_set(f: &mut [u64], key: u64) {
+    let s = filter_slot(key);
+    f[s / 64] |= 1 << (s % 64);
+}
+
+/// A value's oldest and newest noted occurrences in the store history, `(seq, chunk)`.
+/// Occurrences between them are not kept: when the oldest leaves the history the newest
+/// noted one before the latest store takes its place, so the learner's oldest-match rule can
+/// pick a younger occurrence than the hardware's value-indexed buffer would (only for values
+/// stored three or more times within the window).
+type Occurrences = [(u64, u8); 2];
+
+/// No occurrence noted yet.
+const NONE: Occurrences = [(u64::MAX, 0); 2];
+
+/// Notes occurrence `x` of a value; `first` is the oldest sequence still in the history.
+#[inline]
+fn note(o: &mut Occurrences, x: (u64, u8), first: u64) {
+    if o[0].0 == u64::MAX || o[0].0 < first {
+        o[0] = if o[1].0 != u64::MAX && o[1].0 >= first {
+            o[1]
+        } else {
+            x
+        };
     }
-    for c in (0..CHUNKS).step_by(2) {
-        if old.valid & (3 << c) == 3 << c {
-            let v = (old.words[c] as u64 | (old.words[c + 1] as u64) << 32) & !63;
-            if let Some(q) = by_ptr.get_mut(&v) {
-                q.pop_front();
-                if q.is_empty() {
-                    by_ptr.remove(&v);
-                }
-            }
-        }
-    }
+    o[1] = x;
 }
 
 impl PmWeaver {
     fn core(&mut self, t: u16) -> &mut Core {
         let t = t as usize;
         if self.cores.len() <= t {
-            self.cores.resize_with(t + 1, Core::default);
+            let slots = self.p.pending;
+            self.cores.resize_with(t + 1, || Core {
+                pending: vec![None; slots],
+                table_filter: vec![0; FILTER_SLOTS / 64],
+                index_filter: vec![0; FILTER_SLOTS],
+                ..Core::default()
+            });
             self.results
                 .set_addresses(self.p.result_addresses * self.cores.len());
         }
@@ -387,7 +450,7 @@ impl PmWeaver {
     fn fire_timeouts(&mut self, t: u16, now: Ps, b: &Backend) {
         let timeout = self.p.timeout;
         let core = &mut self.cores[t as usize];
-        if core.timeouts.is_empty() {
+        if !core.timeouts.iter().any(|&(_, last)| last + timeout <= now) {
             return;
         }
         let mut due = Vec::new();
@@ -409,31 +472,31 @@ impl PmWeaver {
     fn learn(&mut self, t: u16, line_addr: u64, data: &[u8; 64]) {
         let zero_values = self.p.zero_values;
         let core = &mut self.cores[t as usize];
-        let Some((addr_seq, addr_chunk)) = Core::oldest(core.by_ptr.get(&line_addr)) else {
+        let Some((addr_seq, addr_chunk)) = core.oldest(core.by_ptr.get(&line_addr)) else {
             self.stats.learn_no_addr += 1;
             return;
         };
         let mut oldest = addr_seq;
-        let mut srcs = [ChunkSrc::Zero; CHUNKS];
+        let mut pattern = Pattern {
+            addr_pc: core.entry(addr_seq).pc,
+            addr_chunk,
+            pcs: [0; CHUNKS],
+            chunks: [0; CHUNKS],
+            zero: 0,
+        };
         for (i, w) in line_words(data).iter().enumerate() {
             if *w == 0 && zero_values {
+                pattern.zero |= 1 << i;
                 continue;
             }
-            let Some((seq, chunk)) = Core::oldest(core.by_word.get(w)) else {
+            let Some((seq, chunk)) = core.oldest(core.by_word.get(w)) else {
                 self.stats.learn_no_data += 1;
                 return;
             };
             oldest = oldest.min(seq);
-            srcs[i] = ChunkSrc::Store {
-                pc: core.entry(seq).pc,
-                chunk,
-            };
+            pattern.pcs[i] = core.entry(seq).pc;
+            pattern.chunks[i] = chunk;
         }
-        let pattern = Pattern {
-            addr_pc: core.entry(addr_seq).pc,
-            addr_chunk,
-            data: srcs,
-        };
         let key = core.entry(oldest).path;
         core.stamp += 1;
         let stamp = core.stamp;
@@ -455,7 +518,12 @@ impl PmWeaver {
                 .map(|(&k, _)| k)
                 .expect("table is full");
             core.table.remove(&victim);
+            core.table_filter.fill(0);
+            for k in core.table.keys() {
+                filter_set(&mut core.table_filter, *k);
+            }
         }
+        filter_set(&mut core.table_filter, key);
         core.table.insert(
             key,
             TableEntry {
@@ -475,50 +543,64 @@ impl PmWeaver {
         pc: u64,
         words: &[u32; CHUNKS],
         valid: u16,
-    ) -> Vec<Pending> {
+    ) -> Vec<(u64, u64, [u32; CHUNKS], bool)> {
         let p = self.p;
         let core = &mut self.cores[t as usize];
-        if let Some(e) = core.table.get_mut(&core.hash) {
+        let hit = filter_has(&core.table_filter, core.hash);
+        if let Some(e) = hit.then(|| core.table.get_mut(&core.hash)).flatten() {
             if e.addr_conf >= p.conf_min {
                 core.stamp += 1;
                 e.stamp = core.stamp;
                 let pat = e.pattern;
                 let with_data = p.predict_data && e.data_conf >= p.conf_min;
                 self.stats.triggered += 1;
-                let mut pcs: Vec<u64> = pat
-                    .data
+                let mut pcs = [0u64; CHUNKS + 1];
+                let mut masks = [0u16; CHUNKS + 1];
+                let mut n = 0;
+                let sources = (0..CHUNKS)
+                    .filter(|i| pat.zero & (1 << i) == 0)
+                    .map(|i| (pat.pcs[i], 1u16 << i));
+                for (pc, m) in sources.chain(std::iter::once((pat.addr_pc, 0))) {
+                    match pcs[..n].iter().position(|&p| p == pc) {
+                        Some(k) => masks[k] |= m,
+                        None => {
+                            pcs[n] = pc;
+                            masks[n] = m;
+                            n += 1;
+                        }
+                    }
+                }
+                let new_pcs = pcs[..n]
                     .iter()
-                    .filter_map(|s| match s {
-                        ChunkSrc::Store { pc, .. } => Some(*pc),
-                        ChunkSrc::Zero => None,
-                    })
-                    .chain(std::iter::once(pat.addr_pc))
-                    .collect();
-                pcs.sort_unstable();
-                pcs.dedup();
-                let new_pcs = pcs.iter().filter(|pc| !core.index.contains_key(pc)).count();
+                    .filter(|pc| !core.index.contains_key(pc))
+                    .count();
                 if core.index.len() + new_pcs > p.index {
                     self.stats.index_full += 1;
                 } else {
-                    if core.pending.len() >= p.pending {
-                        // The oldest pending prediction makes room.
-                        let (i, _) = core
-                            .pending
-                            .iter()
-                            .enumerate()
-                            .min_by_key(|(_, q)| q.stamp)
-                            .expect("pending table is full");
-                        self.stats.pending_dropped += 1;
-                        core.remove_pending(i);
-                    }
-                    let mut filled = 0u32;
-                    for (i, s) in pat.data.iter().enumerate() {
-                        if *s == ChunkSrc::Zero {
-                            filled |= 1 << i;
+                    let slot = match core.pending.iter().position(Option::is_none) {
+                        Some(free) => free,
+                        None => {
+                            // The oldest pending prediction makes room.
+                            let (i, _) = core
+                                .pending
+                                .iter()
+                                .enumerate()
+                                .min_by_key(|(_, q)| q.as_ref().map_or(0, |q| q.stamp))
+                                .expect("a pending table has slots");
+                            self.stats.pending_dropped += 1;
+                            core.remove_pending(i);
+                            i
                         }
+                    };
+                    let filled = pat.zero as u32;
+                    for pc in &pcs[..n] {
+                        let m = core.index.entry(*pc).or_insert(0);
+                        if *m == 0 {
+                            core.index_filter[filter_slot(*pc)] += 1;
+                        }
+                        *m |= 1 << slot;
                     }
-                    let slot = core.pending.len();
-                    core.pending.push(Pending {
+                    core.pending[slot] = Some(Pending {
                         key: core.hash,
                         pattern: pat,
                         filled,
@@ -526,20 +608,25 @@ impl PmWeaver {
                         addr: 0,
                         with_data,
                         stamp: core.stamp,
+                        pcs,
+                        masks,
+                        n_pcs: n as u8,
                     });
-                    for pc in pcs {
-                        *core.index.entry(pc).or_insert(0) |= 1 << slot;
-                    }
                 }
             }
+        }
+        if core.index_filter[filter_slot(pc)] == 0 {
+            return Vec::new();
         }
         let Some(&mask) = core.index.get(&pc) else {
             return Vec::new();
         };
         let mut done = Vec::new();
         for slot in (0..core.pending.len()).filter(|s| mask & (1 << s) != 0) {
-            let q = &mut core.pending[slot];
-            let pat = q.pattern;
+            let Some(q) = core.pending[slot].as_mut() else {
+                continue;
+            };
+            let pat = &q.pattern;
             if pat.addr_pc == pc && q.filled & ADDR_BIT == 0 {
                 let c = pat.addr_chunk as usize;
                 if valid & (3 << c) == 3 << c {
@@ -547,10 +634,14 @@ impl PmWeaver {
                     q.filled |= ADDR_BIT;
                 }
             }
-            for (i, s) in pat.data.iter().enumerate() {
-                if let ChunkSrc::Store { pc: spc, chunk } = *s {
-                    if spc == pc && q.filled & (1 << i) == 0 && valid & (1 << chunk) != 0 {
-                        q.words[i] = words[chunk as usize];
+            if let Some(k) = q.pcs[..q.n_pcs as usize].iter().position(|&p| p == pc) {
+                let mut todo = q.masks[k] & !(q.filled as u16);
+                while todo != 0 {
+                    let i = todo.trailing_zeros() as usize;
+                    todo &= todo - 1;
+                    let chunk = q.pattern.chunks[i] as usize;
+                    if valid & (1 << chunk) != 0 {
+                        q.words[i] = words[chunk];
                         q.filled |= 1 << i;
                     }
                 }
@@ -559,10 +650,7 @@ impl PmWeaver {
                 done.push(slot);
             }
         }
-        done.iter()
-            .rev()
-            .map(|&slot| core.remove_pending(slot))
-            .collect()
+        done.iter().map(|&slot| core.remove_pending(slot)).collect()
     }
 }
 
@@ -604,13 +692,13 @@ impl WritePredictor for PmWeaver {
         self.fire_timeouts(t, now, b);
         let (words, valid) = store_words(s.addr, s.value);
         let at = now + self.p.frontend;
-        for q in self.trigger_and_fill(t, s.pc, &words, valid) {
-            let woven = words_line(&q.words);
-            self.predict(t, q.addr, woven, q.with_data, Source::Stores, q.key, at, b);
+        for (key, addr, chunks, with_data) in self.trigger_and_fill(t, s.pc, &words, valid) {
+            let woven = words_line(&chunks);
+            self.predict(t, addr, woven, with_data, Source::Stores, key, at, b);
         }
         let p = self.p;
         let core = &mut self.cores[t as usize];
-        core.record(s.pc, words, valid, &p);
+        core.record(s.pc, words, valid, &p, |v| b.lines.is_pm(v));
         if s.pm && p.timeouts > 0 {
             let line = s.addr & !63;
             if let Some(e) = core.timeouts.iter_mut().find(|e| e.0 == line) {
@@ -727,5 +815,164 @@ impl WritePredictor for PmWeaver {
             ("results_evicted", r.evicted),
             ("results_aged", r.aged),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bmo::EncBmt;
+    use crate::predict::LineView;
+    use std::cell::RefCell;
+
+    const NS: Ps = 1000;
+    const PM: u64 = 0x1000_0000_0000;
+
+    /// The caches as the test's program leaves them.
+    #[derive(Default)]
+    struct Lines(RefCell<FastMap<u64, [u8; 64]>>);
+
+    impl LineView for Lines {
+        fn line_bytes(&self, line_addr: u64) -> [u8; 64] {
+            self.0.borrow().get(&line_addr).copied().unwrap_or([0; 64])
+        }
+        fn is_pm(&self, addr: u64) -> bool {
+            addr >= PM
+        }
+    }
+
+    struct Bench {
+        w: PmWeaver,
+        engine: EncBmt,
+        lines: Lines,
+        now: Ps,
+    }
+
+    impl Bench {
+        fn new(path_length: u32) -> Bench {
+            let mut w = PmWeaver::default();
+            let c = PredictorConfig {
+                path_length,
+                ..PredictorConfig::default()
+            };
+            w.configure(&c).unwrap();
+            Bench {
+                w,
+                engine: EncBmt::default(),
+                lines: Lines::default(),
+                now: 0,
+            }
+        }
+
+        fn store(&mut self, pc: u64, addr: u64, value: u64) {
+            self.now += 10 * NS;
+            let bytes = value.to_le_bytes();
+            {
+                let mut l = self.lines.0.borrow_mut();
+                let line = l.entry(addr & !63).or_insert([0; 64]);
+                let o = (addr % 64) as usize;
+                line[o..o + 8].copy_from_slice(&bytes);
+            }
+            let s = RetiredStore {
+                thread: 0,
+                pc,
+                addr,
+                value: &bytes,
+                pm: addr >= PM,
+            };
+            let b = Backend {
+                engine: &self.engine,
+                lines: &self.lines,
+            };
+            self.w.on_store(&s, self.now, &b);
+        }
+
+        /// `clwb` of `line` and its write-back reaching the controller 30 ns later.
+        fn persist(&mut self, line: u64) -> Validation {
+            self.now += 10 * NS;
+            let data = self.lines.line_bytes(line);
+            let b = Backend {
+                engine: &self.engine,
+                lines: &self.lines,
+            };
+            self.w.on_flush(0, line, &data, self.now, &b);
+            self.now += 30 * NS;
+            self.w
+                .on_writeback(line, Some(&data), self.now, &self.engine)
+        }
+
+        /// PMWeaver Fig. 13's procedure: a fixed context, then a pointer to a new node, the
+        /// node's two fields, and the node's write-back.
+        fn procedure(&mut self, node: u64, a: u64, b: u64) -> Validation {
+            self.store(0x10, 0x7000, 1); // context (volatile)
+            self.store(0x14, 0x7008, 2);
+            self.store(0x20, 0x7010, node); // St-A: the pointer (address generator)
+            self.store(0x24, node, a); // St-B: data
+            self.store(0x28, node + 8, b); // St-C: data
+            self.persist(node)
+        }
+
+        fn stat(&self, k: &str) -> u64 {
+            self.w.stats().iter().find(|s| s.0 == k).unwrap().1
+        }
+    }
+
+    #[test]
+    fn fig13_walkthrough_is_learned_then_predicted() {
+        let mut b = Bench::new(2);
+        let v = b.procedure(PM + 0x1000, 11, 12);
+        assert!(v.pre.is_none(), "nothing is predicted before learning");
+        assert_eq!(b.stat("learned"), 1);
+        // Second invocation, new node and values: woven from St-A, St-B, St-C.
+        let v = b.procedure(PM + 0x2040, 21, 22);
+        let pre = v.pre.expect("the write-back was predicted");
+        assert_eq!(pre.line_addr, PM + 0x2040);
+        let mut want = [0u8; 64];
+        want[..8].copy_from_slice(&21u64.to_le_bytes());
+        want[8..16].copy_from_slice(&22u64.to_le_bytes());
+        assert_eq!(pre.data, Some(want), "address and data predicted");
+        assert_eq!((b.stat("addr_correct"), b.stat("data_correct")), (1, 1));
+        assert_eq!(v.latency, 5 * NS, "the validator's lookup");
+    }
+
+    #[test]
+    fn a_wrong_data_prediction_is_discarded_and_recomputed() {
+        let mut b = Bench::new(2);
+        b.procedure(PM + 0x1000, 11, 12);
+        // The node's field changes after St-C (a store the pattern does not know).
+        b.store(0x10, 0x7000, 1);
+        b.store(0x14, 0x7008, 2);
+        b.store(0x20, 0x7010, PM + 0x3000);
+        b.store(0x24, PM + 0x3000, 31);
+        b.store(0x28, PM + 0x3008, 32);
+        b.store(0x30, PM + 0x3000, 99);
+        let v = b.persist(PM + 0x3000);
+        let pre = v.pre.expect("the address was right");
+        assert_eq!(pre.data, None, "the wrong data is not used");
+        assert_eq!((b.stat("addr_correct"), b.stat("data_correct")), (1, 0));
+        assert_eq!(b.stat("data_wrong"), 1);
+        // The engine recomputes the data path at the write-back: the MAC's 40 ns remain.
+        let line = b.lines.line_bytes(PM + 0x3000);
+        let out = b
+            .engine
+            .write(PM + 0x3000, Some(&line), b.now + 10_000 * NS, Some(&pre));
+        assert_eq!(out.delay, 40 * NS);
+    }
+
+    #[test]
+    fn the_timeout_predictor_fires_after_150_ns_idle() {
+        let mut b = Bench::new(32);
+        b.store(0x40, PM + 0x5000, 7); // t = 10 ns, no pattern learned
+        b.store(0x44, 0x7000, 1); // t = 20 ns: the line is idle for 10 ns only
+        assert_eq!(b.stat("timeout_predictions"), 0);
+        b.now += 150 * NS;
+        b.store(0x44, 0x7000, 1); // t = 180 ns: idle 170 ns, fires at 160 ns
+        assert_eq!(b.stat("timeout_predictions"), 1);
+        b.now += 1000 * NS;
+        let v = b.persist(PM + 0x5000);
+        let pre = v.pre.expect("predicted by the timeout predictor");
+        assert_eq!(pre.issued, 160 * NS);
+        assert!(pre.data.is_some());
+        assert_eq!(b.stat("timeout_data_correct"), 1);
     }
 }

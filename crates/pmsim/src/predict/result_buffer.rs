@@ -4,8 +4,8 @@
 
 use super::Source;
 use crate::bmo::Precomputed;
+use crate::fast_hash::FastMap;
 use crate::time::Ps;
-use std::collections::HashMap;
 
 /// One buffered precomputation.
 #[derive(Clone, Debug)]
@@ -50,7 +50,7 @@ pub struct ResultBuffer {
     addresses: usize,
     candidates: usize,
     max_age: Ps,
-    entries: HashMap<u64, (u64, Vec<Candidate>)>,
+    entries: FastMap<u64, (u64, Vec<Candidate>)>,
     clock: u64,
     /// Candidates dropped unused (eviction, ageing), for the predictor's feedback.
     dropped: Vec<Candidate>,
@@ -66,7 +66,7 @@ impl ResultBuffer {
             addresses: addresses.max(1),
             candidates: candidates.max(1),
             max_age,
-            entries: HashMap::new(),
+            entries: FastMap::default(),
             clock: 0,
             dropped: Vec::new(),
             stats: BufferStats::default(),
