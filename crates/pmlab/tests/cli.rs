@@ -295,6 +295,60 @@ fn reproduce_ppo_section_writes_the_summary_other_checks_read() {
 }
 
 #[test]
+fn reproduce_pmweaver_section_writes_the_summary_other_checks_read() {
+    let d = tmpdir("repro-pmweaver");
+    let o = pmlab(&[
+        "reproduce",
+        "--quick",
+        "--only",
+        "pmweaver",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(d.join("pmweaver/summary.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (norm, addr, data) = (
+        col("exec_time_norm"),
+        col("addr_coverage"),
+        col("data_coverage"),
+    );
+    assert_eq!(&header[..3], &["workload", "system", "predictor"]);
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let row = |w: &str, s: &str, p: &str| {
+        rows.iter()
+            .find(|r| r[0] == w && r[1] == s && r[2] == p)
+            .unwrap_or_else(|| panic!("no row {w} {s} {p}"))
+    };
+    let f = |r: &Vec<&str>, c: usize| r[c].parse::<f64>().unwrap();
+    for w in ["btree", "tpcc-ll", "geomean"] {
+        assert_eq!(f(row(w, "original", "none"), norm), 1.0);
+        for s in ["enc-bmt", "dedup"] {
+            assert!(
+                f(row(w, s, "none"), norm) > 1.0,
+                "{w} {s}: the engine costs time"
+            );
+            let ideal = f(row(w, s, "ideal"), norm);
+            assert!(
+                ideal < f(row(w, s, "none"), norm),
+                "{w} {s}: ideal hides it"
+            );
+            assert_eq!(f(row(w, s, "ideal"), addr), 1.0);
+            let pw = row(w, s, "pmweaver");
+            assert!((0.0..=1.0).contains(&f(pw, addr)) && f(pw, data) <= f(pw, addr));
+        }
+    }
+    let report = std::fs::read_to_string(d.join("REPORT.md")).unwrap();
+    assert!(report.contains("## PMWeaver") && report.contains("* **PMWeaver**"));
+    for svg in ["fig18_exec_time.svg", "fig21_coverage.svg"] {
+        let s = std::fs::read_to_string(d.join("pmweaver").join(svg)).unwrap();
+        assert!(s.starts_with("<svg"));
+    }
+}
+
+#[test]
 fn ec_round_trips_with_m_shards_lost_or_corrupt() {
     let d = tmpdir("ec");
     let input = d.join("data.bin");

@@ -561,6 +561,9 @@ pub struct PredictorConfig {
     /// Precomputations older than this are aged out of the result buffer, ns. The artifact:
     /// "older than ~25-30 us".
     pub max_age_ns: f64,
+    /// Share of write-backs the `ideal` predictor covers (1: all; less picks that share by a
+    /// hash of the line and the write-back's number, to see what a given coverage is worth).
+    pub ideal_coverage: f64,
 }
 
 impl Default for PredictorConfig {
@@ -583,6 +586,7 @@ impl Default for PredictorConfig {
             frontend_ns: 1.0,
             validator_ns: 5.0,
             max_age_ns: 30_000.0,
+            ideal_coverage: 1.0,
         }
     }
 }
@@ -1046,6 +1050,12 @@ impl SimConfig {
             ("max_age_ns", p.max_age_ns),
         ] {
             nanos(&format!("predictor.{k}"), v)?;
+        }
+        if !(0.0..=1.0).contains(&p.ideal_coverage) {
+            return Err(format!(
+                "predictor.ideal_coverage = {} is out of range (0..1)",
+                p.ideal_coverage
+            ));
         }
         if self.controller.predictor != "none" && self.controller.bmo == "none" {
             return Err(format!(
