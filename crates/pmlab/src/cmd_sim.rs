@@ -40,6 +40,10 @@ pub struct SimArgs {
     /// persists travel as `RdmaPwrite`s through the `network` config (PPO's remote mode).
     #[arg(long, value_name = "N", default_value_t = 0, requires = "workload")]
     remote_threads: u16,
+    /// Annotate the workload's operations with Janus-style software hints (`hint` events) for
+    /// the `janus` predictor (`controller.predictor = "janus"`).
+    #[arg(long, requires = "workload")]
+    janus_hints: bool,
     /// Write the configuration, summary, all statistics and host timing as JSON.
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
@@ -84,9 +88,13 @@ pub fn run(a: SimArgs) -> Result<(), String> {
                 p.ops = n;
             }
             p.remote_threads = a.remote_threads;
+            p.janus_hints = a.janus_hints;
             let mut desc = format!("{} thread(s), {} ops, seed {}", p.threads, p.ops, p.seed);
             if p.remote_threads > 0 {
                 desc += &format!(", {} of them remote clients", p.remote_threads);
+            }
+            if p.janus_hints {
+                desc += ", Janus hints";
             }
             (
                 simulate::run_generated(&cfg, w, &p, crash_at, progress)?,

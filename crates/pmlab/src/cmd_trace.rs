@@ -178,6 +178,7 @@ fn generate(
         threads: threads.unwrap_or(info.default_threads),
         seed,
         remote_threads: 0,
+        janus_hints: false,
     };
     p.validate().map_err(|e| format!("{name}: {e}"))?;
     let err = |e: pmsim::pmtrace::TraceError| format!("{}: {e}", out.display());

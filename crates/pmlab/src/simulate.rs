@@ -149,7 +149,7 @@ pub fn generate_in_memory(
     Ok((events, gen))
 }
 
-/// A workload argument: a trace file, or `NAME[:ops=N][:threads=T][:seed=S][:remote=R]` naming a pmwork
+/// A workload argument: a trace file, or `NAME[:ops=N][:threads=T][:seed=S][:remote=R][:hints=0|1]` naming a pmwork
 /// workload (defaults: the workload's own ops and threads, seed 1).
 pub fn parse_generated(
     spec: &str,
@@ -168,10 +168,17 @@ pub fn parse_generated(
             "threads" => p.threads = v.parse().map_err(bad)?,
             "seed" => p.seed = v.parse().map_err(bad)?,
             "remote" => p.remote_threads = v.parse().map_err(bad)?,
+            "hints" => {
+                p.janus_hints = match v {
+                    "0" => false,
+                    "1" => true,
+                    _ => return Err(format!("workload `{spec}`: hints = `{v}` is not 0 or 1")),
+                }
+            }
             _ => {
                 return Err(format!(
-                    "workload `{spec}`: unknown key `{k}` (known: ops, threads, seed, remote)"
-                ))
+                "workload `{spec}`: unknown key `{k}` (known: ops, threads, seed, remote, hints)"
+            ))
             }
         }
     }

@@ -336,8 +336,10 @@ fn reproduce_pmweaver_section_writes_the_summary_other_checks_read() {
                 "{w} {s}: ideal hides it"
             );
             assert_eq!(f(row(w, s, "ideal"), addr), 1.0);
-            let pw = row(w, s, "pmweaver");
-            assert!((0.0..=1.0).contains(&f(pw, addr)) && f(pw, data) <= f(pw, addr));
+            for pred in ["pmweaver", "janus"] {
+                let r = row(w, s, pred);
+                assert!((0.0..=1.0).contains(&f(r, addr)) && f(r, data) <= f(r, addr));
+            }
         }
     }
     let report = std::fs::read_to_string(d.join("REPORT.md")).unwrap();

@@ -8,7 +8,7 @@ use crate::config::{ControllerConfig, SimConfig};
 use crate::logging::{self, LoggingEngine, NoLogging};
 use crate::network::{BspPersistence, NetworkPersistence, SyncPersistence};
 use crate::ordering::{BroiOrdering, EpochOrdering, OrderingModel, X86Ordering};
-use crate::predict::{IdealPredictor, NoPredictor, PmWeaver, WritePredictor};
+use crate::predict::{IdealPredictor, JanusHints, NoPredictor, PmWeaver, WritePredictor};
 use crate::scheduler::{Fcfs, FrFcfs, Scheduler};
 
 /// One registered plug-in.
@@ -84,6 +84,11 @@ pub const PREDICTORS: &[PluginInfo<dyn WritePredictor>] = &[
         name: "pmweaver",
         description: "PMWeaver: weaves write-back addresses and data from earlier stores (PC-path-triggered learner, pending predictions, timeout predictor, validator) (Mahar et al., PACT'21)",
         make: || Box::new(PmWeaver::default()),
+    },
+    PluginInfo {
+        name: "janus",
+        description: "Janus-style software hints: the program announces future write-backs (Op::Hint, placed by pmwork's janus_hints) and the controller precomputes them (Liu et al., ISCA'19)",
+        make: || Box::new(JanusHints::default()),
     },
     PluginInfo {
         name: "ideal",

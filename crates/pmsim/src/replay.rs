@@ -402,6 +402,8 @@ impl Replay {
                     self.computes += 1;
                     true
                 }
+                // A memory request stream has no write predictor to tell.
+                Op::Hint => true,
             };
             if !ok {
                 crashed = true;

@@ -1,6 +1,7 @@
-//! PM-support engines and write prediction on the ten PMWeaver Table II workloads: predictions
-//! and deduplication never change what becomes durable, the engines' latency reaches the
-//! program, and PMWeaver, the ideal predictor and dedup do the work they claim.
+//! PM-support engines and write prediction on the ten PMWeaver Table II workloads: predictions,
+//! software hints and deduplication never change what becomes durable, the engines' latency
+//! reaches the program, and PMWeaver, Janus hints, the ideal predictor and dedup do the work
+//! they claim.
 
 use pmsim::pmtrace::TraceEvent;
 use pmsim::{SimConfig, Stats, System};
@@ -20,10 +21,11 @@ const TABLE_II: [&str; 10] = [
     "tpcc-ll",
 ];
 
-fn events(name: &str) -> Vec<TraceEvent> {
+fn events(name: &str, janus_hints: bool) -> Vec<TraceEvent> {
     let w = pmwork::workload(name).unwrap();
     let mut p = w.info().default_params(3);
     p.ops = (p.ops / 8).max(20);
+    p.janus_hints = janus_hints;
     let gen = w
         .generate(&p, Box::new(VecSink::default()), GenOptions::default())
         .expect("generate");
@@ -58,9 +60,10 @@ fn run(ev: &[TraceEvent], bmo: &str, predictor: &str) -> (Vec<(u64, [u8; 64])>, 
 #[test]
 fn predictions_and_dedup_never_change_the_durable_image() {
     let mut predicted = 0;
+    let mut hinted = 0;
     let mut skipped = 0;
     for name in TABLE_II {
-        let ev = events(name);
+        let ev = events(name, false);
         let (original, t0, _) = run(&ev, "none", "none");
         let (enc, t_enc, _) = run(&ev, "enc-bmt", "none");
         assert!(t_enc > t0, "{name}: encryption and verification cost time");
@@ -85,7 +88,17 @@ fn predictions_and_dedup_never_change_the_durable_image() {
                 );
             }
         }
+        // The same program annotated with software hints, precomputed by Janus.
+        let hints = events(name, true);
+        assert!(hints.len() > ev.len(), "{name}: hints were placed");
+        let (img, _, s) = run(&hints, "enc-bmt", "janus");
+        assert_eq!(
+            img, original,
+            "{name}: janus hints changed the durable image"
+        );
+        hinted += s.counter("predict.addr_correct");
     }
+    assert!(hinted > 0, "Janus hints covered some write-backs");
     assert!(predicted > 0, "PMWeaver predicted some write-backs");
     assert!(
         skipped > 0,

@@ -84,7 +84,7 @@ fn seed_events(rng: &mut Rng, n: usize, threads: u16) -> Vec<TraceEvent> {
             } else {
                 rng.next()
             };
-            if op.writes_memory() && rng.chance(2) {
+            if op.carries_value() && rng.chance(2) {
                 let len = 1 + rng.below(16);
                 let v: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
                 TraceEvent::store(op, thread, pc, addr, &v, gap)

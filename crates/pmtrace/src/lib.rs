@@ -132,11 +132,15 @@ pub enum Op {
     RdmaPwrite = 9,
     /// Non-memory work: `gap` instructions and nothing else.
     Compute = 10,
+    /// A software precomputation hint (Janus's `PRE_BOTH`/`PRE_ADDR`, Liu et al., ISCA'19):
+    /// the program announces a future write-back of the line at `addr`, with the line's future
+    /// bytes as `value` when it knows them. Changes no memory.
+    Hint = 11,
 }
 
 impl Op {
     /// Every operation, in encoding order.
-    pub const ALL: [Op; 11] = [
+    pub const ALL: [Op; 12] = [
         Op::Load,
         Op::Store,
         Op::NtStore,
@@ -148,6 +152,7 @@ impl Op {
         Op::TxEnd,
         Op::RdmaPwrite,
         Op::Compute,
+        Op::Hint,
     ];
 
     /// Decodes the on-disk operation code.
@@ -170,6 +175,7 @@ impl Op {
             Op::TxEnd => "txend",
             Op::RdmaPwrite => "rdmapwrite",
             Op::Compute => "compute",
+            Op::Hint => "hint",
         }
     }
 
@@ -182,6 +188,13 @@ impl Op {
     #[inline]
     pub fn writes_memory(self) -> bool {
         matches!(self, Op::Store | Op::NtStore | Op::RdmaPwrite)
+    }
+
+    /// True for operations that may carry a value: those that write memory, and hints (the
+    /// announced bytes).
+    #[inline]
+    pub fn carries_value(self) -> bool {
+        self.writes_memory() || self == Op::Hint
     }
 
     /// True for operations that touch an address at all.
@@ -278,7 +291,8 @@ impl TraceEvent {
     /// Checks that the event is well formed for a trace of `threads` threads:
     /// `thread < threads`; events without an address ([`Op::has_address`] false) have
     /// `addr == 0`, `size == 0` and no value; `size <= MAX_ACCESS_BYTES`; a value only on
-    /// store-like ops ([`Op::writes_memory`]), no longer than `size` nor [`MAX_VALUE_BYTES`].
+    /// store-like ops and hints ([`Op::carries_value`]), no longer than `size` nor
+    /// [`MAX_VALUE_BYTES`].
     ///
     /// Writers call this for every event, and readers for every decoded event, so anything read
     /// from a trace satisfies it. Bytes of `value` past `value_len` are not checked (and are not
@@ -308,7 +322,7 @@ impl TraceEvent {
             });
         }
         if self.value_len != 0 {
-            if !self.op.writes_memory() {
+            if !self.op.carries_value() {
                 return Err(ErrorKind::InvalidEvent {
                     reason: format!("{} cannot carry a value", self.op),
                 });

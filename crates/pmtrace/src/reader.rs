@@ -406,7 +406,7 @@ impl<R: Read> PmtReader<R> {
         };
         let mode = tag & TAG_VALUE_MASK;
         if mode != 0 {
-            if !op.writes_memory() {
+            if !op.carries_value() {
                 return fail(
                     self,
                     ErrorKind::BadRecord {

@@ -333,7 +333,7 @@ pub fn parse_event_line(line: &str) -> Result<TraceEvent, TraceError> {
     }
     ev.size = size as u16;
     if let Some((bytes, len)) = value {
-        if !op.writes_memory() {
+        if !op.carries_value() {
             return Err(TraceError::from(ErrorKind::InvalidEvent {
                 reason: format!("{op} cannot carry a value"),
             }));

@@ -17,6 +17,7 @@ fn main() {
         threads,
         seed: 1,
         remote_threads: 0,
+        janus_hints: false,
     };
     let t0 = std::time::Instant::now();
     let g = w

@@ -64,6 +64,7 @@ fn main() {
             threads: info.default_threads,
             seed: 1,
             remote_threads: 0,
+            janus_hints: false,
         };
         let (ev, _) = counting(w, &probe);
         let base = Params {

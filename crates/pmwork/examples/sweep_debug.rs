@@ -34,6 +34,7 @@ fn main() {
             threads,
             seed: 5,
             remote_threads: 0,
+            janus_hints: false,
         };
         let cfg = pmwork::crashtest::SweepConfig {
             cuts,

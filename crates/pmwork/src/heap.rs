@@ -79,6 +79,16 @@ pub struct PmHeap {
     remote: u64,
     /// Per thread: PM lines flushed since its last fence, to send at the fence (remote mode).
     remote_dirty: Vec<Vec<u64>>,
+    /// The operation being annotated with software hints, while one is (see
+    /// [`begin_hint_scope`](Self::begin_hint_scope)).
+    scope: Option<HintScope>,
+}
+
+/// One operation's events held back until its software hints can be placed among them.
+struct HintScope {
+    events: Vec<TraceEvent>,
+    /// (index in `events`, line, the line's bytes) of each write-back of a PM line.
+    flushes: Vec<(usize, u64, [u8; LINE_BYTES as usize])>,
 }
 
 impl PmHeap {
@@ -104,6 +114,7 @@ impl PmHeap {
             error: None,
             remote: 0,
             remote_dirty: vec![Vec::new(); threads as usize],
+            scope: None,
         }
     }
 
@@ -257,9 +268,92 @@ impl PmHeap {
     #[inline]
     fn push_raw(&mut self, ev: TraceEvent) {
         self.counts[self.thread as usize] += 1;
+        if let Some(sc) = self.scope.as_mut() {
+            if matches!(ev.op, Op::Clwb | Op::Clflushopt) && is_pm(ev.addr) {
+                let mut bytes = [0u8; LINE_BYTES as usize];
+                self.mem.read(ev.addr, &mut bytes);
+                sc.flushes.push((sc.events.len(), ev.addr, bytes));
+            }
+            sc.events.push(ev);
+            return;
+        }
+        self.emit_batched(ev);
+    }
+
+    #[inline]
+    fn emit_batched(&mut self, ev: TraceEvent) {
         self.batch.push(ev);
         if self.batch.len() >= BATCH_EVENTS {
             self.flush_batch();
+        }
+    }
+
+    /// Starts holding the current thread's events back: the operation that follows will be
+    /// annotated with Janus-style software hints when it ends
+    /// ([`end_hint_scope`](Self::end_hint_scope)). Remote clients are not annotated.
+    pub fn begin_hint_scope(&mut self) {
+        if self.remote >> self.thread & 1 == 0 {
+            self.scope = Some(HintScope {
+                events: Vec::new(),
+                flushes: Vec::new(),
+            });
+        }
+    }
+
+    /// Ends the operation begun with [`begin_hint_scope`](Self::begin_hint_scope): each
+    /// write-back of a PM line the operation modified gets a hint (`Op::Hint`, the line and
+    /// its bytes at the write-back), placed as early as the operation could know both. That
+    /// is the first event of the operation that reveals the line's address (an access to the
+    /// line, or a store of a pointer into it), but not before the line's previous write-back
+    /// in the operation. Janus's annotations are limited to a function's scope (ISCA'19,
+    /// PMWeaver Sec. VI-B3): lines modified in an earlier operation get no hint. Knowing the
+    /// data as soon as the address is known is optimistic: Janus hints data only where the
+    /// program has computed it.
+    pub fn end_hint_scope(&mut self) {
+        let Some(sc) = self.scope.take() else {
+            return;
+        };
+        let mut hints: Vec<(usize, TraceEvent)> = Vec::new();
+        let mut prev: Vec<(u64, usize)> = Vec::new();
+        for &(at, line, bytes) in &sc.flushes {
+            let from = prev
+                .iter()
+                .rev()
+                .find(|(l, _)| *l == line)
+                .map_or(0, |(_, i)| i + 1);
+            prev.push((line, at));
+            let window = &sc.events[from..at];
+            let modified = window
+                .iter()
+                .any(|e| matches!(e.op, Op::Store | Op::NtStore) && line_of(e.addr) == line);
+            if !modified {
+                continue;
+            }
+            let reveal = window
+                .iter()
+                .position(|e| {
+                    (e.op.has_address() && line_of(e.addr) == line)
+                        || (e.op.writes_memory()
+                            && e.value_bytes().chunks_exact(8).any(|w| {
+                                line_of(u64::from_le_bytes(w.try_into().unwrap())) == line
+                            }))
+                })
+                .map_or(at, |i| from + i);
+            let flush = &sc.events[at];
+            hints.push((
+                reveal,
+                TraceEvent::store(Op::Hint, flush.thread, flush.pc + 2, line, &bytes, 0),
+            ));
+        }
+        hints.sort_by_key(|h| h.0);
+        self.counts[self.thread as usize] += hints.len() as u64;
+        let mut next = hints.into_iter().peekable();
+        for (i, ev) in sc.events.into_iter().enumerate() {
+            while next.peek().is_some_and(|h| h.0 == i) {
+                let (_, h) = next.next().expect("peeked");
+                self.emit_batched(h);
+            }
+            self.emit_batched(ev);
         }
     }
 
@@ -506,6 +600,36 @@ mod tests {
             .downcast::<VecSink>()
             .unwrap();
         s.events
+    }
+
+    #[test]
+    fn hint_scope_announces_each_modified_line_when_the_operation_reveals_it() {
+        let mut h = PmHeap::new(1, Box::new(VecSink::default()));
+        let (node, other) = (PM_BASE + 0x1000, PM_BASE + 0x2000);
+        h.store_u64(other, 5);
+        h.begin_hint_scope();
+        h.store_u64(DRAM_BASE, node); // the node's address appears: a pointer store
+        h.store_u64(node, 7);
+        h.clwb(node);
+        h.clwb(other); // modified before the operation: out of the hints' scope
+        h.sfence();
+        h.store_u64(node + 8, 9);
+        h.clwb(node);
+        h.end_hint_scope();
+        assert_eq!(h.events(0), 10, "eight events and two hints");
+        let ev = events(h);
+        let ops: Vec<Op> = ev.iter().map(|e| e.op).collect();
+        use Op::*;
+        assert_eq!(
+            ops,
+            [Store, Hint, Store, Store, Clwb, Clwb, Sfence, Hint, Store, Clwb]
+        );
+        let mut first = [0u8; 64];
+        first[..8].copy_from_slice(&7u64.to_le_bytes());
+        assert_eq!((ev[1].addr, ev[1].value_bytes()), (node, &first[..]));
+        let mut second = first;
+        second[8..16].copy_from_slice(&9u64.to_le_bytes());
+        assert_eq!((ev[7].addr, ev[7].value_bytes()), (node, &second[..]));
     }
 
     #[test]

@@ -37,6 +37,11 @@ pub struct Params {
     /// in their own (volatile) memory and every persist goes over RDMA (`RdmaPwrite`), see
     /// [`PmHeap::set_remote`](crate::heap::PmHeap::set_remote). 0: all threads are local.
     pub remote_threads: u16,
+    /// Annotate each operation with Janus-style software hints (`Op::Hint`) for its
+    /// write-backs, see [`PmHeap::end_hint_scope`](crate::heap::PmHeap::end_hint_scope). Only
+    /// for timing runs: crash recording refuses it (hints shift the events of an operation
+    /// after its commit points were taken).
+    pub janus_hints: bool,
 }
 
 impl Params {
@@ -126,6 +131,7 @@ impl WorkloadInfo {
             threads: self.default_threads,
             seed,
             remote_threads: 0,
+            janus_hints: false,
         }
     }
 }
@@ -275,6 +281,12 @@ impl<K: Kernel> Workload for KernelWorkload<K> {
         opts: GenOptions,
     ) -> Result<Generated, String> {
         p.validate()?;
+        if p.janus_hints && opts.record_commits {
+            return Err(
+                "janus hints are for timing runs: they cannot be combined with crash recording"
+                    .into(),
+            );
+        }
         let k = &self.0;
         let threads = p.threads;
         let mut tx = Tx::new(k.info().model, threads, sink);
@@ -315,6 +327,9 @@ impl<K: Kernel> Workload for KernelWorkload<K> {
                 }
                 let op = k.gen_op(p, t, i, &mut rngs[t as usize]);
                 tx.set_thread(t);
+                if p.janus_hints {
+                    tx.heap().begin_hint_scope();
+                }
                 words.clear();
                 k.request(&op, &mut words);
                 deliver_request(&mut tx, t, &words);
@@ -322,6 +337,7 @@ impl<K: Kernel> Workload for KernelWorkload<K> {
                 k.exec(&mut tx, p, t, &op);
                 tx.commit();
                 tx.heap().commit_remote();
+                tx.heap().end_hint_scope();
                 let end = tx.heap_ref().events(t);
                 if let Some(c) = commits.as_mut() {
                     c[t as usize].push(end);

@@ -27,7 +27,7 @@
 //! use pmwork::{workload, CountingSink, GenOptions, Params};
 //!
 //! let w = workload("btree")?;
-//! let p = Params { ops: 100, threads: 1, seed: 7, remote_threads: 0 };
+//! let p = Params { ops: 100, threads: 1, seed: 7, remote_threads: 0, janus_hints: false };
 //! let g = w.generate(&p, Box::<CountingSink>::default(), GenOptions { record_commits: true, fault: None })?;
 //! assert!(g.events > 1000);
 //! // A crash before any setup persisted leaves an empty image: a legal state.

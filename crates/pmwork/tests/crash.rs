@@ -12,6 +12,7 @@ fn params(ops: u64, threads: u16) -> Params {
         threads,
         seed: 5,
         remote_threads: 0,
+        janus_hints: false,
     }
 }
 

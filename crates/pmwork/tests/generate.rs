@@ -21,6 +21,7 @@ fn small(seed: u64) -> Params {
         threads: 2,
         seed,
         remote_threads: 0,
+        janus_hints: false,
     }
 }
 
@@ -157,6 +158,7 @@ fn the_stream_yields_the_same_events_and_can_be_abandoned() {
         threads: 2,
         seed: 1,
         remote_threads: 0,
+        janus_hints: false,
     };
     let mut s = EventStream::spawn(w, p.clone(), true);
     assert_eq!(s.header().workload, "ycsb");
@@ -171,6 +173,7 @@ fn the_stream_yields_the_same_events_and_can_be_abandoned() {
         threads: 1,
         seed: 1,
         remote_threads: 0,
+        janus_hints: false,
     };
     let mut s = EventStream::spawn(workload("queue").unwrap(), big, false);
     assert_eq!(s.by_ref().take(10_000).count(), 10_000);
@@ -187,6 +190,7 @@ fn bad_parameters_are_errors_not_panics() {
             threads,
             seed: 0,
             remote_threads: 0,
+            janus_hints: false,
         };
         let e = w
             .generate(&p, Box::<CountingSink>::default(), GenOptions::default())
@@ -208,6 +212,7 @@ fn memory_grows_with_footprint_not_with_trace_length() {
                 threads: 1,
                 seed: 1,
                 remote_threads: 0,
+                janus_hints: false,
             },
             Box::<CountingSink>::default(),
             GenOptions::default(),
@@ -231,4 +236,30 @@ fn memory_grows_with_footprint_not_with_trace_length() {
         )
         .unwrap();
     assert!(s.resident_bytes < 64 << 20, "{}", s.resident_bytes);
+}
+
+#[test]
+fn janus_hints_are_refused_with_crash_recording() {
+    let w = pmwork::workload("linkedlist").unwrap();
+    let mut p = w.info().default_params(1);
+    p.ops = 10;
+    p.janus_hints = true;
+    let e = w
+        .generate(
+            &p,
+            Box::new(VecSink::default()),
+            GenOptions {
+                record_commits: true,
+                fault: None,
+            },
+        )
+        .err()
+        .expect("refused");
+    assert!(e.contains("janus hints"), "{e}");
+    // Without crash recording the hinted trace generates, with hints in it.
+    let g = w
+        .generate(&p, Box::new(VecSink::default()), GenOptions::default())
+        .unwrap();
+    let ev = g.sink.into_any().downcast::<VecSink>().unwrap().events;
+    assert!(ev.iter().any(|e| e.op == pmtrace::Op::Hint));
 }

@@ -40,6 +40,7 @@ fn a_skiplist_node_missing_from_an_upper_level_is_rejected() {
         threads: 1,
         seed: 3,
         remote_threads: 0,
+        janus_hints: false,
     };
     let (ev, c) = gen("skiplist", &p);
     let (mut img, done) = durable_image(&ev, false);
@@ -72,6 +73,7 @@ fn an_operation_that_has_not_started_cannot_show() {
         threads: 1,
         seed: 1,
         remote_threads: 0,
+        janus_hints: false,
     };
     for name in ["btree", "ycsb", "linkedlist", "arrayswap", "rbtree-hw"] {
         let (ev, c) = gen(name, &p);
@@ -102,6 +104,7 @@ fn a_redo_transaction_is_required_once_its_commit_record_is_durable() {
         threads: 1,
         seed: 2,
         remote_threads: 0,
+        janus_hints: false,
     };
     let (ev, c) = gen("ycsb", &p);
     let w = workload("ycsb").unwrap();
@@ -124,6 +127,7 @@ fn a_leaked_block_is_rejected_in_transactional_models() {
         threads: 1,
         seed: 4,
         remote_threads: 0,
+        janus_hints: false,
     };
     for name in ["btree", "ycsb"] {
         let (ev, c) = gen(name, &p);

@@ -6,6 +6,8 @@
 //! A predictor is called from fixed hooks of the data path (ChampSim style):
 //! * [`WritePredictor::on_store`]: a store retired (PM or DRAM: PC, address, bytes);
 //! * [`WritePredictor::on_flush`]: a `clwb`/`clflushopt` wrote a dirty PM line back;
+//! * [`WritePredictor::on_hint`]: the program announced a future write-back (`Op::Hint`, a
+//!   Janus-style software hint);
 //! * [`WritePredictor::on_writeback`]: a PM write-back reached the memory controller: the
 //!   validator returns the matching precomputation, if any.
 //!
@@ -13,17 +15,20 @@
 //! predictor's volatile result buffer until a write-back validates or ages them out. Nothing a
 //! predictor does changes persistent state or the engine's metadata.
 //!
-//! The baseline is [`NoPredictor`]. Predictors: [`PmWeaver`], [`IdealPredictor`].
+//! The baseline is [`NoPredictor`]. Predictors: [`PmWeaver`], [`JanusHints`], [`IdealPredictor`].
 
 use crate::bmo::{BmoEngine, Precomputed};
 use crate::config::PredictorConfig;
 use crate::time::Ps;
 
 pub mod ideal;
+pub mod janus;
 pub mod pmweaver;
 pub mod result_buffer;
+pub mod value_index;
 
 pub use ideal::IdealPredictor;
+pub use janus::JanusHints;
 pub use pmweaver::PmWeaver;
 pub use result_buffer::ResultBuffer;
 
@@ -68,6 +73,8 @@ pub enum Source {
     Timeout,
     /// An oracle (the ideal predictor).
     Oracle,
+    /// A software hint (`Op::Hint`).
+    Hint,
 }
 
 /// The validator's answer for a write-back at the controller.
@@ -97,6 +104,18 @@ pub trait WritePredictor: Send {
     /// Hook: thread `thread` wrote back PM line `line_addr` holding `data` (`clwb`,
     /// `clflushopt`) at `now`.
     fn on_flush(&mut self, thread: u16, line_addr: u64, data: &[u8; 64], now: Ps, b: &Backend);
+    /// Hook: thread `thread`'s program announced, at `now`, that PM line `line_addr` will be
+    /// written back (with these bytes when `data` is given). Predictors that take no software
+    /// hints ignore it.
+    fn on_hint(
+        &mut self,
+        _thread: u16,
+        _line_addr: u64,
+        _data: Option<&[u8; 64]>,
+        _now: Ps,
+        _b: &Backend,
+    ) {
+    }
     /// Hook (validator): a PM write-back of `line_addr` reached the controller at `now`, with
     /// the line's bytes when known.
     fn on_writeback(

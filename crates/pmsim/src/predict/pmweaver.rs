@@ -5,8 +5,7 @@
 //! * **PC path**: `XOR_i (pc_i << i)` over the last `path_length` store PCs (Fig. 14a).
 //! * **Store history** (`history_entries`): each store's PC, its bytes as line-aligned 4 B
 //!   chunks, and the PC path before it (Fig. 14b). Lookups by value, as the hardware's
-//!   value-indexed structure does (each value keeps its oldest and newest occurrence: see
-//!   [`Occurrences`]).
+//!   value-indexed structure does ([`ValueIndex`]).
 //! * **Learner**: on a `clwb`/`clflushopt` of a PM line, the line's address must equal two
 //!   adjacent chunks (a pointer) of an earlier store, and each of its 16 data chunks a chunk of
 //!   an earlier store (or zero, predicted as a constant: Sec. V-D1); the oldest match wins.
@@ -23,6 +22,7 @@
 //!   `result_candidates`; its verdicts train the confidences.
 
 use super::result_buffer::{Candidate, ResultBuffer};
+use super::value_index::ValueIndex;
 use super::{Backend, RetiredStore, Source, Validation, WritePredictor};
 use crate::bmo::BmoEngine;
 use crate::config::PredictorConfig;
@@ -93,14 +93,10 @@ struct Core {
     history: VecDeque<HistEntry>,
     /// Sequence number of `history[0]`.
     first_seq: u64,
-    /// 4 B value -> its oldest and newest occurrences as (store sequence, chunk); see
-    /// [`Occurrences`].
-    by_word: FastMap<u32, Occurrences>,
+    /// 4 B value -> its oldest and newest occurrences in the history.
+    by_word: ValueIndex,
     /// Line address of an 8 B value -> its oldest and newest occurrences.
-    by_ptr: FastMap<u64, Occurrences>,
-    /// Value-index insertions since the indexes were last pruned of values that left the
-    /// history.
-    since_prune: usize,
+    by_ptr: ValueIndex,
     table: FastMap<u64, TableEntry>,
     /// Pending predictions by slot (slots never move, so index-generator bits stay valid).
     pending: Vec<Option<Pending>>,
@@ -262,23 +258,14 @@ impl Core {
             let first = self.first_seq;
             for (c, w) in words.iter().enumerate() {
                 if valid & (1 << c) != 0 && !(*w == 0 && p.zero_values) {
-                    note(
-                        self.by_word.entry(*w).or_insert(NONE),
-                        (seq, c as u8),
-                        first,
-                    );
-                    self.since_prune += 1;
+                    self.by_word.note(*w as u64, (seq, c as u8), first);
                 }
             }
             for c in (0..CHUNKS).step_by(2) {
                 if valid & (3 << c) == 3 << c {
                     let v = words[c] as u64 | (words[c + 1] as u64) << 32;
                     if is_pm(v) {
-                        note(
-                            self.by_ptr.entry(v & !63).or_insert(NONE),
-                            (seq, c as u8),
-                            first,
-                        );
+                        self.by_ptr.note(v & !63, (seq, c as u8), first);
                     }
                 }
             }
@@ -286,12 +273,6 @@ impl Core {
                 pc,
                 path: self.hash,
             });
-            if self.since_prune > 16 * p.history {
-                // Values whose every noted occurrence left the history.
-                self.since_prune = 0;
-                self.by_word.retain(|_, o| o[1].0 >= first);
-                self.by_ptr.retain(|_, o| o[1].0 >= first);
-            }
         }
         // hash = XOR_i (pc_i << i), i = 0 the newest: every older PC shifts by one.
         self.path.push_front(pc);
@@ -301,12 +282,6 @@ impl Core {
             self.hash ^= oldest.wrapping_shl(n as u32 - 1);
         }
         self.hash = self.hash.wrapping_shl(1) ^ pc;
-    }
-
-    /// The oldest occurrence of a value still in the history, as `(seq, chunk)`.
-    fn oldest(&self, o: Option<&Occurrences>) -> Option<(u64, u8)> {
-        let o = o?;
-        [o[0], o[1]].into_iter().find(|x| x.0 >= self.first_seq)
     }
 
     /// Takes pending prediction `slot` out; its PCs leave the index generator. Returns what a
@@ -352,36 +327,17 @@ fn filter_set(f: &mut [u64], key: u64) {
     f[s / 64] |= 1 << (s % 64);
 }
 
-/// A value's oldest and newest noted occurrences in the store history, `(seq, chunk)`.
-/// Occurrences between them are not kept: when the oldest leaves the history the newest
-/// noted one before the latest store takes its place, so the learner's oldest-match rule can
-/// pick a younger occurrence than the hardware's value-indexed buffer would (only for values
-/// stored three or more times within the window).
-type Occurrences = [(u64, u8); 2];
-
-/// No occurrence noted yet.
-const NONE: Occurrences = [(u64::MAX, 0); 2];
-
-/// Notes occurrence `x` of a value; `first` is the oldest sequence still in the history.
-#[inline]
-fn note(o: &mut Occurrences, x: (u64, u8), first: u64) {
-    if o[0].0 == u64::MAX || o[0].0 < first {
-        o[0] = if o[1].0 != u64::MAX && o[1].0 >= first {
-            o[1]
-        } else {
-            x
-        };
-    }
-    o[1] = x;
-}
-
 impl PmWeaver {
     fn core(&mut self, t: u16) -> &mut Core {
         let t = t as usize;
         if self.cores.len() <= t {
             let slots = self.p.pending;
+            let history = self.p.history;
             self.cores.resize_with(t + 1, || Core {
                 pending: vec![None; slots],
+                // Two chunks and at most one pointer per store, commonly.
+                by_word: ValueIndex::new(2 * history),
+                by_ptr: ValueIndex::new(history),
                 table_filter: vec![0; FILTER_SLOTS / 64],
                 index_filter: vec![0; FILTER_SLOTS],
                 ..Core::default()
@@ -472,7 +428,8 @@ impl PmWeaver {
     fn learn(&mut self, t: u16, line_addr: u64, data: &[u8; 64]) {
         let zero_values = self.p.zero_values;
         let core = &mut self.cores[t as usize];
-        let Some((addr_seq, addr_chunk)) = core.oldest(core.by_ptr.get(&line_addr)) else {
+        let first = core.first_seq;
+        let Some((addr_seq, addr_chunk)) = core.by_ptr.oldest(line_addr, first) else {
             self.stats.learn_no_addr += 1;
             return;
         };
@@ -489,7 +446,7 @@ impl PmWeaver {
                 pattern.zero |= 1 << i;
                 continue;
             }
-            let Some((seq, chunk)) = core.oldest(core.by_word.get(w)) else {
+            let Some((seq, chunk)) = core.by_word.oldest(*w as u64, first) else {
                 self.stats.learn_no_data += 1;
                 return;
             };

@@ -21,9 +21,9 @@
 //!   thread is acknowledged by the persistence domain (`mfence` also waits for loads and the
 //!   store buffer), as the ordering plug-in decides;
 //! * `TxBegin` / `TxEnd` go to the logging plug-in;
-//! * the write-predictor plug-in sees every retired store, every `clwb`/`clflushopt` write-back
-//!   and every PM write reaching the controller, where its validator hands the PM-support
-//!   engine the matching precomputation.
+//! * the write-predictor plug-in sees every retired store, every `clwb`/`clflushopt` write-back,
+//!   every software precomputation hint (`Op::Hint`) and every PM write reaching the
+//!   controller, where its validator hands the PM-support engine the matching precomputation.
 //!
 //! Threads run in time order: the runnable thread with the smallest clock executes its next
 //! event unless a memory event (a request arriving at a controller, a controller decision, a
@@ -772,6 +772,22 @@ impl System {
         self.predictor.on_store(&s, self.threads[t].clock, &b);
     }
 
+    /// Hook: thread `t` executed a software precomputation hint (`Op::Hint`).
+    fn predict_hint(&mut self, t: usize, ev: &TraceEvent) {
+        let line = ev.addr & !63;
+        let data: Option<[u8; 64]> = ev.value_bytes().try_into().ok();
+        let lines = Lines {
+            hier: &self.hier,
+            pm: (self.pm_base, self.pm_end),
+        };
+        let b = Backend {
+            engine: self.pm.bmo(),
+            lines: &lines,
+        };
+        self.predictor
+            .on_hint(t as u16, line, data.as_ref(), self.threads[t].clock, &b);
+    }
+
     /// Hook: thread `t` wrote PM line `line` back with bytes `data`.
     fn predict_flush(&mut self, t: usize, line: u64, data: &[u8; 64]) {
         let lines = Lines {
@@ -1043,6 +1059,11 @@ impl System {
                 self.send_log_writes(now);
                 if action == CommitAction::WaitForLog {
                     self.block_on_persists(t, false);
+                }
+            }
+            Op::Hint => {
+                if !self.predictor_passive {
+                    self.predict_hint(t, ev);
                 }
             }
             Op::Compute => {}

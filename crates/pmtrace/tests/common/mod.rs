@@ -77,7 +77,7 @@ pub fn sample_events(n: usize) -> Vec<TraceEvent> {
         let pc = 0x40_1000 + (x >> 50);
         let ev = if !op.has_address() {
             TraceEvent::marker(op, thread, pc, (x >> 40) as u32 % 100)
-        } else if op.writes_memory() {
+        } else if op.carries_value() {
             let v = x.to_le_bytes();
             TraceEvent::store(
                 op,
