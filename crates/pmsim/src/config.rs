@@ -997,7 +997,7 @@ impl SimConfig {
         ] {
             nanos(&format!("bmo.{k}"), v)?;
         }
-        range("bmo.tree_height", b.tree_height, 1, 14)?;
+        range("bmo.tree_height", b.tree_height, 1, 20)?;
         pow2("bmo.tree_arity", b.tree_arity, 2, 64)?;
         range("bmo.metadata_cache_ways", b.metadata_cache_ways, 1, 64)?;
         for (k, v) in [

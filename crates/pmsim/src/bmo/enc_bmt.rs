@@ -1,9 +1,9 @@
 //! Counter-mode encryption with a Bonsai Merkle tree over the counters and per-line MACs
 //! (PMWeaver Sec. II-B 1, Fig. 4; Rogers et al., MICRO'07).
 //!
-//! Functional state: every line has an encryption counter that each write-back increments;
-//! counter blocks (one per 4 KiB page) are the tree's leaves, and every tree node has a version
-//! that changes whenever a write below it changes its hash. Counter blocks and tree nodes pass
+//! Functional state: every line's encryption counter moves on with each write-back (pmlab keeps
+//! the number of the line's last write-back); counter blocks (one per 4 KiB page) are the
+//! tree's leaves, and every tree node records the last write-back that changed its hash. Counter blocks and tree nodes pass
 //! through a counter cache and a verification cache (tags only). The one-time pad, the tree
 //! path and the MAC are not computed bit for bit: the durable image holds the plaintext, what a
 //! reader through this controller sees.
@@ -14,14 +14,13 @@
 //!   per tree level fetched (up to the first cached node);
 //! * data path: `max(t_addr + AES, t_data)` + hash (the MAC over the ciphertext).
 //!
-//! A precomputation records the line's counter and the versions of its tree path. Tree nodes
-//! change version only with write-backs no valid precomputation covered (Sec. V-C3: the
-//! metadata updates of unpredicted or mispredicted write-backs invalidate the dependent
-//! precomputations). At the write-back, a changed counter (the line was written since) voids
-//! the precomputation; changed tree nodes are
-//! recalculated from the lowest changed level up, each level starting when its node last
-//! changed (PMWeaver Sec. V-C3: dependent precomputations are recalculated when the shared
-//! metadata changes), unless computing the path afresh at the write-back is done sooner.
+//! A precomputation records how many write-backs the engine had seen. Tree nodes change only
+//! with write-backs that no valid precomputation covered (Sec. V-C3: the metadata updates of
+//! unpredicted or mispredicted write-backs invalidate the dependent precomputations). At the
+//! write-back, a line written since voids the precomputation (its counter moved on); tree
+//! nodes changed since are recalculated from the lowest changed level up, each level starting
+//! when its node's change was known, unless computing the path afresh at the write-back is
+//! done sooner.
 
 use super::meta_cache::MetaCache;
 use super::{BmoEngine, Precomputed, WriteOutcome, MAX_DEPS};
@@ -41,10 +40,14 @@ pub struct EncBmt {
     arity_bits: u32,
     counters: MetaCache,
     nodes: MetaCache,
-    /// Per line: its encryption counter (write-backs so far).
-    line_counter: FastMap<u64, u32>,
-    /// Per tree node key: (version, when it last changed).
-    node_state: FastMap<u64, (u32, Ps)>,
+    /// Write-backs so far: write `n` is the `n`th (from 1); a precomputation records how many
+    /// there had been.
+    seq: u64,
+    /// Per line: the number of its last write-back (its encryption counter moved on then).
+    line_seq: FastMap<u64, u64>,
+    /// Per tree node key: the number of the last write-back that changed it, and when that
+    /// write-back's new node values were known.
+    node_state: FastMap<u64, (u64, Ps)>,
     stats: EncStats,
 }
 
@@ -71,7 +74,8 @@ impl Default for EncBmt {
             arity_bits: 3,
             counters: MetaCache::new(1, 1),
             nodes: MetaCache::new(1, 1),
-            line_counter: FastMap::default(),
+            seq: 0,
+            line_seq: FastMap::default(),
             node_state: FastMap::default(),
             stats: EncStats::default(),
         };
@@ -111,9 +115,15 @@ impl EncBmt {
             + self.miss * tree_misses as Ps
     }
 
-    fn version(&self, key: u64) -> (u32, Ps) {
+    fn changed(&self, key: u64) -> (u64, Ps) {
         self.node_state.get(&key).copied().unwrap_or((0, 0))
     }
+}
+
+/// How many write-backs a precomputation had seen.
+#[inline]
+fn seen(p: &Precomputed) -> u64 {
+    p.versions[0] as u64 | (p.versions[1] as u64) << 32
 }
 
 impl BmoEngine for EncBmt {
@@ -122,13 +132,6 @@ impl BmoEngine for EncBmt {
     }
 
     fn configure(&mut self, c: &BmoConfig) -> Result<(), String> {
-        if c.tree_height as usize + 2 > MAX_DEPS {
-            return Err(format!(
-                "bmo.tree_height = {} exceeds the {} levels a precomputation can record",
-                c.tree_height,
-                MAX_DEPS - 2
-            ));
-        }
         self.aes = ns_to_ps(c.aes_ns);
         self.hash = ns_to_ps(c.hash_ns);
         self.miss = ns_to_ps(c.metadata_miss_ns);
@@ -142,11 +145,11 @@ impl BmoEngine for EncBmt {
     fn precompute(&self, line_addr: u64, data: Option<&[u8; 64]>, now: Ps) -> Option<Precomputed> {
         let counter_miss = !self.counters.probe(self.node_key(line_addr, 0));
         let tree_misses = self.fetched_levels(line_addr);
+        // What the precomputation read is what the first `seq` write-backs left: a line or
+        // node changed by a later one is stale.
         let mut versions = [0u32; MAX_DEPS];
-        versions[0] = self.line_counter.get(&line_addr).copied().unwrap_or(0);
-        for level in 0..=self.height {
-            versions[1 + level as usize] = self.version(self.node_key(line_addr, level)).0;
-        }
+        versions[0] = self.seq as u32;
+        versions[1] = (self.seq >> 32) as u32;
         Some(Precomputed {
             line_addr,
             data: data.copied(),
@@ -158,7 +161,7 @@ impl BmoEngine for EncBmt {
                 Ps::MAX
             },
             versions,
-            deps: self.height as u8 + 2,
+            deps: 2,
         })
     }
 
@@ -169,12 +172,11 @@ impl BmoEngine for EncBmt {
         now: Ps,
         pre: Option<&Precomputed>,
     ) -> WriteOutcome {
-        let s = &mut self.stats;
-        s.writes += 1;
-        let counter = self.line_counter.get(&line_addr).copied().unwrap_or(0);
+        self.stats.writes += 1;
+        let last = self.line_seq.get(&line_addr).copied().unwrap_or(0);
         // The precomputed pad is void if the line was written since (its counter moved on).
         let pre = pre.filter(|p| {
-            let fresh = p.versions[0] == counter;
+            let fresh = last <= seen(p);
             if !fresh {
                 self.stats.counter_stale += 1;
             }
@@ -192,8 +194,8 @@ impl BmoEngine for EncBmt {
                 let mut ready = p.addr_ready;
                 let mut recalculating = false;
                 for level in 0..=self.height {
-                    let (v, changed) = self.version(self.node_key(line_addr, level));
-                    if !recalculating && v != p.versions[1 + level as usize] {
+                    let (by, changed) = self.changed(self.node_key(line_addr, level));
+                    if !recalculating && by > seen(p) {
                         recalculating = true;
                         self.stats.tree_recalculated += 1;
                     }
@@ -227,7 +229,8 @@ impl BmoEngine for EncBmt {
             }
             self.stats.tree_misses += 1;
         }
-        self.line_counter.insert(line_addr, counter.wrapping_add(1));
+        self.seq += 1;
+        self.line_seq.insert(line_addr, self.seq);
         // A validated precomputation's tree update was anticipated (predictions are computed
         // in order, each on the metadata the earlier ones leave): only unpredicted or
         // mispredicted write-backs change the metadata other precomputations depend on
@@ -235,9 +238,7 @@ impl BmoEngine for EncBmt {
         let anticipated = pre.is_some();
         for level in (0..=self.height).filter(|_| !anticipated) {
             let key = self.node_key(line_addr, level);
-            let e = self.node_state.entry(key).or_insert((0, 0));
-            e.0 = e.0.wrapping_add(1);
-            e.1 = done;
+            self.node_state.insert(key, (self.seq, done));
         }
         let delay = done - now;
         self.stats.delay_ps += delay;
@@ -301,12 +302,12 @@ mod tests {
     fn precomputation_hides_the_address_path_and_changes_nothing() {
         let mut e = engine();
         e.write(0x2000_0000, None, 0, None);
-        let before = (e.line_counter.clone(), e.node_state.clone());
+        let before = (e.seq, e.line_seq.clone(), e.node_state.clone());
         let p = e
             .precompute(0x2000_0000, Some(&[7; 64]), 2_000 * NS)
             .unwrap();
         assert_eq!(
-            (e.line_counter.clone(), e.node_state.clone()),
+            (e.seq, e.line_seq.clone(), e.node_state.clone()),
             before,
             "a precomputation changes no engine state"
         );

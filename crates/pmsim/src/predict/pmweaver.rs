@@ -206,11 +206,23 @@ fn store_words(addr: u64, value: &[u8]) -> ([u32; CHUNKS], u16) {
         return (words, 0);
     };
     let first = ((addr + skip as u64) % 64 / 4) as usize;
-    for (j, c) in aligned.chunks_exact(4).enumerate() {
-        // A store of at most 64 B wraps into the next line at most once.
-        let chunk = (first + j) % CHUNKS;
-        words[chunk] = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-        valid |= 1 << chunk;
+    let n = aligned.len() / 4;
+    if first + n <= CHUNKS {
+        // Within one line (the common case): a straight copy.
+        for (w, c) in words[first..first + n]
+            .iter_mut()
+            .zip(aligned.chunks_exact(4))
+        {
+            *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        }
+        valid = (((1u32 << n) - 1) << first) as u16;
+    } else {
+        for (j, c) in aligned.chunks_exact(4).enumerate() {
+            // A store of at most 64 B wraps into the next line at most once.
+            let chunk = (first + j) % CHUNKS;
+            words[chunk] = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            valid |= 1 << chunk;
+        }
     }
     (words, valid)
 }

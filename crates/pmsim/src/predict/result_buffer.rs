@@ -117,13 +117,15 @@ impl ResultBuffer {
         let Some((_, mut cands)) = self.entries.remove(&line_addr) else {
             return Match::default();
         };
-        let max_age = self.max_age;
-        let (fresh, aged): (Vec<_>, Vec<_>) = cands
-            .drain(..)
-            .partition(|c| now.saturating_sub(c.pre.issued) <= max_age);
-        self.stats.aged += aged.len() as u64;
-        self.dropped.extend(aged);
-        let mut cands = fresh;
+        let mut i = 0;
+        while i < cands.len() {
+            if now.saturating_sub(cands[i].pre.issued) > self.max_age {
+                self.stats.aged += 1;
+                self.dropped.push(cands.remove(i));
+            } else {
+                i += 1;
+            }
+        }
         if cands.is_empty() {
             return Match::default();
         }
