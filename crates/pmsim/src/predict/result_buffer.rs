@@ -78,8 +78,8 @@ impl ResultBuffer {
         self.addresses = addresses.max(1);
     }
 
-    /// Buffers `c`. A candidate with the same bytes as one already held replaces it only when
-    /// the held one is older (a fresher precomputation of the same line).
+    /// Buffers `c`. A candidate with the same bytes as one already held replaces it (a fresher
+    /// precomputation of the same prediction).
     pub fn insert(&mut self, c: Candidate) {
         self.clock += 1;
         self.stats.inserted += 1;
@@ -99,8 +99,9 @@ impl ResultBuffer {
         let e = self.entries.entry(line).or_insert((0, Vec::new()));
         e.0 = self.clock;
         if let Some(i) = e.1.iter().position(|o| o.pre.data == c.pre.data) {
-            let old = std::mem::replace(&mut e.1[i], c);
-            self.dropped.push(old);
+            // The same line predicted again: the fresher precomputation replaces the held one
+            // (a refresh, not a prediction gone unused).
+            e.1[i] = c;
             return;
         }
         if e.1.len() >= cap {
