@@ -167,8 +167,7 @@ pub fn run(a: SimArgs) -> Result<(), String> {
             },
         });
         let text = serde_json::to_string_pretty(&doc).expect("json");
-        std::fs::write(&path, text + "\n")
-            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+        crate::atomic_file::write_atomic(&path, &(text + "\n"))?;
     }
     Ok(())
 }

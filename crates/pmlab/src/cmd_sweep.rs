@@ -8,13 +8,13 @@ mod grid;
 mod shard;
 mod table;
 
+use crate::atomic_file::{host_name, with_suffix, write_atomic};
 use crate::simulate::run_workload;
 use clap::{Args, Subcommand};
 use grid::{Grid, SetAxis};
 use indicatif::{ProgressBar, ProgressStyle};
 use pmsim::SimConfig;
-use shard::{with_suffix, Shard};
-use std::io::Write;
+use shard::Shard;
 use std::num::NonZeroUsize;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -479,39 +479,4 @@ fn shard_glob(out: &Path, count: usize) -> String {
     with_suffix(out, &format!(".shard-*-of-{count}"))
         .display()
         .to_string()
-}
-
-/// Writes `text` to a temporary file beside `path`, then renames it over `path`, so readers
-/// (and a shard merging at the same moment) never see a partial file.
-fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
-    // Host name and pid keep shards on different machines of a shared filesystem apart.
-    let tmp = with_suffix(
-        path,
-        &format!(".tmp-{}-{}", host_name(), std::process::id()),
-    );
-    let result = std::fs::File::create(&tmp)
-        .and_then(|mut f| {
-            f.write_all(text.as_bytes())?;
-            f.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(|e| format!("{}: cannot write: {e}", path.display()))
-}
-
-/// This machine's name (for host timing and temporary file names).
-fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .map(|h| {
-            h.trim().replace(
-                |c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '.',
-                "_",
-            )
-        })
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "host".into())
 }

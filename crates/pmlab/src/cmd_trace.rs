@@ -1,5 +1,6 @@
 //! `pmlab trace`: dump, summarise and import traces.
 
+use crate::atomic_file::AtomicFile;
 use clap::Subcommand;
 use indicatif::{ProgressBar, ProgressStyle};
 use pmsim::pmtrace::{
@@ -138,8 +139,8 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
                 let f = header.flags | flags::IMPORTED;
                 header = header.with_flags(f);
             }
-            let f = File::create(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-            let mut w = PmtWriter::new(BufWriter::new(f), header).map_err(|e| e.to_string())?;
+            let f = AtomicFile::create(&out)?;
+            let mut w = PmtWriter::new(f, header).map_err(|e| e.to_string())?;
             for ev in src {
                 let ev = ev.map_err(|e| format!("{}: {e}", file.display()))?;
                 w.write(&ev)
@@ -148,8 +149,7 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
             let n = w.events_written();
             w.finish()
                 .map_err(|e| format!("{}: {e}", out.display()))?
-                .flush()
-                .map_err(|e| format!("{}: {e}", out.display()))?;
+                .commit()?;
             eprintln!("imported {n} events into {}", out.display());
             Ok(())
         }
@@ -182,14 +182,10 @@ fn generate(
     };
     p.validate().map_err(|e| format!("{name}: {e}"))?;
     let err = |e: pmsim::pmtrace::TraceError| format!("{}: {e}", out.display());
-    let f = File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let f = AtomicFile::create(out)?;
     let start = std::time::Instant::now();
     let mut stream = pmwork::EventStream::spawn(w, p.clone(), false);
-    let mut w_out = PmtWriter::new(
-        BufWriter::with_capacity(1 << 20, f),
-        stream.header().clone(),
-    )
-    .map_err(err)?;
+    let mut w_out = PmtWriter::new(f, stream.header().clone()).map_err(err)?;
     let bar = ProgressBar::new_spinner();
     bar.set_style(
         ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("static template"),
@@ -203,11 +199,7 @@ fn generate(
         }
     }
     let summary = stream.finish()?;
-    w_out
-        .finish()
-        .map_err(err)?
-        .flush()
-        .map_err(|e| format!("{}: {e}", out.display()))?;
+    w_out.finish().map_err(err)?.commit()?;
     bar.finish_and_clear();
     debug_assert_eq!(summary.events, n);
     let secs = start.elapsed().as_secs_f64();

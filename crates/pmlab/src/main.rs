@@ -1,5 +1,6 @@
 //! `pmlab`: the persistent-memory systems toolkit's command line.
 
+mod atomic_file;
 mod cmd_crash;
 mod cmd_ec;
 mod cmd_sim;

@@ -1,6 +1,7 @@
 //! Sharding: which slice of the grid this process runs (`--shard I/N` or a launcher's
 //! environment), and how shard files are named.
 
+use crate::atomic_file::with_suffix;
 use std::path::{Path, PathBuf};
 
 /// Shard `index` of `count`: the process runs the jobs whose index % count == index.
@@ -61,13 +62,6 @@ pub fn strip_shard_suffix(path: &Path) -> PathBuf {
         Some(i) => PathBuf::from(&s[..i]),
         None => path.to_path_buf(),
     }
-}
-
-/// `path` with `suffix` appended to its file name (`out.csv` → `out.csv.host.csv`).
-pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push(suffix);
-    PathBuf::from(s)
 }
 
 /// The shard given by a parallel launcher's environment, if any, and where it came from.

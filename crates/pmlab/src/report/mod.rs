@@ -68,11 +68,11 @@ impl Table {
     }
 }
 
-/// Writes `contents` to `dir/name`, creating `dir`; errors name the path.
+/// Writes `contents` to `dir/name` atomically, creating `dir`; errors name the path.
 pub fn write_file(dir: &Path, name: &str, contents: &str) -> Result<PathBuf, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
     let p = dir.join(name);
-    std::fs::write(&p, contents).map_err(|e| format!("{}: cannot write: {e}", p.display()))?;
+    crate::atomic_file::write_atomic(&p, contents)?;
     Ok(p)
 }
 
