@@ -103,6 +103,34 @@ fn hybrid_and_remote_runs_persist_in_order_under_epoch_and_broi() {
 }
 
 #[test]
+fn broi_and_epoch_compose_with_pm_support_engines_and_prediction() {
+    // The orderings release persists; the engine delays each on its way into the controller
+    // (and dedup may drop its media write); acknowledgements still come in an order the
+    // checker accepts.
+    for name in ["ppo-hash", "ppo-sps"] {
+        let ev = events(pmwork::workload(name).unwrap(), 8, 160);
+        for ordering in ["epoch", "broi"] {
+            for (bmo, pred) in [
+                ("enc-bmt", "pmweaver"),
+                ("dedup", "pmweaver"),
+                ("enc-bmt", "ideal"),
+            ] {
+                let s = run_checked(
+                    &ev,
+                    &[
+                        &format!("controller.ordering={ordering}"),
+                        &format!("controller.bmo={bmo}"),
+                        &format!("controller.predictor={pred}"),
+                    ],
+                )
+                .unwrap_or_else(|e| panic!("{name} {ordering} {bmo}+{pred}: {e}"));
+                assert!(s.persists > 100, "{name}: {s:?}");
+            }
+        }
+    }
+}
+
+#[test]
 fn the_checker_catches_a_broi_that_ignores_barriers() {
     let ev = events(pmwork::workload("ppo-hash").unwrap(), 8, 160);
     let e = run_checked(
