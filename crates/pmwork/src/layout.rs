@@ -4,7 +4,8 @@
 //! PM_BASE                      root table: one 64-byte root slot per thread
 //!                                 word 0: ROOT_MAGIC once the thread's setup persisted
 //!                                 words 1-7: the workload's root fields
-//! span(t) = PM_BASE + 64 KiB + t * THREAD_SPAN     (THREAD_SPAN = 4 GiB)
+//! span(t) = PM_BASE + 64 KiB + t * THREAD_SPAN + stagger(t)
+//!                              (THREAD_SPAN = 4 GiB; stagger(t): a hashed line offset < 32 KiB)
 //!   span(t) + 0                log area (undo / redo log of thread t), LOG_BYTES
 //!   span(t) + LOG_BYTES        allocator header (bump pointer, free-list heads)
 //!   heap_start(t) .. span end  thread t's persistent heap (alloc.rs)
@@ -44,10 +45,20 @@ pub fn root_word(t: u16, i: u64) -> u64 {
     root_slot(t) + i * 8
 }
 
+/// How far thread `t`'s partition starts past its 4 GiB boundary: a hashed whole number of
+/// lines below 32 KiB (0 for thread 0). Without it every thread's log and heap would start at
+/// the same offset from a 4 GiB boundary, so under any bank interleaving finer than that the
+/// threads' sequential log writes would march through the banks in lock step and collide (a
+/// layout no allocator produces: per-thread logs land wherever the pool has room).
+#[inline]
+pub fn stagger(t: u16) -> u64 {
+    ((u64::from(t).wrapping_mul(0x9e37_79b9_7f4a_7c15)) >> 55) * 64
+}
+
 /// Start of thread `t`'s partition.
 #[inline]
 pub fn span(t: u16) -> u64 {
-    PM_BASE + (64 << 10) + u64::from(t) * THREAD_SPAN
+    PM_BASE + (64 << 10) + u64::from(t) * THREAD_SPAN + stagger(t)
 }
 
 /// Start of thread `t`'s log area.
