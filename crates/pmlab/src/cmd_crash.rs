@@ -32,7 +32,8 @@ pub struct CrashArgs {
     /// Crash points: half at fence completions (every k-th fence, k chosen so they spread over
     /// the whole run; alternately at and just before the fence), the rest at random times, and
     /// the last at the end of the run.
-    #[arg(long, value_name = "N", default_value_t = 1000)]
+    #[arg(long, value_name = "N", default_value_t = 1000,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     points: usize,
     /// Replay a single crash point (picoseconds), e.g. one a failing run printed.
     #[arg(long, value_name = "PS")]

@@ -19,8 +19,9 @@ pub enum EcCommand {
         /// Data shards.
         #[arg(short, default_value_t = 8)]
         k: usize,
-        /// Parity shards (the file survives the loss of any m shards).
-        #[arg(short, default_value_t = 4)]
+        /// Parity shards (the file survives the loss of any m shards; at least 1).
+        #[arg(short, default_value_t = 4,
+              value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         m: usize,
         /// Stripe unit in bytes.
         #[arg(long, default_value_t = 65536, value_name = "BYTES")]

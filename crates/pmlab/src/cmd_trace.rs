@@ -118,7 +118,11 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
             if !h.params.is_empty() {
                 println!("params {}", h.params);
             }
-            print!("{stats}");
+            let text = stats.to_string();
+            print!("{text}");
+            if !text.ends_with('\n') {
+                println!();
+            }
             Ok(())
         }
         TraceCommand::Import {

@@ -613,3 +613,89 @@ fn trace_gen_bad_arguments_give_one_line_errors() {
     assert!(!o.status.success());
     assert_eq!(stderr(&o).trim_end().lines().count(), 1, "{}", stderr(&o));
 }
+
+#[test]
+fn small_input_errors_name_what_is_wrong() {
+    // A value of the wrong type names the setting.
+    let o = pmlab(&[
+        "sim",
+        "--config",
+        "pcm-pmweaver",
+        "--workload",
+        "btree",
+        "--ops",
+        "10",
+        "--set",
+        "controller.adr=maybe",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("controller.adr=maybe"),
+        "{}",
+        stderr(&o)
+    );
+    // An unknown bare config name lists the presets.
+    let o = pmlab(&["sim", "--config", "nosuchpreset", "--workload", "btree"]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(
+        e.contains("neither a preset") && e.contains("nvm-ppo"),
+        "{e}"
+    );
+    // Zero parity shards protect nothing; zero crash points check nothing.
+    let d = tmpdir("small-errors");
+    let f = d.join("x.txt");
+    std::fs::write(&f, b"hello").unwrap();
+    let o = pmlab(&[
+        "ec",
+        "encode",
+        f.to_str().unwrap(),
+        "--out",
+        d.join("shards").to_str().unwrap(),
+        "-k",
+        "4",
+        "-m",
+        "0",
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("-m"),
+        "{}",
+        stderr(&o)
+    );
+    let o = pmlab(&[
+        "crash",
+        "--config",
+        "pcm-pmweaver",
+        "--workload",
+        "btree",
+        "--points",
+        "0",
+    ]);
+    assert!(
+        !o.status.success() && stderr(&o).contains("--points"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn trace_stats_ends_with_a_newline() {
+    let d = tmpdir("stats-nl");
+    let t = d.join("t.pmt");
+    let o = pmlab(&[
+        "trace",
+        "gen",
+        "--workload",
+        "linkedlist",
+        "--ops",
+        "20",
+        "--out",
+        t.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = pmlab(&["trace", "stats", t.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert!(o.stdout.ends_with(b"\n"));
+    let left: Vec<_> = std::fs::read_dir(&d).unwrap().collect();
+    assert_eq!(left.len(), 1, "trace gen leaves no temporary file");
+}

@@ -717,6 +717,11 @@ impl SimConfig {
                 if preset_text(stem).is_some() && (bare || e.kind() == std::io::ErrorKind::NotFound)
                 {
                     SimConfig::preset(stem)
+                } else if bare {
+                    Err(ConfigError(format!(
+                        "`{origin}` is neither a preset (known: {}) nor a readable config file ({e})",
+                        preset_names().join(", ")
+                    )))
                 } else {
                     Err(ConfigError(format!("{origin}: cannot read config: {e}")))
                 }
@@ -780,6 +785,9 @@ impl SimConfig {
                 return Err(ConfigError(format!("--set {s}: unknown key `{key}`")));
             }
             cur.insert(last.to_string(), value);
+            // Type errors name the setting that caused them.
+            SimConfig::deserialize(toml::Value::Table(table.clone()))
+                .map_err(|e| ConfigError(format!("--set {s}: {}", e.message())))?;
         }
         let cfg = SimConfig::deserialize(toml::Value::Table(table))
             .map_err(|e| ConfigError(format!("--set: {}", e.message())))?;
@@ -1155,5 +1163,22 @@ mod tests {
         assert!(base
             .with_overrides(&["controller.scheduler=magic".into()])
             .is_err());
+        // A value of the wrong type names its key.
+        let e = base
+            .with_overrides(&["cpu.cores=2".into(), "controller.adr=maybe".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("controller.adr=maybe"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_bare_name_lists_the_presets() {
+        let e = SimConfig::load(Path::new("nosuchpreset"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("neither a preset") && e.contains("nvm-ppo") && e.contains("pcm-pmweaver"),
+            "{e}"
+        );
     }
 }
