@@ -25,8 +25,9 @@ pub mod meta_cache;
 pub use dedup::Dedup;
 pub use enc_bmt::EncBmt;
 
-/// Most metadata versions a precomputation records (a line counter and the tree path).
-pub const MAX_DEPS: usize = 16;
+/// Most metadata words a precomputation records (enc-bmt keeps a 64-bit write-back count in
+/// two; small, because every buffered prediction carries them).
+pub const MAX_DEPS: usize = 4;
 
 /// What an engine precomputed for a predicted write-back. Held by the predictor's validator;
 /// nothing in it is persistent or visible to the processor until a write-back validates it.

@@ -28,6 +28,7 @@ use crate::bmo::BmoEngine;
 use crate::config::PredictorConfig;
 use crate::fast_hash::FastMap;
 use crate::time::{ns_to_ps, Ps};
+use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 
 /// A line's 16 chunks plus its address.
@@ -72,7 +73,10 @@ struct TableEntry {
 #[derive(Clone, Copy, Debug)]
 struct Pending {
     key: u64,
-    pattern: Pattern,
+    /// The pattern's address source and, per data chunk, the chunk of its store's bytes.
+    addr_pc: u64,
+    addr_chunk: u8,
+    chunks: [u8; CHUNKS],
     filled: u32,
     words: [u32; CHUNKS],
     addr: u64,
@@ -98,10 +102,12 @@ struct Core {
     /// Line address of an 8 B value -> its oldest and newest occurrences.
     by_ptr: ValueIndex,
     table: FastMap<u64, TableEntry>,
-    /// Pending predictions by slot (slots never move, so index-generator bits stay valid).
+    /// Pending predictions by slot (slots never move, so index-generator entries stay valid).
     pending: Vec<Option<Pending>>,
-    /// Index generator: PC -> pending predictions (bit per slot) it contributes to.
-    index: FastMap<u64, u64>,
+    /// Index generator (Fig. 15): PC -> the pending prediction its next store fills. A newer
+    /// prediction waiting for the same PC takes the entry over; the older one then waits for
+    /// that PC in vain and leaves when evicted.
+    index: FastMap<u64, u8>,
     /// Filters in front of the maps (host speed only): a bit per hashed table key, a count per
     /// hashed index PC. Most stores match neither, and a filter answers without hashing.
     table_filter: Filter,
@@ -301,10 +307,9 @@ impl Core {
     fn remove_pending(&mut self, slot: usize) -> (u64, u64, [u32; CHUNKS], bool) {
         let q = self.pending[slot].as_ref().expect("an occupied slot");
         for pc in &q.pcs[..q.n_pcs as usize] {
-            if let Some(m) = self.index.get_mut(pc) {
-                *m &= !(1u64 << slot);
-                if *m == 0 {
-                    self.index.remove(pc);
+            if let Entry::Occupied(e) = self.index.entry(*pc) {
+                if *e.get() == slot as u8 {
+                    e.remove();
                     self.index_filter[filter_slot(*pc)] -= 1;
                 }
             }
@@ -504,15 +509,15 @@ impl PmWeaver {
         );
     }
 
-    /// A store's PC path may start a prediction; the store then fills the pending predictions
-    /// its PC contributes to. Returns the completed ones.
+    /// A store's PC path may start a prediction; the store then fills the pending prediction
+    /// its PC is mapped to. Returns it when that completed it.
     fn trigger_and_fill(
         &mut self,
         t: u16,
         pc: u64,
         words: &[u32; CHUNKS],
         valid: u16,
-    ) -> Vec<(u64, u64, [u32; CHUNKS], bool)> {
+    ) -> Option<(u64, u64, [u32; CHUNKS], bool)> {
         let p = self.p;
         let core = &mut self.cores[t as usize];
         let hit = filter_has(&core.table_filter, core.hash);
@@ -539,11 +544,16 @@ impl PmWeaver {
                         }
                     }
                 }
-                let new_pcs = pcs[..n]
-                    .iter()
-                    .filter(|pc| !core.index.contains_key(pc))
-                    .count();
-                if core.index.len() + new_pcs > p.index {
+                // Counting the PCs new to the index generator takes lookups; the bound
+                // "all are new" usually fits already.
+                let fits = core.index.len() + n <= p.index
+                    || core.index.len()
+                        + pcs[..n]
+                            .iter()
+                            .filter(|pc| !core.index.contains_key(pc))
+                            .count()
+                        <= p.index;
+                if !fits {
                     self.stats.index_full += 1;
                 } else {
                     let slot = match core.pending.iter().position(Option::is_none) {
@@ -563,15 +573,15 @@ impl PmWeaver {
                     };
                     let filled = pat.zero as u32;
                     for pc in &pcs[..n] {
-                        let m = core.index.entry(*pc).or_insert(0);
-                        if *m == 0 {
+                        if core.index.insert(*pc, slot as u8).is_none() {
                             core.index_filter[filter_slot(*pc)] += 1;
                         }
-                        *m |= 1 << slot;
                     }
                     core.pending[slot] = Some(Pending {
                         key: core.hash,
-                        pattern: pat,
+                        addr_pc: pat.addr_pc,
+                        addr_chunk: pat.addr_chunk,
+                        chunks: pat.chunks,
                         filled,
                         words: [0; CHUNKS],
                         addr: 0,
@@ -585,41 +595,30 @@ impl PmWeaver {
             }
         }
         if core.index_filter[filter_slot(pc)] == 0 {
-            return Vec::new();
+            return None;
         }
-        let Some(&mask) = core.index.get(&pc) else {
-            return Vec::new();
-        };
-        let mut done = Vec::new();
-        for slot in (0..core.pending.len()).filter(|s| mask & (1 << s) != 0) {
-            let Some(q) = core.pending[slot].as_mut() else {
-                continue;
-            };
-            let pat = &q.pattern;
-            if pat.addr_pc == pc && q.filled & ADDR_BIT == 0 {
-                let c = pat.addr_chunk as usize;
-                if valid & (3 << c) == 3 << c {
-                    q.addr = (words[c] as u64 | (words[c + 1] as u64) << 32) & !63;
-                    q.filled |= ADDR_BIT;
-                }
-            }
-            if let Some(k) = q.pcs[..q.n_pcs as usize].iter().position(|&p| p == pc) {
-                let mut todo = q.masks[k] & !(q.filled as u16);
-                while todo != 0 {
-                    let i = todo.trailing_zeros() as usize;
-                    todo &= todo - 1;
-                    let chunk = q.pattern.chunks[i] as usize;
-                    if valid & (1 << chunk) != 0 {
-                        q.words[i] = words[chunk];
-                        q.filled |= 1 << i;
-                    }
-                }
-            }
-            if q.filled == ALL_FILLED {
-                done.push(slot);
+        let slot = *core.index.get(&pc)? as usize;
+        let q = core.pending[slot].as_mut()?;
+        if q.addr_pc == pc && q.filled & ADDR_BIT == 0 {
+            let c = q.addr_chunk as usize;
+            if valid & (3 << c) == 3 << c {
+                q.addr = (words[c] as u64 | (words[c + 1] as u64) << 32) & !63;
+                q.filled |= ADDR_BIT;
             }
         }
-        done.iter().map(|&slot| core.remove_pending(slot)).collect()
+        if let Some(k) = q.pcs[..q.n_pcs as usize].iter().position(|&p| p == pc) {
+            let mut todo = q.masks[k] & !(q.filled as u16);
+            while todo != 0 {
+                let i = todo.trailing_zeros() as usize;
+                todo &= todo - 1;
+                let chunk = q.chunks[i] as usize;
+                if valid & (1 << chunk) != 0 {
+                    q.words[i] = words[chunk];
+                    q.filled |= 1 << i;
+                }
+            }
+        }
+        (q.filled == ALL_FILLED).then(|| core.remove_pending(slot))
     }
 }
 
@@ -661,7 +660,8 @@ impl WritePredictor for PmWeaver {
         self.fire_timeouts(t, now, b);
         let (words, valid) = store_words(s.addr, s.value);
         let at = now + self.p.frontend;
-        for (key, addr, chunks, with_data) in self.trigger_and_fill(t, s.pc, &words, valid) {
+        if let Some((key, addr, chunks, with_data)) = self.trigger_and_fill(t, s.pc, &words, valid)
+        {
             let woven = words_line(&chunks);
             self.predict(t, addr, woven, with_data, Source::Stores, key, at, b);
         }
