@@ -18,6 +18,7 @@ use crate::image::{LineData, PmImage};
 use crate::scheduler::Scheduler;
 use crate::stats::Stats;
 use crate::time::{ns_to_ps, Ps};
+use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 
 /// A request from a requester.
@@ -126,6 +127,11 @@ pub struct MemorySystem {
     /// Per line, when its latest write leaves the PM-support engine: writes of a line leave
     /// the engine in arrival order whatever their latencies.
     bmo_line_tail: crate::fast_hash::FastMap<u64, Ps>,
+    /// Per line, writes past the engine on their way to the media and not yet durable, and
+    /// (for engines that read the bytes) the line's newest bytes while there are any: a
+    /// write whose media write the engine skips may not become durable ahead of them, and a
+    /// partial write is completed over them, not over stale durable bytes.
+    bmo_in_flight: crate::fast_hash::FastMap<u64, (u32, [u8; 64])>,
     events: EventQueue<MemEvent>,
     image: PmImage,
     acks: Vec<Ack>,
@@ -171,6 +177,7 @@ impl MemorySystem {
             scheduler,
             bmo_passthrough: bmo.is_passthrough(),
             bmo_line_tail: Default::default(),
+            bmo_in_flight: Default::default(),
             bmo,
             events: EventQueue::new(),
             image: PmImage::new(),
@@ -304,9 +311,13 @@ impl MemorySystem {
     /// the engine is done (or becomes durable without a media write).
     fn through_bmo(&mut self, r: QueuedRequest, now: Ps, pre: Option<&Precomputed>, lookup: Ps) {
         let line = if self.bmo.needs_data() {
-            // The full line after the write: the payload over the line's durable contents.
+            // The full line after the write: the payload over the line's newest bytes (those
+            // of a write still in flight, else the durable ones).
             r.data().last().map(|d| {
-                let mut l = self.image.line(r.line_addr).copied().unwrap_or([0; 64]);
+                let mut l = match self.bmo_in_flight.get(&r.line_addr) {
+                    Some((_, bytes)) => *bytes,
+                    None => self.image.line(r.line_addr).copied().unwrap_or([0; 64]),
+                };
                 let (o, n) = (d.offset as usize, d.len as usize);
                 l[o..o + n].copy_from_slice(d.value());
                 l
@@ -320,6 +331,14 @@ impl MemorySystem {
         let tail = self.bmo_line_tail.entry(r.line_addr).or_insert(0);
         let leave = (now + lookup + out.delay).max(*tail);
         *tail = leave;
+        let e = self
+            .bmo_in_flight
+            .entry(r.line_addr)
+            .or_insert((0, [0; 64]));
+        e.0 += 1;
+        if let Some(l) = line {
+            e.1 = l;
+        }
         let q = Box::new(r);
         let ev = if out.media {
             MemEvent::Arrive(true, q)
@@ -447,6 +466,9 @@ impl MemorySystem {
     /// A write became durable at `t`: update the image and acknowledge it.
     #[inline]
     fn write_durable(&mut self, q: &QueuedRequest, t: Ps) {
+        if !self.bmo_passthrough {
+            self.bmo_landed(q.line_addr, 1 + q.merged().len() as u32);
+        }
         if q.payload.is_none() {
             self.ack(q.id, true, q.issued, t + self.frontend);
             return;
@@ -455,6 +477,18 @@ impl MemorySystem {
             self.image.apply(q.line_addr, d);
         }
         self.ack_all(q, true, t + self.frontend);
+    }
+
+    /// `n` writes of `line` that went through the PM-support engine became durable.
+    fn bmo_landed(&mut self, line: u64, n: u32) {
+        if let Entry::Occupied(mut e) = self.bmo_in_flight.entry(line) {
+            let left = e.get().0.saturating_sub(n);
+            if left == 0 {
+                e.remove();
+            } else {
+                e.get_mut().0 = left;
+            }
+        }
     }
 
     /// A request for row `row` of bank `bank` entered channel `ch` at `now`: make sure a
@@ -608,10 +642,14 @@ impl MemorySystem {
             }
             MemEvent::Arrive(is_write, q) => self.offer(is_write, *q, time),
             MemEvent::ArriveNoMedia(q) => {
-                let ch = q.channel as usize;
-                if self.channels[ch].wpq_holds(q.line_addr, q.bank) {
-                    // An older write of the line still waits in the WPQ: this one coalesces
-                    // into it, so the media ends with these bytes.
+                let older = self
+                    .bmo_in_flight
+                    .get(&q.line_addr)
+                    .is_some_and(|e| e.0 > 1);
+                if older {
+                    // An older write of the line is not durable yet (in the WPQ, waiting for a
+                    // slot, or being written): this one follows it through the controller, so
+                    // the line ends with these bytes.
                     self.offer(true, *q, time);
                 } else {
                     self.bmo_skipped_media += 1;

@@ -303,9 +303,9 @@ impl PmHeap {
     /// Ends the operation begun with [`begin_hint_scope`](Self::begin_hint_scope): each
     /// write-back of a PM line the operation modified gets a hint (`Op::Hint`, the line and
     /// its bytes at the write-back), placed as early as the operation could know both. That
-    /// is the first event of the operation that reveals the line's address (an access to the
-    /// line, or a store of a pointer into it), but not before the line's previous write-back
-    /// in the operation. Janus's annotations are limited to a function's scope (ISCA'19,
+    /// is right after the first event of the operation that reveals the line's address (an
+    /// access to the line, or a store of a pointer into it), but not before the line's
+    /// previous write-back in the operation. Janus's annotations are limited to a function's scope (ISCA'19,
     /// PMWeaver Sec. VI-B3): lines modified in an earlier operation get no hint. Knowing the
     /// data as soon as the address is known is optimistic: Janus hints data only where the
     /// program has computed it.
@@ -338,7 +338,9 @@ impl PmHeap {
                                 line_of(u64::from_le_bytes(w.try_into().unwrap())) == line
                             }))
                 })
-                .map_or(at, |i| from + i);
+                // Right after that event (the program has the address then), and no later
+                // than the write-back itself.
+                .map_or(at, |i| (from + i + 1).min(at));
             let flush = &sc.events[at];
             hints.push((
                 reveal,
@@ -620,16 +622,18 @@ mod tests {
         let ev = events(h);
         let ops: Vec<Op> = ev.iter().map(|e| e.op).collect();
         use Op::*;
+        // Each hint right after the event that reveals the line's address: the pointer store,
+        // then (after the first write-back) the next store to the line.
         assert_eq!(
             ops,
-            [Store, Hint, Store, Store, Clwb, Clwb, Sfence, Hint, Store, Clwb]
+            [Store, Store, Hint, Store, Clwb, Clwb, Sfence, Store, Hint, Clwb]
         );
         let mut first = [0u8; 64];
         first[..8].copy_from_slice(&7u64.to_le_bytes());
-        assert_eq!((ev[1].addr, ev[1].value_bytes()), (node, &first[..]));
+        assert_eq!((ev[2].addr, ev[2].value_bytes()), (node, &first[..]));
         let mut second = first;
         second[8..16].copy_from_slice(&9u64.to_le_bytes());
-        assert_eq!((ev[7].addr, ev[7].value_bytes()), (node, &second[..]));
+        assert_eq!((ev[8].addr, ev[8].value_bytes()), (node, &second[..]));
     }
 
     #[test]

@@ -25,7 +25,8 @@ pub struct Dedup {
     hash: Ps,
     miss: Ps,
     cache: MetaCache,
-    /// Logical line -> fingerprint of the contents it maps to.
+    /// Logical line -> fingerprint of the contents it maps to ([`UNIQUE`]: stored on its own,
+    /// after a fingerprint collision).
     mapping: FastMap<u64, u64>,
     /// Fingerprint -> (lines mapped to it, the stored bytes).
     table: FastMap<u64, (u32, [u8; 64])>,
@@ -72,6 +73,10 @@ pub fn fingerprint(line: &[u8; 64]) -> u64 {
     h ^ (h >> 31)
 }
 
+/// Mapping of a line stored on its own: its bytes collided with a different line's
+/// fingerprint, so it holds no reference in the table.
+const UNIQUE: u64 = u64::MAX;
+
 /// Metadata-cache key of the mapping-table block holding `line_addr`'s entry (8 B entries).
 #[inline]
 fn mapping_key(line_addr: u64) -> u64 {
@@ -96,19 +101,21 @@ impl Dedup {
     /// Points `line_addr` at fingerprint `fp` (with `bytes`), dropping its old reference.
     /// Returns whether the bytes were already stored (a duplicate).
     fn remap(&mut self, line_addr: u64, fp: u64, bytes: &[u8; 64]) -> bool {
-        let duplicate = match self.table.get_mut(&fp) {
+        let (duplicate, mapped) = match self.table.get_mut(&fp) {
             Some((refs, stored)) if stored == bytes => {
                 *refs += 1;
-                true
+                (true, fp)
             }
-            // A fingerprint collision: the line is stored as unique (never trusted).
-            Some(_) => false,
+            // A fingerprint collision: the line is stored on its own (a fingerprint is never
+            // trusted without its bytes), holding no reference.
+            Some(_) => (false, UNIQUE),
+            None if fp == UNIQUE => (false, UNIQUE),
             None => {
                 self.table.insert(fp, (1, *bytes));
-                false
+                (false, fp)
             }
         };
-        if let Some(old) = self.mapping.insert(line_addr, fp) {
+        if let Some(old) = self.mapping.insert(line_addr, mapped) {
             if let Some(e) = self.table.get_mut(&old) {
                 e.0 -= 1;
                 if e.0 == 0 {
@@ -166,12 +173,16 @@ impl BmoEngine for Dedup {
         if !mapping_hit {
             self.stats.mapping_misses += 1;
         }
+        // Nothing a precomputation holds can go stale: the fingerprint depends on the bytes
+        // alone (a mismatch is caught by the validator), and the mapping lookup only brought
+        // the entry's block into the cache; the table is looked up at the write-back.
+        let fresh_addr = now + self.miss_if(mapping_hit);
         let addr_done = match pre {
             Some(p) => {
                 self.stats.addr_precomputed += 1;
-                p.addr_ready
+                p.addr_ready.min(fresh_addr)
             }
-            None => now + self.miss_if(mapping_hit),
+            None => fresh_addr,
         };
         let fp_done = match pre.filter(|p| p.data.is_some()) {
             Some(p) => {

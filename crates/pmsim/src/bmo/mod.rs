@@ -43,8 +43,9 @@ pub struct Precomputed {
     pub addr_ready: Ps,
     /// When the data-dependent sub-operations finish (`Ps::MAX` without data).
     pub data_ready: Ps,
-    /// Versions of the metadata the precomputation read, engine-defined (first `deps`;
-    /// compared for equality only, so they may wrap).
+    /// What the engine needs to tell whether the metadata the precomputation read is still
+    /// current, engine-defined (first `deps` words; enc-bmt: how many write-backs it had
+    /// seen).
     pub versions: [u32; MAX_DEPS],
     /// Valid entries of `versions`.
     pub deps: u8,

@@ -1,7 +1,8 @@
 //! PMWeaver (Mahar et al., PACT'21): predicts PM write-backs from the values of earlier store
 //! instructions and has the PM-support engine precompute them.
 //!
-//! Per core (Sec. IV-V, Table I, and the artifact where the paper is silent):
+//! Per hardware thread, i.e. per core in the presets (Sec. IV-V, Table I, and the artifact where
+//! the paper is silent):
 //! * **PC path**: `XOR_i (pc_i << i)` over the last `path_length` store PCs (Fig. 14a).
 //! * **Store history** (`history_entries`): each store's PC, its bytes as line-aligned 4 B
 //!   chunks, and the PC path before it (Fig. 14b). Lookups by value, as the hardware's
@@ -18,7 +19,7 @@
 //!   to the engine: the address alone, or with the data when the data confidence allows.
 //! * **Timeout predictor** (`timeout_entries`): a PM line with no store for `timeout_ns` is
 //!   sent with its cached contents (Sec. V-D2).
-//! * **Validator**: the shared [`ResultBuffer`], `result_addresses` per core x
+//! * **Validator**: the shared [`ResultBuffer`], `result_addresses` per thread x
 //!   `result_candidates`; its verdicts train the confidences.
 
 use super::result_buffer::{Candidate, ResultBuffer};
@@ -111,7 +112,7 @@ struct Core {
     /// Filters in front of the maps (host speed only): a bit per hashed table key, a count per
     /// hashed index PC. Most stores match neither, and a filter answers without hashing.
     table_filter: Filter,
-    index_filter: Vec<u8>,
+    index_filter: Vec<u32>,
     /// Timeout predictor: (line, time of its last store).
     timeouts: Vec<(u64, Ps)>,
     stamp: u64,
@@ -726,7 +727,7 @@ impl WritePredictor for PmWeaver {
         }
         if m.data {
             self.stats.data_correct += 1;
-        } else if c.woven.is_some() && c.pre.data.is_none() && c.source == Source::Stores {
+        } else if data.is_some() && c.source == Source::Stores && c.woven.as_ref() != data {
             self.stats.data_wrong += 1;
         }
         if c.source == Source::Timeout {
