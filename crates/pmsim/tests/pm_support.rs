@@ -191,3 +191,37 @@ fn at_every_fence_the_durable_image_is_the_same_with_and_without_prediction() {
         }
     }
 }
+
+#[test]
+fn a_deduplicated_write_never_lands_before_an_older_write_of_its_line() {
+    use pmsim::bmo::Dedup;
+    use pmsim::image::LineData;
+    use pmsim::memsys::{MemRequest, MemorySystem};
+    use pmsim::scheduler::FrFcfs;
+    // No ADR: a media write is durable only when the cell write ends, long after a duplicate
+    // of other bytes could skip the media.
+    let cfg = SimConfig::preset("nvm-ppo").unwrap();
+    let mut mem = MemorySystem::new(&cfg, Box::new(FrFcfs), Box::new(Dedup::default()));
+    let base = pmsim::config::DEFAULT_PM_BASE;
+    let (l, m) = (base, base + (1 << 20));
+    let (x, y) = ([1u8; 64], [2u8; 64]);
+    let write = |id: u64, addr: u64, bytes: &[u8; 64]| MemRequest {
+        id,
+        addr,
+        is_write: true,
+        data: LineData::new(addr, bytes),
+    };
+    // M holds Y, durably; then L is written X (unique: to the media) and at once Y (a
+    // duplicate of M's bytes: no media write of its own).
+    mem.submit(write(1, m, &y), 0);
+    while mem.step().is_some() {}
+    let t = mem.now();
+    mem.submit(write(2, l, &x), t);
+    mem.submit(write(3, l, &y), t + 1000);
+    while mem.step().is_some() {}
+    assert_eq!(
+        mem.durable_image().line(l),
+        Some(&y),
+        "the younger write's bytes must be the line's last"
+    );
+}
