@@ -288,6 +288,10 @@ fn reproduce_ppo_section_writes_the_summary_other_checks_read() {
     }
     let report = std::fs::read_to_string(d.join("REPORT.md")).unwrap();
     assert!(report.contains("## PPO / BROI"), "{report}");
+    assert!(
+        report.contains("* **PPO/BROI**: BROI over Epoch"),
+        "{report}"
+    );
     for svg in ["broi_over_epoch.svg", "bsp_over_sync.svg"] {
         let s = std::fs::read_to_string(d.join("ppo").join(svg)).unwrap();
         assert!(s.starts_with("<svg"));

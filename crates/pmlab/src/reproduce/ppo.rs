@@ -438,5 +438,27 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
         rtt.to_markdown(),
     );
     write_file(&dir, "section.md", &md)?;
+    let ratio = |exp: &str| {
+        ratio_rows
+            .iter()
+            .find(|(e, w, _)| e == exp && w == "broi over epoch")
+            .map_or(f64::NAN, |r| r.2)
+    };
+    let (lo, hi) = bsp_over_sync
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(lo, hi), r| (lo.min(*r), hi.max(*r)));
+    write_file(
+        &dir,
+        "headline.md",
+        &format!(
+            "* **PPO/BROI**: BROI over Epoch, operational throughput {:+.1}% local, {:+.1}% \
+             hybrid (paper +28%, +30%); BSP over Sync {lo:.2}-{hi:.2}x on the five remote \
+             clients (paper 1.15-2.5x); the 6-epoch transaction {:.2}x faster (paper 4.6x); \
+             five PPO micro-benchmarks, 8 threads, `nvm-ppo`.\n",
+            100.0 * (ratio("op_throughput_local") - 1.0),
+            100.0 * (ratio("op_throughput_hybrid") - 1.0),
+            fig4c_ratio[0],
+        ),
+    )?;
     Ok(())
 }
