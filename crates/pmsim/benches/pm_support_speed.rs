@@ -14,21 +14,10 @@ fn main() {
     let args = positional_args();
     let ops: u64 = args.first().and_then(|a| a.parse().ok()).unwrap_or(2000);
     let rounds: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(5);
-    let workloads: Vec<&'static dyn pmwork::Workload> = [
-        "btree",
-        "ctree",
-        "rbtree",
-        "skiplist",
-        "hashmap-tx",
-        "linkedlist",
-        "hashmap-ll",
-        "arrayswap",
-        "tatp",
-        "tpcc-ll",
-    ]
-    .iter()
-    .map(|w| pmwork::workload(w).expect("a Table II workload"))
-    .collect();
+    let workloads: Vec<&'static dyn pmwork::Workload> = pmwork::PMWEAVER_TABLE_II
+        .iter()
+        .map(|w| pmwork::workload(w).expect("a Table II workload"))
+        .collect();
     plugin_host_cost(
         "pm_support_speed",
         &workloads,

@@ -884,14 +884,10 @@ impl SimConfig {
                 c.broi_sigma
             ));
         }
-        if !c.broi_remote_threshold_ns.is_finite()
-            || !(0.0..=1.0e9).contains(&c.broi_remote_threshold_ns)
-        {
-            return Err(format!(
-                "controller.broi_remote_threshold_ns = {} is out of range (0..1e9 ns)",
-                c.broi_remote_threshold_ns
-            ));
-        }
+        nanos(
+            "controller.broi_remote_threshold_ns",
+            c.broi_remote_threshold_ns,
+        )?;
         self.validate_bmo()?;
         crate::plugins::check_names(c)?;
         let r = &self.replay;
@@ -960,12 +956,7 @@ impl SimConfig {
             ));
         }
         let n = &self.network;
-        if !n.latency_ns.is_finite() || !(0.0..=1.0e9).contains(&n.latency_ns) {
-            return Err(format!(
-                "network.latency_ns = {} is out of range (0..1e9 ns)",
-                n.latency_ns
-            ));
-        }
+        nanos("network.latency_ns", n.latency_ns)?;
         if !n.bandwidth_gbps.is_finite() || !(0.001..=1.0e6).contains(&n.bandwidth_gbps) {
             return Err(format!(
                 "network.bandwidth_gbps = {} is out of range (0.001..1e6 Gb/s)",
@@ -1076,6 +1067,7 @@ impl SimConfig {
     }
 }
 
+/// Checks a duration in nanoseconds: finite, between 0 and 1e9.
 fn nanos(key: &str, v: f64) -> Result<(), String> {
     if !v.is_finite() || !(0.0..=1.0e9).contains(&v) {
         return Err(format!("{key} = {v} is out of range (0..1e9 ns)"));

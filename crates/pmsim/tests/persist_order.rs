@@ -23,14 +23,9 @@ fn events_with_clients(
     p.threads = threads;
     p.remote_threads = clients;
     p.ops = ops;
-    let gen = w
-        .generate(&p, Box::new(VecSink::default()), GenOptions::default())
-        .expect("generate");
-    gen.sink
-        .into_any()
-        .downcast::<VecSink>()
-        .expect("a VecSink")
-        .events
+    w.generate(&p, Box::new(VecSink::default()), GenOptions::default())
+        .expect("generate")
+        .into_events()
 }
 
 /// Runs `events` on nvm-ppo with `sets` and checks the persist order of the whole run.

@@ -7,33 +7,16 @@ use pmsim::pmtrace::TraceEvent;
 use pmsim::{SimConfig, Stats, System};
 use pmwork::{GenOptions, VecSink};
 
-/// PMWeaver Table II.
-const TABLE_II: [&str; 10] = [
-    "btree",
-    "ctree",
-    "rbtree",
-    "skiplist",
-    "hashmap-tx",
-    "linkedlist",
-    "hashmap-ll",
-    "arrayswap",
-    "tatp",
-    "tpcc-ll",
-];
+use pmwork::PMWEAVER_TABLE_II as TABLE_II;
 
 fn events(name: &str, janus_hints: bool) -> Vec<TraceEvent> {
     let w = pmwork::workload(name).unwrap();
     let mut p = w.info().default_params(3);
     p.ops = (p.ops / 8).max(20);
     p.janus_hints = janus_hints;
-    let gen = w
-        .generate(&p, Box::new(VecSink::default()), GenOptions::default())
-        .expect("generate");
-    gen.sink
-        .into_any()
-        .downcast::<VecSink>()
-        .expect("a VecSink")
-        .events
+    w.generate(&p, Box::new(VecSink::default()), GenOptions::default())
+        .expect("generate")
+        .into_events()
 }
 
 /// Runs `events` on pcm-pmweaver with `bmo` and `predictor`: the durable image's lines, the

@@ -82,12 +82,7 @@ pub fn sweep(w: &dyn Workload, p: &Params, cfg: &SweepConfig) -> Result<SweepRep
         },
     )?;
     let commits = g.commits.clone().expect("asked for commits");
-    let events = g
-        .sink
-        .into_any()
-        .downcast::<VecSink>()
-        .expect("VecSink")
-        .events;
+    let events = g.into_events();
     let n = events.len();
     let mut rng = Rng::new(cfg.seed);
     // Setups run first, thread after thread: operations start after all of them. A quarter

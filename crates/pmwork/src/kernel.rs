@@ -22,7 +22,7 @@ use crate::layout;
 use crate::models::{Fault, Model, Tx};
 use crate::oracle::{self, CommitLog};
 use crate::rng::Rng;
-use crate::sink::EventSink;
+use crate::sink::{EventSink, VecSink};
 
 /// The knobs of a workload run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -163,6 +163,20 @@ pub struct Generated {
     pub resident_bytes: usize,
     /// The sink, finished; downcast with `into_any()` to get it back.
     pub sink: Box<dyn EventSink>,
+}
+
+impl Generated {
+    /// The events a [`VecSink`] collected.
+    ///
+    /// # Panics
+    /// If the run's sink was not a `VecSink` (a programming error).
+    pub fn into_events(self) -> Vec<pmtrace::TraceEvent> {
+        self.sink
+            .into_any()
+            .downcast::<VecSink>()
+            .expect("generated into a VecSink")
+            .events
+    }
 }
 
 /// A workload kernel: setup, operations, and the model of what they do.

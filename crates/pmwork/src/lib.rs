@@ -71,6 +71,6 @@ pub use kernel::{
 };
 pub use models::{Fault, Model, Tx};
 pub use oracle::{CommitLog, Recording};
-pub use registry::{names, registry, suite, workload};
+pub use registry::{names, registry, suite, workload, PMWEAVER_TABLE_II};
 pub use sink::{CountingSink, EventSink, NullSink, PmtSink, VecSink};
 pub use stream::{EventStream, StreamSummary};

@@ -187,6 +187,21 @@ pub fn suite(suite: Suite) -> Vec<&'static dyn Workload> {
         .collect()
 }
 
+/// The ten workloads PMWeaver evaluates (PACT'21 Table II): the PMDK maps and the Janus set
+/// but its queue.
+pub const PMWEAVER_TABLE_II: [&str; 10] = [
+    "btree",
+    "ctree",
+    "rbtree",
+    "skiplist",
+    "hashmap-tx",
+    "linkedlist",
+    "hashmap-ll",
+    "arrayswap",
+    "tatp",
+    "tpcc-ll",
+];
+
 /// The workload called `name`, or an error listing the known names.
 pub fn workload(name: &str) -> Result<&'static dyn Workload, String> {
     registry()

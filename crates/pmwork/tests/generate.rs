@@ -8,11 +8,11 @@ use pmwork::{
 };
 
 fn events(name: &str, p: &Params) -> Vec<TraceEvent> {
-    let g = workload(name)
+    workload(name)
         .unwrap()
         .generate(p, Box::<VecSink>::default(), GenOptions::default())
-        .unwrap();
-    g.sink.into_any().downcast::<VecSink>().unwrap().events
+        .unwrap()
+        .into_events()
 }
 
 fn small(seed: u64) -> Params {
@@ -257,9 +257,9 @@ fn janus_hints_are_refused_with_crash_recording() {
         .expect("refused");
     assert!(e.contains("janus hints"), "{e}");
     // Without crash recording the hinted trace generates, with hints in it.
-    let g = w
+    let ev = w
         .generate(&p, Box::new(VecSink::default()), GenOptions::default())
-        .unwrap();
-    let ev = g.sink.into_any().downcast::<VecSink>().unwrap().events;
+        .unwrap()
+        .into_events();
     assert!(ev.iter().any(|e| e.op == pmtrace::Op::Hint));
 }

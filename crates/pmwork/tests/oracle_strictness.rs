@@ -13,8 +13,7 @@ fn gen(name: &str, p: &Params) -> (Vec<TraceEvent>, CommitLog) {
     };
     let g = w.generate(p, Box::<VecSink>::default(), opts).unwrap();
     let c = g.commits.clone().unwrap();
-    let ev = g.sink.into_any().downcast::<VecSink>().unwrap().events;
-    (ev, c)
+    (g.into_events(), c)
 }
 
 fn durable_image(ev: &[TraceEvent], hw: bool) -> (CrashImage, Vec<u64>) {

@@ -12,19 +12,7 @@ use pmsim::{SimConfig, Stats};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-/// PMWeaver Table II.
-pub const TABLE_II: [&str; 10] = [
-    "btree",
-    "ctree",
-    "rbtree",
-    "skiplist",
-    "hashmap-tx",
-    "linkedlist",
-    "hashmap-ll",
-    "arrayswap",
-    "tatp",
-    "tpcc-ll",
-];
+use pmwork::PMWEAVER_TABLE_II as TABLE_II;
 
 /// Systems (`controller.bmo`), as the summary names them.
 const SYSTEMS: [(&str, &str); 3] = [

@@ -101,15 +101,10 @@ pub fn plugin_host_cost(
         let mut p = w.info().default_params(1);
         p.ops = ops;
         p.threads = threads;
-        let g = w
+        let ev = w
             .generate(&p, Box::<VecSink>::default(), GenOptions::default())
-            .expect("generate");
-        let ev = g
-            .sink
-            .into_any()
-            .downcast::<VecSink>()
-            .expect("VecSink")
-            .events;
+            .expect("generate")
+            .into_events();
         let mut times: Vec<Vec<f64>> = vec![Vec::new(); designs.len()];
         for _ in 0..rounds {
             for (i, d) in designs.iter().enumerate() {

@@ -4,15 +4,11 @@
 //! that come. No learning: what is precomputed, and how early, is what the annotations say
 //! (pmwork places them: `Params::janus_hints`).
 
-use super::result_buffer::{Candidate, ResultBuffer};
+use super::result_buffer::{Candidate, ResultBuffer, Timeliness};
 use super::{Backend, RetiredStore, Source, Validation, WritePredictor};
 use crate::bmo::BmoEngine;
 use crate::config::PredictorConfig;
 use crate::time::{ns_to_ps, Ps};
-
-/// A precomputation validated this soon after it was started was too late to help much (the
-/// PMWeaver artifact's "untimely": < 50 ns).
-const UNTIMELY: Ps = 50_000;
 
 /// The software-hint predictor (`controller.predictor = "janus"`).
 pub struct JanusHints {
@@ -25,8 +21,7 @@ pub struct JanusHints {
     writebacks: u64,
     addr_correct: u64,
     data_correct: u64,
-    gap_ps: u64,
-    untimely: u64,
+    timeliness: Timeliness,
 }
 
 impl Default for JanusHints {
@@ -41,8 +36,7 @@ impl Default for JanusHints {
             writebacks: 0,
             addr_correct: 0,
             data_correct: 0,
-            gap_ps: 0,
-            untimely: 0,
+            timeliness: Timeliness::default(),
         };
         j.configure(&PredictorConfig::default())
             .expect("default predictor parameters are valid");
@@ -117,9 +111,7 @@ impl WritePredictor for JanusHints {
         if let Some(c) = &m.candidate {
             self.addr_correct += 1;
             self.data_correct += u64::from(m.data);
-            let gap = now.saturating_sub(c.pre.issued);
-            self.gap_ps += gap;
-            self.untimely += u64::from(gap < UNTIMELY);
+            self.timeliness.record(c.pre.issued, now);
         }
         Validation {
             pre: m.candidate.map(|c| c.pre),
@@ -134,8 +126,8 @@ impl WritePredictor for JanusHints {
             ("writebacks", self.writebacks),
             ("addr_correct", self.addr_correct),
             ("data_correct", self.data_correct),
-            ("gap_ps", self.gap_ps),
-            ("untimely", self.untimely),
+            ("gap_ps", self.timeliness.gap_ps),
+            ("untimely", self.timeliness.untimely),
             ("results_evicted", self.results.stats.evicted),
             ("results_aged", self.results.stats.aged),
         ]

@@ -22,7 +22,7 @@
 //! * **Validator**: the shared [`ResultBuffer`], `result_addresses` per thread x
 //!   `result_candidates`; its verdicts train the confidences.
 
-use super::result_buffer::{Candidate, ResultBuffer};
+use super::result_buffer::{Candidate, ResultBuffer, Timeliness};
 use super::value_index::ValueIndex;
 use super::{Backend, RetiredStore, Source, Validation, WritePredictor};
 use crate::bmo::BmoEngine;
@@ -137,8 +137,7 @@ struct PwStats {
     timeout_addr_correct: u64,
     timeout_data_correct: u64,
     data_wrong: u64,
-    untimely: u64,
-    gap_ps: u64,
+    timeliness: Timeliness,
     unused: u64,
 }
 
@@ -161,9 +160,6 @@ struct Params {
     frontend: Ps,
     validator: Ps,
 }
-
-/// A prediction made this close to its write-back is "untimely" (the artifact: < 50 ns).
-const UNTIMELY: Ps = 50_000;
 
 /// The PMWeaver predictor (`controller.predictor = "pmweaver"`).
 pub struct PmWeaver {
@@ -720,11 +716,7 @@ impl WritePredictor for PmWeaver {
             };
         };
         self.stats.addr_correct += 1;
-        let gap = now.saturating_sub(c.pre.issued);
-        self.stats.gap_ps += gap;
-        if gap < UNTIMELY {
-            self.stats.untimely += 1;
-        }
+        self.stats.timeliness.record(c.pre.issued, now);
         if m.data {
             self.stats.data_correct += 1;
         } else if data.is_some() && c.source == Source::Stores && c.woven.as_ref() != data {
@@ -779,8 +771,8 @@ impl WritePredictor for PmWeaver {
             ("timeout_addr_correct", s.timeout_addr_correct),
             ("timeout_data_correct", s.timeout_data_correct),
             ("data_wrong", s.data_wrong),
-            ("untimely", s.untimely),
-            ("gap_ps", s.gap_ps),
+            ("untimely", s.timeliness.untimely),
+            ("gap_ps", s.timeliness.gap_ps),
             ("unused", s.unused),
             ("results_evicted", r.evicted),
             ("results_aged", r.aged),

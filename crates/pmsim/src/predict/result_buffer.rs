@@ -7,6 +7,28 @@ use crate::bmo::Precomputed;
 use crate::fast_hash::FastMap;
 use crate::time::Ps;
 
+/// A validated precomputation started this close to its write-back was too late to help much
+/// (the PMWeaver artifact's "untimely": < 50 ns).
+pub const UNTIMELY: Ps = 50_000;
+
+/// Prediction-to-write-back times of validated precomputations.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Timeliness {
+    /// Sum of the times from precomputation start to validation.
+    pub gap_ps: u64,
+    /// Validations less than [`UNTIMELY`] after their precomputation started.
+    pub untimely: u64,
+}
+
+impl Timeliness {
+    /// Notes a precomputation started at `issued` and validated at `now`.
+    pub fn record(&mut self, issued: Ps, now: Ps) {
+        let gap = now.saturating_sub(issued);
+        self.gap_ps += gap;
+        self.untimely += u64::from(gap < UNTIMELY);
+    }
+}
+
 /// One buffered precomputation.
 #[derive(Clone, Debug)]
 pub struct Candidate {

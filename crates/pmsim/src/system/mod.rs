@@ -752,6 +752,19 @@ impl System {
         self.pm.submit_validated(req, at, v.pre.as_ref(), v.latency);
     }
 
+    /// Calls write-predictor hook `f` with the engine and the caches' contents.
+    fn with_predictor(&mut self, f: impl FnOnce(&mut dyn WritePredictor, &Backend)) {
+        let lines = Lines {
+            hier: &self.hier,
+            pm: (self.pm_base, self.pm_end),
+        };
+        let b = Backend {
+            engine: self.pm.bmo(),
+            lines: &lines,
+        };
+        f(self.predictor.as_mut(), &b);
+    }
+
     /// Hook: thread `t` retired store `ev` (its value in the event).
     fn predict_store(&mut self, t: usize, ev: &TraceEvent) {
         let s = RetiredStore {
@@ -761,45 +774,22 @@ impl System {
             value: ev.value_bytes(),
             pm: self.is_pm(ev.addr),
         };
-        let lines = Lines {
-            hier: &self.hier,
-            pm: (self.pm_base, self.pm_end),
-        };
-        let b = Backend {
-            engine: self.pm.bmo(),
-            lines: &lines,
-        };
-        self.predictor.on_store(&s, self.threads[t].clock, &b);
+        let now = self.threads[t].clock;
+        self.with_predictor(|p, b| p.on_store(&s, now, b));
     }
 
     /// Hook: thread `t` executed a software precomputation hint (`Op::Hint`).
     fn predict_hint(&mut self, t: usize, ev: &TraceEvent) {
         let line = ev.addr & !63;
         let data: Option<[u8; 64]> = ev.value_bytes().try_into().ok();
-        let lines = Lines {
-            hier: &self.hier,
-            pm: (self.pm_base, self.pm_end),
-        };
-        let b = Backend {
-            engine: self.pm.bmo(),
-            lines: &lines,
-        };
-        self.predictor
-            .on_hint(t as u16, line, data.as_ref(), self.threads[t].clock, &b);
+        let now = self.threads[t].clock;
+        self.with_predictor(|p, b| p.on_hint(t as u16, line, data.as_ref(), now, b));
     }
 
     /// Hook: thread `t` wrote PM line `line` back with bytes `data`.
     fn predict_flush(&mut self, t: usize, line: u64, data: &[u8; 64]) {
-        let lines = Lines {
-            hier: &self.hier,
-            pm: (self.pm_base, self.pm_end),
-        };
-        let b = Backend {
-            engine: self.pm.bmo(),
-            lines: &lines,
-        };
-        self.predictor
-            .on_flush(t as u16, line << 6, data, self.threads[t].clock, &b);
+        let now = self.threads[t].clock;
+        self.with_predictor(|p, b| p.on_flush(t as u16, line << 6, data, now, b));
     }
 
     fn absorb_acks(&mut self) {
