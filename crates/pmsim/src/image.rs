@@ -1,6 +1,6 @@
 //! The functional persistent state: which bytes each PM line holds.
 
-use std::collections::HashMap;
+use crate::fast_hash::FastMap;
 
 /// Bytes per image line.
 pub const IMAGE_LINE: usize = 64;
@@ -42,7 +42,7 @@ impl LineData {
 /// read as zero. Memory grows with the footprint written, not with trace length.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PmImage {
-    lines: HashMap<u64, [u8; IMAGE_LINE]>,
+    lines: FastMap<u64, [u8; IMAGE_LINE]>,
 }
 
 impl PmImage {

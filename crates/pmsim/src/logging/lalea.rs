@@ -13,7 +13,8 @@
 use super::record::Layout;
 use super::redo::{LogAllocator, MetaPolicy, RedoEngine};
 use super::{LogRegion, MemoryView};
-use std::collections::{HashMap, VecDeque};
+use crate::fast_hash::FastMap;
+use std::collections::VecDeque;
 
 /// Free log-entry addresses per bank (LALEA Sec. III-A: "FLE FIFO ... 1024").
 pub const FLE_ENTRIES: usize = 1024;
@@ -26,9 +27,9 @@ pub struct BankAwareLog {
     fle: Vec<VecDeque<u64>>,
     fh: Vec<VecDeque<[u64; 2]>>,
     /// Bank of every log line this allocator hands out.
-    bank: HashMap<u64, u32>,
+    bank: FastMap<u64, u32>,
     /// Second line of every header slot, by first line.
-    pairs: HashMap<u64, u64>,
+    pairs: FastMap<u64, u64>,
     /// Log writes issued per bank and not yet durable.
     inflight: Vec<u32>,
 }

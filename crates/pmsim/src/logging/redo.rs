@@ -34,10 +34,11 @@
 
 use super::record::{self, HeaderMeta, Layout, ENTRIES_PER_RECORD};
 use super::{CommitAction, LogRegion, LogSource, LogWrite, LoggingEngine, MemoryView};
+use crate::fast_hash::FastMap;
 use crate::image::{LineData, PmImage};
 use crate::stats::{Histogram, Stats};
 use crate::time::Ps;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Lines of the core's log buffer (LALEA Table I: "8 log buffer entries" beside the L1).
 pub const LOG_BUFFER_LINES: usize = 8;
@@ -151,7 +152,7 @@ struct ThreadLog {
     logging: bool,
     /// LAD: ADR lines the transaction reserves.
     reserved: usize,
-    ws_index: HashMap<u64, usize>,
+    ws_index: FastMap<u64, usize>,
     records: Vec<Record>,
 }
 
@@ -209,11 +210,11 @@ pub struct RedoEngine {
     adr_capacity: usize,
     next_stamp: u32,
     threads: Vec<ThreadLog>,
-    tags: HashMap<u64, Tag>,
+    tags: FastMap<u64, Tag>,
     next_tag: u64,
-    applying: HashMap<u32, Applying>,
+    applying: FastMap<u32, Applying>,
     /// Lines in the write sets of uncommitted transactions (count of transactions).
-    open_lines: HashMap<u64, u32>,
+    open_lines: FastMap<u64, u32>,
     /// Non-volatile per-thread register: every transaction of the thread with a smaller
     /// stamp is durable in place.
     applied: Vec<u32>,
@@ -249,10 +250,10 @@ impl RedoEngine {
             adr_capacity: 0,
             next_stamp: 1,
             threads: Vec::new(),
-            tags: HashMap::new(),
+            tags: FastMap::default(),
             next_tag: 0,
-            applying: HashMap::new(),
-            open_lines: HashMap::new(),
+            applying: FastMap::default(),
+            open_lines: FastMap::default(),
             applied: Vec::new(),
             order: Vec::new(),
             held: VecDeque::new(),

@@ -8,8 +8,9 @@
 //! persisted; the models decide *which* of the releasable persists go when.
 
 use super::Persist;
+use crate::fast_hash::FastMap;
 use crate::time::Ps;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Which persist buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -136,7 +137,7 @@ pub(crate) struct Streams {
     local: Vec<Stream>,
     remote: Vec<Stream>,
     /// Released persists: id → (stream, epoch number, bank).
-    released: HashMap<u64, (StreamId, u64, u32)>,
+    released: FastMap<u64, (StreamId, u64, u32)>,
     /// Persists held (not released) in all streams.
     held: usize,
     /// Inter-thread dependencies recorded.

@@ -15,8 +15,8 @@
 
 use super::cache::CacheArray;
 use crate::config::CachesConfig;
+use crate::fast_hash::FastMap;
 use crate::time::Ps;
-use std::collections::HashMap;
 
 const DIRTY: u8 = 1;
 const EXCL: u8 = 2;
@@ -97,7 +97,7 @@ pub struct Hierarchy {
     l2: Vec<CacheArray<Priv>>,
     llc: CacheArray<LlcMeta>,
     data: Vec<[u8; 64]>,
-    backing: HashMap<u64, [u8; 64]>,
+    backing: FastMap<u64, [u8; 64]>,
     lat_l1: Ps,
     lat_l2: Ps,
     lat_llc: Ps,
@@ -119,7 +119,7 @@ impl Hierarchy {
             },
             llc,
             data: vec![[0; 64]; slots],
-            backing: HashMap::new(),
+            backing: FastMap::default(),
             lat_l1: c.l1d.latency_cycles as Ps * cycle,
             lat_l2: if c.l2.size_kib > 0 {
                 c.l2.latency_cycles as Ps * cycle

@@ -44,6 +44,7 @@ pub use hierarchy::{CoreCacheStats, Hierarchy, Writeback};
 
 use crate::config::SimConfig;
 use crate::event::EventQueue;
+use crate::fast_hash::FastMap;
 use crate::image::{LineData, PmImage};
 use crate::logging::{
     CommitAction, LogRegion, LogSource, LogWrite, LoggingEngine, LOG_REGION_BYTES,
@@ -59,7 +60,7 @@ use crate::stats::{Histogram, Stats};
 use crate::time::{ps_to_ns, Ps};
 use demux::{Demux, Next};
 use pmtrace::{Op, TraceEvent};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
 /// Why a full-system run failed.
@@ -314,7 +315,7 @@ struct RegionTraffic {
 }
 
 /// Request id → PM line of writes in flight, and (ack time, line) of acknowledged ones.
-type PersistLog = (HashMap<u64, u64>, Vec<(Ps, u64)>);
+type PersistLog = (FastMap<u64, u64>, Vec<(Ps, u64)>);
 
 /// The full system.
 pub struct System {
@@ -341,13 +342,13 @@ pub struct System {
     unacked: Vec<BTreeMap<u64, u32>>,
     /// Buffered ordering: persists offered to the model and not yet acknowledged, id →
     /// (owner, event or [`NO_EVENT`]).
-    ordered: HashMap<u64, (u16, u64)>,
+    ordered: FastMap<u64, (u16, u64)>,
     /// The order persists were issued in and became durable, for the persist-order checker.
     order_log: Option<PersistOrderLog>,
     /// The logging engine is passive (none): stores and write-backs skip it.
     logging_passive: bool,
     /// Request id → engine tag of the writes the logging engine issued.
-    log_tags: HashMap<u64, u64>,
+    log_tags: FastMap<u64, u64>,
     /// The write predictor feeding the PM-support engine precomputations.
     predictor: Box<dyn WritePredictor>,
     /// The predictor predicts nothing (none): its hooks are skipped.
@@ -355,8 +356,8 @@ pub struct System {
     hier: Hierarchy,
     threads: Vec<Thread>,
     arrivals: EventQueue<Arrival>,
-    fills: HashMap<u64, Fill>,
-    fill_of_line: HashMap<u64, u64>,
+    fills: FastMap<u64, Fill>,
+    fill_of_line: FastMap<u64, u64>,
     /// PM persists the ordering model holds back, with the time they left the hierarchy.
     gate: PersistGate<(Ps, MemRequest)>,
     log_writes: Vec<LogWrite>,
@@ -375,11 +376,11 @@ pub struct System {
     persist_log: Option<PersistLog>,
     fence_log: Option<Vec<(Ps, u16)>>,
     /// Evictions in flight by request id, and the newest one per line.
-    evicting: HashMap<u64, Evicting>,
-    evict_of_line: HashMap<u64, u64>,
+    evicting: FastMap<u64, Evicting>,
+    evict_of_line: FastMap<u64, u64>,
     /// Latest arrival time scheduled for a write of each line: writes of one line reach the
     /// controller in the order they left the hierarchy.
-    line_tail: HashMap<u64, Ps>,
+    line_tail: FastMap<u64, Ps>,
     /// When client threads wait for their remote persists.
     net: Box<dyn NetworkPersistence>,
     /// The NIC pair to the client node.
@@ -436,19 +437,19 @@ impl System {
             ordering_at_once: p.ordering.releases_at_once(),
             persist_buffer: p.ordering.persist_buffer(),
             unacked: Vec::new(),
-            ordered: HashMap::new(),
+            ordered: FastMap::default(),
             order_log: None,
             logging_passive: p.logging.is_passive(),
             ordering: p.ordering,
             logging: p.logging,
-            log_tags: HashMap::new(),
+            log_tags: FastMap::default(),
             predictor_passive: p.predictor.is_passive(),
             predictor: p.predictor,
             hier: Hierarchy::new(&cfg.caches, cpu.cores as usize, cycle),
             threads: Vec::new(),
             arrivals: EventQueue::new(),
-            fills: HashMap::new(),
-            fill_of_line: HashMap::new(),
+            fills: FastMap::default(),
+            fill_of_line: FastMap::default(),
             gate: PersistGate::default(),
             log_writes: Vec::new(),
             acks: Vec::new(),
@@ -465,9 +466,9 @@ impl System {
             tx_ends: 0,
             persist_log: None,
             fence_log: None,
-            evicting: HashMap::new(),
-            evict_of_line: HashMap::new(),
-            line_tail: HashMap::new(),
+            evicting: FastMap::default(),
+            evict_of_line: FastMap::default(),
+            line_tail: FastMap::default(),
             net: crate::plugins::network(&cfg.network.persistence).map_err(SystemError::Config)?,
             nic: Nic::new(&cfg.network),
             net_arrivals: EventQueue::new(),
@@ -487,7 +488,7 @@ impl System {
     /// Keeps a log of every PM write acknowledgement (time, line address) and of every fence
     /// completion (time, thread), for crash oracles and for choosing crash points.
     pub fn record_persists(mut self) -> Self {
-        self.persist_log = Some((HashMap::new(), Vec::new()));
+        self.persist_log = Some((FastMap::default(), Vec::new()));
         self.fence_log = Some(Vec::new());
         self
     }
