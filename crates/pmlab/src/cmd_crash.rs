@@ -29,6 +29,9 @@ pub struct CrashArgs {
     /// Seed of the workload's operation stream (and of the random crash points).
     #[arg(long, value_name = "S", default_value_t = 1)]
     seed: u64,
+    /// Bytes of each value the workload's map stores (hash maps only), as in `pmlab sim`.
+    #[arg(long, value_name = "BYTES", default_value_t = 8)]
+    value_bytes: u32,
     /// Crash points: half at fence completions (every k-th fence, k chosen so they spread over
     /// the whole run; alternately at and just before the fence), the rest at random times, and
     /// the last at the end of the run.
@@ -104,7 +107,8 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
         Some(t) => p.threads = t,
         None => crate::cmd_sim::cap_threads(&cfg, &mut p, info.name),
     }
-    p.validate()
+    p.value_bytes = a.value_bytes;
+    w.check_params(&p)
         .map_err(|e| format!("--workload {}: {e}", a.workload))?;
     let fault = a.fault.as_deref().map(parse_fault).transpose()?;
     if info.model == pmwork::Model::HwTx && cfg.controller.logging == "none" {

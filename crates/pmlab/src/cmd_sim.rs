@@ -44,6 +44,10 @@ pub struct SimArgs {
     /// the `janus` predictor (`controller.predictor = "janus"`).
     #[arg(long, requires = "workload")]
     janus_hints: bool,
+    /// Bytes of each value the workload's map stores (hash maps only; 8..=4096, a multiple
+    /// of 8: PPO Fig. 13's element size).
+    #[arg(long, value_name = "BYTES", default_value_t = 8, requires = "workload")]
+    value_bytes: u32,
     /// Write the configuration, summary, all statistics and host timing as JSON.
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
@@ -89,12 +93,16 @@ pub fn run(a: SimArgs) -> Result<(), String> {
             }
             p.remote_threads = a.remote_threads;
             p.janus_hints = a.janus_hints;
+            p.value_bytes = a.value_bytes;
             let mut desc = format!("{} thread(s), {} ops, seed {}", p.threads, p.ops, p.seed);
             if p.remote_threads > 0 {
                 desc += &format!(", {} of them remote clients", p.remote_threads);
             }
             if p.janus_hints {
                 desc += ", Janus hints";
+            }
+            if p.value_bytes != 8 {
+                desc += &format!(", {}-byte values", p.value_bytes);
             }
             (
                 simulate::run_generated(&cfg, w, &p, crash_at, progress)?,

@@ -65,7 +65,7 @@ pub struct SweepArgs {
     #[arg(long, value_name = "FILE", num_args = 1.., required = true)]
     config: Vec<PathBuf>,
     /// Workloads, one or more: trace files, or generated workloads as
-    /// `NAME[:ops=N][:threads=T][:seed=S][:remote=R]` (`pmlab workloads` lists the names; the
+    /// `NAME[:ops=N][:threads=T][:seed=S][:remote=R][:value=BYTES]` (`pmlab workloads` lists the names; the
     /// last R threads are RDMA clients of the simulated PM).
     #[arg(long, value_name = "NAME", num_args = 1.., required = true)]
     workload: Vec<String>,

@@ -183,6 +183,7 @@ fn generate(
         seed,
         remote_threads: 0,
         janus_hints: false,
+        value_bytes: 8,
     };
     p.validate().map_err(|e| format!("{name}: {e}"))?;
     let err = |e: pmsim::pmtrace::TraceError| format!("{}: {e}", out.display());

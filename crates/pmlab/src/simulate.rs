@@ -104,7 +104,7 @@ pub fn run_generated(
     crash_at: Option<Ps>,
     progress: impl FnMut(u64),
 ) -> Result<Outcome, String> {
-    p.validate()
+    w.check_params(p)
         .map_err(|e| format!("workload {}: {e}", w.info().name))?;
     let start = Instant::now();
     let mut sys = System::new(cfg).map_err(|e| e.to_string())?;
@@ -149,8 +149,8 @@ pub fn generate_in_memory(
     Ok((events, gen))
 }
 
-/// A workload argument: a trace file, or `NAME[:ops=N][:threads=T][:seed=S][:remote=R][:hints=0|1]` naming a pmwork
-/// workload (defaults: the workload's own ops and threads, seed 1).
+/// A workload argument: a trace file, or `NAME[:ops=N][:threads=T][:seed=S][:remote=R][:hints=0|1][:value=BYTES]` naming a
+/// pmwork workload (defaults: the workload's own ops and threads, seed 1).
 pub fn parse_generated(
     spec: &str,
 ) -> Result<(&'static dyn pmwork::Workload, pmwork::Params), String> {
@@ -168,6 +168,7 @@ pub fn parse_generated(
             "threads" => p.threads = v.parse().map_err(bad)?,
             "seed" => p.seed = v.parse().map_err(bad)?,
             "remote" => p.remote_threads = v.parse().map_err(bad)?,
+            "value" => p.value_bytes = v.parse().map_err(bad)?,
             "hints" => {
                 p.janus_hints = match v {
                     "0" => false,
@@ -177,12 +178,12 @@ pub fn parse_generated(
             }
             _ => {
                 return Err(format!(
-                "workload `{spec}`: unknown key `{k}` (known: ops, threads, seed, remote, hints)"
+                "workload `{spec}`: unknown key `{k}` (known: ops, threads, seed, remote, hints, value)"
             ))
             }
         }
     }
-    p.validate()
+    w.check_params(&p)
         .map_err(|e| format!("workload `{spec}`: {e}"))?;
     Ok((w, p))
 }

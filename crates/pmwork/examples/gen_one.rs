@@ -18,6 +18,7 @@ fn main() {
         seed: 1,
         remote_threads: 0,
         janus_hints: false,
+        value_bytes: 8,
     };
     let t0 = std::time::Instant::now();
     let g = w

@@ -65,6 +65,7 @@ fn main() {
             seed: 1,
             remote_threads: 0,
             janus_hints: false,
+            value_bytes: 8,
         };
         let (ev, _) = counting(w, &probe);
         let base = Params {

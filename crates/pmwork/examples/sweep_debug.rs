@@ -35,6 +35,7 @@ fn main() {
             seed: 5,
             remote_threads: 0,
             janus_hints: false,
+            value_bytes: 8,
         };
         let cfg = pmwork::crashtest::SweepConfig {
             cuts,

@@ -109,7 +109,9 @@ impl Tx {
             }
             block
         };
-        self.mark_fresh(block, cb);
+        // The transaction flushes the object it asked for (PMDK's tx_alloc registers the
+        // object's own range), not the rest of the power-of-two block.
+        self.mark_fresh(block, BLOCK_HEADER + size.next_multiple_of(8));
         self.write(block, ALLOC_TAG | c as u64);
         self.write(block + 8, 0);
         if self.barrier_mode() {

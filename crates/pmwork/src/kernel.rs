@@ -42,7 +42,13 @@ pub struct Params {
     /// for timing runs: crash recording refuses it (hints shift the events of an operation
     /// after its commit points were taken).
     pub janus_hints: bool,
+    /// Bytes of each value a map stores (8..=4096, a multiple of 8; PPO Fig. 13's element
+    /// size). Only workloads whose kernel says [`Kernel::sized_values`] take other than 8.
+    pub value_bytes: u32,
 }
+
+/// Largest [`Params::value_bytes`] (PPO Fig. 13 sweeps 128 B..4 KB).
+pub const MAX_VALUE_BYTES: u32 = 4096;
 
 impl Params {
     /// Operations thread `t` performs when `ops` are split over `threads` (the first
@@ -69,6 +75,15 @@ impl Params {
         }
         if self.ops > 1 << 40 {
             return Err(format!("ops {} is too large", self.ops));
+        }
+        if self.value_bytes < 8
+            || self.value_bytes > MAX_VALUE_BYTES
+            || !self.value_bytes.is_multiple_of(8)
+        {
+            return Err(format!(
+                "value bytes must be a multiple of 8 in 8..={MAX_VALUE_BYTES}, got {}",
+                self.value_bytes
+            ));
         }
         Ok(())
     }
@@ -132,6 +147,7 @@ impl WorkloadInfo {
             seed,
             remote_threads: 0,
             janus_hints: false,
+            value_bytes: 8,
         }
     }
 }
@@ -197,6 +213,12 @@ pub trait Kernel: Send + Sync + 'static {
     /// Operation `i` of thread `t`, drawn from the thread's random stream.
     fn gen_op(&self, p: &Params, t: u16, i: u64, rng: &mut Rng) -> Self::Op;
 
+    /// True if the kernel stores values of [`Params::value_bytes`] bytes; kernels that store
+    /// 8-byte words refuse any other size.
+    fn sized_values(&self) -> bool {
+        false
+    }
+
     /// The words of the request that carries `op` (written to the thread's DRAM request
     /// buffer before the operation runs, as a server receives its inputs).
     fn request(&self, _op: &Self::Op, _words: &mut Vec<u64>) {}
@@ -237,14 +259,23 @@ pub trait Workload: Send + Sync {
         TraceHeader::new(i.name, p.threads)
             .with_seed(p.seed)
             .with_params(format!(
-                "ops={} threads={} model={} suite={}",
+                "ops={} threads={} model={} suite={}{}",
                 p.ops,
                 p.threads,
                 i.model,
-                i.suite.name()
+                i.suite.name(),
+                if p.value_bytes == 8 {
+                    String::new()
+                } else {
+                    format!(" value_bytes={}", p.value_bytes)
+                }
             ))
             .with_flags(flags::STORE_VALUES)
     }
+
+    /// Checks knobs `p` for this workload (ranges, and value sizes only where the workload
+    /// takes them).
+    fn check_params(&self, p: &Params) -> Result<(), String>;
 
     /// Runs the workload, sending its events to `sink`.
     fn generate(
@@ -269,6 +300,19 @@ pub trait Workload: Send + Sync {
 /// Adapts a [`Kernel`] to [`Workload`].
 pub struct KernelWorkload<K: Kernel>(pub K);
 
+/// Checks `p` and that kernel `k` takes its value size.
+pub(crate) fn check_params<K: Kernel>(k: &K, p: &Params) -> Result<(), String> {
+    p.validate()?;
+    if p.value_bytes != 8 && !k.sized_values() {
+        return Err(format!(
+            "{} stores 8-byte values: value bytes {} apply to the hash maps only",
+            k.info().name,
+            p.value_bytes
+        ));
+    }
+    Ok(())
+}
+
 /// Thread `t`'s operation stream.
 pub(crate) fn op_rng(seed: u64, t: u16) -> Rng {
     Rng::stream(seed, u64::from(t))
@@ -288,13 +332,17 @@ impl<K: Kernel> Workload for KernelWorkload<K> {
         self.0.info()
     }
 
+    fn check_params(&self, p: &Params) -> Result<(), String> {
+        check_params(&self.0, p)
+    }
+
     fn generate(
         &self,
         p: &Params,
         sink: Box<dyn EventSink>,
         opts: GenOptions,
     ) -> Result<Generated, String> {
-        p.validate()?;
+        check_params(&self.0, p)?;
         if p.janus_hints && opts.record_commits {
             return Err(
                 "janus hints are for timing runs: they cannot be combined with crash recording"

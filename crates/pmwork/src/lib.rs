@@ -27,7 +27,7 @@
 //! use pmwork::{workload, CountingSink, GenOptions, Params};
 //!
 //! let w = workload("btree")?;
-//! let p = Params { ops: 100, threads: 1, seed: 7, remote_threads: 0, janus_hints: false };
+//! let p = Params { ops: 100, threads: 1, seed: 7, remote_threads: 0, janus_hints: false, value_bytes: 8 };
 //! let g = w.generate(&p, Box::<CountingSink>::default(), GenOptions { record_commits: true, fault: None })?;
 //! assert!(g.events > 1000);
 //! // A crash before any setup persisted leaves an empty image: a legal state.
@@ -68,6 +68,7 @@ pub use heap::{is_pm, line_of, PmHeap, DRAM_BASE, LINE_BYTES, MAX_THREADS, PM_BA
 pub use image::CrashImage;
 pub use kernel::{
     GenOptions, Generated, Kernel, KernelWorkload, Params, Suite, Workload, WorkloadInfo,
+    MAX_VALUE_BYTES,
 };
 pub use models::{Fault, Model, Tx};
 pub use oracle::{CommitLog, Recording};

@@ -112,7 +112,7 @@ pub fn check<K: Kernel>(
     image: &CrashImage,
     completed: &[u64],
 ) -> Result<(), String> {
-    p.validate()?;
+    crate::kernel::check_params(k, p)?;
     let name = k.info().name;
     let threads = p.threads as usize;
     if completed.len() != threads || commits.per_thread.len() != threads {

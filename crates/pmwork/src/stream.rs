@@ -6,7 +6,7 @@
 //!
 //! ```
 //! let w = pmwork::workload("btree").unwrap();
-//! let p = pmwork::Params { ops: 50, threads: 1, seed: 1, remote_threads: 0, janus_hints: false };
+//! let p = pmwork::Params { ops: 50, threads: 1, seed: 1, remote_threads: 0, janus_hints: false, value_bytes: 8 };
 //! let mut s = pmwork::EventStream::spawn(w, p, false);
 //! let n = s.by_ref().count();
 //! let done = s.finish().unwrap();

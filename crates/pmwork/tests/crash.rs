@@ -13,6 +13,7 @@ fn params(ops: u64, threads: u16) -> Params {
         seed: 5,
         remote_threads: 0,
         janus_hints: false,
+        value_bytes: 8,
     }
 }
 

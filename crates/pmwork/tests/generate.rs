@@ -22,6 +22,7 @@ fn small(seed: u64) -> Params {
         seed,
         remote_threads: 0,
         janus_hints: false,
+        value_bytes: 8,
     }
 }
 
@@ -159,6 +160,7 @@ fn the_stream_yields_the_same_events_and_can_be_abandoned() {
         seed: 1,
         remote_threads: 0,
         janus_hints: false,
+        value_bytes: 8,
     };
     let mut s = EventStream::spawn(w, p.clone(), true);
     assert_eq!(s.header().workload, "ycsb");
@@ -174,6 +176,7 @@ fn the_stream_yields_the_same_events_and_can_be_abandoned() {
         seed: 1,
         remote_threads: 0,
         janus_hints: false,
+        value_bytes: 8,
     };
     let mut s = EventStream::spawn(workload("queue").unwrap(), big, false);
     assert_eq!(s.by_ref().take(10_000).count(), 10_000);
@@ -191,6 +194,7 @@ fn bad_parameters_are_errors_not_panics() {
             seed: 0,
             remote_threads: 0,
             janus_hints: false,
+            value_bytes: 8,
         };
         let e = w
             .generate(&p, Box::<CountingSink>::default(), GenOptions::default())
@@ -213,6 +217,7 @@ fn memory_grows_with_footprint_not_with_trace_length() {
                 seed: 1,
                 remote_threads: 0,
                 janus_hints: false,
+                value_bytes: 8,
             },
             Box::<CountingSink>::default(),
             GenOptions::default(),

@@ -40,6 +40,7 @@ fn a_skiplist_node_missing_from_an_upper_level_is_rejected() {
         seed: 3,
         remote_threads: 0,
         janus_hints: false,
+        value_bytes: 8,
     };
     let (ev, c) = gen("skiplist", &p);
     let (mut img, done) = durable_image(&ev, false);
@@ -73,6 +74,7 @@ fn an_operation_that_has_not_started_cannot_show() {
         seed: 1,
         remote_threads: 0,
         janus_hints: false,
+        value_bytes: 8,
     };
     for name in ["btree", "ycsb", "linkedlist", "arrayswap", "rbtree-hw"] {
         let (ev, c) = gen(name, &p);
@@ -104,6 +106,7 @@ fn a_redo_transaction_is_required_once_its_commit_record_is_durable() {
         seed: 2,
         remote_threads: 0,
         janus_hints: false,
+        value_bytes: 8,
     };
     let (ev, c) = gen("ycsb", &p);
     let w = workload("ycsb").unwrap();
@@ -127,6 +130,7 @@ fn a_leaked_block_is_rejected_in_transactional_models() {
         seed: 4,
         remote_threads: 0,
         janus_hints: false,
+        value_bytes: 8,
     };
     for name in ["btree", "ycsb"] {
         let (ev, c) = gen(name, &p);
@@ -144,4 +148,49 @@ fn a_leaked_block_is_rejected_in_transactional_models() {
         let e = w.oracle(&p, &c, &img, &done).unwrap_err();
         assert!(e.contains("leaked"), "{name}: {e}");
     }
+}
+
+#[test]
+fn a_torn_long_hashmap_value_is_rejected() {
+    let p = Params {
+        ops: 30,
+        threads: 1,
+        seed: 5,
+        remote_threads: 0,
+        janus_hints: false,
+        value_bytes: 1024,
+    };
+    let (ev, c) = gen("hashmap-tx", &p);
+    let (mut img, done) = durable_image(&ev, false);
+    let w = workload("hashmap-tx").unwrap();
+    assert!(
+        w.oracle(&p, &c, &img, &done).is_ok(),
+        "the intact image passes"
+    );
+    // Entry layout [key, val, next, rest of the value]: the first chain's first entry.
+    let robj = img.read_u64(layout::root_word(0, 1));
+    let buckets = img.read_u64(robj + 24);
+    let n = img.read_u64(buckets);
+    let e = (0..n)
+        .map(|i| img.read_u64(buckets + 8 + 8 * i))
+        .find(|&e| e != 0)
+        .expect("some bucket holds an entry");
+    // The value's last word keeps what an older value held: a write that did not all persist.
+    let last = e + 24 + (1024 - 16);
+    let v = img.read_u64(last);
+    set_u64(&mut img, last, v ^ 1);
+    let err = w.oracle(&p, &c, &img, &done).unwrap_err();
+    assert!(err.contains("torn value"), "{err}");
+}
+
+#[test]
+fn value_sizes_are_refused_where_a_workload_stores_words() {
+    let mut p = workload("btree").unwrap().info().default_params(1);
+    p.value_bytes = 256;
+    let e = workload("btree").unwrap().check_params(&p).unwrap_err();
+    assert!(e.contains("8-byte values"), "{e}");
+    p.value_bytes = 100;
+    assert!(workload("hashmap-tx").unwrap().check_params(&p).is_err());
+    p.value_bytes = 4096;
+    assert!(workload("hashmap-tx").unwrap().check_params(&p).is_ok());
 }

@@ -20,6 +20,8 @@ const HYBRID_CLIENTS: u16 = 2;
 const REMOTE_CLIENTS: u16 = 4;
 /// The remote applications of Fig. 12 (WHISPER, Table IV).
 const REMOTE_WORKLOADS: [&str; 5] = ["tpcc", "ycsb", "ctree", "hashmap-tx", "memcached"];
+/// Fig. 13's data element sizes (hashmap, 128 B..4 KB).
+const ELEMENT_BYTES: [u32; 6] = [128, 256, 512, 1024, 2048, 4096];
 
 /// The paper's figures (Hu et al., MICRO'18, Sec. VII; REFERENCE.md): (experiment, what,
 /// ratio).
@@ -47,6 +49,8 @@ struct Run {
     busy_bank_share: f64,
     /// Banks with work right after a release, averaged over releases.
     busy_banks: f64,
+    /// Share of the run the client-to-server link was busy sending.
+    link_busy_share: f64,
 }
 
 fn config(sets: &[String]) -> Result<SimConfig, String> {
@@ -61,12 +65,13 @@ fn thread_time_s(s: &Stats, t: u16, ghz: f64) -> f64 {
 }
 
 /// Runs `workload` with `local` local threads doing `ops_per_thread` operations each and
-/// `clients` RDMA clients doing as many, under `sets`.
+/// `clients` RDMA clients doing as many, under `sets`, with values of `value_bytes`.
 fn run_one(
     workload: &str,
     local: u16,
     clients: u16,
     ops_per_thread: u64,
+    value_bytes: u32,
     sets: &[String],
 ) -> Result<Run, String> {
     let w = pmwork::workload(workload)?;
@@ -83,6 +88,7 @@ fn run_one(
     p.threads = threads;
     p.remote_threads = clients;
     p.ops = ops_per_thread * u64::from(threads);
+    p.value_bytes = value_bytes;
     let o = run_generated(&cfg, w, &p, None, |_| {})?;
     let s = &o.stats;
     // Local runs count the local threads' operations until the last of them finished;
@@ -105,6 +111,7 @@ fn run_one(
         mem_gb_s: bytes as f64 / (o.sim_time as f64 * 1e-12) / 1e9,
         busy_bank_share: s.counter("ordering.released_into_busy_bank") as f64 / releases,
         busy_banks: s.counter("ordering.busy_banks_sum") as f64 / samples,
+        link_busy_share: s.counter("net.link_busy_ps") as f64 / o.sim_time as f64,
     })
 }
 
@@ -173,7 +180,7 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
                     format!("controller.ordering={d}"),
                     "network.persistence=bsp".to_string(),
                 ];
-                local[h][di][wi] = run_one(name, LOCAL_THREADS, clients, local_ops, &sets)?;
+                local[h][di][wi] = run_one(name, LOCAL_THREADS, clients, local_ops, 8, &sets)?;
             }
         }
     }
@@ -239,7 +246,7 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
                 format!("controller.ordering={d}"),
                 format!("cpu.cores={cores}"),
             ];
-            let r = run_one("ppo-hash", threads, 0, local_ops, &sets)?;
+            let r = run_one("ppo-hash", threads, 0, local_ops, 8, &sets)?;
             mops[di] = r.ops_per_s / 1e6;
             gbs[di] = r.mem_gb_s;
             scal_series[di].push(mops[di]);
@@ -271,7 +278,7 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
                 "controller.ordering=broi".to_string(),
                 format!("network.persistence={n}"),
             ];
-            remote[ni][wi] = run_one(name, 0, REMOTE_CLIENTS, remote_ops, &sets)?;
+            remote[ni][wi] = run_one(name, 0, REMOTE_CLIENTS, remote_ops, 8, &sets)?;
         }
     }
     for (ni, n) in nets.iter().enumerate() {
@@ -300,6 +307,48 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
             "bsp over sync".into(),
             *r,
         ));
+    }
+    // Fig. 13: hashmap with growing data elements, Sync vs BSP.
+    let mut fig13 = Table::new(&[
+        "value_bytes",
+        "sync_kops",
+        "bsp_kops",
+        "bsp_over_sync",
+        "sync_link_busy",
+        "bsp_link_busy",
+    ]);
+    let mut fig13_series = [Vec::new(), Vec::new()];
+    for v in ELEMENT_BYTES {
+        eprintln!("  ppo: hashmap-tx, {v}-byte elements");
+        let mut runs = [Run::default(); 2];
+        for (ni, n) in nets.iter().enumerate() {
+            let sets = vec![
+                "controller.ordering=broi".to_string(),
+                format!("network.persistence={n}"),
+            ];
+            runs[ni] = run_one("hashmap-tx", 0, REMOTE_CLIENTS, remote_ops, v, &sets)?;
+            fig13_series[ni].push(runs[ni].ops_per_s / 1e3);
+            summary.push(vec![
+                "element_size_throughput".into(),
+                format!("hashmap-tx/{v}B"),
+                n.to_string(),
+                format!("{:.6}", runs[ni].ops_per_s),
+            ]);
+        }
+        let r = runs[1].ops_per_s / runs[0].ops_per_s;
+        ratio_rows.push((
+            format!("element_size hashmap-tx/{v}B"),
+            "bsp over sync".into(),
+            r,
+        ));
+        fig13.push(vec![
+            v.to_string(),
+            format!("{:.1}", runs[0].ops_per_s / 1e3),
+            format!("{:.1}", runs[1].ops_per_s / 1e3),
+            format!("{r:.3}"),
+            format!("{:.0}%", 100.0 * runs[0].link_busy_share),
+            format!("{:.0}%", 100.0 * runs[1].link_busy_share),
+        ]);
     }
     // Fig. 4(c).
     let mut rtt = Table::new(&["server", "design", "transaction_us", "round_trips"]);
@@ -394,6 +443,18 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
         ],
     };
     write_file(&dir, "fig11_scalability.svg", &chart.to_svg())?;
+    let chart = BarChart {
+        title: format!(
+            "Fig. 13: remote hashmap-tx with growing elements ({REMOTE_CLIENTS} clients, BROI server)"
+        ),
+        y_label: "k ops/s".into(),
+        categories: ELEMENT_BYTES.iter().map(|v| format!("{v} B")).collect(),
+        series: vec![
+            ("Sync".into(), fig13_series[0].clone()),
+            ("BSP".into(), fig13_series[1].clone()),
+        ],
+    };
+    write_file(&dir, "fig13_element_size.svg", &chart.to_svg())?;
     let q = if quick { " --quick" } else { "" };
     let md = format!(
         "## PPO / BROI: persist ordering and network persistence\n\n\
@@ -412,6 +473,7 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
          ![BROI over Epoch](ppo/broi_over_epoch.svg)\n\n\
          ![BSP over Sync](ppo/bsp_over_sync.svg)\n\n\
          ![Fig. 11](ppo/fig11_scalability.svg)\n\n\
+         ![Fig. 13](ppo/fig13_element_size.svg)\n\n\
          ### Ratios beside the paper's\n\n{}\n\
          ### All ratios (geomeans over the workloads; per-workload ones for remote)\n\n{}\n\
          `bank_conflict_share` is the share of persists the ordering model released into a \
@@ -427,8 +489,13 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
          is the network's: the paper's \"4.6x less round-trip time\". Under Table III's device \
          (no ADR) each epoch's 8 lines share one bank (row-stride mapping of 2 KB rows) and \
          its cell writes, which the barriers keep apart, add to both designs.\n\n\
-         Not reproduced here yet: Fig. 13 (hashmap element size 128 B..4 KB: pmwork's maps \
-         hold 8-byte values).\n\n\
+         ### Fig. 13: hashmap element size (remote hashmap-tx, {REMOTE_CLIENTS} clients, \
+         {remote_ops} inserts each)\n\n{}\n\
+         Each insert stores a value of the given size (`pmlab sim --value-bytes`). The paper \
+         shows this figure without numbers: BSP \"is effective with varying data element size \
+         from 128B to 4096B\"; as elements grow, \"the bottleneck would be network bandwidth \
+         and BSP is less effective\". `link_busy` is the share of the run the client-to-server \
+         link spent sending.\n\n\
          Data: `summary.csv` (rows `experiment, workload, design, value`; ops/s, GB/s, \
          shares; `geomean` rows per experiment and design), `paper_vs_pmlab.csv`. \
          `docs/validation.md` discusses the gaps.\n",
@@ -436,6 +503,7 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
         ratios.to_markdown(),
         scal.to_markdown(),
         rtt.to_markdown(),
+        fig13.to_markdown(),
     );
     write_file(&dir, "section.md", &md)?;
     let ratio = |exp: &str| {

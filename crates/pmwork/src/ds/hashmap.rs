@@ -1,7 +1,8 @@
 //! Chained hash map (PMDK `hashmap_tx`), growable or fixed.
 //!
 //! Root object: `[hash_a, hash_b, count, buckets]`; bucket array `[nbuckets, head...]`;
-//! entry `[key, val, next]`. The hash is PMDK's universal one,
+//! entry `[key, val, next, rest of the value...]` (a value longer than a word, PPO Fig. 13's
+//! element size, continues after `next`). The hash is PMDK's universal one,
 //! `((a * key + b) mod p) mod nbuckets` with `p = 2^32 - 5`. New entries go to the head of
 //! their chain. The growable map starts with 10 buckets and, like PMDK, rebuilds itself with
 //! twice the buckets (inside the same transaction) once it holds more than twice as many
@@ -11,14 +12,16 @@
 
 use std::collections::BTreeMap;
 
-use super::{MapDs, StepLimit};
+use super::{value_tail, value_word, MapDs, StepLimit};
 use crate::models::Tx;
 
 const HASH_P: u64 = 4_294_967_291;
 const KEY: u64 = 0;
 const VAL: u64 = 8;
 const NEXT: u64 = 16;
-/// Bytes of one entry.
+/// Where a value's words after the first start.
+const TAIL: u64 = 24;
+/// Bytes of one entry with an 8-byte value.
 pub const ENTRY_BYTES: u64 = 24;
 /// PMDK's initial bucket count.
 pub const INIT_BUCKETS: u64 = 10;
@@ -135,6 +138,14 @@ impl MapDs for HashMapDs {
     }
 
     fn insert(&self, tx: &mut Tx, robj: u64, key: u64, val: u64) -> bool {
+        self.insert_sized(tx, robj, key, val, 8)
+    }
+
+    fn sized_values(&self) -> bool {
+        true
+    }
+
+    fn insert_sized(&self, tx: &mut Tx, robj: u64, key: u64, val: u64, bytes: u64) -> bool {
         let h = self.hdr(tx, robj);
         let s = Self::slot(&h, key);
         let head = tx.read(s);
@@ -144,14 +155,21 @@ impl MapDs for HashMapDs {
             if tx.read(e + KEY) == key {
                 tx.add(e + VAL, 8);
                 tx.write(e + VAL, val);
+                if bytes > 8 {
+                    tx.add(e + TAIL, bytes - 8);
+                    tx.write_bytes(e + TAIL, &value_tail(val, bytes));
+                }
                 return false;
             }
             e = tx.read(e + NEXT);
         }
-        let n = tx.alloc(ENTRY_BYTES);
+        let n = tx.alloc(ENTRY_BYTES - 8 + bytes);
         tx.write(n + KEY, key);
         tx.write(n + VAL, val);
         tx.write(n + NEXT, head);
+        if bytes > 8 {
+            tx.write_bytes(n + TAIL, &value_tail(val, bytes));
+        }
         tx.add(s, 8);
         tx.write(s, n);
         let count = tx.read(robj + 16) + 1;
@@ -191,6 +209,16 @@ impl MapDs for HashMapDs {
         robj: u64,
         reach: &mut Vec<u64>,
     ) -> Result<BTreeMap<u64, u64>, String> {
+        self.collect_sized(tx, robj, reach, 8)
+    }
+
+    fn collect_sized(
+        &self,
+        tx: &mut Tx,
+        robj: u64,
+        reach: &mut Vec<u64>,
+        bytes: u64,
+    ) -> Result<BTreeMap<u64, u64>, String> {
         reach.push(robj);
         let h = self.hdr(tx, robj);
         if h.n == 0 {
@@ -220,7 +248,16 @@ impl MapDs for HashMapDs {
                             "hashmap: key {k:#x} in bucket {i}, hashes elsewhere"
                         ));
                     }
-                    if out.insert(k, tx.read(e + VAL)).is_some() {
+                    let val = tx.read(e + VAL);
+                    for w in 1..bytes / 8 {
+                        if tx.read(e + TAIL + 8 * (w - 1)) != value_word(val, w) {
+                            return Err(format!(
+                                "hashmap: key {k:#x}: word {w} of its {bytes}-byte value \
+                                 does not belong to it (torn value)"
+                            ));
+                        }
+                    }
+                    if out.insert(k, val).is_some() {
                         return Err(format!("hashmap: key {k:#x} twice"));
                     }
                     e = tx.read(e + NEXT);

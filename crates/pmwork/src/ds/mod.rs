@@ -39,6 +39,43 @@ pub trait MapDs: Send + Sync + 'static {
         root: u64,
         reach: &mut Vec<u64>,
     ) -> Result<BTreeMap<u64, u64>, String>;
+
+    /// True if the structure stores values longer than one word ([`MapDs::insert_sized`]).
+    fn sized_values(&self) -> bool {
+        false
+    }
+
+    /// Stores under `key` a value of `bytes` bytes: `val`, then [`value_word`]s derived from
+    /// it. Structures without [`MapDs::sized_values`] take only `bytes == 8`.
+    fn insert_sized(&self, tx: &mut Tx, root: u64, key: u64, val: u64, bytes: u64) -> bool {
+        assert_eq!(bytes, 8, "this map stores 8-byte values");
+        self.insert(tx, root, key, val)
+    }
+
+    /// [`MapDs::collect`] of a map whose values are `bytes` long, checking every value whole.
+    fn collect_sized(
+        &self,
+        tx: &mut Tx,
+        root: u64,
+        reach: &mut Vec<u64>,
+        bytes: u64,
+    ) -> Result<BTreeMap<u64, u64>, String> {
+        assert_eq!(bytes, 8, "this map stores 8-byte values");
+        self.collect(tx, root, reach)
+    }
+}
+
+/// Word `i` (1, 2, ...) of a value whose first word is `val`: a long value is a function of
+/// its first word, so the oracle checks it whole from the logical state's `u64`.
+pub fn value_word(val: u64, i: u64) -> u64 {
+    crate::rng::mix64(val ^ i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
+/// The bytes of a `bytes`-long value after its first word.
+pub(crate) fn value_tail(val: u64, bytes: u64) -> Vec<u8> {
+    (1..bytes / 8)
+        .flat_map(|i| value_word(val, i).to_le_bytes())
+        .collect()
 }
 
 /// Bounds a traversal: an error once more than `limit` steps were taken (a cycle in a

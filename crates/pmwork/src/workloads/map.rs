@@ -64,6 +64,10 @@ impl<D: MapDs> Kernel for MapKernel<D> {
         &self.info
     }
 
+    fn sized_values(&self) -> bool {
+        self.ds.sized_values()
+    }
+
     fn gen_op(&self, p: &Params, _t: u16, _i: u64, rng: &mut Rng) -> MapOp {
         match self.mix {
             MapMix::InsertOnly => MapOp::Insert {
@@ -89,17 +93,18 @@ impl<D: MapDs> Kernel for MapKernel<D> {
         tx.write(root_word(t, 1), root);
     }
 
-    fn exec(&self, tx: &mut Tx, _p: &Params, t: u16, op: &MapOp) {
+    fn exec(&self, tx: &mut Tx, p: &Params, t: u16, op: &MapOp) {
         let root = tx.read(root_word(t, 1));
+        let bytes = u64::from(p.value_bytes);
         match *op {
             MapOp::Insert { key, val } => {
-                self.ds.insert(tx, root, key, val);
+                self.ds.insert_sized(tx, root, key, val, bytes);
             }
             MapOp::Toggle { key, val } => {
                 if self.ds.get(tx, root, key).is_some() {
                     self.ds.remove(tx, root, key);
                 } else {
-                    self.ds.insert(tx, root, key, val);
+                    self.ds.insert_sized(tx, root, key, val, bytes);
                 }
             }
         }
@@ -122,10 +127,12 @@ impl<D: MapDs> Kernel for MapKernel<D> {
         }
     }
 
-    fn extract(&self, tx: &mut Tx, _p: &Params, t: u16) -> Result<BTreeMap<u64, u64>, String> {
+    fn extract(&self, tx: &mut Tx, p: &Params, t: u16) -> Result<BTreeMap<u64, u64>, String> {
         let root = tx.read(root_word(t, 1));
         let mut reach = Vec::new();
-        let m = self.ds.collect(tx, root, &mut reach)?;
+        let m = self
+            .ds
+            .collect_sized(tx, root, &mut reach, u64::from(p.value_bytes))?;
         check_heap(tx, t, &reach)?;
         Ok(m)
     }
