@@ -285,14 +285,33 @@ fn reproduce_ppo_section_writes_the_summary_other_checks_read() {
     for design in ["sync", "bsp"] {
         assert!(has("remote_throughput", "tpcc", design));
         assert!(has("remote_throughput", "geomean", design));
+        for v in [128, 4096] {
+            assert!(has(
+                "element_size_throughput",
+                &format!("hashmap-tx/{v}B"),
+                design
+            ));
+        }
     }
+    // Fig. 13: BSP is ahead of Sync with small elements.
+    let value = |wl: &str, design: &str| -> f64 {
+        rows.iter()
+            .find(|r| r[0] == "element_size_throughput" && r[1] == wl && r[2] == design)
+            .map(|r| r[3].parse().unwrap())
+            .unwrap()
+    };
+    assert!(value("hashmap-tx/128B", "bsp") > 1.5 * value("hashmap-tx/128B", "sync"));
     let report = std::fs::read_to_string(d.join("REPORT.md")).unwrap();
     assert!(report.contains("## PPO / BROI"), "{report}");
     assert!(
         report.contains("* **PPO/BROI**: BROI over Epoch"),
         "{report}"
     );
-    for svg in ["broi_over_epoch.svg", "bsp_over_sync.svg"] {
+    for svg in [
+        "broi_over_epoch.svg",
+        "bsp_over_sync.svg",
+        "fig13_element_size.svg",
+    ] {
         let s = std::fs::read_to_string(d.join("ppo").join(svg)).unwrap();
         assert!(s.starts_with("<svg"));
     }

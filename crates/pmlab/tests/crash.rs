@@ -116,6 +116,23 @@ fn bad_workload_arguments_are_one_line_errors() {
             "--fault",
             "x",
         ],
+        // Values of 64 bytes for a map that stores words; a size not a multiple of 8.
+        vec![
+            "crash",
+            "--config",
+            "nvm-ppo",
+            "--workload",
+            "btree",
+            "--value-bytes",
+            "64",
+        ],
+        vec![
+            "sim",
+            "--config",
+            "nvm-ppo",
+            "--workload",
+            "hashmap-tx:value=100",
+        ],
         // 8 threads asked for on a 4-core, 1-thread-per-core preset.
         vec![
             "sim",
