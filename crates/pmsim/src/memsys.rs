@@ -568,6 +568,35 @@ impl MemorySystem {
         }
     }
 
+    /// A plug-in keeps `pins[ch]` WPQ entries of channel `ch` from `now` (lines it holds in
+    /// the ADR domain, e.g. BLOM's buffered log headers). Where it keeps fewer than before,
+    /// writes waiting for a slot may enter now.
+    pub fn set_pinned(&mut self, pins: &[u32], now: Ps) {
+        let now = now.max(self.now);
+        for (ch, &n) in pins.iter().enumerate() {
+            let c = &mut self.channels[ch];
+            let n = n as usize;
+            if c.pinned() == n {
+                continue;
+            }
+            let freed = n < c.pinned();
+            c.set_pinned(n);
+            if freed && c.has_waiting() {
+                let mut entered = std::mem::take(&mut self.entered);
+                self.channels[ch].admit_waiting(self.adr, &mut entered);
+                for w in &entered {
+                    self.write_durable(w, now);
+                }
+                entered.clear();
+                self.entered = entered;
+                if let Some(t) = self.channels[ch].next_ready(now) {
+                    self.schedule_decision(ch, t);
+                }
+                self.refresh_next();
+            }
+        }
+    }
+
     /// Processes every event due at or before `t` and moves the clock to `t`.
     pub fn advance_to(&mut self, t: Ps) {
         while self.step_inner(t).is_some() {}
@@ -750,8 +779,14 @@ pub trait MemoryView {
     fn pending(&self, bank: usize) -> u32;
     /// Lines the ADR domain holds (the WPQ entries of all channels; 0 without ADR).
     fn adr_lines(&self) -> usize;
-    /// Of those, the lines in use now (writes accepted and not yet sent to the device).
+    /// Of those, the lines in use now (writes accepted and not yet sent to the device, and
+    /// entries plug-ins keep).
     fn adr_used(&self) -> usize;
+    /// The channel (in `0..channels`) that line `addr` lives in.
+    fn channel_of(&self, addr: u64) -> usize;
+    /// Channel `ch`'s WPQ: writes queued in it (not counting entries plug-ins keep), and its
+    /// entries.
+    fn wpq(&self, ch: usize) -> (usize, usize);
     /// Writes in the write pending queues of all channels now (accepted, not yet issued to
     /// the device).
     fn writes_queued(&self) -> usize;
@@ -799,10 +834,19 @@ impl MemoryView for MemorySystem {
 
     fn adr_used(&self) -> usize {
         if self.adr {
-            self.writes_queued()
+            self.writes_queued() + self.channels.iter().map(|c| c.pinned()).sum::<usize>()
         } else {
             0
         }
+    }
+
+    fn channel_of(&self, addr: u64) -> usize {
+        self.map.locate(addr - addr % LINE_BYTES).channel as usize
+    }
+
+    fn wpq(&self, ch: usize) -> (usize, usize) {
+        let c = &self.channels[ch];
+        (c.occupancy().1, c.write_capacity())
     }
 
     fn writes_queued(&self) -> usize {

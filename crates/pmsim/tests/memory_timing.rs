@@ -228,3 +228,42 @@ fn read_buffer_amplification_random_vs_sequential() {
         "sequential reads use every byte fetched: {amp}"
     );
 }
+
+#[test]
+fn pinned_wpq_entries_keep_writes_out_until_released() {
+    use pmsim::bmo::NoBmo;
+    use pmsim::image::LineData;
+    use pmsim::memsys::{MemRequest, MemorySystem};
+    use pmsim::scheduler::FrFcfs;
+    // ADR with a 4-entry WPQ, 3 of them kept by a plug-in (BLOM's buffered headers).
+    let mut cfg = base();
+    cfg.controller.adr = true;
+    cfg.controller.write_queue = 4;
+    cfg.controller.drain_high = 3;
+    cfg.controller.drain_low = 1;
+    cfg.validate().unwrap();
+    let mut mem = MemorySystem::new(&cfg, Box::new(FrFcfs), Box::new(NoBmo));
+    let write = |id: u64, a: u64| MemRequest {
+        id,
+        addr: a,
+        is_write: true,
+        data: LineData::new(a, &[id as u8; 64]),
+    };
+    mem.set_pinned(&[3], 0);
+    // Three writes to one bank at once: the first takes the free entry (durable at once under
+    // ADR) and leaves it for the device at once; the second takes it and waits for the bank
+    // (the cell write takes 10 + 4 + 2 + 20 ns); the third finds no entry.
+    for id in 1..=3 {
+        mem.submit(write(id, addr(0, id, 0)), 0);
+    }
+    mem.advance_to(1000);
+    let mut acks = Vec::new();
+    mem.take_acks(&mut acks);
+    assert_eq!(acks.iter().map(|a| a.id).collect::<Vec<_>>(), vec![1, 2]);
+    // Releasing the kept entries lets it in (durable) at that moment.
+    mem.set_pinned(&[0], 2000);
+    acks.clear();
+    mem.take_acks(&mut acks);
+    assert_eq!(acks.len(), 1);
+    assert_eq!((acks[0].id, acks[0].time), (3, 2000));
+}

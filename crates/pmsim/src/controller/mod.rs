@@ -118,6 +118,9 @@ pub struct ChannelController {
     next_wait_seq: u64,
     read_cap: usize,
     write_cap: usize,
+    /// WPQ entries a plug-in keeps (lines held in the ADR domain that are not writes to
+    /// issue, e.g. BLOM's buffered log headers): they take room from new writes.
+    pinned: usize,
     drain_high: usize,
     drain_low: usize,
     draining: bool,
@@ -158,6 +161,7 @@ impl ChannelController {
             next_wait_seq: 0,
             read_cap: cfg.read_queue as usize,
             write_cap: cfg.write_queue as usize,
+            pinned: 0,
             drain_high: cfg.drain_high as usize,
             drain_low: cfg.drain_low as usize,
             draining: false,
@@ -181,6 +185,17 @@ impl ChannelController {
     /// WPQ entries (the ADR domain's capacity when ADR is on).
     pub fn write_capacity(&self) -> usize {
         self.write_cap
+    }
+
+    /// WPQ entries a plug-in keeps (see [`set_pinned`](Self::set_pinned)).
+    pub fn pinned(&self) -> usize {
+        self.pinned
+    }
+
+    /// A plug-in now keeps `n` WPQ entries: writes find that much less room. Lowering it lets
+    /// waiting writes in at the next [`admit_waiting`](Self::admit_waiting).
+    pub fn set_pinned(&mut self, n: usize) {
+        self.pinned = n;
     }
 
     /// The WPQ's low watermark (write-drain mode ends at or below it).
@@ -253,7 +268,7 @@ impl ChannelController {
     #[inline]
     fn has_room(&self, is_write: bool) -> bool {
         if is_write {
-            self.write_q.len() < self.write_cap
+            self.write_q.len() + self.pinned < self.write_cap
         } else {
             self.read_q.len() < self.read_cap
         }

@@ -139,6 +139,13 @@ pub trait LoggingEngine: Send {
     fn absorbs_writeback(&mut self, _line_addr: u64) -> bool {
         false
     }
+    /// WPQ entries the engine keeps now, per channel (lines it holds in the ADR domain that
+    /// are not writes to issue, such as BLOM's buffered headers); empty when it keeps none.
+    /// The system hands them to the controller after every hook, so they take room from
+    /// writes.
+    fn adr_pinned(&self) -> &[u32] {
+        &[]
+    }
     /// Power fails: what the engine keeps in the ADR domain goes to `image`.
     fn crash_flush(&self, _image: &mut PmImage) {}
     /// The recovered image of crash image `image` (after [`crash_flush`](Self::crash_flush)),

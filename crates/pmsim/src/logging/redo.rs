@@ -117,9 +117,6 @@ enum Tag {
     InPlace {
         stamp: u32,
     },
-    Spill {
-        id: u64,
-    },
 }
 
 struct Record {
@@ -168,13 +165,11 @@ struct Applying {
     staged_old: Vec<(u64, [u8; 64])>,
 }
 
+/// BLOM: a record's header kept in the ADR domain (WPQ entries the engine pins).
 struct Held {
-    id: u64,
     stamp: u32,
-    lines: Vec<(u64, [u8; 64])>,
-    spilling: bool,
-    /// Spill writes not yet durable.
-    spill_pending: u32,
+    /// The header lines, each with its channel.
+    lines: Vec<(u64, [u8; 64], usize)>,
 }
 
 #[derive(Default)]
@@ -185,7 +180,8 @@ struct Counters {
     entries: u64,
     header_writes: u64,
     headers_buffered: u64,
-    spills: u64,
+    /// BLOM: headers written to PM because the ADR buffer had no room for them.
+    adr_overflows: u64,
     inplace_writes: u64,
     absorbed: u64,
     commit_latency: Histogram,
@@ -221,7 +217,8 @@ pub struct RedoEngine {
     /// Per thread, committed stamps in order and whether their in-place updates are done.
     order: Vec<VecDeque<(u32, bool)>>,
     held: VecDeque<Held>,
-    held_lines: usize,
+    /// BLOM: WPQ entries the held headers take, per channel.
+    pinned: Vec<u32>,
     error: Option<String>,
     fault: Fault,
     c: Counters,
@@ -257,7 +254,7 @@ impl RedoEngine {
             applied: Vec::new(),
             order: Vec::new(),
             held: VecDeque::new(),
-            held_lines: 0,
+            pinned: Vec::new(),
             error: None,
             fault: Fault::None,
             c: Counters::default(),
@@ -407,11 +404,18 @@ impl RedoEngine {
         r.closed = true;
         r.last = last;
         r.next = next;
-        self.try_meta(t, ri, now, out);
+        self.try_meta(t, ri, now, mem, out);
     }
 
     /// Issues (or buffers) the header of a closed record whose entries are all durable.
-    fn try_meta(&mut self, t: u16, ri: usize, now: Ps, out: &mut Vec<LogWrite>) {
+    fn try_meta(
+        &mut self,
+        t: u16,
+        ri: usize,
+        now: Ps,
+        mem: &dyn MemoryView,
+        out: &mut Vec<LogWrite>,
+    ) {
         let stamp = self.threads[t as usize].stamp;
         let two = self.alloc.header_lines() == 2;
         let r = &mut self.threads[t as usize].records[ri];
@@ -431,78 +435,62 @@ impl RedoEngine {
         if two {
             lines.push((r.header[1], record::links_line(meta, &r.entries, r.next)));
         }
-        match self.meta {
-            MetaPolicy::BufferInAdr => {
+        if self.meta == MetaPolicy::BufferInAdr && self.adr_capacity > 0 {
+            let lines: Vec<(u64, [u8; 64], usize)> = lines
+                .iter()
+                .map(|&(a, d)| (a, d, mem.channel_of(a)))
+                .collect();
+            if self.pin(&lines, mem) {
+                let r = &mut self.threads[t as usize].records[ri];
                 r.meta_durable = true;
                 self.c.headers_buffered += 1;
-                let id = self.next_tag;
-                self.next_tag += 1;
-                self.held_lines += lines.len();
-                self.held.push_back(Held {
-                    id,
-                    stamp,
-                    lines,
-                    spilling: false,
-                    spill_pending: 0,
-                });
-                self.spill_overflow(t, out);
+                self.held.push_back(Held { stamp, lines });
                 self.check_commit(t, now, out);
+                return;
             }
-            MetaPolicy::WriteToPm => {
-                r.meta_pending = lines.len() as u32;
-                for (addr, data) in lines {
-                    self.alloc.issued(addr);
-                    self.c.header_writes += 1;
-                    let tag = self.tag(Tag::Header {
-                        thread: t,
-                        rec: ri,
-                        addr,
-                    });
-                    out.push(LogWrite {
-                        line_addr: addr,
-                        thread: t,
-                        data,
-                        tag,
-                        tracked: true,
-                        source: LogSource::Controller,
-                    });
-                }
-            }
+            // The ADR buffer is used up: the controller writes this header to PM.
+            self.c.adr_overflows += 1;
+        }
+        let r = &mut self.threads[t as usize].records[ri];
+        r.meta_pending = lines.len() as u32;
+        for (addr, data) in lines {
+            self.alloc.issued(addr);
+            self.c.header_writes += 1;
+            let tag = self.tag(Tag::Header {
+                thread: t,
+                rec: ri,
+                addr,
+            });
+            out.push(LogWrite {
+                line_addr: addr,
+                thread: t,
+                data,
+                tag,
+                tracked: true,
+                source: LogSource::Controller,
+            });
         }
     }
 
-    /// BLOM: when buffered metadata exceeds the ADR domain, the oldest buffered header goes
-    /// to PM (it stays buffered until that write is durable).
-    fn spill_overflow(&mut self, t: u16, out: &mut Vec<LogWrite>) {
-        let mut spilling: usize = self
-            .held
-            .iter()
-            .filter(|h| h.spilling)
-            .map(|h| h.lines.len())
-            .sum();
-        let mut i = 0;
-        while self.held_lines - spilling > self.adr_capacity && i < self.held.len() {
-            if !self.held[i].spilling {
-                self.held[i].spilling = true;
-                self.held[i].spill_pending = self.held[i].lines.len() as u32;
-                spilling += self.held[i].lines.len();
-                self.c.spills += 1;
-                let id = self.held[i].id;
-                let lines = self.held[i].lines.clone();
-                for (addr, data) in lines {
-                    let tag = self.tag(Tag::Spill { id });
-                    out.push(LogWrite {
-                        line_addr: addr,
-                        thread: t,
-                        data,
-                        tag,
-                        tracked: false,
-                        source: LogSource::Controller,
-                    });
+    /// BLOM: pins WPQ entries for header `lines` if their channels have room for them and
+    /// still one entry for writes (the in-place updates that free the headers must be able to
+    /// enter, or the buffer would deadlock).
+    fn pin(&mut self, lines: &[(u64, [u8; 64], usize)], mem: &dyn MemoryView) -> bool {
+        let fits = lines.iter().all(|&(_, _, ch)| {
+            let need = lines.iter().filter(|l| l.2 == ch).count();
+            let (queued, cap) = mem.wpq(ch);
+            let pinned = self.pinned.get(ch).copied().unwrap_or(0) as usize;
+            queued + pinned + need < cap
+        });
+        if fits {
+            for &(_, _, ch) in lines {
+                if self.pinned.len() <= ch {
+                    self.pinned.resize(ch + 1, 0);
                 }
+                self.pinned[ch] += 1;
             }
-            i += 1;
         }
+        fits
     }
 
     /// Commits `t`'s ended transaction once every header is durable: the controller then
@@ -648,11 +636,16 @@ impl RedoEngine {
         for (header, entries) in &a.records {
             self.alloc.release(*header, entries);
         }
-        let before = self.held.len();
-        self.held.retain(|h| h.stamp != stamp);
-        if self.held.len() != before {
-            self.held_lines = self.held.iter().map(|h| h.lines.len()).sum();
-        }
+        let pinned = &mut self.pinned;
+        self.held.retain(|h| {
+            if h.stamp != stamp {
+                return true;
+            }
+            for &(_, _, ch) in &h.lines {
+                pinned[ch] -= 1;
+            }
+            false
+        });
         let t = a.thread as usize;
         if let Some(e) = self.order[t].iter_mut().find(|(s, _)| *s == stamp) {
             e.1 = true;
@@ -770,7 +763,7 @@ impl LoggingEngine for RedoEngine {
         &mut self,
         tag: u64,
         now: Ps,
-        _mem: &dyn MemoryView,
+        mem: &dyn MemoryView,
         out: &mut Vec<LogWrite>,
     ) {
         let Some(tag) = self.tags.remove(&tag) else {
@@ -786,7 +779,7 @@ impl LoggingEngine for RedoEngine {
                 self.c.entry_latency.record(now.saturating_sub(issued));
                 self.threads[thread as usize].records[rec].outstanding -= 1;
                 self.alloc.durable(addr);
-                self.try_meta(thread, rec, now, out);
+                self.try_meta(thread, rec, now, mem, out);
                 // The commit also waits for entries (with `header-before-entries` the headers
                 // may be durable first).
                 self.check_commit(thread, now, out);
@@ -817,17 +810,6 @@ impl LoggingEngine for RedoEngine {
                     self.reclaim(stamp, now);
                 }
             }
-            Tag::Spill { id } => {
-                if let Some(i) = self.held.iter().position(|h| h.id == id) {
-                    // A header leaves the buffer once all its lines are durable in PM.
-                    let h = &mut self.held[i];
-                    h.spill_pending -= 1;
-                    if h.spill_pending == 0 {
-                        self.held_lines -= h.lines.len();
-                        self.held.remove(i);
-                    }
-                }
-            }
         }
     }
 
@@ -835,6 +817,10 @@ impl LoggingEngine for RedoEngine {
         let hit = self.open_lines.contains_key(&line_addr);
         self.c.absorbed += hit as u64;
         hit
+    }
+
+    fn adr_pinned(&self) -> &[u32] {
+        &self.pinned
     }
 
     fn crash_flush(&self, image: &mut PmImage) {
@@ -851,7 +837,7 @@ impl LoggingEngine for RedoEngine {
             return;
         }
         for h in &self.held {
-            for (addr, data) in &h.lines {
+            for (addr, data, _) in &h.lines {
                 image.apply(*addr, &LineData::new(*addr, data).expect("a whole line"));
             }
         }
@@ -911,7 +897,7 @@ impl LoggingEngine for RedoEngine {
         s.set("logging.entries", self.c.entries);
         s.set("logging.header_writes", self.c.header_writes);
         s.set("logging.headers_buffered", self.c.headers_buffered);
-        s.set("logging.adr_spills", self.c.spills);
+        s.set("logging.adr_overflows", self.c.adr_overflows);
         s.set("logging.inplace_writes", self.c.inplace_writes);
         s.set("logging.absorbed_writebacks", self.c.absorbed);
         s.set_histogram("logging.commit_latency_ps", self.c.commit_latency.clone());
@@ -967,6 +953,12 @@ mod tests {
         }
         fn write_queue_low(&self) -> usize {
             4
+        }
+        fn channel_of(&self, _addr: u64) -> usize {
+            0
+        }
+        fn wpq(&self, _ch: usize) -> (usize, usize) {
+            (self.adr_used.get(), 16)
         }
     }
 
@@ -1092,7 +1084,7 @@ mod tests {
         let mut s = Stats::new();
         b.export_stats(&mut s);
         assert_eq!(s.counter("logging.header_writes"), 0);
-        assert_eq!(s.counter("logging.adr_spills"), 0);
+        assert_eq!(s.counter("logging.adr_overflows"), 0);
         assert_eq!(s.counter("logging.headers_buffered"), 2);
         // the buffered headers are what a crash flushes: recovery then finds the transaction
         let mut img = image_of(&durable);
@@ -1109,13 +1101,16 @@ mod tests {
             .collect();
         assert_eq!(headers.len(), 2);
         assert!(headers[0] > 6, "first header after its seven entries");
-        // 18 records (120 lines) outgrow a 16-line ADR buffer: BLOM spills the oldest
+        // 18 records (120 lines) outgrow a 16-line ADR buffer: BLOM keeps 15 headers (one
+        // entry stays free for writes) and writes the other 3 to PM
         let mut b = blom::blom();
         transaction(&mut b, &mem, 120, |_| false);
         let mut s = Stats::new();
         b.export_stats(&mut s);
-        assert_eq!(s.counter("logging.header_writes"), 0);
-        assert!(s.counter("logging.adr_spills") >= 2, "{:?}", s.to_json());
+        assert_eq!(s.counter("logging.headers_buffered"), 15, "{:?}", s.to_json());
+        assert_eq!(s.counter("logging.adr_overflows"), 3);
+        assert_eq!(s.counter("logging.header_writes"), 3);
+        assert_eq!(b.adr_pinned(), &[15]);
     }
 
     fn old_of(i: u64) -> [u8; 64] {

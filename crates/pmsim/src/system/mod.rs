@@ -815,6 +815,7 @@ impl System {
                     // a waiting commit waiting.
                     self.logging
                         .on_write_durable(tag, a.time, &self.pm, &mut self.log_writes);
+                    self.sync_adr_pins(a.time);
                     if !self.log_writes.is_empty() {
                         self.send_log_writes(a.time);
                     }
@@ -849,6 +850,18 @@ impl System {
         }
         self.acks = acks;
         self.acks.clear();
+        if self.pm.has_acks() {
+            // Writes that entered the ADR domain when the logging engine released WPQ entries.
+            self.absorb_acks();
+        }
+    }
+
+    /// Hook: hands the WPQ entries the logging engine keeps to the PM controller.
+    fn sync_adr_pins(&mut self, now: Ps) {
+        let pins = self.logging.adr_pinned();
+        if !pins.is_empty() {
+            self.pm.set_pinned(pins, now);
+        }
     }
 
     fn fill_returned(&mut self, id: u64, time: Ps) {
@@ -1047,6 +1060,7 @@ impl System {
                 let action = self
                     .logging
                     .on_tx_end(t as u16, now, &self.pm, &mut self.log_writes);
+                self.sync_adr_pins(now);
                 self.send_log_writes(now);
                 if action == CommitAction::WaitForLog {
                     self.block_on_persists(t, false);
@@ -1199,6 +1213,7 @@ impl System {
                     &self.pm,
                     &mut self.log_writes,
                 );
+                self.sync_adr_pins(now);
             }
         });
         let th = &mut self.threads[t];
