@@ -14,7 +14,8 @@ scratch=${2:-$build/bench-scratch}
 quick=${3:-}
 mkdir -p "$scratch"
 lib=$build/libnvcache.so
-export NVCACHE_DIR=${NVCACHE_DIR:-/dev/shm/nvcache-bench-${USER:-user}}
+default_dir=/dev/shm/nvcache-bench-${USER:-user}
+export NVCACHE_DIR=${NVCACHE_DIR:-$default_dir}
 run() { # label np env... -- cmd...
     local label=$1 np=$2; shift 2
     local envs=()
@@ -93,3 +94,5 @@ for np in 1 4; do      # Fig. 8: process count (one node per rank)
     cannon fig8 plain nvcache $np 1 -- "$build/cannon" -c -n $n -k 2 -d "$scratch"
 done
 rm -rf "$scratch"
+# The default NVRAM directory is the benchmarks' own: leave nothing in /dev/shm.
+if [ "$NVCACHE_DIR" = "$default_dir" ]; then rmdir "$NVCACHE_DIR" 2>/dev/null || true; fi

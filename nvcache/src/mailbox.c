@@ -63,6 +63,7 @@ struct nvc_mailbox *nvc_mailbox_map(const char *name, uint32_t nslots, uint64_t 
         mb->nslots = nslots;
         mb->slot_stride = stride;
         mb->slot_bytes = slot_bytes;
+        mb->creator_pid = (int32_t)getpid();
         atomic_store(&mb->alive, 1);
     }
     return mb;

@@ -206,6 +206,9 @@ struct nvc_mailbox {
        request in the rank's slot, a notice needs no reply, so the rank's next request does not
        wait for the manager to have served it. */
     _Atomic uint64_t closed[NVC_CLOSE_RING];
+    /* The creating manager's process id: nvcache-recover removes a mailbox whose creator is gone
+       (a job killed or ended by MPI_Abort before its managers unlinked it). 0 = unknown. */
+    int32_t creator_pid;
 };
 _Static_assert(sizeof(struct nvc_mailbox) <= NVC_PAGE, "mailbox header fits its page");
 

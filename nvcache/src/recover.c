@@ -6,6 +6,8 @@
  * set to the largest size any part of that file saw. Parts of files opened with
  * MPI_MODE_DELETE_ON_CLOSE are skipped (--temporary recovers them too). Recovered parts are
  * removed unless --keep. With FILE arguments only parts of those files are considered.
+ * Mailboxes in /dev/shm of the recovered jobs, and of any job whose creating manager process is
+ * gone, are removed (not with --dry-run).
  */
 #define _GNU_SOURCE
 #include "nvcache_internal.h"
@@ -16,8 +18,60 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+static const char usage[] =
+    "usage: nvcache-recover [--dir DIR] [--keep] [--dry-run] [--temporary] [FILE...]\n"
+    "Writes the dirty data that NVRAM parts of dead jobs hold back to their files, then removes\n"
+    "the parts and the dead jobs' mailboxes in /dev/shm.\n"
+    "  --dir DIR     NVRAM directory (default $NVCACHE_DIR, else /dev/shm/nvcache-$USER)\n"
+    "  --keep        keep the parts after recovering\n"
+    "  --dry-run     only say what would be recovered (implies --keep)\n"
+    "  --temporary   also recover files opened with MPI_MODE_DELETE_ON_CLOSE\n"
+    "  FILE...       only parts of these files\n"
+    "  -h, --help    this text\n";
+
+/* True if /dev/shm entry `name` is an nvcache mailbox (nvcache-<16 hex>-n<node>). */
+static int is_mailbox_name(const char *name)
+{
+    if (strncmp(name, "nvcache-", 8))
+        return 0;
+    const char *p = name + 8;
+    for (int i = 0; i < 16; i++, p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+            return 0;
+    if (strncmp(p, "-n", 2) || !p[2])
+        return 0;
+    for (p += 2; *p; p++)
+        if (*p < '0' || *p > '9')
+            return 0;
+    return 1;
+}
+
+/* True if mailbox /dev/shm/`name` was created by a process that no longer exists (0 when the
+   creator is alive, unknown or the mailbox cannot be read). */
+static int mailbox_is_stale(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "/dev/shm/%s", name);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return 0;
+    struct stat sb;
+    int32_t pid = 0;
+    if (fstat(fd, &sb) == 0 && (size_t)sb.st_size >= sizeof(struct nvc_mailbox)) {
+        void *p = mmap(NULL, sizeof(struct nvc_mailbox), PROT_READ, MAP_SHARED, fd, 0);
+        if (p != MAP_FAILED) {
+            pid = ((const struct nvc_mailbox *)p)->creator_pid;
+            munmap(p, sizeof(struct nvc_mailbox));
+        }
+    }
+    close(fd);
+    return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
 
 /* The recovery tool does not initialize MPI; these satisfy part.c's logging. */
 struct nvc_runtime nvc_rt;
@@ -103,6 +157,10 @@ int main(int argc, char **argv)
     }
     int keep = 0, dry = 0, temporary = 0, first = 1;
     for (; first < argc && argv[first][0] == '-'; first++) {
+        if (!strcmp(argv[first], "-h") || !strcmp(argv[first], "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        }
         if (!strcmp(argv[first], "--dir") && first + 1 < argc)
             dir = argv[++first];
         else if (!strcmp(argv[first], "--keep"))
@@ -112,7 +170,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[first], "--temporary"))
             temporary = 1;
         else {
-            fprintf(stderr, "usage: nvcache-recover [--dir DIR] [--keep] [--dry-run] [--temporary] [FILE...]\n");
+            fprintf(stderr, "nvcache-recover: unknown option %s\n%s", argv[first], usage);
             return 2;
         }
     }
@@ -214,18 +272,23 @@ int main(int argc, char **argv)
     }
     if (!nt)
         printf("nothing to recover in %s\n", dir);
-    /* Mailboxes of the dead jobs whose parts were recovered are stale shared memory. */
+    /* Mailboxes of the dead jobs whose parts were recovered, and of any job whose creating
+       manager is gone (a job ended by MPI_Abort or a signal), are stale shared memory. */
     DIR *shm = dry ? NULL : opendir("/dev/shm");
     while (shm && (e = readdir(shm))) {
-        for (size_t i = 0; i < nt; i++) {
+        if (!is_mailbox_name(e->d_name))
+            continue;
+        int stale = mailbox_is_stale(e->d_name);
+        for (size_t i = 0; i < nt && !stale; i++) {
             char prefix[64];
             snprintf(prefix, sizeof prefix, "nvcache-%016llx-n", (unsigned long long)t[i].jobid);
-            if (!strncmp(e->d_name, prefix, strlen(prefix))) {
-                char m[512];
-                snprintf(m, sizeof m, "/dev/shm/%s", e->d_name);
-                unlink(m);
-                break;
-            }
+            stale = !strncmp(e->d_name, prefix, strlen(prefix));
+        }
+        if (stale) {
+            char m[512];
+            snprintf(m, sizeof m, "/dev/shm/%s", e->d_name);
+            if (unlink(m) == 0)
+                printf("removed stale mailbox %s\n", m);
         }
     }
     if (shm)

@@ -3,6 +3,7 @@
  *                      more, then every rank dies by SIGKILL without closing the file
  *                      (CRASH_STRIPING_UNIT=N passes MPI's striping_unit hint at the open;
  *                      CRASH_HANDLES=1 writes the synced region through three handles, two at once).
+ *   crash abort FILE   the same, but the job ends in MPI_Abort instead.
  *   crash verify FILE NPROCS  checks that every synced byte is in FILE (after nvcache-recover).
  */
 #include <mpi.h>
@@ -20,7 +21,7 @@ static unsigned char val(long long off, int phase) { return (unsigned char)((off
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: crash write FILE | crash verify FILE NPROCS\n");
+        fprintf(stderr, "usage: crash write|abort FILE | crash verify FILE NPROCS\n");
         return 2;
     }
     if (!strcmp(argv[1], "verify")) {
@@ -109,10 +110,14 @@ int main(int argc, char **argv)
         b[i] = val(base + i, 2);
     MPI_File_write_at(fh, base, b, EXTRA, MPI_BYTE, MPI_STATUS_IGNORE);
     MPI_Barrier(MPI_COMM_WORLD);
+    int abort_job = !strcmp(argv[1], "abort");
     if (rank == 0)
-        printf("crash write: synced %lld bytes, killing all ranks\n", (long long)np * REGION);
+        printf("crash %s: synced %lld bytes, %s\n", argv[1], (long long)np * REGION,
+               abort_job ? "aborting the job" : "killing all ranks");
     fflush(stdout);
     MPI_Barrier(MPI_COMM_WORLD);
+    if (abort_job)
+        MPI_Abort(MPI_COMM_WORLD, 3);
     raise(SIGKILL);
     return 0;
 }
