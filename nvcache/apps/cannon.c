@@ -324,8 +324,9 @@ int main(int argc, char **argv)
     }
     if (!rank) {
         if (csv)
-            printf("cannon,%d,%d,%d,%d,%.6f,%.6f,%lld,%llu\n", n, nprocs, power, doc, total, io_max, triangles,
-                   (unsigned long long)sum[0]);
+            printf("app,n,procs,power,delete_on_close,total_s,io_s,triangles,checksum\n"
+                   "cannon,%d,%d,%d,%d,%.6f,%.6f,%lld,%llu\n",
+                   n, nprocs, power, doc, total, io_max, triangles, (unsigned long long)sum[0]);
         else
             printf("cannon: n=%d P=%d power=%d delete_on_close=%d time %.3f s (I/O %.3f s) triangles %lld\n", n,
                    nprocs, power, doc, total, io_max, triangles);

@@ -35,6 +35,6 @@ for i in $(seq "$repeat"); do
         esac
         env NVCACHE_RANKS_PER_NODE="$rpn" "${e[@]}" mpiexec ${bind:+-bind-to "$bind"} -n "$np" \
             env LD_PRELOAD="$build/libnvcache.so" "$build/cannon" "$@" 2> >(grep -v 'yaksa' >&2) |
-            sed "s/^/$fig,$label,/"
+            sed "/^app,/d; s/^/$fig,$label,/"
     done
 done
