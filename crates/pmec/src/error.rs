@@ -16,6 +16,15 @@ pub enum Error {
         /// Maximum the code tolerates for this pattern.
         max: usize,
     },
+    /// A file's shards: more are missing or corrupt than the code can rebuild.
+    TooManyBadShards {
+        /// Indices of the shards whose files are absent or of the wrong size.
+        missing: Vec<usize>,
+        /// Indices of the shards whose checksums do not match.
+        corrupt: Vec<usize>,
+        /// Maximum the code tolerates.
+        max: usize,
+    },
     /// The chosen generator matrix is not MDS for these parameters (ISA-L's
     /// Vandermonde construction beyond its documented bounds), or a decode
     /// sub-matrix turned out singular.
@@ -38,6 +47,17 @@ impl fmt::Display for Error {
             Error::TooManyErasures { erased, max } => write!(
                 f,
                 "too many erasures: {erased} shards missing, at most {max} can be rebuilt"
+            ),
+            Error::TooManyBadShards {
+                missing,
+                corrupt,
+                max,
+            } => write!(
+                f,
+                "too many erasures: {} shard(s) missing {missing:?} and {} corrupt {corrupt:?}, \
+                 at most {max} can be rebuilt",
+                missing.len(),
+                corrupt.len()
             ),
             Error::NotMds(s) => write!(f, "matrix not MDS: {s}"),
             Error::Singular => write!(f, "matrix is singular"),

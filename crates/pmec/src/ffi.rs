@@ -35,7 +35,7 @@ fn fail(e: Error) -> c_int {
     let code = match e {
         Error::InvalidParameter(_) => PMEC_EINVAL,
         Error::LengthMismatch(_) => PMEC_ELEN,
-        Error::TooManyErasures { .. } => PMEC_ETOOMANY,
+        Error::TooManyErasures { .. } | Error::TooManyBadShards { .. } => PMEC_ETOOMANY,
         Error::NotMds(_) | Error::Singular => PMEC_ENOTMDS,
         Error::UnsupportedIsa(_) => PMEC_EISA,
         Error::Io(_) | Error::Format(_) => PMEC_EOTHER,

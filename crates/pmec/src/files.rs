@@ -386,8 +386,9 @@ pub fn decode_file(manifest_path: &Path, output: &Path, repair: bool) -> Result<
     let bad = check.bad();
     let (k, m, b) = (man.k, man.m, man.block);
     if bad.len() > m {
-        return Err(Error::TooManyErasures {
-            erased: bad.len(),
+        return Err(Error::TooManyBadShards {
+            missing: check.missing.clone(),
+            corrupt: check.corrupt.clone(),
             max: m,
         });
     }

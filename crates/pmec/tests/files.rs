@@ -69,7 +69,14 @@ fn round_trip_with_missing_and_corrupt_shards() {
         std::fs::remove_file(out.join(&man.shards[i].file)).unwrap();
     }
     let e = files::decode_file(&mp, &dir.join("x.bin"), false).unwrap_err();
-    assert_eq!(e, Error::TooManyErasures { erased: 4, max: 3 });
+    assert_eq!(
+        e,
+        Error::TooManyBadShards {
+            missing: vec![0, 2, 5, 8],
+            corrupt: vec![],
+            max: 3
+        }
+    );
     assert!(!dir.join("x.bin").exists());
     assert!(!files::verify(&mp).unwrap().recoverable);
     let _ = std::fs::remove_dir_all(&dir);
@@ -150,5 +157,34 @@ fn empty_file_and_errors() {
     std::fs::write(dir.join("junk2.pmec"), "pmec-manifest 1\nfile a\nsize x\n").unwrap();
     let e = files::verify(&dir.join("junk2.pmec")).unwrap_err();
     assert!(e.to_string().contains("line 3"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn too_many_bad_shards_says_which_are_missing_and_which_corrupt() {
+    let dir = tmpdir("bad");
+    let input = dir.join("data.bin");
+    std::fs::write(&input, Rng::new(5).bytes(100_000)).unwrap();
+    let opts = EncodeOptions {
+        k: 4,
+        m: 2,
+        block: 4096,
+        ..EncodeOptions::default()
+    };
+    let out = dir.join("shards");
+    let man = files::encode_file(&input, &out, &opts).unwrap();
+    std::fs::remove_file(out.join(&man.shards[0].file)).unwrap();
+    for i in [1, 3] {
+        let p = out.join(&man.shards[i].file);
+        let mut b = std::fs::read(&p).unwrap();
+        b[100] ^= 1;
+        std::fs::write(&p, &b).unwrap();
+    }
+    let mp = files::manifest_path(&out, "data.bin");
+    let e = files::decode_file(&mp, &dir.join("x.bin"), false).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "too many erasures: 1 shard(s) missing [0] and 2 corrupt [1, 3], at most 2 can be rebuilt"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
