@@ -14,6 +14,19 @@ pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// Checks before any long work that output `path` (given as `flag`) can be created: its
+/// directory must exist.
+pub fn check_parent_dir(flag: &str, path: &Path) -> Result<(), String> {
+    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(d) if !d.is_dir() => Err(format!(
+            "{flag} {}: no directory {}",
+            path.display(),
+            d.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// This machine's name (for host timing and temporary file names).
 pub fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")

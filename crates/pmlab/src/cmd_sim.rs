@@ -61,6 +61,9 @@ pub struct SimArgs {
 
 /// Runs `pmlab sim`.
 pub fn run(a: SimArgs) -> Result<(), String> {
+    if let Some(p) = &a.json {
+        crate::atomic_file::check_parent_dir("--json", p)?;
+    }
     let cfg = SimConfig::load(&a.config)
         .and_then(|c| c.with_overrides(&a.sets))
         .map_err(|e| e.to_string())?;

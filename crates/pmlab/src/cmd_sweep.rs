@@ -135,16 +135,7 @@ pub fn run(a: SweepArgs) -> Result<(), String> {
     };
     // One shard of one is the whole grid: write FILE.csv directly.
     let shard = shard.filter(|(s, _)| s.count > 1);
-    let dir = out.parent().filter(|p| !p.as_os_str().is_empty());
-    if let Some(d) = dir {
-        if !d.is_dir() {
-            return Err(format!(
-                "--out {}: no directory {}",
-                out.display(),
-                d.display()
-            ));
-        }
-    }
+    crate::atomic_file::check_parent_dir("--out", &out)?;
     let configs = grid.validate()?;
 
     let mine: Vec<usize> = (0..grid.job_count())

@@ -722,3 +722,22 @@ fn trace_stats_ends_with_a_newline() {
     let left: Vec<_> = std::fs::read_dir(&d).unwrap().collect();
     assert_eq!(left.len(), 1, "trace gen leaves no temporary file");
 }
+
+#[test]
+fn an_output_in_a_missing_directory_is_refused_before_simulating() {
+    let o = pmlab(&[
+        "sim",
+        "--config",
+        "nvm-ppo",
+        "--workload",
+        "btree",
+        "--ops",
+        "200",
+        "--json",
+        "/nonexistent-pmlab-dir/x.json",
+    ]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("no directory /nonexistent-pmlab-dir"), "{err}");
+    assert!(o.stdout.is_empty(), "simulated before refusing");
+}

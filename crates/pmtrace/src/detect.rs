@@ -120,6 +120,16 @@ fn classify(prefix: &[u8], at_eof: bool) -> Classified {
                 return Classified::NeedMore;
             }
         }
+        if is_binary(line) {
+            // Echoing it would print garbage: say what it is.
+            return Classified::Unknown {
+                line: 0,
+                text: format!(
+                    "line {line_no} holds binary data (not text), and the input does not start \
+                     with the .pmt magic"
+                ),
+            };
+        }
         let text = String::from_utf8_lossy(line);
         let trimmed = text.trim();
         if trimmed.is_empty() {
@@ -147,6 +157,13 @@ fn classify(prefix: &[u8], at_eof: bool) -> Classified {
     } else {
         Classified::NeedMore
     }
+}
+
+/// True if `line` is not text: invalid UTF-8 (a sequence cut at the end of a partial line
+/// does not count), or control bytes other than tab and CR.
+fn is_binary(line: &[u8]) -> bool {
+    let invalid = std::str::from_utf8(line).is_err_and(|e| e.error_len().is_some());
+    invalid || line.iter().any(|&b| b < 0x20 && b != b'\t' && b != b'\r')
 }
 
 fn classify_line(line: &str) -> Option<TraceFormat> {

@@ -168,3 +168,24 @@ fn format_names_round_trip() {
     }
     assert_eq!(TraceFormat::from_name("csv"), None);
 }
+
+#[test]
+fn binary_input_is_named_not_echoed() {
+    // Random bytes (no .pmt magic): the message says what they are instead of printing them.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let bytes: Vec<u8> = (0..3000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    let e = detect_format(&bytes).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("binary data"), "{msg}");
+    assert!(
+        msg.chars().all(|c| !c.is_control() && c != '\u{fffd}'),
+        "{msg:?}"
+    );
+}

@@ -1107,7 +1107,12 @@ mod tests {
         transaction(&mut b, &mem, 120, |_| false);
         let mut s = Stats::new();
         b.export_stats(&mut s);
-        assert_eq!(s.counter("logging.headers_buffered"), 15, "{:?}", s.to_json());
+        assert_eq!(
+            s.counter("logging.headers_buffered"),
+            15,
+            "{:?}",
+            s.to_json()
+        );
         assert_eq!(s.counter("logging.adr_overflows"), 3);
         assert_eq!(s.counter("logging.header_writes"), 3);
         assert_eq!(b.adr_pinned(), &[15]);
