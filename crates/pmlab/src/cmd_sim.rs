@@ -200,7 +200,6 @@ fn full_rows(cfg: &SimConfig, out: &simulate::Outcome, rows: &mut Vec<(&'static 
         .collect();
     let l1 = (s.counter("cache.l1d.hits") + s.counter("cache.l1d.misses")) as f64;
     let llc = (s.counter("cache.llc.hits") + s.counter("cache.llc.misses")) as f64;
-    let mib = |b: u64| b as f64 / (1 << 20) as f64;
     rows.extend([
         ("model", "full system (cores, caches, DRAM + PM)".to_string()),
         ("events", out.events.to_string()),
@@ -228,9 +227,9 @@ fn full_rows(cfg: &SimConfig, out: &simulate::Outcome, rows: &mut Vec<(&'static 
         (
             "PM traffic",
             format!(
-                "read {:.2} MiB, written {:.2} MiB ({} clwb/clflushopt write-backs, {} evictions, {} non-temporal)",
-                mib(s.counter("pm.read_bytes")),
-                mib(s.counter("pm.write_bytes")),
+                "read {}, written {} ({} clwb/clflushopt write-backs, {} evictions, {} non-temporal)",
+                bytes_text(s.counter("pm.read_bytes")),
+                bytes_text(s.counter("pm.write_bytes")),
                 s.counter("pm.writebacks"),
                 s.counter("pm.evictions"),
                 s.counter("pm.nt_writes")
@@ -251,9 +250,9 @@ fn full_rows(cfg: &SimConfig, out: &simulate::Outcome, rows: &mut Vec<(&'static 
         (
             "DRAM traffic",
             format!(
-                "read {:.2} MiB, written {:.2} MiB",
-                mib(s.counter("dram.read_bytes")),
-                mib(s.counter("dram.write_bytes"))
+                "read {}, written {}",
+                bytes_text(s.counter("dram.read_bytes")),
+                bytes_text(s.counter("dram.write_bytes"))
             ),
         ),
         (
@@ -353,5 +352,35 @@ pub fn cap_threads(cfg: &SimConfig, p: &mut pmwork::Params, name: &str) {
             p.threads, cfg.name
         );
         p.threads = hw;
+    }
+}
+
+/// `b` bytes in the largest binary unit that keeps the figure at least 1 (exact below 1 KiB),
+/// so a few write-backs do not show as "0.00 MiB".
+fn bytes_text(b: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if b < 1024 {
+        return format!("{b} B");
+    }
+    let mut v = b as f64 / 1024.0;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{v:.2} {}", UNITS[u])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bytes_text;
+
+    #[test]
+    fn small_traffic_is_not_shown_as_zero() {
+        assert_eq!(bytes_text(0), "0 B");
+        assert_eq!(bytes_text(50 * 64), "3.12 KiB");
+        assert_eq!(bytes_text(1000), "1000 B");
+        assert_eq!(bytes_text(3 << 20), "3.00 MiB");
+        assert_eq!(bytes_text(5 << 30), "5.00 GiB");
     }
 }
