@@ -45,7 +45,10 @@ pub fn run_trace(
     let source = open_trace(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let format = source.format();
     let workload = source.header().workload.clone();
-    let model = if format == TraceFormat::Plain {
+    // A memory-request stream (a plain trace, or one imported from it) replays on the memory
+    // system alone, however it is stored.
+    let requests = source.header().flags & pmsim::pmtrace::flags::MEMORY_REQUESTS != 0;
+    let model = if format == TraceFormat::Plain || requests {
         SystemModel::Memory
     } else {
         cfg.system.model

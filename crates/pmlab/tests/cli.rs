@@ -741,3 +741,41 @@ fn an_output_in_a_missing_directory_is_refused_before_simulating() {
     assert!(err.contains("no directory /nonexistent-pmlab-dir"), "{err}");
     assert!(o.stdout.is_empty(), "simulated before refusing");
 }
+
+#[test]
+fn an_imported_plain_trace_replays_as_the_plain_trace_does() {
+    // A memory-request stream stays one after `trace import`: the .pmt replays on the memory
+    // system (on the PM device), with the same results as the text it came from.
+    let d = tmpdir("import-plain");
+    let plain = plain_trace(&d);
+    let pmt = d.join("plain.pmt");
+    let o = pmlab(&[
+        "trace",
+        "import",
+        plain.to_str().unwrap(),
+        "--out",
+        pmt.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stats = |trace: &Path, json: &str| {
+        let j = d.join(json);
+        let o = pmlab(&[
+            "sim",
+            "--config",
+            "optane",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--json",
+            j.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+        (v["summary"].clone(), v["stats"].clone())
+    };
+    let (a, sa) = stats(&plain, "a.json");
+    let (b, sb) = stats(&pmt, "b.json");
+    assert_eq!(a, b);
+    assert_eq!(sa, sb);
+    assert!(sb["counters"]["mc.writes_accepted"].as_u64().unwrap() > 0);
+}

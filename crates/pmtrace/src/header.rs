@@ -30,6 +30,9 @@ pub mod flags {
     pub const STORE_VALUES: u32 = 1 << 0;
     /// The trace was converted from another tool's format by an importer.
     pub const IMPORTED: u32 = 1 << 1;
+    /// The events are a stream of memory requests (e.g. imported from a `hexaddr READ|WRITE
+    /// cycle` trace), not a program's accesses: replay them on the memory system alone.
+    pub const MEMORY_REQUESTS: u32 = 1 << 2;
     /// Mask of the required bits (16-31).
     pub const REQUIRED_MASK: u32 = 0xffff_0000;
     /// Required bits this library understands (none yet).

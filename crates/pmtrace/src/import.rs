@@ -295,7 +295,7 @@ impl<R: BufRead> PlainReader<R> {
             1,
         )
         .with_params("source=plain-memory-trace gap_unit=cycle")
-        .with_flags(flags::IMPORTED);
+        .with_flags(flags::IMPORTED | flags::MEMORY_REQUESTS);
         PlainReader {
             lines: LineReader::new(r),
             header,
@@ -304,7 +304,7 @@ impl<R: BufRead> PlainReader<R> {
         }
     }
 
-    /// The synthesised header (1 thread, flag `IMPORTED`).
+    /// The synthesised header (1 thread, flags `IMPORTED | MEMORY_REQUESTS`).
     pub fn header(&self) -> &TraceHeader {
         &self.header
     }
