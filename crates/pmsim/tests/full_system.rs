@@ -517,3 +517,23 @@ fn nothing_executes_after_the_crash_point() {
     assert_eq!(sys.retired_events(0), 0);
     assert_eq!(image_u64(&sys, PM), 0);
 }
+
+#[test]
+fn a_fence_waiting_at_a_crash_counts_as_stall_up_to_the_cut() {
+    // No ADR: the fence waits about 300 ns for the media write. Cut the run in the middle of
+    // that wait, twice: the later cut shows the longer stall.
+    let c = cfg("nvm-ppo", &[]);
+    let mut t = warm_store(PM, 7);
+    t.extend([clwb(0, PM), sfence(0)]);
+    let (_, full) = run(&c, &t);
+    let total = full.counter("cpu.t0.stall_fence_ps");
+    let end = full.counter("cpu.t0.cycles") * 400; // 2.5 GHz: 400 ps per cycle
+    let stall_at = |cut: u64| {
+        let mut sys = System::new(&c).unwrap().crash_at(cut);
+        sys.run(t.iter().copied().map(Ok), |_| {}).unwrap();
+        sys.stats().counter("cpu.t0.stall_fence_ps")
+    };
+    let (early, late) = (stall_at(end - total / 2), stall_at(end - total / 4));
+    assert!(early > 0, "the open fence's stall is counted");
+    assert_eq!(late - early, total / 4, "and grows with the cut");
+}

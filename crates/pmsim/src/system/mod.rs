@@ -1818,6 +1818,12 @@ impl System {
         let cycles_total = time / self.cycle.max(1);
         let mut instrs = 0;
         let (mut rob, mut mlp, mut sb, mut fence) = (0, 0, 0, 0);
+        // A run cut by a power failure: a fence still waiting at the cut has stalled its thread
+        // since it began, though it never completed.
+        let open_fence = |th: &Thread| match (self.stop_at, th.block) {
+            (Some(cut), Block::Fence { .. }) => cut.saturating_sub(th.block_since),
+            _ => 0,
+        };
         for (i, th) in self.threads.iter().enumerate() {
             let cycles = th.clock / self.cycle.max(1);
             let p = format!("cpu.t{i}.");
@@ -1839,13 +1845,16 @@ impl System {
             s.set(format!("{p}stall_rob_ps"), th.stall_rob);
             s.set(format!("{p}stall_mlp_ps"), th.stall_mlp);
             s.set(format!("{p}stall_store_buffer_ps"), th.stall_sb);
-            s.set(format!("{p}stall_fence_ps"), th.stall_fence);
+            s.set(
+                format!("{p}stall_fence_ps"),
+                th.stall_fence + open_fence(th),
+            );
             s.set(format!("{p}retired_events"), th.retired);
             instrs += th.instrs;
             rob += th.stall_rob;
             mlp += th.stall_mlp;
             sb += th.stall_sb;
-            fence += th.stall_fence;
+            fence += th.stall_fence + open_fence(th);
         }
         s.set("cpu.threads", self.threads.len() as u64);
         s.set("cpu.instructions", instrs);
@@ -1865,7 +1874,11 @@ impl System {
         s.set("cpu.fences", self.threads.iter().map(|t| t.fences).sum());
         s.set("cpu.tx_begins", self.tx_begins);
         s.set("cpu.tx_ends", self.tx_ends);
-        let thread_time: Ps = self.threads.iter().map(|t| t.clock).sum();
+        let thread_time: Ps = self
+            .threads
+            .iter()
+            .map(|t| t.clock.max(t.block_since + open_fence(t)))
+            .sum();
         s.set_value(
             "cpu.fence_stall_share",
             if thread_time > 0 {
