@@ -783,29 +783,62 @@ pub fn breakdown(
     Ok(out)
 }
 
-/// Format results as a Markdown table.
+/// Format results as a Markdown table: medians with the range of the runs, and a note saying
+/// what the columns are.
 pub fn markdown(results: &[BenchResult]) -> String {
     let mut s = String::from(
-        "| point | pmec GB/s | ISA-L GB/s | ratio | spread pmec/isal |\n|---|---|---|---|---|\n",
+        "| point | pmec GB/s median [min-max] | ISA-L GB/s median [min-max] | pmec / ISA-L | runs each |\n\
+         |---|---|---|---|---|\n",
     );
+    let cell = |m: &Measurement| {
+        let max = m.runs.iter().cloned().fold(f64::MIN, f64::max);
+        let min = m.runs.iter().cloned().fold(f64::MAX, f64::min);
+        format!("{:.2} [{min:.2}-{max:.2}]", m.gbps)
+    };
     for r in results {
-        let (ig, ratio, isp) = match &r.isal {
-            Some(i) => (
-                format!("{:.2}", i.gbps),
-                format!("{:.2}x", r.ratio.unwrap_or(0.0)),
-                format!("{:.0}%", i.spread() * 100.0),
-            ),
-            None => ("-".into(), "-".into(), "-".into()),
+        let (ig, ratio) = match &r.isal {
+            Some(i) => (cell(i), format!("{:.2}x", r.ratio.unwrap_or(0.0))),
+            None => ("-".into(), "-".into()),
         };
         s.push_str(&format!(
-            "| {} | {:.2} | {} | {} | {:.0}% / {} |\n",
+            "| {} | {} | {} | {} | {} |\n",
             r.config.label(),
-            r.pmec.gbps,
+            cell(&r.pmec),
             ig,
             ratio,
-            r.pmec.spread() * 100.0,
-            isp
+            r.pmec.runs.len()
         ));
     }
+    s.push_str(
+        "\nGB/s: 10^9 source bytes per second. Each side ran the stated number of timed \
+         repetitions, pmec and ISA-L alternating; the median is shown with the slowest and \
+         fastest run, and the ratio is of the medians.\n",
+    );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_shows_median_range_and_run_count_and_says_what_they_are() {
+        let r = BenchResult {
+            config: BenchConfig::default(),
+            pmec: Measurement::from_runs(vec![9.0, 10.0, 12.0]),
+            isal: Some(Measurement::from_runs(vec![4.0, 5.0, 5.5])),
+            ratio: Some(2.0),
+            isal_note: None,
+            schedule: String::new(),
+        };
+        let t = markdown(&[r]);
+        assert!(
+            t.contains("| 10.00 [9.00-12.00] | 5.00 [4.00-5.50] | 2.00x | 3 |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("median is shown with the slowest and fastest run"),
+            "{t}"
+        );
+    }
 }
