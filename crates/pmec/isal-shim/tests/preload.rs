@@ -81,3 +81,68 @@ fn isal_program_runs_identically_on_pmec() {
     assert!(calls >= 49 * 2, "shim served {calls} encode calls: {err_b}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Compiles `tests/c/NAME.c` into `dir` with `libs`.
+fn compile(name: &str, dir: &std::path::Path, libs: &[&str]) -> PathBuf {
+    let exe = dir.join(name);
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
+    let cc = Command::new("cc")
+        .args(["-O2", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .args(libs)
+        .output()
+        .expect("run cc");
+    assert!(
+        cc.status.success(),
+        "cc failed: {}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    exe
+}
+
+#[test]
+fn a_client_that_dlopens_libisal_by_name_gets_the_shim_preloaded_or_first_on_the_path() {
+    let system = std::path::Path::new("/usr/lib/x86_64-linux-gnu/libisal.so.2");
+    if !system.exists() {
+        eprintln!("NOTICE: system ISA-L missing (apt-get install libisal2); test skipped");
+        return;
+    }
+    let shim = shim_path();
+    let dir = std::env::temp_dir().join(format!("pmec-dlopen-{}", std::process::id()));
+    let libdir = dir.join("lib");
+    std::fs::create_dir_all(&libdir).unwrap();
+    // The installed layout: the shim as libisal.so.2 in a directory of its own.
+    std::fs::copy(&shim, libdir.join("libisal.so.2")).unwrap();
+    let client = compile("dlopen_client", &dir, &["-ldl"]);
+    let run = |env: &[(&str, &std::path::Path)]| {
+        let mut c = Command::new(&client);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let o = c.output().unwrap();
+        assert!(
+            o.status.success(),
+            "{env:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        let from = out
+            .lines()
+            .find_map(|l| l.strip_prefix("ec_encode_data from "))
+            .unwrap()
+            .to_string();
+        let rest = out.lines().nth(1).unwrap().to_string();
+        (std::fs::canonicalize(from).unwrap(), rest)
+    };
+    let (plain_lib, plain_out) = run(&[]);
+    assert_eq!(plain_lib, std::fs::canonicalize(system).unwrap());
+    let (pre_lib, pre_out) = run(&[("LD_PRELOAD", shim.as_path())]);
+    assert_eq!(pre_lib, std::fs::canonicalize(&shim).unwrap(), "preloaded");
+    let (path_lib, path_out) = run(&[("LD_LIBRARY_PATH", libdir.as_path())]);
+    assert_eq!(path_lib, libdir.join("libisal.so.2"), "first on the path");
+    // The same parity, and the CRC (forwarded to the system ISA-L) the same, every way.
+    assert_eq!(plain_out, pre_out);
+    assert_eq!(plain_out, path_out);
+    let _ = std::fs::remove_dir_all(&dir);
+}
