@@ -8,6 +8,9 @@
 #                     PM-support engines with PMWeaver on, every hardware-TX workload x every
 #                     logging scheme, 1000 crash points each
 #   make deps    install what a fresh Debian machine lacks (idempotent; needs root)
+#   make install PREFIX=/usr/local   pmlab, libpmec (+ pmec.h, pmec.pc), the ISA-L shim as
+#                PREFIX/lib/pmec-isal/libisal.so.2, libnvcache.so, nvcache-recover, nvcache-run
+#   make uninstall PREFIX=...        removes what install put there (and the folders it made)
 
 SHELL := /bin/bash
 CARGO ?= cargo
@@ -20,7 +23,7 @@ PMLAB := target/release/pmlab
 APT_PACKAGES := build-essential cmake pkg-config libisal-dev libisal2 mpich libmpich-dev \
                 libpmem-dev libhdf5-mpich-dev hdf5-tools
 
-.PHONY: all deps build build-nvcache demo test test-rust test-nvcache bench bench-instr fuzz lint clean crash-check
+.PHONY: all deps build build-nvcache demo test test-rust test-nvcache test-install bench bench-instr fuzz lint clean crash-check install uninstall
 
 NVCACHE_BUILD := nvcache/build
 
@@ -49,7 +52,7 @@ demo: build
 	$(PMLAB) reproduce --quick --out $(RESULTS)
 	@echo "demo: report at $(RESULTS)/REPORT.md"
 
-test: deps test-rust test-nvcache
+test: deps test-rust test-nvcache test-install
 
 # Build first: pmec's C-API and LD_PRELOAD tests use the shared libraries the build leaves in
 # target/release.
@@ -62,6 +65,46 @@ test-rust:
 
 test-nvcache: build-nvcache
 	ctest --test-dir $(NVCACHE_BUILD) --output-on-failure
+
+# Installs into a fresh temporary prefix, runs README's usage commands and the installed tools
+# from there, and checks that uninstall leaves the prefix empty.
+test-install: build
+	tests/install.sh
+
+# What `make install` puts under PREFIX (DESTDIR for staged installs). The manifest lists every
+# file and every folder install created, so uninstall removes exactly those.
+PREFIX ?= /usr/local
+DESTDIR ?=
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+install: build
+	@set -e; p="$(DESTDIR)$(PREFIX)"; m="$$p/share/pmlab/install-manifest"; \
+	made=""; for d in bin lib lib/pkgconfig lib/pmec-isal include share share/pmlab share/pmlab/configs; do \
+	  [ -d "$$p/$$d" ] || { mkdir -p "$$p/$$d"; made="$$made $$d"; }; \
+	done; \
+	files=""; put() { install -m "$$1" "$$2" "$$p/$$3"; files="$$files $$3"; }; \
+	put 755 target/release/pmlab bin/pmlab; \
+	put 755 $(NVCACHE_BUILD)/nvcache-recover bin/nvcache-recover; \
+	sed 's|@LIBDIR@|$(PREFIX)/lib|' nvcache/tools/nvcache-run > "$$p/bin/nvcache-run"; chmod 755 "$$p/bin/nvcache-run"; files="$$files bin/nvcache-run"; \
+	put 644 $(NVCACHE_BUILD)/libnvcache.so lib/libnvcache.so; \
+	put 644 target/release/libpmec.so lib/libpmec.so; \
+	put 644 target/release/libpmec.a lib/libpmec.a; \
+	put 644 target/release/libpmec_isal.so lib/pmec-isal/libisal.so.2; \
+	ln -sf libisal.so.2 "$$p/lib/pmec-isal/libisal.so"; files="$$files lib/pmec-isal/libisal.so"; \
+	put 644 crates/pmec/include/pmec.h include/pmec.h; \
+	sed 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|' crates/pmec/pmec.pc.in > "$$p/lib/pkgconfig/pmec.pc"; files="$$files lib/pkgconfig/pmec.pc"; \
+	for c in configs/*.toml; do put 644 "$$c" "share/pmlab/$$c"; done; \
+	{ for f in $$files; do echo "file $$f"; done; echo "file share/pmlab/install-manifest"; \
+	  for d in $$made; do echo "dir $$d"; done; } > "$$m"; \
+	echo "install: $$(echo $$files | wc -w) files under $$p (manifest $$m)"; \
+	echo "install: ISA-L programs run on pmec with LD_LIBRARY_PATH=$(PREFIX)/lib/pmec-isal; MPI-IO jobs on nvcache with nvcache-run"
+
+uninstall:
+	@p="$(DESTDIR)$(PREFIX)"; m="$$p/share/pmlab/install-manifest"; \
+	[ -f "$$m" ] || { echo "uninstall: no manifest at $$m (nothing installed there)"; exit 1; }; \
+	dirs=$$(sed -n 's/^dir //p' "$$m" | tac); \
+	for f in $$(sed -n 's/^file //p' "$$m"); do rm -f "$$p/$$f"; done; \
+	for d in $$dirs; do rmdir "$$p/$$d" 2>/dev/null || echo "uninstall: $$p/$$d not empty, kept"; done; \
+	echo "uninstall: removed pmlab from $$p"
 
 bench: build
 	@mkdir -p $(RESULTS)/bench

@@ -1,0 +1,86 @@
+#!/bin/bash
+# make install into a fresh prefix, then, with only that prefix on PATH for pmlab's tools:
+#   * every command of README's "Using pmlab" block runs as printed (inputs it names are made
+#     first; the `reproduce` synopsis line is skipped),
+#   * nvcache-run runs an MPI-IO job through nvcache, nvcache-recover --help works,
+#   * a C program builds against pmec with pkg-config and runs,
+#   * an ISA-L program runs on the installed shim via LD_LIBRARY_PATH;
+# then make uninstall must leave the prefix empty.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+prefix=$(mktemp -d)
+work=$(mktemp -d)
+trap 'rm -rf "$work"; rm -rf "$prefix"' EXIT
+cd "$root"
+make -s install PREFIX="$prefix" >/dev/null
+export PATH="$prefix/bin:$PATH"
+[ "$(command -v pmlab)" = "$prefix/bin/pmlab" ] || { echo "install: pmlab not first on PATH"; exit 1; }
+
+# README's usage block, run in a scratch folder holding the inputs it names.
+cd "$work"
+cp -r "$root/configs" configs
+mkdir -p docs && cp -r "$root/docs/examples" docs/examples
+for i in $(seq 0 199); do printf '0x%x %s %d\n' $((i * 4160)) $([ $((i % 3)) = 0 ] && echo WRITE || echo READ) $((i * 10)); done > my.trace
+pmlab trace gen --workload btree --ops 200 --out t.pmt 2>/dev/null
+pmlab trace dump t.pmt > dump.txt
+head -c 3000000 /dev/urandom > big.iso
+commands=$(awk '/^## Using pmlab/{f=1} f && /^```sh/{b=1; next} b && /^```/{exit} b' "$root/README.md" |
+    sed -e ':a' -e '/\\$/N; s/\\\n[[:space:]]*/ /; ta' | sed 's/[[:space:]]\{2,\}#.*$//')
+[ "$(echo "$commands" | grep -c '^pmlab ')" -ge 15 ] || { echo "install: README usage block not found"; exit 1; }
+while IFS= read -r cmd; do
+    [ -n "$cmd" ] || continue
+    case $cmd in
+        "pmlab reproduce ["*) continue ;;                 # a synopsis, not a command
+        target/release/*) (cd "$root" && eval "$cmd") >/dev/null 2>"$work/err" ;;
+        *) eval "$cmd" >/dev/null 2>"$work/err" ;;
+    esac || { echo "install: README command failed: $cmd"; cat "$work/err"; exit 1; }
+done <<< "$commands"
+echo "install: README usage commands ran ($(echo "$commands" | grep -c .) lines)"
+
+# The installed nvcache tools.
+nvcache-recover --help | grep -q "usage: nvcache-recover"
+nvcache-run --help | grep -q "usage: nvcache-run"
+if command -v mpiexec >/dev/null; then
+    export NVCACHE_DIR="$work/nvram"
+    nvcache-run --ranks-per-node 1 mpiexec -n 2 "$root/nvcache/build/tests/patterns" "$work" contig_indep |
+        grep -q "contig_indep" || { echo "install: nvcache-run job failed"; exit 1; }
+    ls "$NVCACHE_DIR"/*.part >/dev/null 2>&1 && { echo "install: parts left after the job"; exit 1; }
+    unset NVCACHE_DIR
+fi
+
+# pmec from C, through pkg-config.
+cat > ec.c <<'C'
+#include <pmec.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(void)
+{
+    pmec_codec *c;
+    if (pmec_codec_new(4, 2, PMEC_MATRIX_CAUCHY, &c) != PMEC_OK) return 1;
+    uint8_t *blk[6];
+    for (int i = 0; i < 6; i++) { blk[i] = malloc(64); for (int j = 0; j < 64; j++) blk[i][j] = (uint8_t)(i * 64 + j); }
+    int rc = pmec_encode(c, 64, 1, (const uint8_t *const *)blk, blk + 4, 1);
+    printf("pmec %s rc=%d parity0=%02x\n", pmec_isa_name(), rc, blk[4][0]);
+    pmec_codec_free(c);
+    return rc != 0;
+}
+C
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+cc -o ec ec.c $(pkg-config --cflags --libs pmec) -Wl,-rpath,"$prefix/lib"
+./ec | grep -q "rc=0" || { echo "install: pmec C program failed"; exit 1; }
+
+# An ISA-L program on the installed shim, put first on the library path.
+if [ -f /usr/include/isa-l/erasure_code.h ]; then
+    cc -O2 -o isal_prog "$root/crates/pmec/isal-shim/tests/c/isal_prog.c" -lisal -ldl
+    plain=$(./isal_prog 2>/dev/null)
+    shim=$(LD_LIBRARY_PATH="$prefix/lib/pmec-isal" ./isal_prog 2>"$work/err")
+    [ "$plain" = "$shim" ] || { echo "install: ISA-L program differs on the shim"; exit 1; }
+    grep -q "shim calls: [1-9]" "$work/err" || { echo "install: the shim did not serve the calls"; cat "$work/err"; exit 1; }
+fi
+echo "install: installed tools work"
+
+cd "$root"
+make -s uninstall PREFIX="$prefix" >/dev/null
+left=$(find "$prefix" -mindepth 1)
+[ -z "$left" ] || { echo "install: uninstall left:"; echo "$left"; exit 1; }
+echo "install: uninstall left $prefix empty"
