@@ -110,6 +110,7 @@ bench: build
 	@mkdir -p $(RESULTS)/bench
 	$(CARGO) bench -p pmsim --bench replay_speed -- 1000000 2>/dev/null | tee $(RESULTS)/bench/replay_speed.txt
 	$(CARGO) bench -p pmsim --bench replay_speed -- 50000000 2>/dev/null | tee -a $(RESULTS)/bench/replay_speed.txt
+	$(CARGO) bench -p pmsim --bench ingest_speed 2>/dev/null | tee $(RESULTS)/bench/ingest_speed.txt
 	$(CARGO) bench -p pmsim --bench full_system_speed -- 2000000 1 2>/dev/null | tee $(RESULTS)/bench/full_system_speed.txt
 	$(CARGO) bench -p pmsim --bench full_system_speed -- 20000000 1 2>/dev/null | tee -a $(RESULTS)/bench/full_system_speed.txt
 	$(CARGO) bench -p pmsim --bench full_system_speed -- 2000000 4 2>/dev/null | tee -a $(RESULTS)/bench/full_system_speed.txt

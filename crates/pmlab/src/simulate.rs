@@ -45,9 +45,12 @@ pub fn run_trace(
     let source = open_trace(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let format = source.format();
     let workload = source.header().workload.clone();
+    let flags = source.header().flags;
+    // Parse and decode on a second core while the simulator runs.
+    let source = pmsim::pmtrace::Pipelined::new(source);
     // A memory-request stream (a plain trace, or one imported from it) replays on the memory
     // system alone, however it is stored.
-    let requests = source.header().flags & pmsim::pmtrace::flags::MEMORY_REQUESTS != 0;
+    let requests = flags & pmsim::pmtrace::flags::MEMORY_REQUESTS != 0;
     let model = if format == TraceFormat::Plain || requests {
         SystemModel::Memory
     } else {

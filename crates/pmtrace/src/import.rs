@@ -348,6 +348,12 @@ impl<R: BufRead> PlainReader<R> {
 
 /// Recognises the operation column of a plain trace.
 pub(crate) fn plain_op(text: &str) -> Option<Op> {
+    // The common spellings first, without the case-folding loop.
+    match text {
+        "READ" | "R" | "read" | "r" => return Some(Op::Load),
+        "WRITE" | "W" | "write" | "w" => return Some(Op::Store),
+        _ => {}
+    }
     const READS: [&str; 4] = ["READ", "R", "P_MEM_RD", "P_FETCH"];
     const WRITES: [&str; 3] = ["WRITE", "W", "P_MEM_WR"];
     if READS.iter().any(|r| r.eq_ignore_ascii_case(text)) {

@@ -17,6 +17,7 @@
 //! | [`text`] | the human-readable dump: [`TextWriter`], [`TextReader`] |
 //! | [`import`] | [`PmweaverReader`] (PMWeaver artifact store dump), [`PlainReader`] (`hexaddr R/W cycle`) |
 //! | [`detect`] | [`open_trace`] / [`TraceSource`]: any of the above, detected from content |
+//! | [`pipeline`] | [`Pipelined`]: a source read on a second core, handed over in batches |
 //! | [`stats`] | [`TraceStats`], streaming summary |
 //! | [`error`] | [`TraceError`]: where and what, one line |
 //!
@@ -58,6 +59,7 @@ pub mod error;
 pub mod header;
 pub mod import;
 mod lines;
+pub mod pipeline;
 pub mod reader;
 pub mod stats;
 pub mod text;
@@ -68,6 +70,7 @@ pub use detect::{detect_format, open_trace, open_trace_with, TraceFormat, TraceS
 pub use error::{ErrorKind, Location, TraceError};
 pub use header::{flags, TraceHeader, FORMAT_VERSION, MAGIC};
 pub use import::{ImportOptions, PlainReader, PmweaverReader};
+pub use pipeline::Pipelined;
 pub use reader::PmtReader;
 pub use stats::TraceStats;
 pub use text::{format_event, parse_event_line, write_text, TextReader, TextWriter};

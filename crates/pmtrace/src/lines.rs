@@ -78,6 +78,12 @@ impl<R: BufRead> LineReader<R> {
         if self.buf.last() == Some(&b'\r') {
             self.buf.pop();
         }
+        if self.buf.is_ascii() {
+            // SAFETY: ASCII is valid UTF-8.
+            return Ok(Some((self.line_no, unsafe {
+                std::str::from_utf8_unchecked(&self.buf)
+            })));
+        }
         match std::str::from_utf8(&self.buf) {
             Ok(s) => Ok(Some((self.line_no, s))),
             Err(_) => {
@@ -107,8 +113,9 @@ impl<R: BufRead> LineReader<R> {
                 break;
             }
         }
-        // `next_line` has just validated the buffer as UTF-8.
-        let line = std::str::from_utf8(&self.buf).expect("validated by next_line");
+        // SAFETY: `next_line` has just validated the buffer as UTF-8 (it returns an error
+        // otherwise), and nothing changed it since.
+        let line = unsafe { std::str::from_utf8_unchecked(&self.buf) };
         Ok(Some((self.line_no, line)))
     }
 }
@@ -135,31 +142,45 @@ pub(crate) fn tokens<const N: usize>(line: &str) -> Result<([&str; N], usize), u
     Ok((out, n))
 }
 
-/// Parses hexadecimal digits, with or without a `0x`/`0X` prefix, into a `u64`.
+/// Parses hexadecimal digits, with or without a `0x`/`0X` prefix, into a `u64` (at most 64
+/// digits, of which at most 16 significant). One pass: the text parsers call it per line.
 pub(crate) fn parse_hex_u64(text: &str) -> Option<u64> {
-    let digits = strip_hex_prefix(text);
-    if digits.is_empty() || digits.len() > 64 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+    let digits = strip_hex_prefix(text).as_bytes();
+    if digits.is_empty() || digits.len() > 64 {
         return None;
     }
-    let trimmed = digits.trim_start_matches('0');
-    if trimmed.len() > 16 {
-        return None;
+    let mut v: u64 = 0;
+    for &b in digits {
+        let d = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            _ => return None,
+        };
+        if v >> 60 != 0 {
+            return None; // a 17th significant digit
+        }
+        v = v << 4 | u64::from(d);
     }
-    if trimmed.is_empty() {
-        return Some(0);
-    }
-    u64::from_str_radix(trimmed, 16).ok()
+    Some(v)
 }
 
 /// Parses a number: hexadecimal with a `0x` prefix, decimal otherwise.
 pub(crate) fn parse_num_u64(text: &str) -> Option<u64> {
     if text.starts_with("0x") || text.starts_with("0X") {
-        parse_hex_u64(text)
-    } else if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
-        text.parse().ok()
-    } else {
-        None
+        return parse_hex_u64(text);
     }
+    if text.is_empty() {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &b in text.as_bytes() {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+    }
+    Some(v)
 }
 
 /// `text` without a leading `0x`/`0X`.
@@ -191,6 +212,61 @@ mod tests {
         let e = r.next_line().unwrap_err();
         assert!(matches!(e.kind(), ErrorKind::LineTooLong { .. }));
         assert_eq!(e.line(), Some(1));
+    }
+
+    /// The one-pass parsers against the standard library on many generated strings.
+    #[test]
+    fn one_pass_number_parsers_agree_with_the_standard_library() {
+        let reference_hex = |t: &str| -> Option<u64> {
+            let d = t
+                .strip_prefix("0x")
+                .or_else(|| t.strip_prefix("0X"))
+                .unwrap_or(t);
+            if d.is_empty() || d.len() > 64 || !d.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            let sig = d.trim_start_matches('0');
+            if sig.is_empty() {
+                Some(0)
+            } else {
+                u64::from_str_radix(sig, 16).ok()
+            }
+        };
+        let reference_dec = |t: &str| -> Option<u64> {
+            if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+                None
+            } else {
+                t.parse().ok()
+            }
+        };
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let alphabet = b"0123456789abcdefABCDEFxXg -+";
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 24) as usize;
+            let mut t: String = (0..len)
+                .map(|i| alphabet[((x >> (i % 58)) as usize + i * 7) % alphabet.len()] as char)
+                .collect();
+            if x & 0x300 == 0 {
+                t.insert_str(0, "0x");
+            }
+            assert_eq!(parse_hex_u64(&t), reference_hex(&t), "{t:?}");
+            let num_ref = if t.starts_with("0x") || t.starts_with("0X") {
+                reference_hex(&t)
+            } else {
+                reference_dec(&t)
+            };
+            assert_eq!(parse_num_u64(&t), num_ref, "{t:?}");
+        }
+        for t in [
+            "18446744073709551615",
+            "18446744073709551616",
+            "0xffffffffffffffff",
+        ] {
+            assert_eq!(parse_num_u64(t), t.parse().ok().or(reference_hex(t)), "{t}");
+        }
     }
 
     #[test]

@@ -1,0 +1,180 @@
+//! Reading a trace on a second core: [`Pipelined`] runs any event iterator (a
+//! [`TraceSource`](crate::TraceSource), say) on a background thread and hands its events over in
+//! batches, so parsing and decoding overlap with whatever consumes them (a simulator).
+
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::thread::JoinHandle;
+
+use crate::{TraceError, TraceEvent};
+
+/// Events per batch handed between the threads.
+const BATCH: usize = 4096;
+/// Batches in flight: the reader runs at most this far ahead.
+const IN_FLIGHT: usize = 4;
+
+/// An event iterator read on a background thread. Events arrive in order; an error ends the
+/// stream after the events before it. Dropping it stops the reader.
+pub struct Pipelined {
+    rx: Receiver<(Vec<TraceEvent>, Option<TraceError>)>,
+    recycle: SyncSender<Vec<TraceEvent>>,
+    batch: Vec<TraceEvent>,
+    pos: usize,
+    error: Option<TraceError>,
+    done: bool,
+    reader: Option<JoinHandle<()>>,
+}
+
+impl Pipelined {
+    /// Starts reading `source` on a thread of its own.
+    pub fn new<I>(source: I) -> Pipelined
+    where
+        I: Iterator<Item = Result<TraceEvent, TraceError>> + Send + 'static,
+    {
+        let (tx, rx) = sync_channel::<(Vec<TraceEvent>, Option<TraceError>)>(IN_FLIGHT);
+        let (recycle, free) = sync_channel::<Vec<TraceEvent>>(IN_FLIGHT + 2);
+        let reader = std::thread::Builder::new()
+            .name("pmtrace-reader".into())
+            .spawn(move || {
+                let mut source = source;
+                loop {
+                    let mut batch = free
+                        .try_recv()
+                        .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                    batch.clear();
+                    let mut error = None;
+                    for item in source.by_ref() {
+                        match item {
+                            Ok(ev) => {
+                                batch.push(ev);
+                                if batch.len() == BATCH {
+                                    break;
+                                }
+                            }
+                            Err(e) => {
+                                error = Some(e);
+                                break;
+                            }
+                        }
+                    }
+                    let last = error.is_some() || batch.len() < BATCH;
+                    if tx.send((batch, error)).is_err() || last {
+                        return; // consumer gone, or the stream ended
+                    }
+                }
+            })
+            .expect("spawn the trace reader thread");
+        Pipelined {
+            rx,
+            recycle,
+            batch: Vec::new(),
+            pos: 0,
+            error: None,
+            done: false,
+            reader: Some(reader),
+        }
+    }
+
+    /// Takes the next batch; false when the stream has ended.
+    #[cold]
+    fn refill(&mut self) -> bool {
+        if self.done {
+            return false;
+        }
+        let old = std::mem::take(&mut self.batch);
+        if old.capacity() > 0 {
+            let _ = self.recycle.try_send(old);
+        }
+        match self.rx.recv() {
+            Ok((batch, error)) => {
+                self.done = error.is_some() || batch.len() < BATCH;
+                self.error = error;
+                self.batch = batch;
+                self.pos = 0;
+                true
+            }
+            Err(_) => {
+                self.done = true;
+                false
+            }
+        }
+    }
+}
+
+impl Iterator for Pipelined {
+    type Item = Result<TraceEvent, TraceError>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(ev) = self.batch.get(self.pos) {
+                self.pos += 1;
+                return Some(Ok(*ev));
+            }
+            if let Some(e) = self.error.take() {
+                return Some(Err(e));
+            }
+            if !self.refill() {
+                return None;
+            }
+        }
+    }
+}
+
+impl Drop for Pipelined {
+    fn drop(&mut self) {
+        // Hang up first so a reader blocked on a full channel returns, then wait for it.
+        let (_tx, rx) = sync_channel(0);
+        drop(std::mem::replace(&mut self.rx, rx));
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ErrorKind, Location, Op};
+
+    fn events(n: u64) -> Vec<TraceEvent> {
+        (0..n)
+            .map(|i| TraceEvent::access(Op::Load, 0, 0, i * 64, 8, 1))
+            .collect()
+    }
+
+    #[test]
+    fn hands_over_every_event_in_order() {
+        for n in [0, 1, BATCH as u64 - 1, BATCH as u64, 3 * BATCH as u64 + 17] {
+            let want = events(n);
+            let got: Vec<TraceEvent> = Pipelined::new(want.clone().into_iter().map(Ok))
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert_eq!(got, want, "{n} events");
+        }
+    }
+
+    #[test]
+    fn an_error_ends_the_stream_after_the_events_before_it() {
+        let mut items: Vec<Result<TraceEvent, TraceError>> =
+            events(5000).into_iter().map(Ok).collect();
+        items.push(Err(TraceError::new(
+            ErrorKind::Syntax {
+                reason: "bad".into(),
+            },
+            Location::Unknown,
+        )));
+        items.extend(events(10).into_iter().map(Ok));
+        let got: Vec<_> = Pipelined::new(items.into_iter()).collect();
+        assert_eq!(got.len(), 5001);
+        assert!(got[..5000].iter().all(|r| r.is_ok()));
+        assert!(got[5000].is_err());
+    }
+
+    #[test]
+    fn dropping_it_early_stops_the_reader() {
+        let mut p =
+            Pipelined::new((0..).map(|i| Ok(TraceEvent::access(Op::Load, 0, 0, i * 64, 8, 1))));
+        assert!(p.next().is_some());
+        drop(p); // must not hang on the endless source
+    }
+}
