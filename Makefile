@@ -23,7 +23,7 @@ PMLAB := target/release/pmlab
 APT_PACKAGES := build-essential cmake pkg-config libisal-dev libisal2 mpich libmpich-dev \
                 libpmem-dev libhdf5-mpich-dev hdf5-tools
 
-.PHONY: all deps build build-nvcache demo test test-rust test-nvcache test-install bench bench-instr fuzz lint clean crash-check install uninstall
+.PHONY: all deps build build-nvcache demo test test-rust test-nvcache test-install test-readme bench bench-instr fuzz lint clean crash-check install uninstall
 
 NVCACHE_BUILD := nvcache/build
 
@@ -52,7 +52,7 @@ demo: build
 	$(PMLAB) reproduce --quick --out $(RESULTS)
 	@echo "demo: report at $(RESULTS)/REPORT.md"
 
-test: deps test-rust test-nvcache test-install
+test: deps test-rust test-nvcache test-install test-readme
 
 # Build first: pmec's C-API and LD_PRELOAD tests use the shared libraries the build leaves in
 # target/release.
@@ -65,6 +65,11 @@ test-rust:
 
 test-nvcache: build-nvcache
 	ctest --test-dir $(NVCACHE_BUILD) --output-on-failure
+
+# README's results block against a fresh run of the simulated sections, and its plug-in names
+# against `pmlab plugins` (about a minute).
+test-readme: build
+	tests/readme_results.sh
 
 # Installs into a fresh temporary prefix, runs README's usage commands and the installed tools
 # from there, and checks that uninstall leaves the prefix empty.

@@ -116,7 +116,7 @@ pub const LOGGINGS: &[PluginInfo<dyn LoggingEngine>] = &[
     },
     PluginInfo {
         name: "blom",
-        description: "BLOM on REDU: log headers kept in the ADR buffer, no header write unless ADR overflows (Lu et al.)",
+        description: "BLOM on REDU: log headers kept in the ADR buffer (taking WPQ entries) until their transaction is in place; written to PM only when the buffer has no room (Lu et al.)",
         make: || Box::new(logging::blom::blom()),
     },
     PluginInfo {
