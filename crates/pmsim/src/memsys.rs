@@ -551,13 +551,7 @@ impl MemorySystem {
                     self.finish_read(ch, id, issued, line, plan.data_end);
                 }
                 if self.channels[ch].has_waiting() {
-                    let mut entered = std::mem::take(&mut self.entered);
-                    self.channels[ch].admit_waiting(self.adr, &mut entered);
-                    for w in &entered {
-                        self.write_durable(w, now);
-                    }
-                    entered.clear();
-                    self.entered = entered;
+                    self.admit_waiting(ch, now);
                 }
                 // One request per command clock; skip straight to the first time something
                 // can issue, so idle decisions are never taken.
@@ -566,6 +560,19 @@ impl MemorySystem {
                 }
             }
         }
+    }
+
+    /// Lets channel `ch`'s waiting requests into freed queue entries at `now`; under ADR the
+    /// writes among them are durable from that moment.
+    #[inline]
+    fn admit_waiting(&mut self, ch: usize, now: Ps) {
+        let mut entered = std::mem::take(&mut self.entered);
+        self.channels[ch].admit_waiting(self.adr, &mut entered);
+        for w in &entered {
+            self.write_durable(w, now);
+        }
+        entered.clear();
+        self.entered = entered;
     }
 
     /// A plug-in keeps `pins[ch]` WPQ entries of channel `ch` from `now` (lines it holds in
@@ -582,13 +589,7 @@ impl MemorySystem {
             let freed = n < c.pinned();
             c.set_pinned(n);
             if freed && c.has_waiting() {
-                let mut entered = std::mem::take(&mut self.entered);
-                self.channels[ch].admit_waiting(self.adr, &mut entered);
-                for w in &entered {
-                    self.write_durable(w, now);
-                }
-                entered.clear();
-                self.entered = entered;
+                self.admit_waiting(ch, now);
                 if let Some(t) = self.channels[ch].next_ready(now) {
                     self.schedule_decision(ch, t);
                 }

@@ -37,20 +37,7 @@ fn isal_program_runs_identically_on_pmec() {
     assert!(shim.exists(), "{} not built", shim.display());
     let dir = std::env::temp_dir().join(format!("pmec-preload-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let prog = dir.join("isal_prog");
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/isal_prog.c");
-    let cc = Command::new("cc")
-        .args(["-O2", "-o"])
-        .arg(&prog)
-        .arg(&src)
-        .args(["-lisal", "-ldl"])
-        .output()
-        .expect("run cc");
-    assert!(
-        cc.status.success(),
-        "cc failed: {}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
+    let prog = compile("isal_prog", &dir, &["-lisal", "-ldl"]);
     let plain = Command::new(&prog).output().unwrap();
     let pre = Command::new(&prog)
         .env("LD_PRELOAD", &shim)
