@@ -36,8 +36,12 @@ for np in 1 2; do
 done
 
 echo "bench,label,case,req_bytes,procs,total_bytes,seconds,MiB_per_s"
-for label in plain nvcache; do
-    run $label 1 -- "$build/bench/bandwidth" -f "$scratch/bandwidth.dat" -m $mb -r 1024 -l $label
+bw_runs=5; [ -n "$quick" ] && bw_runs=3
+for i in $(seq $bw_runs); do      # interleaved: plain nvcache, nvcache plain, ...
+    order="plain nvcache"; [ $((i % 2)) = 0 ] && order="nvcache plain"
+    for label in $order; do
+        run $label 1 -- "$build/bench/bandwidth" -f "$scratch/bandwidth.dat" -m $mb -r 1024 -l $label
+    done
 done
 
 # Cannon (paper figures 2-8), scaled to a 2-core machine: n in hundreds instead of 10-20 thousand.

@@ -208,6 +208,27 @@ impl Measurement {
         Measurement { gbps, runs }
     }
 
+    /// The slowest run.
+    pub fn min(&self) -> f64 {
+        self.runs.iter().cloned().fold(f64::INFINITY, f64::min)
+    }
+
+    /// The fastest run.
+    pub fn max(&self) -> f64 {
+        self.runs.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+    }
+
+    /// `median [min-max]`, two decimals.
+    pub fn summary(&self) -> String {
+        format!("{:.2} [{:.2}-{:.2}]", self.gbps, self.min(), self.max())
+    }
+
+    /// True when every run of `self` is faster than every run of `other`, or every one slower:
+    /// the ranges do not overlap, so their ratio is distinguishable from 1.
+    pub fn apart_from(&self, other: &Measurement) -> bool {
+        self.min() > other.max() || self.max() < other.min()
+    }
+
     /// (max - min) / median of the runs: how noisy the point is.
     pub fn spread(&self) -> f64 {
         let max = self.runs.iter().cloned().fold(f64::MIN, f64::max);
@@ -790,20 +811,15 @@ pub fn markdown(results: &[BenchResult]) -> String {
         "| point | pmec GB/s median [min-max] | ISA-L GB/s median [min-max] | pmec / ISA-L | runs each |\n\
          |---|---|---|---|---|\n",
     );
-    let cell = |m: &Measurement| {
-        let max = m.runs.iter().cloned().fold(f64::MIN, f64::max);
-        let min = m.runs.iter().cloned().fold(f64::MAX, f64::min);
-        format!("{:.2} [{min:.2}-{max:.2}]", m.gbps)
-    };
     for r in results {
         let (ig, ratio) = match &r.isal {
-            Some(i) => (cell(i), format!("{:.2}x", r.ratio.unwrap_or(0.0))),
+            Some(i) => (i.summary(), ratio_text(r)),
             None => ("-".into(), "-".into()),
         };
         s.push_str(&format!(
             "| {} | {} | {} | {} | {} |\n",
             r.config.label(),
-            cell(&r.pmec),
+            r.pmec.summary(),
             ig,
             ratio,
             r.pmec.runs.len()
@@ -812,9 +828,20 @@ pub fn markdown(results: &[BenchResult]) -> String {
     s.push_str(
         "\nGB/s: 10^9 source bytes per second. Each side ran the stated number of timed \
          repetitions, pmec and ISA-L alternating; the median is shown with the slowest and \
-         fastest run, and the ratio is of the medians.\n",
+         fastest run, and the ratio is of the medians (marked `~` where the two sides' runs \
+         overlap, so the difference is not distinguishable).\n",
     );
     s
+}
+
+/// The pmec / ISA-L ratio of the medians, `~` appended where the runs overlap.
+pub fn ratio_text(r: &BenchResult) -> String {
+    match (&r.isal, r.ratio) {
+        (Some(i), Some(x)) => {
+            format!("{x:.2}x{}", if r.pmec.apart_from(i) { "" } else { " ~" })
+        }
+        _ => "n/a".into(),
+    }
 }
 
 #[cfg(test)]
@@ -823,15 +850,15 @@ mod tests {
 
     #[test]
     fn the_table_shows_median_range_and_run_count_and_says_what_they_are() {
-        let r = BenchResult {
+        let point = |isal: Vec<f64>| BenchResult {
             config: BenchConfig::default(),
             pmec: Measurement::from_runs(vec![9.0, 10.0, 12.0]),
-            isal: Some(Measurement::from_runs(vec![4.0, 5.0, 5.5])),
+            isal: Some(Measurement::from_runs(isal)),
             ratio: Some(2.0),
             isal_note: None,
             schedule: String::new(),
         };
-        let t = markdown(&[r]);
+        let t = markdown(&[point(vec![4.0, 5.0, 5.5])]);
         assert!(
             t.contains("| 10.00 [9.00-12.00] | 5.00 [4.00-5.50] | 2.00x | 3 |"),
             "{t}"
@@ -840,5 +867,8 @@ mod tests {
             t.contains("median is shown with the slowest and fastest run"),
             "{t}"
         );
+        // Overlapping runs: the ratio is marked as not distinguishable.
+        let t = markdown(&[point(vec![8.0, 9.5, 13.0])]);
+        assert!(t.contains("| 2.00x ~ |"), "{t}");
     }
 }

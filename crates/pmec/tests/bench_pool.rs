@@ -54,8 +54,15 @@ fn bench_points_sweeps_and_breakdown_run() {
     );
     // Header, separator, one row per point, then the note on what the columns are.
     let md = bench::markdown(&s);
-    assert_eq!(md.lines().filter(|l| l.starts_with("| RS")).count(), 2, "{md}");
-    assert!(md.contains("median is shown with the slowest and fastest run"), "{md}");
+    assert_eq!(
+        md.lines().filter(|l| l.starts_with("| RS")).count(),
+        2,
+        "{md}"
+    );
+    assert!(
+        md.contains("median is shown with the slowest and fastest run"),
+        "{md}"
+    );
     let bad = small(BenchConfig {
         workload: Workload::Decode { erasures: 5 },
         ..BenchConfig::default()

@@ -72,14 +72,14 @@ fn median_rows(rows: &Rows) -> Rows {
 
 /// The runs of two labels of one configuration paired in the order they ran (`run_bench.sh`
 /// interleaves them A B B A ..., so the i-th runs of the two labels ran back to back):
-/// the median of the per-pair ratios `a_total / b_total`, the pairs where b was faster, and the
-/// number of pairs. None when either label has no runs.
+/// the per-pair ratios `a_total / b_total` (median, smallest, largest), the pairs where b was
+/// faster, and the number of pairs. None when either label has no runs.
 fn paired(
     rows: &Rows,
     r: &BTreeMap<String, String>,
     a: &str,
     b: &str,
-) -> Option<(f64, usize, usize)> {
+) -> Option<(Paired, usize, usize)> {
     let key_cols = ["figure", "n", "procs", "power", "delete_on_close"];
     let runs = |label: &str| -> Vec<f64> {
         rows.iter()
@@ -105,7 +105,35 @@ fn paired(
     } else {
         (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0
     };
-    Some((median, faster, n))
+    let range = Paired {
+        median,
+        min: ratios[0],
+        max: ratios[n - 1],
+    };
+    Some((range, faster, n))
+}
+
+/// Per-pair ratios of one configuration.
+#[derive(Clone, Copy, Debug)]
+struct Paired {
+    median: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Paired {
+    /// `median [min-max]`, with `~` when the range crosses 1 (the pairs disagree on which side
+    /// is faster: not distinguishable).
+    fn text(&self) -> String {
+        let tie = self.min < 1.0 && self.max > 1.0;
+        format!(
+            "{:.2} [{:.2}-{:.2}]{}",
+            self.median,
+            self.min,
+            self.max,
+            if tie { " ~" } else { "" }
+        )
+    }
 }
 
 fn num(r: &BTreeMap<String, String>, k: &str) -> f64 {
@@ -245,68 +273,81 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
         figs.push_str(&format!("![{name}](nvcache/{file})\n\n"));
     }
 
-    // Times and bandwidths; `close_flush` is a time only (plain's data reached the file system
-    // at MPI_File_sync, nvcache's leaves NVRAM at the close), and the end-to-end row adds it to
-    // the durable write.
+    // Times and bandwidths over the interleaved runs; `close_flush` is a time only (plain's
+    // data reached the file system at MPI_File_sync, nvcache's leaves NVRAM at the close), and
+    // the end-to-end row adds it to the durable write of the same run.
     let mut bt = Table::new(&[
         "case",
-        "plain_s",
-        "nvcache_s",
+        "runs",
+        "plain_s median [min-max]",
+        "nvcache_s median [min-max]",
         "plain_MiB_s",
         "nvcache_MiB_s",
         "nvcache_speedup",
     ]);
-    let side = |label: &str, case: &str| {
+    let seconds = |label: &str, case: &str| -> Vec<f64> {
         bw.iter()
-            .find(|x| get(x, "label") == label && get(x, "case") == case)
+            .filter(|x| get(x, "label") == label && get(x, "case") == case)
+            .map(|x| num(x, "seconds"))
+            .collect()
     };
-    for case in ["durable_write", "cold_read", "warm_read", "close_flush"] {
-        let (Some(p), Some(n)) = (side("plain", case), side("nvcache", case)) else {
-            continue;
-        };
-        let (ps, ns) = (num(p, "seconds"), num(n, "seconds"));
-        let close = case == "close_flush";
+    let mib = bw
+        .first()
+        .map_or(0.0, |r| num(r, "total_bytes") / 1048576.0);
+    let spread = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        (v[v.len() / 2], v[0], v[v.len() - 1])
+    };
+    let mut bw_row = |case: &str, p: Vec<f64>, c: Vec<f64>, rate: bool| {
+        if p.is_empty() || c.is_empty() {
+            return;
+        }
+        let ((pm, pl, ph), (cm, cl, ch)) = (spread(&p), spread(&c));
+        let apart = pl > ch || ph < cl;
         bt.push(vec![
             case.into(),
-            format!("{ps:.4}"),
-            format!("{ns:.4}"),
-            if close {
-                "-".into()
+            p.len().min(c.len()).to_string(),
+            format!("{pm:.4} [{pl:.4}-{ph:.4}]"),
+            format!("{cm:.4} [{cl:.4}-{ch:.4}]"),
+            if rate {
+                format!("{:.0}", mib / pm)
             } else {
-                format!("{:.0}", num(p, "MiB_per_s"))
+                "-".into()
             },
-            if close {
-                "-".into()
+            if rate {
+                format!("{:.0}", mib / cm)
             } else {
-                format!("{:.0}", num(n, "MiB_per_s"))
+                "-".into()
             },
-            if close {
-                "-".into()
+            if rate {
+                format!("{:.2}{}", pm / cm, if apart { "" } else { " ~" })
             } else {
-                format!("{:.2}", ps / ns)
+                "-".into()
             },
         ]);
-    }
-    if let (Some(pw), Some(nw), Some(pc), Some(nc)) = (
-        side("plain", "durable_write"),
-        side("nvcache", "durable_write"),
-        side("plain", "close_flush"),
-        side("nvcache", "close_flush"),
-    ) {
-        let mib = num(pw, "total_bytes") / 1048576.0;
-        let (ps, ns) = (
-            num(pw, "seconds") + num(pc, "seconds"),
-            num(nw, "seconds") + num(nc, "seconds"),
+    };
+    for case in ["durable_write", "cold_read", "warm_read", "close_flush"] {
+        bw_row(
+            case,
+            seconds("plain", case),
+            seconds("nvcache", case),
+            case != "close_flush",
         );
-        bt.push(vec![
-            "write, sync and close".into(),
-            format!("{ps:.4}"),
-            format!("{ns:.4}"),
-            format!("{:.0}", mib / ps),
-            format!("{:.0}", mib / ns),
-            format!("{:.2}", ps / ns),
-        ]);
     }
+    let end_to_end = |label: &str| -> Vec<f64> {
+        seconds(label, "durable_write")
+            .iter()
+            .zip(seconds(label, "close_flush"))
+            .map(|(w, c)| w + c)
+            .collect()
+    };
+    bw_row(
+        "write, sync and close",
+        end_to_end("plain"),
+        end_to_end("nvcache"),
+        true,
+    );
 
     let mut ct = Table::new(&[
         "figure",
@@ -339,11 +380,13 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
         "plain_s",
         "nvcache_s",
         "speedup",
-        "paired_speedup",
+        "paired_speedup median [min-max]",
         "nvcache_faster_pairs",
     ]);
     let mut wins = 0;
     let mut total = 0;
+    // Configurations where nvcache won every pair of runs.
+    let mut clear_wins = 0;
     for r in cannon.iter().filter(|r| get(r, "label") == "plain") {
         let same = |x: &&BTreeMap<String, String>| {
             get(x, "label") == "nvcache"
@@ -356,7 +399,10 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
             total += 1;
             wins += (c < p) as usize;
             let (pair, pair_cells) = match paired(&cannon_runs, r, "plain", "nvcache") {
-                Some((m, f, k)) => (format!("{m:.2}"), format!("{f} of {k}")),
+                Some((m, f, k)) => {
+                    clear_wins += (m.min > 1.0) as usize;
+                    (m.text(), format!("{f} of {k}"))
+                }
                 None => ("".into(), "".into()),
             };
             cannon_cmp.push(vec![
@@ -430,9 +476,11 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
          ### Cannon's algorithm (paper Figs. 2-8), plain vs nvcache\n\n\
          Each time is the median of {repeats} runs (`NVCACHE_BENCH_REPEAT`), plain and nvcache \
          interleaved; nvcache is faster in {wins} of {total} configurations here (by those \
-         medians). `paired_speedup` is the median of plain/nvcache over the pairs of runs that \
+         medians). `paired_speedup` is the median (with the smallest and largest) of plain/nvcache \
+         over the pairs of runs that \
          ran back to back, which a slow stretch of the shared machine moves less; \
-         `nvcache_faster_pairs` counts the pairs nvcache won. Ranks are bound to cores (two per \
+         `nvcache_faster_pairs` counts the pairs nvcache won; `~` marks a configuration whose \
+         pairs disagree on which side is faster. Ranks are bound to cores (two per \
          core). Figs. 3-7 run \
          on this host as it is, one node with 4 ranks; `fig6-2nodes` repeats Fig. 6 with two \
          emulated nodes of 2 ranks on the same 2 cores (each node's ranks find their block rows \
@@ -446,8 +494,9 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
          `close_flush` is the time `MPI_File_close` takes: with plain MPI-IO the data reached \
          the file system at `MPI_File_sync`, so closing costs nothing; nvcache writes the NVRAM \
          copy back to the file there. It has no bandwidth of its own: `write, sync and close` \
-         adds it to the durable write, end to end. `nvcache_speedup` is plain's time over \
-         nvcache's.\n\n\
+         adds it to the durable write of the same run, end to end. Times are the median of the \
+         interleaved runs with the fastest and slowest; `nvcache_speedup` is plain's median \
+         time over nvcache's, marked `~` where the two sides' runs overlap.\n\n\
          Data: `nvcache/raw.csv` (driver output), `nvcache/latency.csv`, `nvcache/bandwidth.csv`, \
          `nvcache/cannon.csv`.\n",
         if quick { " --quick" } else { "" },
@@ -469,7 +518,8 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
         &format!(
             "* **nvcache beside plain MPI-IO** (real mpiexec, 1 rank, 4 KiB random): durable \
              writes {} lower latency, cold reads {} lower; Cannon's algorithm faster with \
-             nvcache in {wins} of {total} configurations.\n",
+             nvcache in {wins} of {total} configurations by the medians, in {clear_wins} of \
+             them in every pair of interleaved runs.\n",
             one_rank("durable_write"),
             one_rank("cold_read")
         ),
@@ -519,7 +569,8 @@ mod tests {
                     fig6,plain,cannon,480,4,2,1,0.20,0.1\n\
                     fig6,nvcache,cannon,480,4,2,1,0.10,0.1\n";
         let rows = &parse_blocks(text)["cannon"];
-        let (m, faster, n) = paired(rows, &rows[0], "plain", "nvcache").unwrap();
+        let (p, faster, n) = paired(rows, &rows[0], "plain", "nvcache").unwrap();
+        let m = p.median;
         assert_eq!((faster, n), (2, 3));
         assert!((m - 1.5).abs() < 1e-9, "{m}");
         assert!(paired(rows, &rows[0], "plain", "nvcache-async").is_none());

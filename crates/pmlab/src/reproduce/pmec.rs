@@ -208,6 +208,42 @@ fn ratio_cell(r: &BenchResult) -> String {
     r.ratio.map_or("n/a".into(), |x| format!("{x:.2}"))
 }
 
+/// CSV cells of one side: median, slowest and fastest run (empty when not measured).
+fn side_cells(m: Option<&bench::Measurement>) -> [String; 3] {
+    match m {
+        Some(m) => [
+            format!("{:.3}", m.gbps),
+            format!("{:.3}", m.min()),
+            format!("{:.3}", m.max()),
+        ],
+        None => [String::new(), String::new(), String::new()],
+    }
+}
+
+/// One `results.csv` row.
+fn csv_row(figure: &str, series: &str, x: &str, r: &BenchResult) -> Vec<String> {
+    let [pm, pmin, pmax] = side_cells(Some(&r.pmec));
+    let [im, imin, imax] = side_cells(r.isal.as_ref());
+    vec![
+        figure.into(),
+        series.into(),
+        x.into(),
+        r.config.label(),
+        pm,
+        pmin,
+        pmax,
+        im,
+        imin,
+        imax,
+        r.pmec.runs.len().to_string(),
+        ratio_cell(r),
+        r.isal
+            .as_ref()
+            .map_or("".into(), |i| r.pmec.apart_from(i).to_string()),
+        r.schedule.clone(),
+    ]
+}
+
 /// Runs the section, writing CSV, SVG and `section.md` under `out/pmec`.
 pub fn run(out: &Path, quick: bool) -> Result<(), String> {
     let dir = out.join("pmec");
@@ -220,34 +256,39 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
         "x",
         "config",
         "pmec_gbps",
+        "pmec_min_gbps",
+        "pmec_max_gbps",
         "isal_gbps",
+        "isal_min_gbps",
+        "isal_max_gbps",
+        "runs",
         "pmec/isal",
+        "distinguishable",
         "schedule",
     ]);
     let mut md = String::new();
     let mut isal_note = None;
     for f in &figs {
-        let mut t = Table::new(&["series", f.x_label, "pmec GB/s", "ISA-L GB/s", "pmec/ISA-L"]);
+        let mut t = Table::new(&[
+            "series",
+            f.x_label,
+            "pmec GB/s median [min-max]",
+            "ISA-L GB/s median [min-max]",
+            "pmec/ISA-L",
+            "runs",
+        ]);
         let mut series: Vec<Series> = Vec::new();
         for (label, x, r) in &f.points {
             let isal = r.isal.as_ref().map(|m| m.gbps);
             isal_note = isal_note.or(r.isal_note.clone());
-            all.push(vec![
-                f.id.into(),
-                label.clone(),
-                format!("{x}"),
-                r.config.label(),
-                format!("{:.3}", r.pmec.gbps),
-                isal.map_or("".into(), |g| format!("{g:.3}")),
-                ratio_cell(r),
-                r.schedule.clone(),
-            ]);
+            all.push(csv_row(f.id, label, &format!("{x}"), r));
             t.push(vec![
                 label.clone(),
                 format!("{x}"),
-                format!("{:.2}", r.pmec.gbps),
-                isal.map_or("n/a".into(), |g| format!("{g:.2}")),
-                ratio_cell(r),
+                r.pmec.summary(),
+                r.isal.as_ref().map_or("n/a".into(), |m| m.summary()),
+                bench::ratio_text(r),
+                r.pmec.runs.len().to_string(),
             ]);
             for (name, v) in [
                 (format!("pmec {label}"), Some(r.pmec.gbps)),
@@ -285,25 +326,31 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
     // Fig. 18: breakdown of the scheduling layers for RS(12,8) 1 KiB.
     let b = base(quick);
     let br = bench::breakdown(&pool, &b, b.k).map_err(|e| e.to_string())?;
-    let mut t = Table::new(&["variant", "pmec GB/s", "vs Vanilla"]);
-    let vanilla = br.first().map_or(1.0, |(_, r)| r.pmec.gbps);
+    let mut t = Table::new(&[
+        "variant",
+        "pmec GB/s median [min-max]",
+        "vs Vanilla",
+        "runs",
+    ]);
+    let vanilla = br.first().map(|(_, r)| r.pmec.clone());
     for (name, r) in &br {
-        all.push(vec![
-            "fig18".into(),
-            name.clone(),
-            "".into(),
-            r.config.label(),
-            format!("{:.3}", r.pmec.gbps),
-            r.isal
-                .as_ref()
-                .map_or("".into(), |m| format!("{:.3}", m.gbps)),
-            ratio_cell(r),
-            r.schedule.clone(),
-        ]);
+        all.push(csv_row("fig18", name, "", r));
+        let vs = vanilla.as_ref().map_or("n/a".into(), |v| {
+            format!(
+                "{:.2}{}",
+                r.pmec.gbps / v.gbps,
+                if r.pmec.apart_from(v) || name == "Vanilla" {
+                    ""
+                } else {
+                    " ~"
+                }
+            )
+        });
         t.push(vec![
             name.clone(),
-            format!("{:.2}", r.pmec.gbps),
-            format!("{:.2}", r.pmec.gbps / vanilla),
+            r.pmec.summary(),
+            vs,
+            r.pmec.runs.len().to_string(),
         ]);
     }
     md.push_str(&format!(
@@ -321,7 +368,9 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
         "## pmec (DIALGA erasure coding)\n\n\
          The paper's methodology on this machine: RS(k+m, k) encoding in GF(2^8) over {pool_mb} \
          MiB of pre-filled data, stripes in random order, m = 4 and 1 KiB blocks unless stated, \
-         median of {} runs of {} MiB each; ISA-L (system libisal.so.2, loaded at run time) encodes \
+         median of {} runs of {} MiB each (tables give it with the slowest and fastest run; \
+         `~` marks a ratio whose two sides' runs overlap, a difference the runs cannot tell \
+         apart); ISA-L (system libisal.so.2, loaded at run time) encodes \
          the same stripes in the same process. pmec calls encode {} stripes per call (batch API). \
          This machine has DRAM, not Optane PM, and 2 cores: the paper's absolute numbers and its \
          thread counts do not transfer, only the comparison with ISA-L does. {}Regenerate with \
