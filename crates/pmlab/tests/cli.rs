@@ -779,3 +779,50 @@ fn an_imported_plain_trace_replays_as_the_plain_trace_does() {
     assert_eq!(sa, sb);
     assert!(sb["counters"]["mc.writes_accepted"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn pmec_results_give_each_timed_point_its_median_range_and_runs() {
+    let d = tmpdir("repro-pmec");
+    let o = pmlab(&[
+        "reproduce",
+        "--quick",
+        "--only",
+        "pmec",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(d.join("pmec/results.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (med, lo, hi, runs) = (
+        col("pmec_gbps"),
+        col("pmec_min_gbps"),
+        col("pmec_max_gbps"),
+        col("runs"),
+    );
+    let mut rows = 0;
+    // Cells split at commas outside double quotes (config and schedule hold commas).
+    let cells = |l: &str| -> Vec<String> {
+        let (mut out, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+        for c in l.chars() {
+            match c {
+                '"' => quoted = !quoted,
+                ',' if !quoted => out.push(std::mem::take(&mut cur)),
+                _ => cur.push(c),
+            }
+        }
+        out.push(cur);
+        out
+    };
+    for l in lines {
+        let f = cells(l);
+        assert_eq!(f.len(), header.len(), "{l}");
+        let num = |i: usize| f[i].parse::<f64>().unwrap();
+        assert!(num(lo) <= num(med) && num(med) <= num(hi), "{l}");
+        assert!(num(runs) >= 2.0, "{l}");
+        rows += 1;
+    }
+    assert!(rows > 10, "{csv}");
+}

@@ -144,6 +144,88 @@ fn get<'a>(r: &'a BTreeMap<String, String>, k: &str) -> &'a str {
     r.get(k).map(String::as_str).unwrap_or("")
 }
 
+/// The sequential-bandwidth table from the driver's `bandwidth` rows: per case the runs, each
+/// side's median time with the fastest and slowest, the bandwidths of the medians and the
+/// speedup (`~` where the runs overlap).
+fn bandwidth_table(bw: &Rows) -> Table {
+    // Times and bandwidths over the interleaved runs; `close_flush` is a time only (plain's
+    // data reached the file system at MPI_File_sync, nvcache's leaves NVRAM at the close), and
+    // the end-to-end row adds it to the durable write of the same run.
+    let mut bt = Table::new(&[
+        "case",
+        "runs",
+        "plain_s median [min-max]",
+        "nvcache_s median [min-max]",
+        "plain_MiB_s",
+        "nvcache_MiB_s",
+        "nvcache_speedup",
+    ]);
+    let seconds = |label: &str, case: &str| -> Vec<f64> {
+        bw.iter()
+            .filter(|x| get(x, "label") == label && get(x, "case") == case)
+            .map(|x| num(x, "seconds"))
+            .collect()
+    };
+    let mib = bw
+        .first()
+        .map_or(0.0, |r| num(r, "total_bytes") / 1048576.0);
+    let spread = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        (v[v.len() / 2], v[0], v[v.len() - 1])
+    };
+    let mut bw_row = |case: &str, p: Vec<f64>, c: Vec<f64>, rate: bool| {
+        if p.is_empty() || c.is_empty() {
+            return;
+        }
+        let ((pm, pl, ph), (cm, cl, ch)) = (spread(&p), spread(&c));
+        let apart = pl > ch || ph < cl;
+        bt.push(vec![
+            case.into(),
+            p.len().min(c.len()).to_string(),
+            format!("{pm:.4} [{pl:.4}-{ph:.4}]"),
+            format!("{cm:.4} [{cl:.4}-{ch:.4}]"),
+            if rate {
+                format!("{:.0}", mib / pm)
+            } else {
+                "-".into()
+            },
+            if rate {
+                format!("{:.0}", mib / cm)
+            } else {
+                "-".into()
+            },
+            if rate {
+                format!("{:.2}{}", pm / cm, if apart { "" } else { " ~" })
+            } else {
+                "-".into()
+            },
+        ]);
+    };
+    for case in ["durable_write", "cold_read", "warm_read", "close_flush"] {
+        bw_row(
+            case,
+            seconds("plain", case),
+            seconds("nvcache", case),
+            case != "close_flush",
+        );
+    }
+    let end_to_end = |label: &str| -> Vec<f64> {
+        seconds(label, "durable_write")
+            .iter()
+            .zip(seconds(label, "close_flush"))
+            .map(|(w, c)| w + c)
+            .collect()
+    };
+    bw_row(
+        "write, sync and close",
+        end_to_end("plain"),
+        end_to_end("nvcache"),
+        true,
+    );
+    bt
+}
+
 /// Runs the section; `build` is the nvcache CMake build directory.
 pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
     let dir = out.join("nvcache");
@@ -273,81 +355,7 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
         figs.push_str(&format!("![{name}](nvcache/{file})\n\n"));
     }
 
-    // Times and bandwidths over the interleaved runs; `close_flush` is a time only (plain's
-    // data reached the file system at MPI_File_sync, nvcache's leaves NVRAM at the close), and
-    // the end-to-end row adds it to the durable write of the same run.
-    let mut bt = Table::new(&[
-        "case",
-        "runs",
-        "plain_s median [min-max]",
-        "nvcache_s median [min-max]",
-        "plain_MiB_s",
-        "nvcache_MiB_s",
-        "nvcache_speedup",
-    ]);
-    let seconds = |label: &str, case: &str| -> Vec<f64> {
-        bw.iter()
-            .filter(|x| get(x, "label") == label && get(x, "case") == case)
-            .map(|x| num(x, "seconds"))
-            .collect()
-    };
-    let mib = bw
-        .first()
-        .map_or(0.0, |r| num(r, "total_bytes") / 1048576.0);
-    let spread = |v: &[f64]| {
-        let mut v = v.to_vec();
-        v.sort_by(f64::total_cmp);
-        (v[v.len() / 2], v[0], v[v.len() - 1])
-    };
-    let mut bw_row = |case: &str, p: Vec<f64>, c: Vec<f64>, rate: bool| {
-        if p.is_empty() || c.is_empty() {
-            return;
-        }
-        let ((pm, pl, ph), (cm, cl, ch)) = (spread(&p), spread(&c));
-        let apart = pl > ch || ph < cl;
-        bt.push(vec![
-            case.into(),
-            p.len().min(c.len()).to_string(),
-            format!("{pm:.4} [{pl:.4}-{ph:.4}]"),
-            format!("{cm:.4} [{cl:.4}-{ch:.4}]"),
-            if rate {
-                format!("{:.0}", mib / pm)
-            } else {
-                "-".into()
-            },
-            if rate {
-                format!("{:.0}", mib / cm)
-            } else {
-                "-".into()
-            },
-            if rate {
-                format!("{:.2}{}", pm / cm, if apart { "" } else { " ~" })
-            } else {
-                "-".into()
-            },
-        ]);
-    };
-    for case in ["durable_write", "cold_read", "warm_read", "close_flush"] {
-        bw_row(
-            case,
-            seconds("plain", case),
-            seconds("nvcache", case),
-            case != "close_flush",
-        );
-    }
-    let end_to_end = |label: &str| -> Vec<f64> {
-        seconds(label, "durable_write")
-            .iter()
-            .zip(seconds(label, "close_flush"))
-            .map(|(w, c)| w + c)
-            .collect()
-    };
-    bw_row(
-        "write, sync and close",
-        end_to_end("plain"),
-        end_to_end("nvcache"),
-        true,
-    );
+    let bt = bandwidth_table(&bw);
 
     let mut ct = Table::new(&[
         "figure",
@@ -446,6 +454,7 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
     write_file(&dir, "latency.csv", &lt.to_csv())?;
     write_file(&dir, "bandwidth.csv", &bt.to_csv())?;
     write_file(&dir, "cannon.csv", &ct.to_csv())?;
+    write_file(&dir, "cannon_summary.csv", &cannon_cmp.to_csv())?;
     let repeats = cannon.first().map_or("0", |r| get(r, "runs")).to_string();
     let key = key_rows
         .iter()
@@ -498,7 +507,7 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
          interleaved runs with the fastest and slowest; `nvcache_speedup` is plain's median \
          time over nvcache's, marked `~` where the two sides' runs overlap.\n\n\
          Data: `nvcache/raw.csv` (driver output), `nvcache/latency.csv`, `nvcache/bandwidth.csv`, \
-         `nvcache/cannon.csv`.\n",
+         `nvcache/cannon.csv` (every run), `nvcache/cannon_summary.csv`.\n",
         if quick { " --quick" } else { "" },
         cannon_cmp.to_markdown(),
         sync_async.to_markdown(),
@@ -530,6 +539,46 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bandwidth_rows_give_runs_medians_ranges_and_mark_overlaps() {
+        let mut text =
+            String::from("bench,label,case,req_bytes,procs,total_bytes,seconds,MiB_per_s\n");
+        for (label, w, r, c) in [
+            ("plain", 0.04, 0.036, 0.0002),
+            ("nvcache", 0.06, 0.007, 0.048),
+            ("nvcache", 0.05, 0.006, 0.047),
+            ("plain", 0.038, 0.034, 0.0001),
+            ("plain", 0.041, 0.037, 0.0002),
+            ("nvcache", 0.07, 0.008, 0.059),
+        ] {
+            for (case, t) in [
+                ("durable_write", w),
+                ("cold_read", r),
+                ("warm_read", r),
+                ("close_flush", c),
+            ] {
+                text.push_str(&format!(
+                    "bandwidth,{label},{case},1048576,1,67108864,{t},0\n"
+                ));
+            }
+        }
+        let md = bandwidth_table(&parse_blocks(&text)["bandwidth"]).to_markdown();
+        assert!(
+            md.contains("| durable_write | 3 | 0.0400 [0.0380-0.0410] | 0.0600 [0.0500-0.0700] |"),
+            "{md}"
+        );
+        assert!(md.contains("| cold_read | 3 |"), "{md}");
+        // End to end: each run's write plus its own close.
+        assert!(
+            md.contains(
+                "| write, sync and close | 3 | 0.0402 [0.0381-0.0412] | 0.1080 [0.0970-0.1290] |"
+            ),
+            "{md}"
+        );
+        // No two sides overlap here: nothing is marked `~`.
+        assert!(!md.contains("~"), "{md}");
+    }
 
     #[test]
     fn splits_blocks_by_header() {
