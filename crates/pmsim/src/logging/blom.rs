@@ -1,9 +1,12 @@
 //! BLOM (LALEA paper Sec. III-B): log metadata buffered in the ADR domain. A record's header
 //! stays in the ADR buffer from the moment its entries are durable until its transaction's
-//! in-place updates are durable, so it is never written to PM unless the ADR buffer overflows
-//! (then the oldest buffered header is written out) or power fails (the ADR flush writes every
-//! buffered header). The commit no longer waits for a header write: the intra-record ordering
-//! is gone.
+//! in-place updates are durable, so it is never written to PM unless power fails (the ADR
+//! flush writes every buffered header). The buffered header takes WPQ entries (the WPQ is the
+//! ADR buffer), which the controller then has fewer of for writes; when the buffer has no
+//! entry for it beside one left for writes, the header is written to PM as REDU's is ("when
+//! the ADR buffer is used up, the memory controller writes the buffered metadata block of a
+//! selected transaction to PM": pmlab selects the arriving one). The commit no longer waits
+//! for a header write: the intra-record ordering is gone.
 //!
 //! BLOM applies to REDU's sequential log (`blom`) and to LALEA's load-aware log
 //! (`lalea+blom`); the engine is [`RedoEngine`] with [`MetaPolicy::BufferInAdr`].

@@ -10,8 +10,9 @@
 //!    sends the oldest out as a log entry (a whole line of new data). `TxEnd` sends the rest.
 //! 2. Every seven entries form a record; its header is issued only once its entries are
 //!    durable (intra-record ordering). Under BLOM the header is instead kept in the ADR
-//!    domain from that moment (durable at once, written to PM only on ADR overflow or by
-//!    the ADR flush at a crash).
+//!    domain from that moment, in WPQ entries the engine pins (durable at once; never
+//!    written to PM unless the ADR flush at a crash writes it); a header that finds no entry
+//!    free beside one left for writes is written to PM as REDU's is.
 //! 3. The transaction is committed once every header of it is durable (the last one marked
 //!    last); `TxEnd` stalls the core until then.
 //! 4. After the commit the controller writes the transaction's lines in place from the log
