@@ -451,7 +451,10 @@ Where the paper's text gives a number for a figure \
          paper's: pmlab's stripe-ahead prefetch (each line loaded prefetches the same line of the \
          next stripe, issued source by source with the loads) into L2 and into L1, one stripe \
          ahead, 64 B bodies, address order; for batches the coordinator hill-climbs the stripes \
-         ahead, the level, the line order and the loop body.\n\n{}\n",
+         ahead, the level, the line order and the loop body. \"+BF\" (a larger distance for the \
+         first line of each 256 B XPLine) does not add here as it does in the paper: it serves \
+         Optane's XPLine read buffer, which DRAM does not have, so it only moves prefetches \
+         further from their use (`docs/validation.md` §5).\n\n{}\n",
         t.to_markdown()
     ));
     write_file(&dir, "results.csv", &all.to_csv())?;
