@@ -304,6 +304,10 @@ fn reproduce_ppo_section_writes_the_summary_other_checks_read() {
     let report = std::fs::read_to_string(d.join("REPORT.md")).unwrap();
     assert!(report.contains("## PPO / BROI"), "{report}");
     assert!(
+        report.contains("**What this section models.** Modelled: buffered epoch"),
+        "{report}"
+    );
+    assert!(
         report.contains("* **PPO/BROI**: BROI over Epoch"),
         "{report}"
     );

@@ -87,8 +87,9 @@ pub const SECTION_ORDER: &[&str] = &[
     "nvcache",
 ];
 
-/// Rebuilds `OUT/REPORT.md` from every section present under `out`.
-pub fn assemble_report(out: &Path) -> Result<PathBuf, String> {
+/// Rebuilds `OUT/REPORT.md` from every section present under `out`, each followed by its note
+/// from `scope` ((section, what it models and leaves out) pairs).
+pub fn assemble_report(out: &Path, scope: &[(&str, &str)]) -> Result<PathBuf, String> {
     let mut md = String::from(
         "# pmlab reproduction report\n\n\
          Produced by `pmlab reproduce`. Every figure below was measured by the command that \
@@ -112,6 +113,9 @@ pub fn assemble_report(out: &Path) -> Result<PathBuf, String> {
         if let Ok(text) = std::fs::read_to_string(&p) {
             md.push_str(&text);
             md.push('\n');
+            if let Some((_, note)) = scope.iter().find(|(s, _)| s == name) {
+                md.push_str(&format!("**What this section models.** {note}\n\n"));
+            }
             found += 1;
         }
     }

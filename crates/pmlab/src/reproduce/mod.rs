@@ -6,6 +6,7 @@ pub mod nvcache;
 pub mod pmec;
 pub mod pmweaver;
 pub mod ppo;
+pub mod scope;
 pub mod workloads;
 
 use crate::report::{assemble_report, SECTION_ORDER};
@@ -51,7 +52,7 @@ pub fn run(out: &Path, quick: bool, only: Option<&str>) -> Result<(), String> {
         let build = std::env::var_os("NVCACHE_BUILD").unwrap_or_else(|| "nvcache/build".into());
         nvcache::run(out, quick, Path::new(&build))?;
     }
-    let report = assemble_report(out)?;
+    let report = assemble_report(out, &scope::SCOPE)?;
     eprintln!("reproduce: wrote {}", report.display());
     Ok(())
 }
