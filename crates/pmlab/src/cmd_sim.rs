@@ -275,6 +275,16 @@ fn memory_rows(cfg: &SimConfig, out: &simulate::Outcome, rows: &mut Vec<(&'stati
     let fence_stall = stats.counter("replay.fence_stall_ps");
     rows.extend([
         ("model", "memory-only replay".to_string()),
+        (
+            "requester",
+            // How the trace's time column was read: other simulators read a plain trace's
+            // cycles as memory-clock cycles and keep no window, so say what pmlab assumed.
+            format!(
+                "gaps in {} GHz cycles (replay.cpu_ghz), at most {} requests in flight \
+                 (replay.max_outstanding)",
+                cfg.replay.cpu_ghz, cfg.replay.max_outstanding
+            ),
+        ),
         ("events", out.events.to_string()),
         (
             "reads / writes",
