@@ -231,10 +231,8 @@ impl Measurement {
 
     /// (max - min) / median of the runs: how noisy the point is.
     pub fn spread(&self) -> f64 {
-        let max = self.runs.iter().cloned().fold(f64::MIN, f64::max);
-        let min = self.runs.iter().cloned().fold(f64::MAX, f64::min);
         if self.gbps > 0.0 {
-            (max - min) / self.gbps
+            (self.max() - self.min()) / self.gbps
         } else {
             0.0
         }

@@ -79,7 +79,7 @@ fn paired(
     r: &BTreeMap<String, String>,
     a: &str,
     b: &str,
-) -> Option<(Paired, usize, usize)> {
+) -> Option<(Spread, usize, usize)> {
     let key_cols = ["figure", "n", "procs", "power", "delete_on_close"];
     let runs = |label: &str| -> Vec<f64> {
         rows.iter()
@@ -88,7 +88,7 @@ fn paired(
             .collect()
     };
     let (ra, rb) = (runs(a), runs(b));
-    let mut ratios: Vec<f64> = ra
+    let ratios: Vec<f64> = ra
         .iter()
         .zip(&rb)
         .filter(|(_, &y)| y > 0.0)
@@ -98,32 +98,38 @@ fn paired(
         return None;
     }
     let faster = ratios.iter().filter(|&&x| x > 1.0).count();
-    ratios.sort_by(f64::total_cmp);
-    let n = ratios.len();
-    let median = if n % 2 == 1 {
-        ratios[n / 2]
-    } else {
-        (ratios[n / 2 - 1] + ratios[n / 2]) / 2.0
-    };
-    let range = Paired {
-        median,
-        min: ratios[0],
-        max: ratios[n - 1],
-    };
-    Some((range, faster, n))
+    Some((Spread::of(&ratios), faster, ratios.len()))
 }
 
-/// Per-pair ratios of one configuration.
+/// The median (the mean of the middle two for an even count), smallest and largest of some
+/// runs' figures.
 #[derive(Clone, Copy, Debug)]
-struct Paired {
+struct Spread {
     median: f64,
     min: f64,
     max: f64,
 }
 
-impl Paired {
-    /// `median [min-max]`, with `~` when the range crosses 1 (the pairs disagree on which side
-    /// is faster: not distinguishable).
+impl Spread {
+    /// The spread of `v` (not empty).
+    fn of(v: &[f64]) -> Spread {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        Spread {
+            median,
+            min: v[0],
+            max: v[n - 1],
+        }
+    }
+
+    /// For per-pair ratios: `median [min-max]`, with `~` when the range crosses 1 (the pairs
+    /// disagree on which side is faster: not distinguishable).
     fn text(&self) -> String {
         let tie = self.min < 1.0 && self.max > 1.0;
         format!(
@@ -169,16 +175,12 @@ fn bandwidth_table(bw: &Rows) -> Table {
     let mib = bw
         .first()
         .map_or(0.0, |r| num(r, "total_bytes") / 1048576.0);
-    let spread = |v: &[f64]| {
-        let mut v = v.to_vec();
-        v.sort_by(f64::total_cmp);
-        (v[v.len() / 2], v[0], v[v.len() - 1])
-    };
     let mut bw_row = |case: &str, p: Vec<f64>, c: Vec<f64>, rate: bool| {
         if p.is_empty() || c.is_empty() {
             return;
         }
-        let ((pm, pl, ph), (cm, cl, ch)) = (spread(&p), spread(&c));
+        let (ps, cs) = (Spread::of(&p), Spread::of(&c));
+        let (pm, pl, ph, cm, cl, ch) = (ps.median, ps.min, ps.max, cs.median, cs.min, cs.max);
         let apart = pl > ch || ph < cl;
         bt.push(vec![
             case.into(),
