@@ -1,6 +1,6 @@
 //! The functional persistent state: which bytes each PM line holds.
 
-use crate::fast_hash::FastMap;
+use crate::line_map::LineMap;
 
 /// Bytes per image line.
 pub const IMAGE_LINE: usize = 64;
@@ -42,7 +42,7 @@ impl LineData {
 /// read as zero. Memory grows with the footprint written, not with trace length.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PmImage {
-    lines: FastMap<u64, [u8; IMAGE_LINE]>,
+    lines: LineMap<[u8; IMAGE_LINE]>,
 }
 
 impl PmImage {
@@ -53,14 +53,16 @@ impl PmImage {
 
     /// Applies a write's payload to line `line_addr`.
     pub fn apply(&mut self, line_addr: u64, d: &LineData) {
-        let line = self.lines.entry(line_addr).or_insert([0; IMAGE_LINE]);
+        let line = self
+            .lines
+            .get_or_insert(line_addr / IMAGE_LINE as u64, [0; IMAGE_LINE]);
         let o = d.offset as usize;
         line[o..o + d.len as usize].copy_from_slice(d.value());
     }
 
     /// The bytes of line `line_addr`, if it was ever written.
     pub fn line(&self, line_addr: u64) -> Option<&[u8; IMAGE_LINE]> {
-        self.lines.get(&line_addr)
+        self.lines.get(line_addr / IMAGE_LINE as u64)
     }
 
     /// Reads `buf.len()` bytes at byte address `addr` (zeros where never written).
@@ -68,7 +70,7 @@ impl PmImage {
         for (i, b) in buf.iter_mut().enumerate() {
             let a = addr + i as u64;
             let line = a - a % IMAGE_LINE as u64;
-            *b = self.lines.get(&line).map_or(0, |l| l[(a - line) as usize]);
+            *b = self.line(line).map_or(0, |l| l[(a - line) as usize]);
         }
     }
 
@@ -84,9 +86,11 @@ impl PmImage {
 
     /// Line addresses in ascending order.
     pub fn line_addrs(&self) -> Vec<u64> {
-        let mut v: Vec<u64> = self.lines.keys().copied().collect();
-        v.sort_unstable();
-        v
+        self.lines
+            .lines()
+            .into_iter()
+            .map(|l| l * IMAGE_LINE as u64)
+            .collect()
     }
 }
 
@@ -103,6 +107,10 @@ mod tests {
         img.read(64 + 8, &mut buf);
         assert_eq!(buf, [1, 2, 9, 9, 0, 0]);
         assert_eq!(img.len(), 1);
+        img.apply(64 * 65, &LineData::new(64 * 65, &[0]).unwrap());
+        assert_eq!(img.line_addrs(), vec![64, 64 * 65]);
+        assert_eq!(img.line(128), None, "same page, never written");
+        assert_eq!(img.line(64 * 65), Some(&[0; IMAGE_LINE]));
         assert!(LineData::new(60, &[0; 8]).is_none(), "crosses a line");
     }
 }

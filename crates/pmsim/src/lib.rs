@@ -17,6 +17,7 @@ pub mod device;
 pub mod event;
 pub mod fast_hash;
 pub mod image;
+pub mod line_map;
 pub mod logging;
 pub mod memsys;
 pub mod network;

@@ -10,7 +10,7 @@
 
 use crate::bmo::{BmoEngine, Precomputed};
 use crate::config::SimConfig;
-use crate::controller::{Admission, ChannelController, Decision, QueuedRequest};
+use crate::controller::{Admission, ChannelController, Decision, Payload, QueuedRequest};
 use crate::dense::Dense;
 use crate::device::{AddressMap, ChannelDevice, RowOutcome, LINE_BYTES};
 use crate::event::EventQueue;
@@ -136,6 +136,11 @@ pub struct MemorySystem {
     image: PmImage,
     acks: Vec<Ack>,
     entered: Vec<QueuedRequest>,
+    /// Payloads of writes the ADR domain took, kept for reuse by later waiting writes (a
+    /// write-heavy run would otherwise allocate and free one per write). Boxed on purpose:
+    /// queue entries hold the box, and moving it back and forth allocates nothing.
+    #[allow(clippy::vec_box)]
+    spare_payloads: Vec<Box<Payload>>,
     adr: bool,
     frontend: Ps,
     tck: Ps,
@@ -183,6 +188,7 @@ impl MemorySystem {
             image: PmImage::new(),
             acks: Vec::new(),
             entered: Vec::new(),
+            spare_payloads: Vec::new(),
             adr: cfg.controller.adr,
             frontend: ns_to_ps(cfg.controller.frontend_ns),
             tck: cfg.device.timing.to_ps().tck.max(1),
@@ -373,22 +379,18 @@ impl MemorySystem {
         let line_addr = req.addr - req.addr % LINE_BYTES;
         let loc = self.map.locate(line_addr);
         let ch = loc.channel as usize;
-        let q = QueuedRequest {
+        let mut q = QueuedRequest {
             id: req.id,
             line_addr,
             row: loc.row,
             bank: self.channels[ch].device.bank_index(&loc) as u32,
             channel: loc.channel,
             issued: now,
-            payload: req.data.map(|d| {
-                Box::new(crate::controller::Payload {
-                    merged: Vec::new(),
-                    data: vec![d],
-                })
-            }),
+            payload: None,
         };
         if req.is_write {
             if !self.bmo_passthrough {
+                q.payload = req.data.map(|d| self.boxed(d));
                 self.through_bmo(q, now, pre, lookup);
                 return;
             }
@@ -397,12 +399,41 @@ impl MemorySystem {
             self.finish_read(ch, q.id, q.issued, line_addr, plan.data_end);
             return;
         }
-        self.offer(req.is_write, q, now);
+        self.offer_with(req.is_write, q, req.data, now);
+    }
+
+    /// A write's bytes as a queue entry's payload (a spare one when there is one).
+    fn boxed(&mut self, d: LineData) -> Box<Payload> {
+        match self.spare_payloads.pop() {
+            Some(mut p) => {
+                p.merged.clear();
+                p.data.clear();
+                p.data.push(d);
+                p
+            }
+            None => Box::new(Payload {
+                merged: Vec::new(),
+                data: vec![d],
+            }),
+        }
     }
 
     /// A request reaches its channel's controller at `now`.
     #[inline(always)]
-    fn offer(&mut self, is_write: bool, mut q: QueuedRequest, now: Ps) {
+    fn offer(&mut self, is_write: bool, q: QueuedRequest, now: Ps) {
+        self.offer_with(is_write, q, None, now);
+    }
+
+    /// [`offer`](Self::offer) of a request whose bytes `data` are not in its payload yet: a
+    /// write the ADR domain accepts at once lands in the image without ever being boxed.
+    #[inline(always)]
+    fn offer_with(
+        &mut self,
+        is_write: bool,
+        mut q: QueuedRequest,
+        data: Option<LineData>,
+        now: Ps,
+    ) {
         let ch = q.channel as usize;
         let c = &mut self.channels[ch];
         if !is_write && c.forward_read(q.line_addr, q.bank) {
@@ -412,8 +443,10 @@ impl MemorySystem {
         if is_write && self.adr && c.would_accept(true, q.line_addr, q.bank) {
             // Accepted into the ADR domain now: durable and acknowledged at once; the queue
             // entry no longer needs the data.
-            self.write_durable(&q, now);
+            self.write_durable_with(&q, data.as_ref(), now);
             q.payload = None;
+        } else if let Some(d) = data {
+            q.payload = Some(self.boxed(d));
         }
         let (bank, row) = (q.bank as usize, q.row);
         if self.channels[ch].offer(is_write, q) == Admission::Queued {
@@ -466,14 +499,21 @@ impl MemorySystem {
     /// A write became durable at `t`: update the image and acknowledge it.
     #[inline]
     fn write_durable(&mut self, q: &QueuedRequest, t: Ps) {
+        self.write_durable_with(q, None, t);
+    }
+
+    /// [`write_durable`](Self::write_durable) of `q`, whose bytes `data` (if any) follow
+    /// those in its payload.
+    #[inline]
+    fn write_durable_with(&mut self, q: &QueuedRequest, data: Option<&LineData>, t: Ps) {
         if !self.bmo_passthrough {
             self.bmo_landed(q.line_addr, 1 + q.merged().len() as u32);
         }
-        if q.payload.is_none() {
+        if q.payload.is_none() && data.is_none() {
             self.ack(q.id, true, q.issued, t + self.frontend);
             return;
         }
-        for d in q.data() {
+        for d in q.data().iter().chain(data) {
             self.image.apply(q.line_addr, d);
         }
         self.ack_all(q, true, t + self.frontend);
@@ -568,10 +608,12 @@ impl MemorySystem {
     fn admit_waiting(&mut self, ch: usize, now: Ps) {
         let mut entered = std::mem::take(&mut self.entered);
         self.channels[ch].admit_waiting(self.adr, &mut entered);
-        for w in &entered {
-            self.write_durable(w, now);
+        for w in entered.drain(..) {
+            self.write_durable(&w, now);
+            if let Some(p) = w.payload {
+                self.spare_payloads.push(p);
+            }
         }
-        entered.clear();
         self.entered = entered;
     }
 
@@ -778,6 +820,12 @@ pub trait MemoryView {
     fn bank_of(&self, addr: u64) -> usize;
     /// Requests queued for `bank` now (read queue and write pending queue).
     fn pending(&self, bank: usize) -> u32;
+    /// [`pending`](Self::pending) of every bank, in bank order, into `out` (cleared first):
+    /// one call where a plug-in compares all banks.
+    fn pending_all(&self, out: &mut Vec<u32>) {
+        out.clear();
+        out.extend((0..self.banks()).map(|b| self.pending(b)));
+    }
     /// Lines the ADR domain holds (the WPQ entries of all channels; 0 without ADR).
     fn adr_lines(&self) -> usize;
     /// Of those, the lines in use now (writes accepted and not yet sent to the device, and
@@ -823,6 +871,13 @@ impl MemoryView for MemorySystem {
             b -= n;
         }
         0
+    }
+
+    fn pending_all(&self, out: &mut Vec<u32>) {
+        out.clear();
+        for c in self.channels.iter() {
+            out.extend((0..c.device.bank_count()).map(|b| c.bank_pending(b) as u32));
+        }
     }
 
     fn adr_lines(&self) -> usize {

@@ -26,12 +26,49 @@ pub const FH_ENTRIES: usize = 256;
 pub struct BankAwareLog {
     fle: Vec<VecDeque<u64>>,
     fh: Vec<VecDeque<[u64; 2]>>,
-    /// Bank of every log line this allocator hands out.
-    bank: FastMap<u64, u32>,
+    /// Bank of every log line this allocator hands out: entry lines, then header lines.
+    entry_banks: LineBanks,
+    header_banks: LineBanks,
     /// Second line of every header slot, by first line.
     pairs: FastMap<u64, u64>,
     /// Log writes issued per bank and not yet durable.
     inflight: Vec<u32>,
+    /// The banks' pending operations at the last allocation (scratch).
+    load: Vec<u32>,
+}
+
+/// The bank of each line of a contiguous range of the log region (`u32::MAX`: a line the
+/// allocator never hands out). Looked up on every log write issued and made durable, so a
+/// table indexed by line rather than a map.
+#[derive(Default)]
+struct LineBanks {
+    base: u64,
+    banks: Vec<u32>,
+}
+
+impl LineBanks {
+    fn new(base: u64) -> LineBanks {
+        LineBanks {
+            base,
+            banks: Vec::new(),
+        }
+    }
+
+    fn set(&mut self, addr: u64, bank: usize) {
+        let i = ((addr - self.base) / 64) as usize;
+        if self.banks.len() <= i {
+            self.banks.resize(i + 1, u32::MAX);
+        }
+        self.banks[i] = bank as u32;
+    }
+
+    fn get(&self, addr: u64) -> Option<usize> {
+        let i = addr.checked_sub(self.base)? / 64;
+        match self.banks.get(usize::try_from(i).ok()?) {
+            Some(&b) if b != u32::MAX => Some(b as usize),
+            _ => None,
+        }
+    }
 }
 
 /// The bank with the fewest pending operations among those `has_free`; ties go to the
@@ -41,15 +78,24 @@ pub fn least_loaded(
     has_free: impl Fn(usize) -> bool,
     load: impl Fn(usize) -> u32,
 ) -> Option<usize> {
-    (0..banks)
-        .filter(|&b| has_free(b))
-        .min_by_key(|&b| (load(b), b))
+    let mut best: Option<(u32, usize)> = None;
+    for b in 0..banks {
+        if has_free(b) {
+            let l = load(b);
+            if best.is_none_or(|(bl, _)| l < bl) {
+                best = Some((l, b));
+            }
+        }
+    }
+    best.map(|(_, b)| b)
 }
 
 impl BankAwareLog {
-    fn pick(&self, mem: &dyn MemoryView, header: bool) -> Option<usize> {
+    fn pick(&mut self, mem: &dyn MemoryView, header: bool) -> Option<usize> {
+        mem.pending_all(&mut self.load);
+        let (load, inflight) = (&self.load, &self.inflight);
         least_loaded(
-            self.inflight.len(),
+            inflight.len(),
             |b| {
                 if header {
                     !self.fh[b].is_empty()
@@ -57,8 +103,14 @@ impl BankAwareLog {
                     !self.fle[b].is_empty()
                 }
             },
-            |b| mem.pending(b) + self.inflight[b],
+            |b| load[b] + inflight[b],
         )
+    }
+
+    fn bank(&self, addr: u64) -> Option<usize> {
+        self.entry_banks
+            .get(addr)
+            .or_else(|| self.header_banks.get(addr))
     }
 }
 
@@ -79,13 +131,15 @@ impl LogAllocator for BankAwareLog {
         self.fh = vec![VecDeque::new(); banks];
         self.inflight = vec![0; banks];
         let half = region.bytes / 2;
+        self.entry_banks = LineBanks::new(region.base);
+        self.header_banks = LineBanks::new(region.base + half);
         let mut missing = banks;
         let mut a = region.base;
         while missing > 0 && a < region.base + half {
             let b = mem.bank_of(a);
             if self.fle[b].len() < FLE_ENTRIES {
                 self.fle[b].push_back(a);
-                self.bank.insert(a, b as u32);
+                self.entry_banks.set(a, b);
                 if self.fle[b].len() == FLE_ENTRIES {
                     missing -= 1;
                 }
@@ -103,8 +157,8 @@ impl LogAllocator for BankAwareLog {
                     Some(first) => {
                         self.fh[b].push_back([first, a]);
                         self.pairs.insert(first, a);
-                        self.bank.insert(first, b as u32);
-                        self.bank.insert(a, b as u32);
+                        self.header_banks.set(first, b);
+                        self.header_banks.set(a, b);
                         if self.fh[b].len() == FH_ENTRIES {
                             missing -= 1;
                         }
@@ -126,25 +180,25 @@ impl LogAllocator for BankAwareLog {
     }
 
     fn issued(&mut self, addr: u64) {
-        if let Some(&b) = self.bank.get(&addr) {
-            self.inflight[b as usize] += 1;
+        if let Some(b) = self.bank(addr) {
+            self.inflight[b] += 1;
         }
     }
 
     fn durable(&mut self, addr: u64) {
-        if let Some(&b) = self.bank.get(&addr) {
-            let n = &mut self.inflight[b as usize];
+        if let Some(b) = self.bank(addr) {
+            let n = &mut self.inflight[b];
             *n = n.saturating_sub(1);
         }
     }
 
     fn release(&mut self, header: [u64; 2], entries: &[u64]) {
-        if let Some(&b) = self.bank.get(&header[0]) {
-            self.fh[b as usize].push_back(header);
+        if let Some(b) = self.header_banks.get(header[0]) {
+            self.fh[b].push_back(header);
         }
         for e in entries {
-            if let Some(&b) = self.bank.get(e) {
-                self.fle[b as usize].push_back(*e);
+            if let Some(b) = self.entry_banks.get(*e) {
+                self.fle[b].push_back(*e);
             }
         }
     }

@@ -207,8 +207,9 @@ pub struct RedoEngine {
     adr_capacity: usize,
     next_stamp: u32,
     threads: Vec<ThreadLog>,
-    tags: FastMap<u64, Tag>,
-    next_tag: u64,
+    /// Writes in flight by tag (the tag is the slot); slots of durable writes are reused.
+    tags: Vec<Option<Tag>>,
+    free_tags: Vec<u64>,
     applying: FastMap<u32, Applying>,
     /// Lines in the write sets of uncommitted transactions (count of transactions).
     open_lines: FastMap<u64, u32>,
@@ -220,6 +221,8 @@ pub struct RedoEngine {
     held: VecDeque<Held>,
     /// BLOM: WPQ entries the held headers take, per channel.
     pinned: Vec<u32>,
+    /// The banks' pending operations at the last log entry (scratch).
+    load: Vec<u32>,
     error: Option<String>,
     fault: Fault,
     c: Counters,
@@ -248,14 +251,15 @@ impl RedoEngine {
             adr_capacity: 0,
             next_stamp: 1,
             threads: Vec::new(),
-            tags: FastMap::default(),
-            next_tag: 0,
+            tags: Vec::new(),
+            free_tags: Vec::new(),
             applying: FastMap::default(),
             open_lines: FastMap::default(),
             applied: Vec::new(),
             order: Vec::new(),
             held: VecDeque::new(),
             pinned: Vec::new(),
+            load: Vec::new(),
             error: None,
             fault: Fault::None,
             c: Counters::default(),
@@ -273,10 +277,16 @@ impl RedoEngine {
     }
 
     fn tag(&mut self, tag: Tag) -> u64 {
-        let id = self.next_tag;
-        self.next_tag += 1;
-        self.tags.insert(id, tag);
-        id
+        match self.free_tags.pop() {
+            Some(id) => {
+                self.tags[id as usize] = Some(tag);
+                id
+            }
+            None => {
+                self.tags.push(Some(tag));
+                self.tags.len() as u64 - 1
+            }
+        }
     }
 
     fn full(&mut self) {
@@ -343,17 +353,17 @@ impl RedoEngine {
         self.alloc.issued(addr);
         // The bank load a log request meets: how uneven the banks' queues are, and the
         // queue of the bank it goes to.
+        mem.pending_all(&mut self.load);
         let (mut sum, mut max) = (0u64, 0u64);
-        for b in 0..mem.banks() {
-            let p = mem.pending(b) as u64;
-            sum += p;
-            max = max.max(p);
+        for &p in &self.load {
+            sum += p as u64;
+            max = max.max(p as u64);
         }
-        if let Some(milli) = (1000 * max * mem.banks() as u64).checked_div(sum) {
+        if let Some(milli) = (1000 * max * self.load.len() as u64).checked_div(sum) {
             self.c.bank_imbalance_milli += milli;
             self.c.bank_imbalance_samples += 1;
         }
-        self.c.entry_bank_load += mem.pending(mem.bank_of(addr)) as u64;
+        self.c.entry_bank_load += self.load[mem.bank_of(addr)] as u64;
         let source = match self.kind {
             LogKind::Redo => LogSource::Core,
             LogKind::StageOrUndo => LogSource::Controller,
@@ -767,7 +777,14 @@ impl LoggingEngine for RedoEngine {
         mem: &dyn MemoryView,
         out: &mut Vec<LogWrite>,
     ) {
-        let Some(tag) = self.tags.remove(&tag) else {
+        let Some(tag) = self
+            .tags
+            .get_mut(tag as usize)
+            .and_then(|t| t.take())
+            .inspect(|_| {
+                self.free_tags.push(tag);
+            })
+        else {
             return;
         };
         match tag {

@@ -46,6 +46,7 @@ use crate::config::SimConfig;
 use crate::event::EventQueue;
 use crate::fast_hash::FastMap;
 use crate::image::{LineData, PmImage};
+use crate::line_map::LineMap;
 use crate::logging::{
     CommitAction, LogRegion, LogSource, LogWrite, LoggingEngine, LOG_REGION_BYTES,
 };
@@ -380,7 +381,7 @@ pub struct System {
     evict_of_line: FastMap<u64, u64>,
     /// Latest arrival time scheduled for a write of each line: writes of one line reach the
     /// controller in the order they left the hierarchy.
-    line_tail: FastMap<u64, Ps>,
+    line_tail: LineMap<Ps>,
     /// When client threads wait for their remote persists.
     net: Box<dyn NetworkPersistence>,
     /// The NIC pair to the client node.
@@ -468,7 +469,7 @@ impl System {
             fence_log: None,
             evicting: FastMap::default(),
             evict_of_line: FastMap::default(),
-            line_tail: FastMap::default(),
+            line_tail: LineMap::default(),
             net: crate::plugins::network(&cfg.network.persistence).map_err(SystemError::Config)?,
             nic: Nic::new(&cfg.network),
             net_arrivals: EventQueue::new(),
@@ -1383,7 +1384,7 @@ impl System {
             }
             return;
         }
-        let tail = self.line_tail.entry(w.line).or_insert(0);
+        let tail = self.line_tail.get_or_insert(w.line, 0);
         let at = at.max(*tail);
         *tail = at;
         let kind = match w.kind {
