@@ -46,6 +46,21 @@ thread_local! {
     static PREPARED: RefCell<HashMap<(usize, usize), Rc<Prepared>>> = RefCell::new(HashMap::new());
 }
 
+/// The DIALGA strategy of the ISA-L entry points: `auto`, or the one named by `PMEC_STRATEGY`
+/// (`vanilla`, `sw`, `bf`, `nohw`, `pressure`, `ahead`), so that each layer can be measured
+/// through the single-call path an unmodified ISA-L client takes. An unknown name is reported
+/// once on standard error and `auto` is used.
+fn shim_strategy() -> Strategy {
+    static S: std::sync::OnceLock<Strategy> = std::sync::OnceLock::new();
+    *S.get_or_init(|| match std::env::var("PMEC_STRATEGY") {
+        Ok(name) => Strategy::parse(&name).unwrap_or_else(|e| {
+            eprintln!("pmec: PMEC_STRATEGY: {e}; using auto");
+            Strategy::Auto
+        }),
+        Err(_) => Strategy::Auto,
+    })
+}
+
 /// Prepared coefficients and coordinator for these tables (cached per thread and geometry,
 /// rebuilt when the table bytes change).
 fn prepared(k: usize, rows: usize, tables: &[u8]) -> Rc<Prepared> {
@@ -63,7 +78,7 @@ fn prepared(k: usize, rows: usize, tables: &[u8]) -> Rc<Prepared> {
         } else {
             (Coefs::from_isal_tables(rows, k, tables), nibble_isa())
         };
-        let coord = Coordinator::new(Strategy::Auto, CoordinatorConfig::default(), isa, &coefs);
+        let coord = Coordinator::new(shim_strategy(), CoordinatorConfig::default(), isa, &coefs);
         let p = Rc::new(Prepared {
             tables: tables.to_vec(),
             coefs,

@@ -172,14 +172,34 @@ unsafe fn body512<const P: usize, const R: usize>(
     spf: SourcePrefetch,
 ) {
     let mut acc = [[_mm512_setzero_si512(); R]; P];
-    for j in 0..k {
+    let mtx = |p: usize, j: usize| _mm512_set1_epi64(*mats.add(p * k + j) as i64);
+    // Two sources per step: their products fold into the accumulator with one three-way XOR
+    // (`vpternlogq 0x96`) instead of two XORs, a quarter fewer vector operations per column
+    // (in-L1 RS(12,8): 44 -> 58 GB/s, validation §5).
+    let mut j = 0;
+    while j + 1 < k {
+        spf.source(j);
+        spf.source(j + 1);
+        let s0 = (*sp.add(j)).add(o);
+        let s1 = (*sp.add(j + 1)).add(o);
+        for r in 0..R {
+            let x = _mm512_loadu_si512(s0.add(64 * r) as *const _);
+            let y = _mm512_loadu_si512(s1.add(64 * r) as *const _);
+            for (p, a) in acc.iter_mut().enumerate() {
+                let px = _mm512_gf2p8affine_epi64_epi8::<0>(x, mtx(p, j));
+                let py = _mm512_gf2p8affine_epi64_epi8::<0>(y, mtx(p, j + 1));
+                a[r] = _mm512_ternarylogic_epi64::<0x96>(a[r], px, py);
+            }
+        }
+        j += 2;
+    }
+    if j < k {
         spf.source(j);
         let s = (*sp.add(j)).add(o);
         for r in 0..R {
             let x = _mm512_loadu_si512(s.add(64 * r) as *const _);
             for (p, a) in acc.iter_mut().enumerate() {
-                let mtx = _mm512_set1_epi64(*mats.add(p * k + j) as i64);
-                a[r] = _mm512_xor_si512(a[r], _mm512_gf2p8affine_epi64_epi8::<0>(x, mtx));
+                a[r] = _mm512_xor_si512(a[r], _mm512_gf2p8affine_epi64_epi8::<0>(x, mtx(p, j)));
             }
         }
     }
