@@ -158,10 +158,23 @@ pub struct CoordinatorConfig {
     pub tuner: TunerConfig,
     /// Calls between vanilla probes for cache residency.
     pub probe_every: u64,
-    /// A vanilla probe this close to the compute cost means cache-resident data.
+    /// A vanilla probe this close to the compute cost means cache-resident data. The compute
+    /// cost is calibrated in L1; data resident in L2 costs up to about 1.9x that, data from
+    /// memory 5x and more (RS(12,8) / RS(28,24) 1 KiB single calls: 1.3-1.9x in a 256 KiB
+    /// working set, 8.6-9.1x over 1 GiB), so 2.5 separates the two with margin on both sides.
     pub cache_factor: f64,
+    /// A resident verdict is dropped when a measured call costs this many times the compute
+    /// cost.
+    pub cache_leave_factor: f64,
     /// Sample one call in this many once the tuner has converged.
     pub sample_every: u64,
+    /// Longest block for which a lone stripe (one stripe per call) is touched before it is
+    /// computed ([`Schedule::touch`]) instead of prefetched at a distance: sources this short
+    /// are streams the hardware prefetcher barely trains on (0 = never touch).
+    pub touch_max_block: usize,
+    /// Largest stripe (k x block bytes) that is touched: it must stay in L2 until the kernel
+    /// has read it.
+    pub touch_max_stripe_bytes: usize,
 }
 
 impl Default for CoordinatorConfig {
@@ -184,8 +197,11 @@ impl Default for CoordinatorConfig {
             ahead_body: Body::Line,
             tuner: TunerConfig::default(),
             probe_every: 256,
-            cache_factor: 1.6,
+            cache_factor: 2.5,
+            cache_leave_factor: 4.0,
             sample_every: 8,
+            touch_max_block: 2048,
+            touch_max_stripe_bytes: 256 * 1024,
         }
     }
 }
@@ -201,6 +217,9 @@ pub struct Decision {
     pub cache_resident: bool,
     /// Concurrency seen.
     pub threads: usize,
+    /// The call is timed for the coordinator (a probe, a tuning step or a sample): a caller
+    /// that skips the coordinator for some calls should not repeat this schedule blindly.
+    pub measured: bool,
 }
 
 /// What the coordinator did for one block length (for reports).
@@ -624,18 +643,35 @@ impl Coordinator {
                 }
             }
         };
+        // A lone stripe of short blocks with nothing after it to prefetch: touch it first (the
+        // prefetching schedule it replaces, so vanilla probes still compare against it).
+        let touch = auto
+            && stripes <= 1
+            && !(probe || e.cache_resident || vanilla_now || pressure)
+            && len <= cfg.touch_max_block
+            && self.k * len <= cfg.touch_max_stripe_bytes;
+        let schedule = if touch {
+            Schedule {
+                touch: true,
+                nt: nt_default,
+                ..Schedule::VANILLA
+            }
+        } else {
+            schedule
+        };
         let decision = Decision {
             schedule,
             pressure,
             cache_resident: e.cache_resident,
             threads,
+            measured: measure,
         };
         let report_to = if tune_ahead {
             Tuned::Ahead(e.ahead_tuner.current())
         } else if cfg.fixed_distance.is_none()
             && !ahead_now
             && !matches!(self.strategy, Strategy::Fixed(_) | Strategy::Vanilla)
-            && !(auto && (probe || e.cache_resident || vanilla_now))
+            && !(auto && (probe || e.cache_resident || vanilla_now || touch))
         {
             Tuned::Distance(e.tuner.current())
         } else {
@@ -716,7 +752,7 @@ impl Coordinator {
             return;
         }
         if e.cache_resident {
-            if cpl > 2.5 * self.compute_cpl {
+            if cpl > self.cfg.cache_leave_factor * self.compute_cpl {
                 e.cache_resident = false;
             }
             return;
@@ -915,11 +951,15 @@ mod tests {
         let d = call(1024, 64);
         assert_eq!((d.schedule.ahead, d.schedule.hint), (1, Hint::L2), "{d:?}");
         assert!(d.schedule.prefetches() && d.schedule.nt);
-        // a single stripe has nothing ahead in the call: the paper's line-distance schedule
+        // a single stripe has nothing ahead in the call: short blocks are touched before the
+        // kernel reads them, longer ones get the paper's line-distance schedule
         call(2048, 1);
         let d = call(2048, 1);
+        assert!(d.schedule.touch && !d.schedule.prefetches(), "{d:?}");
+        call(8192, 1);
+        let d = call(8192, 1);
         assert_eq!(d.schedule.ahead, 0);
-        assert!(d.schedule.distance > 0, "{d:?}");
+        assert!(!d.schedule.touch && d.schedule.distance > 0, "{d:?}");
         // 8 x 64 KiB = 512 KiB per stripe: two of them do not fit in L2 beside each other
         call(65536, 4);
         assert_eq!(call(65536, 4).schedule.ahead, 0);

@@ -52,6 +52,13 @@ pub struct Schedule {
     pub body: Body,
     /// Non-temporal parity stores.
     pub nt: bool,
+    /// Before computing a stripe, load one byte of each of its lines, source by source
+    /// (beyond the paper). For a lone stripe of short blocks, where no later stripe can be
+    /// prefetched and each source is too short a stream for the hardware prefetcher to train
+    /// on, this brings the whole stripe in at the memory parallelism of a load-only loop; the
+    /// kernel then runs from cache. Where `prefetcht0` is effective, the pipelined distance
+    /// can do the same work; on hosts where it is not (validation §5), this is what does.
+    pub touch: bool,
 }
 
 impl Schedule {
@@ -64,6 +71,7 @@ impl Schedule {
         shuffle: false,
         body: Body::Line,
         nt: false,
+        touch: false,
     };
 
     /// Whether the schedule issues software prefetches.
@@ -327,6 +335,9 @@ pub unsafe fn execute(
         for s in 0..n {
             let srcs = &set.srcs[s * k..(s + 1) * k];
             let dsts = &set.dsts[s * m..(s + 1) * m];
+            if sched.touch {
+                kernels::touch(srcs, len);
+            }
             let later = s + ahead;
             let pf_ahead = if ahead > 0 && later < n {
                 Prefetch::Ahead(&set.srcs[later * k..(later + 1) * k])

@@ -47,13 +47,13 @@ unsafe fn run256_r<const R: usize>(
         let mut r0 = 0;
         while r0 < m {
             let p = group(m - r0, maxp);
-            let t = mats.add(r0 * k);
+            let t = mats.add(r0);
             let d = dp.add(r0);
             match p {
-                8 => body256::<8, R>(sp, k, d, t, o, acc, nt, spf),
-                4 => body256::<4, R>(sp, k, d, t, o, acc, nt, spf),
-                2 => body256::<2, R>(sp, k, d, t, o, acc, nt, spf),
-                _ => body256::<1, R>(sp, k, d, t, o, acc, nt, spf),
+                8 => body256::<8, R>(sp, k, m, d, t, o, acc, nt, spf),
+                4 => body256::<4, R>(sp, k, m, d, t, o, acc, nt, spf),
+                2 => body256::<2, R>(sp, k, m, d, t, o, acc, nt, spf),
+                _ => body256::<1, R>(sp, k, m, d, t, o, acc, nt, spf),
             }
             spf = SourcePrefetch::NONE;
             r0 += p;
@@ -67,6 +67,7 @@ unsafe fn run256_r<const R: usize>(
 unsafe fn body256<const P: usize, const R: usize>(
     sp: *const *const u8,
     k: usize,
+    stride: usize,
     dp: *const *mut u8,
     mats: *const u64,
     o: usize,
@@ -83,7 +84,7 @@ unsafe fn body256<const P: usize, const R: usize>(
             }
             let x = _mm256_loadu_si256((*sp.add(j)).add(o + 32 * r) as *const __m256i);
             for (p, a) in acc.iter_mut().enumerate() {
-                let mtx = _mm256_set1_epi64x(*mats.add(p * k + j) as i64);
+                let mtx = _mm256_set1_epi64x(*mats.add(j * stride + p) as i64);
                 *a = _mm256_xor_si256(*a, _mm256_gf2p8affine_epi64_epi8::<0>(x, mtx));
             }
         }
@@ -144,13 +145,13 @@ unsafe fn run512_r<const R: usize>(
         let mut r0 = 0;
         while r0 < m {
             let p = group(m - r0, maxp);
-            let t = mats.add(r0 * k);
+            let t = mats.add(r0);
             let d = dp.add(r0);
             match p {
-                8 => body512::<8, R>(sp, k, d, t, o, acc, nt, spf),
-                4 => body512::<4, R>(sp, k, d, t, o, acc, nt, spf),
-                2 => body512::<2, R>(sp, k, d, t, o, acc, nt, spf),
-                _ => body512::<1, R>(sp, k, d, t, o, acc, nt, spf),
+                8 => body512::<8, R>(sp, k, m, d, t, o, acc, nt, spf),
+                4 => body512::<4, R>(sp, k, m, d, t, o, acc, nt, spf),
+                2 => body512::<2, R>(sp, k, m, d, t, o, acc, nt, spf),
+                _ => body512::<1, R>(sp, k, m, d, t, o, acc, nt, spf),
             }
             spf = SourcePrefetch::NONE;
             r0 += p;
@@ -164,6 +165,7 @@ unsafe fn run512_r<const R: usize>(
 unsafe fn body512<const P: usize, const R: usize>(
     sp: *const *const u8,
     k: usize,
+    stride: usize,
     dp: *const *mut u8,
     mats: *const u64,
     o: usize,
@@ -172,26 +174,30 @@ unsafe fn body512<const P: usize, const R: usize>(
     spf: SourcePrefetch,
 ) {
     let mut acc = [[_mm512_setzero_si512(); R]; P];
-    let mtx = |p: usize, j: usize| _mm512_set1_epi64(*mats.add(p * k + j) as i64);
+    // `mj` walks the source-major matrices: source j's P rows are `mj[0..P]`.
+    let mtx = |mj: *const u64, p: usize| _mm512_set1_epi64(*mj.add(p) as i64);
     // Two sources per step: their products fold into the accumulator with one three-way XOR
     // (`vpternlogq 0x96`) instead of two XORs, a quarter fewer vector operations per column
-    // (in-L1 RS(12,8): 44 -> 58 GB/s, validation §5).
+    // (validation §5).
     let mut j = 0;
+    let mut mj = mats;
     while j + 1 < k {
         spf.source(j);
         spf.source(j + 1);
         let s0 = (*sp.add(j)).add(o);
         let s1 = (*sp.add(j + 1)).add(o);
+        let mk = mj.add(stride);
         for r in 0..R {
             let x = _mm512_loadu_si512(s0.add(64 * r) as *const _);
             let y = _mm512_loadu_si512(s1.add(64 * r) as *const _);
             for (p, a) in acc.iter_mut().enumerate() {
-                let px = _mm512_gf2p8affine_epi64_epi8::<0>(x, mtx(p, j));
-                let py = _mm512_gf2p8affine_epi64_epi8::<0>(y, mtx(p, j + 1));
+                let px = _mm512_gf2p8affine_epi64_epi8::<0>(x, mtx(mj, p));
+                let py = _mm512_gf2p8affine_epi64_epi8::<0>(y, mtx(mk, p));
                 a[r] = _mm512_ternarylogic_epi64::<0x96>(a[r], px, py);
             }
         }
         j += 2;
+        mj = mk.add(stride);
     }
     if j < k {
         spf.source(j);
@@ -199,7 +205,7 @@ unsafe fn body512<const P: usize, const R: usize>(
         for r in 0..R {
             let x = _mm512_loadu_si512(s.add(64 * r) as *const _);
             for (p, a) in acc.iter_mut().enumerate() {
-                a[r] = _mm512_xor_si512(a[r], _mm512_gf2p8affine_epi64_epi8::<0>(x, mtx(p, j)));
+                a[r] = _mm512_xor_si512(a[r], _mm512_gf2p8affine_epi64_epi8::<0>(x, mtx(mj, p)));
             }
         }
     }

@@ -178,7 +178,7 @@ impl Coefs {
         for &c in coef {
             nibble.extend_from_slice(&gf::nibble_table(c));
         }
-        let affine = coef.iter().map(|&c| gf::affine_matrix(c)).collect();
+        let affine = affine_by_source(rows, cols, coef);
         Coefs {
             rows,
             cols,
@@ -194,7 +194,7 @@ impl Coefs {
         assert!(tables.len() >= rows * cols * 32, "table length");
         let nibble = tables[..rows * cols * 32].to_vec();
         let coef: Vec<u8> = (0..rows * cols).map(|i| nibble[i * 32 + 1]).collect();
-        let affine = coef.iter().map(|&c| gf::affine_matrix(c)).collect();
+        let affine = affine_by_source(rows, cols, &coef);
         Coefs {
             rows,
             cols,
@@ -223,9 +223,40 @@ impl Coefs {
         self.nibble.as_ptr()
     }
 
+    /// The GFNI matrices, source-major: (row, col) at `col * rows + row`, so that the
+    /// matrices one source needs for consecutive rows lie side by side.
     pub(crate) fn affine_ptr(&self) -> *const u64 {
         self.affine.as_ptr()
     }
+}
+
+/// The GFNI affine matrices of row-major `coef` (`rows x cols`), source-major (see
+/// [`Coefs::affine_ptr`]).
+fn affine_by_source(rows: usize, cols: usize, coef: &[u8]) -> Vec<u64> {
+    (0..cols)
+        .flat_map(|j| (0..rows).map(move |r| gf::affine_matrix(coef[r * cols + j])))
+        .collect()
+}
+
+/// Loads one byte of every 64-byte line of each source (`len` bytes each), source by source,
+/// so that the lines are in cache when a kernel reads them (see
+/// [`Schedule::touch`](crate::dialga::prefetch::Schedule::touch)).
+///
+/// # Safety
+/// Every source readable for `len` bytes.
+#[inline]
+pub unsafe fn touch(srcs: &[*const u8], len: usize) {
+    let mut sum = 0u8;
+    for &s in srcs {
+        let mut o = 0;
+        while o < len {
+            // SAFETY: within the source's `len` bytes (a byte needs no alignment); a volatile
+            // read is never elided.
+            sum = sum.wrapping_add(std::ptr::read_volatile(s.add(o)));
+            o += 64;
+        }
+    }
+    std::hint::black_box(sum);
 }
 
 /// Which cache level software prefetches fill.
