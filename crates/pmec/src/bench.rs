@@ -131,6 +131,9 @@ pub struct BenchConfig {
     pub strategy: Strategy,
     /// ISA-L entry point: None = dispatched `ec_encode_data`, or a variant ("avx2", ...).
     pub isal_variant: Option<String>,
+    /// The ISA-L library to compare with (a path for `dlopen`); None = the system's
+    /// `libisal.so.2`.
+    pub isal_path: Option<String>,
     /// Source bytes processed per timed repetition.
     pub bytes_per_rep: usize,
     /// Timed repetitions per side (median reported).
@@ -155,6 +158,7 @@ impl Default for BenchConfig {
             isa: None,
             strategy: Strategy::Auto,
             isal_variant: None,
+            isal_path: None,
             bytes_per_rep: 256 << 20,
             reps: 5,
             with_isal: true,
@@ -439,7 +443,11 @@ pub fn run(pool: &DataPool, cfg: &BenchConfig) -> Result<BenchResult> {
         }
         bytes / t0.elapsed().as_secs_f64() / 1e9
     };
-    let (isal, isal_note) = match (cfg.with_isal, IsaL::get()) {
+    let lib = match &cfg.isal_path {
+        Some(path) => Some(IsaL::get_path(path)?),
+        None => IsaL::get(),
+    };
+    let (isal, isal_note) = match (cfg.with_isal, lib) {
         (false, _) => (None, Some("not requested".to_string())),
         (true, None) => (
             None,

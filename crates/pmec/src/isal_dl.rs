@@ -119,6 +119,22 @@ impl IsaL {
         LIB.get_or_init(|| IsaL::load("libisal.so.2").ok()).as_ref()
     }
 
+    /// The process-wide instance loaded from `path` (any ISA-L build, e.g. a newer release
+    /// built from source, or pmec's own shim); loaded once per path and never unloaded.
+    pub fn get_path(path: &str) -> Result<&'static IsaL> {
+        static LIBS: OnceLock<std::sync::Mutex<Vec<&'static IsaL>>> = OnceLock::new();
+        let mut libs = LIBS
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(l) = libs.iter().find(|l| l.path == path) {
+            return Ok(l);
+        }
+        let l: &'static IsaL = Box::leak(Box::new(IsaL::load(path)?));
+        libs.push(l);
+        Ok(l)
+    }
+
     /// ISA-L's per-ISA `ec_encode_data_<variant>` entry ("sse", "avx", "avx2", "avx512",
     /// "base"), for SIMD-width comparisons; `None` if this build lacks it.
     pub fn encode_variant(&self, variant: &str) -> Option<IsaLEncode> {

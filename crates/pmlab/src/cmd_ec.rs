@@ -95,6 +95,40 @@ pub enum EcCommand {
         /// milliseconds, e.g. with many threads).
         #[arg(long, default_value_t = 256, value_name = "MIB")]
         mb_per_rep: usize,
+        /// The ISA-L library to compare with (default: `PMEC_ISAL`, else the system's
+        /// libisal.so.2), e.g. a newer release built from source.
+        #[arg(long, value_name = "PATH")]
+        isal: Option<String>,
+    },
+    /// The path real ISA-L clients take, one stripe per `ec_encode_data` call: run the
+    /// `percall` client (an unmodified program linked against libisal.so.2; `make build`
+    /// builds it as target/percall) on each library in interleaved rounds, with a plain move of
+    /// the same bytes beside each point.
+    Percall {
+        /// Points as K:M:BLOCK.
+        #[arg(required = true, value_name = "K:M:BLOCK")]
+        points: Vec<String>,
+        /// A library to run on, as NAME=DIR (DIR holds its libisal.so.2); repeat for each.
+        #[arg(long = "lib", required = true, value_name = "NAME=DIR")]
+        libs: Vec<String>,
+        /// The ratio column compares with this library (default: the first).
+        #[arg(long, value_name = "NAME")]
+        against: Option<String>,
+        /// The client binary.
+        #[arg(long, default_value = "target/percall", value_name = "PATH")]
+        client: PathBuf,
+        /// Interleaved rounds (every library once per round).
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+        /// Seconds each run spends per point and variant.
+        #[arg(long, default_value_t = 0.5)]
+        seconds: f64,
+        /// Encode a 256 KiB working set over and over instead of stripes in random order.
+        #[arg(long)]
+        in_cache: bool,
+        /// Pool the stripes are drawn from, in MiB.
+        #[arg(long, default_value_t = 1024, value_name = "MIB")]
+        pool_mb: usize,
     },
 }
 
@@ -197,6 +231,7 @@ pub fn run(cmd: EcCommand) -> Result<(), String> {
             split_batches,
             reps,
             mb_per_rep,
+            isal,
         } => {
             if decode.is_some() && lrc.is_some() {
                 return Err("--decode and --lrc are exclusive".into());
@@ -223,6 +258,7 @@ pub fn run(cmd: EcCommand) -> Result<(), String> {
                 strategy: Strategy::parse(&strategy).map_err(e)?,
                 reps,
                 bytes_per_rep: mb_per_rep << 20,
+                isal_path: isal.or_else(|| std::env::var("PMEC_ISAL").ok()),
                 ..BenchConfig::default()
             };
             if pool_mb == 0 {
@@ -237,6 +273,48 @@ pub fn run(cmd: EcCommand) -> Result<(), String> {
             if let Some(note) = &r.isal_note {
                 eprintln!("note: {note}");
             }
+            Ok(())
+        }
+        EcCommand::Percall {
+            points,
+            libs,
+            against,
+            client,
+            rounds,
+            seconds,
+            in_cache,
+            pool_mb,
+        } => {
+            if !client.exists() {
+                return Err(format!(
+                    "{}: no such client (build it with `make build`)",
+                    client.display()
+                ));
+            }
+            if !(seconds > 0.0) || pool_mb == 0 || rounds == 0 {
+                return Err("--seconds, --pool-mb and --rounds must be positive".into());
+            }
+            let libs = libs
+                .iter()
+                .map(|l| crate::percall::Library::parse(l))
+                .collect::<Result<Vec<_>, _>>()?;
+            let against = against.unwrap_or_else(|| libs[0].name.clone());
+            if !libs.iter().any(|l| l.name == against) {
+                return Err(format!("--against {against}: no library of that name"));
+            }
+            let rows = crate::percall::compare(
+                &client, &libs, &points, rounds, in_cache, seconds, pool_mb,
+            )?;
+            print!("{}", crate::percall::markdown(&rows, Some(&against)));
+            println!(
+                "\n{rounds} interleaved rounds, median [min-max]; 1 thread, {}; ratio = encode \
+                 median over {against}'s",
+                if in_cache {
+                    "256 KiB working set".to_string()
+                } else {
+                    format!("stripes in random order over {pool_mb} MiB")
+                }
+            );
             Ok(())
         }
     }

@@ -7,6 +7,7 @@ mod cmd_sim;
 mod cmd_sweep;
 mod cmd_trace;
 mod cmd_workloads;
+mod percall;
 mod report;
 mod reproduce;
 mod simulate;

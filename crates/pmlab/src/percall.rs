@@ -1,0 +1,241 @@
+//! The single-call comparison: one unmodified ISA-L client (`percall`, built from
+//! `crates/pmec/bench/percall.c` against `libisal.so.2`) run on several implementations of
+//! that library, chosen by `LD_LIBRARY_PATH`, in interleaved rounds.
+//!
+//! Each run of the client measures every point once, with the plain move of the same bytes
+//! (the physical reference) beside it, and prints a checksum of the parity of its first
+//! stripes; the comparison refuses implementations whose parity differs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// An implementation of `libisal.so.2`: a name for reports and the folder holding the library.
+#[derive(Clone, Debug)]
+pub struct Library {
+    /// Name in reports (e.g. `isal-2.32.1`, `pmec`).
+    pub name: String,
+    /// Folder with `libisal.so.2`, put first on `LD_LIBRARY_PATH`.
+    pub dir: PathBuf,
+}
+
+impl Library {
+    /// Parses `NAME=DIR`.
+    pub fn parse(s: &str) -> Result<Library, String> {
+        let (name, dir) = s
+            .split_once('=')
+            .filter(|(n, d)| !n.is_empty() && !d.is_empty())
+            .ok_or_else(|| format!("--lib '{s}': want NAME=DIR"))?;
+        let dir = PathBuf::from(dir);
+        if !dir.join("libisal.so.2").exists() {
+            return Err(format!(
+                "--lib '{s}': {} has no libisal.so.2",
+                dir.display()
+            ));
+        }
+        Ok(Library {
+            name: name.to_string(),
+            dir,
+        })
+    }
+}
+
+/// One point of one run.
+#[derive(Clone, Debug, PartialEq)]
+struct Sample {
+    point: String,
+    block: usize,
+    encode: f64,
+    /// Best of the regular and the non-temporal plain move.
+    moved: f64,
+    crc: String,
+}
+
+/// A point's figures on one library over all rounds.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// `RS(n,k)`.
+    pub point: String,
+    /// Block bytes.
+    pub block: usize,
+    /// Library name.
+    pub lib: String,
+    /// Encode GB/s per round.
+    pub encode: Vec<f64>,
+    /// Plain-move GB/s per round (best of regular and non-temporal stores).
+    pub moved: Vec<f64>,
+}
+
+/// Median, minimum and maximum.
+pub fn spread(v: &[f64]) -> (f64, f64, f64) {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    let med = if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    };
+    (med, s[0], s[n - 1])
+}
+
+fn parse_line(line: &str) -> Option<Sample> {
+    let field = |key: &str| {
+        line.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
+    };
+    let f = |key: &str| field(key).and_then(|v| v.parse::<f64>().ok());
+    Some(Sample {
+        point: field("point")?.to_string(),
+        block: field("block")?.parse().ok()?,
+        encode: f("encode_gbps")?,
+        moved: f("move_gbps")?.max(f("move_nt_gbps")?),
+        crc: field("parity_crc")?.to_string(),
+    })
+}
+
+/// Runs `client` on every library for `rounds` interleaved rounds over `points` (`K:M:BLOCK`);
+/// each run encodes for `seconds` per point, in cache or over `pool_mib` MiB.
+pub fn compare(
+    client: &Path,
+    libs: &[Library],
+    points: &[String],
+    rounds: usize,
+    in_cache: bool,
+    seconds: f64,
+    pool_mib: usize,
+) -> Result<Vec<Row>, String> {
+    if libs.is_empty() || points.is_empty() || rounds == 0 {
+        return Err("percall: need at least one library, one point and one round".into());
+    }
+    let mut rows: Vec<Row> = Vec::new();
+    let mut crcs: Vec<(String, String, String)> = Vec::new();
+    for _ in 0..rounds {
+        for lib in libs {
+            let mut cmd = Command::new(client);
+            let path = match std::env::var_os("LD_LIBRARY_PATH") {
+                Some(old) => {
+                    let mut p = lib.dir.clone().into_os_string();
+                    p.push(":");
+                    p.push(old);
+                    p
+                }
+                None => lib.dir.clone().into_os_string(),
+            };
+            cmd.env("LD_LIBRARY_PATH", path)
+                .arg("--seconds")
+                .arg(seconds.to_string())
+                .arg("--pool-mib")
+                .arg(pool_mib.to_string());
+            if in_cache {
+                cmd.arg("--in-cache");
+            }
+            cmd.args(points);
+            let out = cmd
+                .output()
+                .map_err(|e| format!("percall: cannot run {}: {e}", client.display()))?;
+            if !out.status.success() {
+                return Err(format!(
+                    "percall on {} failed ({}): {}",
+                    lib.name,
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+            }
+            let text = String::from_utf8_lossy(&out.stdout);
+            let samples: Vec<Sample> = text.lines().filter_map(parse_line).collect();
+            if samples.len() != points.len() {
+                return Err(format!(
+                    "percall on {}: {} result lines for {} points",
+                    lib.name,
+                    samples.len(),
+                    points.len()
+                ));
+            }
+            for s in samples {
+                match crcs
+                    .iter()
+                    .find(|(p, b, _)| *p == s.point && *b == s.block.to_string())
+                {
+                    Some((_, _, c)) if *c != s.crc => {
+                        return Err(format!(
+                            "percall: {} {} B: parity on {} differs from the first \
+                             library's (checksum {} against {c})",
+                            s.point, s.block, lib.name, s.crc
+                        ))
+                    }
+                    Some(_) => {}
+                    None => crcs.push((s.point.clone(), s.block.to_string(), s.crc.clone())),
+                }
+                match rows
+                    .iter_mut()
+                    .find(|r| r.point == s.point && r.block == s.block && r.lib == lib.name)
+                {
+                    Some(r) => {
+                        r.encode.push(s.encode);
+                        r.moved.push(s.moved);
+                    }
+                    None => rows.push(Row {
+                        point: s.point,
+                        block: s.block,
+                        lib: lib.name.clone(),
+                        encode: vec![s.encode],
+                        moved: vec![s.moved],
+                    }),
+                }
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// A Markdown table of `rows`: per point and library the encode median [min-max], the plain
+/// move's median, encode over move, and the ratio of medians to library `against`.
+pub fn markdown(rows: &[Row], against: Option<&str>) -> String {
+    let mut s = String::from(
+        "| point | block | library | encode GB/s | plain move GB/s | encode / move | ratio |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        let (e, elo, ehi) = spread(&r.encode);
+        let (mv, _, _) = spread(&r.moved);
+        let ratio = against
+            .and_then(|a| {
+                rows.iter()
+                    .find(|o| o.point == r.point && o.block == r.block && o.lib == a)
+            })
+            .map_or("".to_string(), |o| {
+                format!("{:.2}x", e / spread(&o.encode).0)
+            });
+        s.push_str(&format!(
+            "| {} | {} | {} | {e:.2} [{elo:.2}-{ehi:.2}] | {mv:.2} | {:.0}% | {ratio} |\n",
+            r.point,
+            r.block,
+            r.lib,
+            100.0 * e / mv
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_client_line_and_takes_the_better_move() {
+        let s = parse_line(
+            "point=RS(12,8) block=1024 in_cache=0 encode_gbps=4.5 move_gbps=6.0 \
+             move_nt_gbps=6.7 parity_crc=00ff",
+        )
+        .unwrap();
+        assert_eq!(s.point, "RS(12,8)");
+        assert_eq!(s.block, 1024);
+        assert_eq!((s.encode, s.moved), (4.5, 6.7));
+        assert_eq!(s.crc, "00ff");
+        assert!(parse_line("point=RS(12,8) block=1024").is_none());
+        assert_eq!(spread(&[3.0, 1.0, 2.0]), (2.0, 1.0, 3.0));
+        assert_eq!(spread(&[4.0, 1.0]).0, 2.5);
+        assert!(Library::parse("noequals").is_err());
+        assert!(Library::parse("x=/nonexistent-dir").is_err());
+    }
+}
