@@ -291,7 +291,7 @@ pub fn run(cmd: EcCommand) -> Result<(), String> {
                     client.display()
                 ));
             }
-            if !(seconds > 0.0) || pool_mb == 0 || rounds == 0 {
+            if seconds.is_nan() || seconds <= 0.0 || pool_mb == 0 || rounds == 0 {
                 return Err("--seconds, --pool-mb and --rounds must be positive".into());
             }
             let libs = libs
