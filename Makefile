@@ -2,7 +2,8 @@
 #
 #   make demo    the main job: build, then `pmlab reproduce --quick` → results/REPORT.md
 #   make test    every test suite (Rust workspace, C/MPI suite)
-#   make bench   speed benchmarks (figures go to results/bench/)
+#   make bench   speed benchmarks (figures go to results/bench/); `make bench-ec` only pmec
+#                against ISA-L (Debian's 2.30 and, from ../shared/anchors, 2.32.1)
 #   make crash-check  every software-persistence workload x 3 presets (and x the buffered orderings
 #                     epoch, broi on nvm-ppo), the ten PMWeaver Table II workloads x both
 #                     PM-support engines with PMWeaver on, every hardware-TX workload x every
@@ -18,12 +19,13 @@ RESULTS ?= results
 PMLAB := target/release/pmlab
 
 # Debian packages the project needs: compilers and CMake for the C parts, MPICH and libpmem
-# for nvcache, ISA-L for pmec's side-by-side comparison, parallel HDF5 as an unmodified
+# for nvcache, ISA-L for pmec's side-by-side comparison (and nasm + autotools to build a newer
+# ISA-L release from ../shared/anchors for `make bench`), parallel HDF5 as an unmodified
 # MPI-IO client.
 APT_PACKAGES := build-essential cmake pkg-config libisal-dev libisal2 mpich libmpich-dev \
-                libpmem-dev libhdf5-mpich-dev hdf5-tools
+                libpmem-dev libhdf5-mpich-dev hdf5-tools nasm autoconf automake libtool
 
-.PHONY: all deps build build-nvcache demo test test-rust test-nvcache test-install test-readme bench bench-instr fuzz lint clean crash-check install uninstall
+.PHONY: all deps build build-nvcache isal-anchor bench-ec demo test test-rust test-nvcache test-install test-readme bench bench-instr fuzz lint clean crash-check install uninstall
 
 NVCACHE_BUILD := nvcache/build
 
@@ -43,6 +45,38 @@ deps:
 
 build: deps build-nvcache
 	$(CARGO) build --release --workspace
+	@mkdir -p target/pmec-isal
+	ln -sf ../release/libpmec_isal.so target/pmec-isal/libisal.so.2
+	$(CC) -O2 -std=c11 -Wall -Wextra -Werror -o target/percall crates/pmec/bench/percall.c -lisal
+
+# ISA-L 2.32.1 (GFNI kernels) from ../shared/anchors, built into target/ for benchmarks only
+# (never part of pmlab); nothing happens where the tarball is absent.
+ISAL_ANCHOR := ../shared/anchors/isa-l-2.32.1.tar.gz
+ISAL_NEW := target/isa-l-2.32.1/inst/lib
+isal-anchor: deps
+	@if [ -f $(ISAL_NEW)/libisal.so.2 ]; then echo "isal-anchor: $(ISAL_NEW) built"; \
+	elif [ -f $(ISAL_ANCHOR) ]; then \
+	  mkdir -p target && rm -rf target/isa-l-2.32.1 && tar -xzf $(ISAL_ANCHOR) -C target/ && \
+	  cd target/isa-l-2.32.1 && ./autogen.sh >/dev/null && ./configure -q --prefix=$$PWD/inst >/dev/null && \
+	  $(MAKE) -s -j2 >/dev/null && $(MAKE) -s install >/dev/null && echo "isal-anchor: built $(ISAL_NEW)"; \
+	else echo "isal-anchor: $(ISAL_ANCHOR) absent, comparing with the system ISA-L only"; fi
+
+# pmec against every ISA-L at hand on the path ISA-L clients take (one stripe per
+# ec_encode_data call, the `percall` client run on each libisal.so.2), and the batch API
+# against the newest ISA-L in the same process.
+PERCALL_POINTS := 8:4:1024 24:4:1024 48:4:1024 8:4:4096
+bench-ec: build isal-anchor
+	@mkdir -p $(RESULTS)/bench
+	@libs="--lib isal-2.30=$$(dirname $$(ldconfig -p | sed -n 's/.*libisal.so.2 (libc6,x86-64) => //p' | head -1))"; \
+	against=isal-2.30; newest=; \
+	if [ -f $(ISAL_NEW)/libisal.so.2 ]; then libs="$$libs --lib isal-2.32.1=$(ISAL_NEW)"; against=isal-2.32.1; newest=--isal=$(ISAL_NEW)/libisal.so.2; fi; \
+	{ echo "## single call, out of cache"; \
+	  $(PMLAB) ec percall $$libs --lib pmec=target/pmec-isal --against $$against $(PERCALL_POINTS); \
+	  echo; echo "## single call, in cache"; \
+	  $(PMLAB) ec percall --in-cache $$libs --lib pmec=target/pmec-isal --against $$against $(PERCALL_POINTS); \
+	  echo; echo "## batch API (64 stripes per call) and single calls in one process, against $$against"; \
+	  $(PMLAB) ec bench $$newest --reps 5; \
+	  $(PMLAB) ec bench $$newest --reps 5 --batch 1; } | tee $(RESULTS)/bench/pmec_isal.md
 
 build-nvcache: deps
 	cmake -S nvcache -B $(NVCACHE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -125,6 +159,7 @@ bench: build
 	$(CARGO) bench -p pmsim --bench pm_support_speed 2>/dev/null | tee $(RESULTS)/bench/pm_support_speed.txt
 	$(CARGO) run --release -q -p pmwork --example gen_speed 2>/dev/null | tee $(RESULTS)/bench/pmwork_gen_speed.txt
 	$(CARGO) bench -p pmec --bench ec 2>/dev/null | tee $(RESULTS)/bench/pmec.txt
+	$(MAKE) --no-print-directory bench-ec
 	nvcache/bench/run_bench.sh $(NVCACHE_BUILD) "" quick | tee $(RESULTS)/bench/nvcache.csv
 
 # Instructions per replayed request (valgrind callgrind): unlike wall-clock speed, stable on a

@@ -8,7 +8,6 @@
 //! on the GFNI kernels; any other table contents run on split-nibble kernels using the bytes
 //! as given, so results match ISA-L even for hand-made tables.
 
-use crate::codec::run_coordinated;
 use crate::dialga::coordinator::{Coordinator, CoordinatorConfig, Strategy};
 use crate::dialga::prefetch::{self, Schedule, StripeSet};
 use crate::gf;
@@ -48,11 +47,13 @@ struct Prepared {
 }
 
 /// Calls of one geometry that reuse the coordinator's last unmeasured decision before it is
-/// asked again. The coordinator costs a lock, two atomic operations (one of them waits for
-/// the call's non-temporal stores to drain) and its bookkeeping per call: a large share of an
-/// in-cache RS(12,8) 1 KiB call (validation §5). Asking it every eighth call keeps its probes,
-/// samples and tuning, eight times sparser in calls.
-const REUSE_CALLS: u32 = 7;
+/// asked again. Asking it costs a lock, two locked atomic operations, which wait for the
+/// previous calls' parity stores to drain, and a time-stamp read: in-cache RS(12,8) 1 KiB
+/// single calls spent 7% of their time in it when it was asked every eighth call (perf,
+/// validation §5). Asked every 32nd call, it keeps its probes, samples and tuning, 32 times
+/// sparser in calls (a client encoding 100 000 stripes a second still gives it hundreds of
+/// timed samples a second).
+const REUSE_CALLS: u32 = 31;
 
 thread_local! {
     static PREPARED: RefCell<HashMap<(usize, usize), Rc<Prepared>>> = RefCell::new(HashMap::new());
@@ -168,13 +169,38 @@ pub unsafe fn ec_encode_data(
     let (sched, left) = p.reuse.get();
     if left > 0 {
         p.reuse.set((sched, left - 1));
-        prefetch::execute(p.isa, &p.coefs, &set, &sched, false);
+        run_one(p.isa, &p.coefs, &set, &sched);
         return;
     }
-    let d = run_coordinated(&p.coord, p.isa, &p.coefs, &set, 1, false);
-    if !d.measured {
-        p.reuse.set((d.schedule, REUSE_CALLS));
+    let ticket = p.coord.begin(len, 1, 1);
+    let sched = ticket.decision.schedule;
+    if ticket.decision.measured {
+        run_one(p.isa, &p.coefs, &set, &sched);
+        p.coord.end(ticket, (k * len) as u64);
+    } else {
+        // Nothing to time: close the ticket before the stores, whose draining its atomic
+        // operation would otherwise wait for, and reuse the decision for the next calls.
+        p.coord.end(ticket, 0);
+        p.reuse.set((sched, REUSE_CALLS));
+        run_one(p.isa, &p.coefs, &set, &sched);
     }
+}
+
+/// Encodes the one stripe of `set` under `sched`. A schedule without software prefetch or a
+/// shuffled order (the touch schedule, vanilla) runs the kernel straight over the stripe in
+/// address order, without the batch machinery's per-call set-up.
+///
+/// # Safety
+/// As [`prefetch::execute`].
+unsafe fn run_one(isa: Isa, coefs: &Coefs, set: &StripeSet, sched: &Schedule) {
+    if sched.prefetches() || sched.shuffle || sched.body != kernels::Body::Line {
+        prefetch::execute(isa, coefs, set, sched, false);
+        return;
+    }
+    if sched.touch {
+        kernels::touch(set.srcs, set.len);
+    }
+    kernels::encode_linear(isa, set.srcs, set.dsts, coefs, set.len, false, sched.nt);
 }
 
 /// `ec_encode_data_update(len, k, rows, vec_i, gftbls, data, coding)`: coding[r] ^=

@@ -158,10 +158,9 @@ pub struct CoordinatorConfig {
     pub tuner: TunerConfig,
     /// Calls between vanilla probes for cache residency.
     pub probe_every: u64,
-    /// A vanilla probe this close to the compute cost means cache-resident data. The compute
-    /// cost is calibrated in L1; data resident in L2 costs up to about 1.9x that, data from
-    /// memory 5x and more (RS(12,8) / RS(28,24) 1 KiB single calls: 1.3-1.9x in a 256 KiB
-    /// working set, 8.6-9.1x over 1 GiB), so 2.5 separates the two with margin on both sides.
+    /// A vanilla probe this close to the compute cost (calibrated over a 256 KiB working set,
+    /// i.e. in L2) means cache-resident data; data from memory costs 5x and more (RS(12,8) /
+    /// RS(28,24) 1 KiB single calls over 1 GiB: 8.6-9.1x an L1-calibrated cost).
     pub cache_factor: f64,
     /// A resident verdict is dropped when a measured call costs this many times the compute
     /// cost.
@@ -539,10 +538,21 @@ impl Coordinator {
         };
         // Vanilla calls chosen by preference are not sampled: `last_cpl` keeps the prefetching
         // schedule's cost for the next probe to compare with.
+        // A lone stripe of short blocks with nothing after it to prefetch: touch it first (the
+        // prefetching schedule it replaces, so vanilla probes still compare against it).
+        let touch = auto
+            && stripes <= 1
+            && !(probe || e.cache_resident || vanilla_now || pressure)
+            && len <= cfg.touch_max_block
+            && self.k * len <= cfg.touch_max_stripe_bytes;
+        // Only calls that run the tuned distance feed the distance tuner, so only they are
+        // timed for it; resident and touched calls are sampled (timing every one of them had
+        // made each single call pay the coordinator's full bookkeeping).
+        let runs_tuned = !(auto && (e.cache_resident || touch));
         let measure = probe
             || prefetch_probe
             || (!vanilla_now
-                && ((e.tuner.searching() && !ahead_now)
+                && ((runs_tuned && e.tuner.searching() && !ahead_now)
                     || (tune_ahead && e.ahead_tuner.searching())
                     || e.calls.is_multiple_of(cfg.sample_every)
                     || (auto && e.cache_resident && e.calls.is_multiple_of(16))));
@@ -643,13 +653,6 @@ impl Coordinator {
                 }
             }
         };
-        // A lone stripe of short blocks with nothing after it to prefetch: touch it first (the
-        // prefetching schedule it replaces, so vanilla probes still compare against it).
-        let touch = auto
-            && stripes <= 1
-            && !(probe || e.cache_resident || vanilla_now || pressure)
-            && len <= cfg.touch_max_block
-            && self.k * len <= cfg.touch_max_stripe_bytes;
         let schedule = if touch {
             Schedule {
                 touch: true,
@@ -786,21 +789,35 @@ impl Coordinator {
 
 /// Cycles per source line of the kernel on L1-resident data (k x 1 KiB).
 fn calibrate(isa: Isa, coefs: &Coefs) -> f64 {
+    // Stripes of 1 KiB blocks filling 256 KiB, encoded pass after pass: the cost with the data
+    // in L2, where a resident caller's data is (an L1-sized set made L2-resident callers look
+    // up to 2x slower than "compute", close to the residency threshold).
     let (k, m) = (coefs.cols(), coefs.rows());
     let len = 1024;
-    let src = vec![0x5au8; k * len];
-    let mut dst = vec![0u8; m.max(1) * len];
-    let sp: Vec<*const u8> = (0..k).map(|j| src[j * len..].as_ptr()).collect();
-    let dp: Vec<*mut u8> = (0..m).map(|p| dst[p * len..].as_mut_ptr()).collect();
+    let stripes = ((256 << 10) / ((k + m.max(1)) * len)).max(1);
+    let src = vec![0x5au8; stripes * k * len];
+    let mut dst = vec![0u8; stripes * m.max(1) * len];
+    let sets: Vec<(Vec<*const u8>, Vec<*mut u8>)> = (0..stripes)
+        .map(|s| {
+            let sp = (0..k).map(|j| src[(s * k + j) * len..].as_ptr()).collect();
+            let dp = (0..m)
+                .map(|p| dst[(s * m + p) * len..].as_mut_ptr())
+                .collect();
+            (sp, dp)
+        })
+        .collect();
     let mut best = u64::MAX;
-    for _ in 0..40 {
+    for _ in 0..8 {
         let t0 = tsc();
-        // SAFETY: buffers of k*len and m*len bytes, pointers within them, no overlap.
-        unsafe { kernels::encode_linear(isa, &sp, &dp, coefs, len, false, false) };
+        for (sp, dp) in &sets {
+            // SAFETY: buffers of k*len and m*len bytes per stripe, pointers within them, no
+            // overlap.
+            unsafe { kernels::encode_linear(isa, sp, dp, coefs, len, false, false) };
+        }
         best = best.min(tsc().saturating_sub(t0));
     }
     std::hint::black_box(&dst);
-    best as f64 / (k * len / 64) as f64
+    best as f64 / (stripes * k * len / 64) as f64
 }
 
 #[cfg(test)]

@@ -398,16 +398,23 @@ pub unsafe fn encode_linear(
     nt: bool,
 ) {
     let isa = if isa.available() { isa } else { Isa::Scalar };
-    let rows = len / 64;
-    let offs = identity_offsets(Body::Line);
-    let mut row = 0;
     let nt = nt && dsts.iter().all(|d| (*d as usize).is_multiple_of(64));
-    while row < rows {
-        let n = (rows - row).min(IDENT_BODIES);
-        let plan = Plan::plain(&offs[..n], row * 64, Body::Line);
-        run_plan(isa, srcs, dsts, coefs, &plan, accumulate, nt);
-        row += n;
+    // 256-byte bodies where they fit (a quarter of the per-body set-up), 64-byte rows after
+    let mut done = 0;
+    for body in [Body::XpLine, Body::Line] {
+        let bb = body.bytes();
+        let bodies = (len - done) / bb;
+        let offs = identity_offsets(body);
+        let mut b = 0;
+        while b < bodies {
+            let n = (bodies - b).min(IDENT_BODIES);
+            let plan = Plan::plain(&offs[..n], done + b * bb, body);
+            run_plan(isa, srcs, dsts, coefs, &plan, accumulate, nt);
+            b += n;
+        }
+        done += bodies * bb;
     }
+    let rows = done / 64;
     if nt {
         fence();
     }
