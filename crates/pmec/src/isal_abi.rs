@@ -186,21 +186,22 @@ pub unsafe fn ec_encode_data(
     }
 }
 
-/// Encodes the one stripe of `set` under `sched`. A schedule without software prefetch or a
-/// shuffled order (the touch schedule, vanilla) runs the kernel straight over the stripe in
-/// address order, without the batch machinery's per-call set-up.
+/// Encodes the one stripe of `set` under `sched`. A schedule without software prefetch at a
+/// distance or a shuffled order (the lone-stripe schedules, vanilla) fetches the stripe as it
+/// says and runs the kernel straight over it in address order, without the batch machinery's
+/// per-call set-up.
 ///
 /// # Safety
 /// As [`prefetch::execute`].
 unsafe fn run_one(isa: Isa, coefs: &Coefs, set: &StripeSet, sched: &Schedule) {
-    if sched.prefetches() || sched.shuffle || sched.body != kernels::Body::Line {
+    if sched.prefetches() || sched.shuffle {
         prefetch::execute(isa, coefs, set, sched, false);
         return;
     }
-    if sched.touch {
-        kernels::touch(set.srcs, set.len);
-    }
-    kernels::encode_linear(isa, set.srcs, set.dsts, coefs, set.len, false, sched.nt);
+    kernels::fetch(set.srcs, set.len, sched.fetch);
+    kernels::encode_linear_body(
+        isa, set.srcs, set.dsts, coefs, set.len, false, sched.nt, sched.body,
+    );
 }
 
 /// `ec_encode_data_update(len, k, rows, vec_i, gftbls, data, coding)`: coding[r] ^=

@@ -4,6 +4,7 @@
 
 mod common;
 use common::{Blocks, Rng};
+use pmec::dialga::coordinator::LONE_SCHEDULES;
 use pmec::dialga::Strategy;
 use pmec::isal_dl::IsaL;
 use pmec::kernels::{Body, Hint};
@@ -165,7 +166,8 @@ fn batch_parity_identical_for_every_strategy_and_isa() {
     let mut rng = Rng::new(9);
     let (k, m, len, stripes) = (8, 4, 1024 + 64 + 5, 7);
     for isa in Isa::available_all() {
-        for strategy in [
+        let lone = LONE_SCHEDULES.map(Strategy::Fixed);
+        for strategy in lone.into_iter().chain([
             Strategy::SoftwarePrefetch,
             Strategy::BufferFriendly,
             Strategy::NoHwPrefetch,
@@ -181,7 +183,7 @@ fn batch_parity_identical_for_every_strategy_and_isa() {
                 nt: true,
                 ..Schedule::VANILLA
             }),
-        ] {
+        ]) {
             let codec = Codec::builder(k, m)
                 .isa(isa)
                 .strategy(strategy)

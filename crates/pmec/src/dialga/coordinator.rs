@@ -39,7 +39,7 @@
 //!   write-back finish after the timed call.
 
 use super::counters::HwCounters;
-use super::prefetch::Schedule;
+use super::prefetch::{Fetch, Schedule};
 use super::tuner::{Cand, Tuner, TunerConfig};
 use crate::kernels::{self, Body, Coefs, Hint, Isa};
 use std::cell::RefCell;
@@ -167,13 +167,89 @@ pub struct CoordinatorConfig {
     pub cache_leave_factor: f64,
     /// Sample one call in this many once the tuner has converged.
     pub sample_every: u64,
-    /// Longest block for which a lone stripe (one stripe per call) is touched before it is
-    /// computed ([`Schedule::touch`]) instead of prefetched at a distance: sources this short
-    /// are streams the hardware prefetcher barely trains on (0 = never touch).
-    pub touch_max_block: usize,
-    /// Largest stripe (k x block bytes) that is touched: it must stay in L2 until the kernel
-    /// has read it.
-    pub touch_max_stripe_bytes: usize,
+    /// Largest stripe (k x block bytes) of a lone-stripe call (one stripe per call) for which
+    /// the coordinator picks among [`LONE_SCHEDULES`] by measuring them: the stripe must stay
+    /// in L2 once fetched (0 = never; the paper's line-distance schedule then applies).
+    pub lone_max_stripe_bytes: usize,
+    /// Measured calls per lone-stripe schedule in each selection round.
+    pub lone_trials: u32,
+    /// Calls on the chosen lone-stripe schedule before the schedules are measured again.
+    pub lone_period: u64,
+}
+
+/// The schedules a lone stripe (one stripe per call, nothing after it to prefetch) is run with,
+/// one chosen per block length by measuring each: loaded source by source, then computed in
+/// 256 B bodies; prefetched into L2 source by source, then computed likewise; no fetch, 64 B
+/// rows, the hardware prefetcher alone (long blocks) — these three with non-temporal parity
+/// stores — and no fetch, 256 B bodies, regular stores (data and parity resident in cache).
+/// On this host each of the first three wins somewhere (validation §5): loading at RS(28,24)
+/// and RS(52,48) 1 KiB, loading or the L2 prefetch at RS(12,8) 1 KiB, the hardware prefetcher
+/// at RS(12,8) 4 KiB; the fourth wins where the caller's stripes stay in cache, whatever the
+/// residency probes conclude.
+pub const LONE_SCHEDULES: [Schedule; 4] = [
+    Schedule {
+        body: Body::XpLine,
+        nt: true,
+        fetch: Fetch::Load,
+        ..Schedule::VANILLA
+    },
+    Schedule {
+        body: Body::XpLine,
+        nt: true,
+        fetch: Fetch::Prefetch(Hint::L2),
+        ..Schedule::VANILLA
+    },
+    Schedule {
+        body: Body::Line,
+        nt: true,
+        ..Schedule::VANILLA
+    },
+    Schedule {
+        body: Body::XpLine,
+        nt: false,
+        ..Schedule::VANILLA
+    },
+];
+
+/// The lone-stripe schedule choice of one block length.
+#[derive(Debug, Default, Clone)]
+struct LonePick {
+    /// Cycles per line measured per schedule in the current round.
+    samples: [Vec<f64>; 4],
+    /// The chosen schedule, and the calls made on it since.
+    chosen: Option<(usize, u64)>,
+}
+
+impl LonePick {
+    /// The schedule to run next and whether it is a trial of the selection round.
+    fn next(&mut self, trials: u32, period: u64) -> (usize, bool) {
+        if let Some((c, calls)) = &mut self.chosen {
+            *calls += 1;
+            if *calls <= period {
+                return (*c, false);
+            }
+            self.chosen = None;
+            self.samples = Default::default();
+        }
+        let n = LONE_SCHEDULES.len();
+        let v = (0..n)
+            .min_by_key(|&v| self.samples[v].len())
+            .expect("lone schedules");
+        if self.samples[v].len() < trials as usize {
+            return (v, true);
+        }
+        // every schedule measured: the lowest median wins
+        let median = |s: &[f64]| {
+            let mut s = s.to_vec();
+            s.sort_by(f64::total_cmp);
+            s[s.len() / 2]
+        };
+        let best = (0..n)
+            .min_by(|&a, &b| median(&self.samples[a]).total_cmp(&median(&self.samples[b])))
+            .expect("lone schedules");
+        self.chosen = Some((best, 1));
+        (best, false)
+    }
 }
 
 impl Default for CoordinatorConfig {
@@ -199,8 +275,9 @@ impl Default for CoordinatorConfig {
             cache_factor: 2.5,
             cache_leave_factor: 4.0,
             sample_every: 8,
-            touch_max_block: 2048,
-            touch_max_stripe_bytes: 256 * 1024,
+            lone_max_stripe_bytes: 256 * 1024,
+            lone_trials: 5,
+            lone_period: 4096,
         }
     }
 }
@@ -264,6 +341,8 @@ struct Entry {
     pf_cpl: f64,
     /// Consecutive probes that found vanilla faster (switch at 2).
     vanilla_wins: u32,
+    /// Lone-stripe calls: which schedule of [`LONE_SCHEDULES`] runs them.
+    lone: LonePick,
 }
 
 /// A schedule must beat the other by this factor (cycles per line) to switch between vanilla
@@ -300,6 +379,8 @@ enum Tuned {
     /// Stripes ahead and variant (hint, order, body) of stripe-ahead prefetch; the candidate
     /// the call ran.
     Ahead(Cand),
+    /// A trial of lone-stripe schedule `.0`.
+    Lone(usize),
 }
 
 /// A call in progress: the schedule to run and what to measure.
@@ -452,6 +533,7 @@ impl Coordinator {
                     prefer_vanilla: false,
                     pf_cpl: 0.0,
                     vanilla_wins: 0,
+                    lone: LonePick::default(),
                 };
                 st.push((key, e));
                 st.len() - 1
@@ -538,19 +620,21 @@ impl Coordinator {
         };
         // Vanilla calls chosen by preference are not sampled: `last_cpl` keeps the prefetching
         // schedule's cost for the next probe to compare with.
-        // A lone stripe of short blocks with nothing after it to prefetch: touch it first (the
-        // prefetching schedule it replaces, so vanilla probes still compare against it).
-        let touch = auto
+        // A lone stripe with nothing after it to prefetch: one of the lone-stripe schedules,
+        // chosen by measuring them (they replace the prefetching schedule, so vanilla probes
+        // compare against the chosen one). Not under pressure: there the paper's remedies.
+        let lone = (auto
             && stripes <= 1
             && !(probe || e.cache_resident || vanilla_now || pressure)
-            && len <= cfg.touch_max_block
-            && self.k * len <= cfg.touch_max_stripe_bytes;
+            && self.k * len <= cfg.lone_max_stripe_bytes)
+            .then(|| e.lone.next(cfg.lone_trials, cfg.lone_period));
         // Only calls that run the tuned distance feed the distance tuner, so only they are
-        // timed for it; resident and touched calls are sampled (timing every one of them had
-        // made each single call pay the coordinator's full bookkeeping).
-        let runs_tuned = !(auto && (e.cache_resident || touch));
+        // timed for it; resident and lone-stripe calls are sampled (timing every one of them
+        // had made each single call pay the coordinator's full bookkeeping).
+        let runs_tuned = !(auto && (e.cache_resident || lone.is_some()));
         let measure = probe
             || prefetch_probe
+            || lone.is_some_and(|(_, trial)| trial)
             || (!vanilla_now
                 && ((runs_tuned && e.tuner.searching() && !ahead_now)
                     || (tune_ahead && e.ahead_tuner.searching())
@@ -608,6 +692,13 @@ impl Coordinator {
                     let resident_check = e.calls == 1 || e.cache_resident;
                     Schedule {
                         nt: cfg.nt.unwrap_or(!resident_check),
+                        // resident data: 256 B bodies, a quarter of the per-body set-up
+                        // (in-cache RS(12,8) 4 KiB single calls 35 -> 43 GB/s)
+                        body: if e.cache_resident && !probe && len >= 256 {
+                            Body::XpLine
+                        } else {
+                            Body::Line
+                        },
                         ..Schedule::VANILLA
                     }
                 } else {
@@ -653,14 +744,12 @@ impl Coordinator {
                 }
             }
         };
-        let schedule = if touch {
-            Schedule {
-                touch: true,
-                nt: nt_default,
-                ..Schedule::VANILLA
-            }
-        } else {
-            schedule
+        let schedule = match lone {
+            Some((v, _)) => Schedule {
+                nt: cfg.nt.unwrap_or(LONE_SCHEDULES[v].nt),
+                ..LONE_SCHEDULES[v]
+            },
+            None => schedule,
         };
         let decision = Decision {
             schedule,
@@ -669,12 +758,14 @@ impl Coordinator {
             threads,
             measured: measure,
         };
-        let report_to = if tune_ahead {
+        let report_to = if let Some((v, true)) = lone {
+            Tuned::Lone(v)
+        } else if tune_ahead {
             Tuned::Ahead(e.ahead_tuner.current())
         } else if cfg.fixed_distance.is_none()
             && !ahead_now
             && !matches!(self.strategy, Strategy::Fixed(_) | Strategy::Vanilla)
-            && !(auto && (probe || e.cache_resident || vanilla_now || touch))
+            && !(auto && (probe || e.cache_resident || vanilla_now || lone.is_some()))
         {
             Tuned::Distance(e.tuner.current())
         } else {
@@ -760,6 +851,11 @@ impl Coordinator {
             }
             return;
         }
+        if let Tuned::Lone(v) = t.tuned {
+            // a trial of a schedule that may not be chosen: not the competing schedule's sample
+            e.lone.samples[v].push(cpl);
+            return;
+        }
         e.last_cpl = cpl;
         // Every measured call that is not a probe ran the schedule vanilla competes with, so it
         // is that schedule's sample, even where the tuned distance is 0 (counting prefetching
@@ -782,7 +878,7 @@ impl Coordinator {
         match t.tuned {
             Tuned::Distance(ran) => e.tuner.record(ran, cycles, bytes),
             Tuned::Ahead(ran) => e.ahead_tuner.record(ran, cycles, bytes),
-            Tuned::None => {}
+            Tuned::None | Tuned::Lone(_) => {}
         }
     }
 }
@@ -968,15 +1064,29 @@ mod tests {
         let d = call(1024, 64);
         assert_eq!((d.schedule.ahead, d.schedule.hint), (1, Hint::L2), "{d:?}");
         assert!(d.schedule.prefetches() && d.schedule.nt);
-        // a single stripe has nothing ahead in the call: short blocks are touched before the
-        // kernel reads them, longer ones get the paper's line-distance schedule
+        // a single stripe has nothing ahead in the call: one of the lone-stripe schedules, each
+        // tried `lone_trials` times, then the one measured fastest; a stripe too large for L2
+        // gets the paper's line-distance schedule
         call(2048, 1);
+        let tried: Vec<Schedule> = (0..4 * cfg.lone_trials + 1)
+            .map(|_| call(2048, 1).schedule)
+            .collect();
+        for s in LONE_SCHEDULES {
+            // (a vanilla probe among the calls may equal the hardware-prefetch schedule)
+            assert!(
+                tried.iter().filter(|t| **t == s).count() >= cfg.lone_trials as usize,
+                "{s:?} in {tried:?}"
+            );
+        }
         let d = call(2048, 1);
-        assert!(d.schedule.touch && !d.schedule.prefetches(), "{d:?}");
-        call(8192, 1);
-        let d = call(8192, 1);
+        assert!(LONE_SCHEDULES.contains(&d.schedule) && !d.schedule.prefetches());
+        call(65536, 1);
+        let d = call(65536, 1);
         assert_eq!(d.schedule.ahead, 0);
-        assert!(!d.schedule.touch && d.schedule.distance > 0, "{d:?}");
+        assert!(
+            d.schedule.fetch == Fetch::None && d.schedule.distance > 0,
+            "{d:?}"
+        );
         // 8 x 64 KiB = 512 KiB per stripe: two of them do not fit in L2 beside each other
         call(65536, 4);
         assert_eq!(call(65536, 4).schedule.ahead, 0);

@@ -52,13 +52,24 @@ pub struct Schedule {
     pub body: Body,
     /// Non-temporal parity stores.
     pub nt: bool,
-    /// Before computing a stripe, load one byte of each of its lines, source by source
-    /// (beyond the paper). For a lone stripe of short blocks, where no later stripe can be
-    /// prefetched and each source is too short a stream for the hardware prefetcher to train
-    /// on, this brings the whole stripe in at the memory parallelism of a load-only loop; the
-    /// kernel then runs from cache. Where `prefetcht0` is effective, the pipelined distance
-    /// can do the same work; on hosts where it is not (validation §5), this is what does.
-    pub touch: bool,
+    /// How each stripe is brought in before it is computed (beyond the paper; see [`Fetch`]).
+    pub fetch: Fetch,
+}
+
+/// Bringing a whole stripe in before the kernel reads it (beyond the paper). For a lone stripe
+/// of short blocks, where no later stripe can be prefetched and each source is too short a
+/// stream for the hardware prefetcher to train on, this fetches the stripe at the memory
+/// parallelism of a loop that does nothing else; the kernel then runs from cache. Which form
+/// pays depends on the host and the geometry (validation §5), so the coordinator measures them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Fetch {
+    /// Nothing before the kernel.
+    #[default]
+    None,
+    /// Load one byte of every line, source by source.
+    Load,
+    /// Software-prefetch every line, source by source, into this level.
+    Prefetch(Hint),
 }
 
 impl Schedule {
@@ -71,7 +82,7 @@ impl Schedule {
         shuffle: false,
         body: Body::Line,
         nt: false,
-        touch: false,
+        fetch: Fetch::None,
     };
 
     /// Whether the schedule issues software prefetches.
@@ -335,9 +346,7 @@ pub unsafe fn execute(
         for s in 0..n {
             let srcs = &set.srcs[s * k..(s + 1) * k];
             let dsts = &set.dsts[s * m..(s + 1) * m];
-            if sched.touch {
-                kernels::touch(srcs, len);
-            }
+            kernels::fetch(srcs, len, sched.fetch);
             let later = s + ahead;
             let pf_ahead = if ahead > 0 && later < n {
                 Prefetch::Ahead(&set.srcs[later * k..(later + 1) * k])

@@ -238,9 +238,29 @@ fn affine_by_source(rows: usize, cols: usize, coef: &[u8]) -> Vec<u64> {
         .collect()
 }
 
+/// Brings `len` bytes of each source in as `how` says, source by source (see
+/// [`Fetch`](crate::dialga::prefetch::Fetch)).
+///
+/// # Safety
+/// Every source readable for `len` bytes.
+#[inline]
+pub unsafe fn fetch(srcs: &[*const u8], len: usize, how: crate::dialga::prefetch::Fetch) {
+    use crate::dialga::prefetch::Fetch;
+    match how {
+        Fetch::None => {}
+        Fetch::Load => touch(srcs, len),
+        Fetch::Prefetch(hint) => {
+            for &s in srcs {
+                for o in (0..len).step_by(64) {
+                    prefetch_line(s.wrapping_add(o), hint);
+                }
+            }
+        }
+    }
+}
+
 /// Loads one byte of every 64-byte line of each source (`len` bytes each), source by source,
-/// so that the lines are in cache when a kernel reads them (see
-/// [`Schedule::touch`](crate::dialga::prefetch::Schedule::touch)).
+/// so that the lines are in cache when a kernel reads them.
 ///
 /// # Safety
 /// Every source readable for `len` bytes.
@@ -382,8 +402,8 @@ pub unsafe fn run_plan(
     }
 }
 
-/// Encode bytes `[0, len)` in address order, no prefetch: whole 64 B rows with `isa`, the tail
-/// with scalar code.
+/// Encode bytes `[0, len)` in address order, no prefetch: 256 B bodies, then whole 64 B rows
+/// with `isa`, the tail with scalar code.
 ///
 /// # Safety
 /// Every source must be readable and every destination writable for `len` bytes; no
@@ -397,22 +417,45 @@ pub unsafe fn encode_linear(
     accumulate: bool,
     nt: bool,
 ) {
+    encode_linear_body(isa, srcs, dsts, coefs, len, accumulate, nt, Body::XpLine);
+}
+
+/// [`encode_linear`] with loop bodies of at most `body`: 256-byte bodies where they fit (a
+/// quarter of the per-body set-up, faster on cached data), or 64-byte rows only (faster when
+/// the hardware prefetcher streams long blocks in, validation §5).
+///
+/// # Safety
+/// As [`encode_linear`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn encode_linear_body(
+    isa: Isa,
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    coefs: &Coefs,
+    len: usize,
+    accumulate: bool,
+    nt: bool,
+    body: Body,
+) {
     let isa = if isa.available() { isa } else { Isa::Scalar };
     let nt = nt && dsts.iter().all(|d| (*d as usize).is_multiple_of(64));
-    // 256-byte bodies where they fit (a quarter of the per-body set-up), 64-byte rows after
+    let bodies: &[Body] = match body {
+        Body::XpLine => &[Body::XpLine, Body::Line],
+        Body::Line => &[Body::Line],
+    };
     let mut done = 0;
-    for body in [Body::XpLine, Body::Line] {
+    for &body in bodies {
         let bb = body.bytes();
-        let bodies = (len - done) / bb;
+        let count = (len - done) / bb;
         let offs = identity_offsets(body);
         let mut b = 0;
-        while b < bodies {
-            let n = (bodies - b).min(IDENT_BODIES);
+        while b < count {
+            let n = (count - b).min(IDENT_BODIES);
             let plan = Plan::plain(&offs[..n], done + b * bb, body);
             run_plan(isa, srcs, dsts, coefs, &plan, accumulate, nt);
             b += n;
         }
-        done += bodies * bb;
+        done += count * bb;
     }
     let rows = done / 64;
     if nt {

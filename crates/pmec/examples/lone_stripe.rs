@@ -1,0 +1,189 @@
+//! How to bring in a lone stripe (one stripe per call, nothing after it to prefetch): each
+//! variant encodes stripes of a 1 GiB pool in random order, one call per stripe, 1 thread,
+//! interleaved over 3 rounds; median [min-max] GB/s of data.
+//!
+//! `cargo run --release -p pmec --example lone_stripe [K:M:BLOCK ...]`
+//! (default 8:4:1024 24:4:1024 48:4:1024 8:4:4096)
+//!
+//! Variants: `move` / `move-nt` (read the k blocks, write their XOR to the m parity blocks with
+//! regular / non-temporal stores: the plain move of the same bytes); `kernel` / `kernel-nt`
+//! (pmec's best kernel in address order, hardware prefetching only); `pf-t0` / `pf-t1` (every
+//! line of the stripe software-prefetched into L1 / L2 first, then `kernel-nt`); `touch`
+//! (one byte of every line loaded, source by source, then `kernel-nt`: the schedule pmec's
+//! coordinator gives such calls).
+
+use pmec::kernels::{self, Coefs, Isa};
+use std::time::Instant;
+
+struct Pool {
+    ptr: *mut u8,
+    bytes: usize,
+}
+
+impl Pool {
+    fn new(bytes: usize) -> Pool {
+        let layout = std::alloc::Layout::from_size_align(bytes, 4096).expect("layout");
+        // SAFETY: non-zero size; filled below before any read.
+        let ptr = unsafe { std::alloc::alloc(layout) };
+        assert!(!ptr.is_null(), "cannot allocate the pool");
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for i in (0..bytes).step_by(8) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // SAFETY: i + 8 <= bytes (bytes is a multiple of 8).
+            unsafe { (ptr.add(i) as *mut u64).write_unaligned(x) };
+        }
+        Pool { ptr, bytes }
+    }
+}
+
+#[target_feature(enable = "avx512f")]
+unsafe fn plain_move(srcs: &[*const u8], dsts: &[*mut u8], len: usize, nt: bool) {
+    use core::arch::x86_64::*;
+    let mut o = 0;
+    while o < len {
+        let mut acc = _mm512_loadu_si512(srcs[0].add(o) as *const _);
+        for s in &srcs[1..] {
+            acc = _mm512_xor_si512(acc, _mm512_loadu_si512(s.add(o) as *const _));
+        }
+        for d in dsts {
+            if nt {
+                _mm512_stream_si512(d.add(o) as *mut _, acc);
+            } else {
+                _mm512_storeu_si512(d.add(o) as *mut _, acc);
+            }
+        }
+        o += 64;
+    }
+    if nt {
+        _mm_sfence();
+    }
+}
+
+fn prefetch_all<const HINT: i32>(srcs: &[*const u8], len: usize) {
+    for &s in srcs {
+        for o in (0..len).step_by(64) {
+            // SAFETY: prefetching never faults.
+            unsafe { core::arch::x86_64::_mm_prefetch::<HINT>(s.wrapping_add(o) as *const i8) };
+        }
+    }
+}
+
+const VARIANTS: [&str; 7] = [
+    "move",
+    "move-nt",
+    "kernel",
+    "kernel-nt",
+    "pf-t0",
+    "pf-t1",
+    "touch",
+];
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let points: Vec<(usize, usize, usize)> = if args.is_empty() {
+        vec![(8, 4, 1024), (24, 4, 1024), (48, 4, 1024), (8, 4, 4096)]
+    } else {
+        args.iter()
+            .map(|a| {
+                let v: Vec<usize> = a
+                    .split(':')
+                    .map(|x| x.parse().expect("K:M:BLOCK"))
+                    .collect();
+                assert!(
+                    v.len() == 3 && v[2] % 64 == 0,
+                    "want K:M:BLOCK, BLOCK a multiple of 64"
+                );
+                (v[0], v[1], v[2])
+            })
+            .collect()
+    };
+    if !Isa::Avx512.available() {
+        eprintln!("lone_stripe: needs AVX-512 for the plain move");
+        return;
+    }
+    let pool = Pool::new(1 << 30);
+    let isa = Isa::best();
+    for (k, m, len) in points {
+        let g = pmec::matrix::gen_cauchy1_matrix(k + m, k);
+        let rows: Vec<usize> = (k..k + m).collect();
+        let coefs = Coefs::new(&g.select_rows(&rows));
+        let stride = (k + m) * len;
+        let n = pool.bytes / stride;
+        let mut order: Vec<usize> = (0..n).collect();
+        let mut x = 12345u64;
+        for i in (1..n).rev() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            order.swap(i, (x % (i as u64 + 1)) as usize);
+        }
+        let mut gbps = vec![Vec::new(); VARIANTS.len()];
+        let mut next = 0;
+        for _round in 0..3 {
+            for (v, name) in VARIANTS.iter().enumerate() {
+                let t = Instant::now();
+                let mut done = 0usize;
+                while t.elapsed().as_secs_f64() < 0.3 {
+                    for _ in 0..64 {
+                        let base = pool.ptr.wrapping_add(order[next] * stride);
+                        next = (next + 1) % n;
+                        let srcs: Vec<*const u8> = (0..k)
+                            .map(|j| base.wrapping_add(j * len) as *const u8)
+                            .collect();
+                        let dsts: Vec<*mut u8> =
+                            (0..m).map(|p| base.wrapping_add((k + p) * len)).collect();
+                        // SAFETY: the stripe lies in the pool; sources and parity are disjoint
+                        // blocks of it; parity blocks are 64-byte aligned (pool and block are).
+                        unsafe {
+                            match *name {
+                                "move" => plain_move(&srcs, &dsts, len, false),
+                                "move-nt" => plain_move(&srcs, &dsts, len, true),
+                                "kernel" => kernels::encode_linear(
+                                    isa, &srcs, &dsts, &coefs, len, false, false,
+                                ),
+                                "kernel-nt" => kernels::encode_linear(
+                                    isa, &srcs, &dsts, &coefs, len, false, true,
+                                ),
+                                "pf-t0" | "pf-t1" => {
+                                    if *name == "pf-t0" {
+                                        prefetch_all::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                                            &srcs, len,
+                                        );
+                                    } else {
+                                        prefetch_all::<{ core::arch::x86_64::_MM_HINT_T1 }>(
+                                            &srcs, len,
+                                        );
+                                    }
+                                    kernels::encode_linear(
+                                        isa, &srcs, &dsts, &coefs, len, false, true,
+                                    )
+                                }
+                                _ => {
+                                    kernels::touch(&srcs, len);
+                                    kernels::encode_linear(
+                                        isa, &srcs, &dsts, &coefs, len, false, true,
+                                    )
+                                }
+                            }
+                        }
+                        done += 1;
+                    }
+                }
+                gbps[v].push((done * k * len) as f64 / t.elapsed().as_secs_f64() / 1e9);
+            }
+        }
+        for (v, name) in VARIANTS.iter().enumerate() {
+            let mut s = gbps[v].clone();
+            s.sort_by(f64::total_cmp);
+            println!(
+                "RS({},{k}) {len} B  {name:10} {:6.2} GB/s [{:.2}-{:.2}]",
+                k + m,
+                s[1],
+                s[0],
+                s[2]
+            );
+        }
+    }
+}
