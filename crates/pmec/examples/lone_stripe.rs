@@ -92,7 +92,7 @@ fn main() {
                     .map(|x| x.parse().expect("K:M:BLOCK"))
                     .collect();
                 assert!(
-                    v.len() == 3 && v[2] % 64 == 0,
+                    v.len() == 3 && v[2].is_multiple_of(64),
                     "want K:M:BLOCK, BLOCK a multiple of 64"
                 );
                 (v[0], v[1], v[2])
