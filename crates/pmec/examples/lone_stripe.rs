@@ -7,7 +7,8 @@
 //!
 //! Variants: `move` / `move-nt` (read the k blocks, write their XOR to the m parity blocks with
 //! regular / non-temporal stores: the plain move of the same bytes); `kernel` / `kernel-nt`
-//! (pmec's best kernel in address order, hardware prefetching only); `pf-t0` / `pf-t1` (every
+//! (pmec's best kernel in address order, 256 B bodies, hardware prefetching only);
+//! `kernel-nt64` (the same with 64 B bodies); `pf-t0` / `pf-t1` (every
 //! line of the stripe software-prefetched into L1 / L2 first, then `kernel-nt`); `touch`
 //! (one byte of every line loaded, source by source, then `kernel-nt`: the schedule pmec's
 //! coordinator gives such calls).
@@ -70,11 +71,12 @@ fn prefetch_all<const HINT: i32>(srcs: &[*const u8], len: usize) {
     }
 }
 
-const VARIANTS: [&str; 7] = [
+const VARIANTS: [&str; 8] = [
     "move",
     "move-nt",
     "kernel",
     "kernel-nt",
+    "kernel-nt64",
     "pf-t0",
     "pf-t1",
     "touch",
@@ -145,6 +147,16 @@ fn main() {
                                 ),
                                 "kernel-nt" => kernels::encode_linear(
                                     isa, &srcs, &dsts, &coefs, len, false, true,
+                                ),
+                                "kernel-nt64" => kernels::encode_linear_body(
+                                    isa,
+                                    &srcs,
+                                    &dsts,
+                                    &coefs,
+                                    len,
+                                    false,
+                                    true,
+                                    kernels::Body::Line,
                                 ),
                                 "pf-t0" | "pf-t1" => {
                                     if *name == "pf-t0" {
