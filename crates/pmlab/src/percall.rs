@@ -6,6 +6,7 @@
 //! (the physical reference) beside it, and prints a checksum of the parity of its first
 //! stripes; the comparison refuses implementations whose parity differs.
 
+use crate::report::Spread;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -63,19 +64,6 @@ pub struct Row {
     pub encode: Vec<f64>,
     /// Plain-move GB/s per round (best of regular and non-temporal stores).
     pub moved: Vec<f64>,
-}
-
-/// Median, minimum and maximum.
-pub fn spread(v: &[f64]) -> (f64, f64, f64) {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    let med = if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
-    };
-    (med, s[0], s[n - 1])
 }
 
 fn parse_line(line: &str) -> Option<Sample> {
@@ -196,15 +184,19 @@ pub fn markdown(rows: &[Row], against: Option<&str>) -> String {
          |---|---|---|---|---|---|---|\n",
     );
     for r in rows {
-        let (e, elo, ehi) = spread(&r.encode);
-        let (mv, _, _) = spread(&r.moved);
+        let Spread {
+            median: e,
+            min: elo,
+            max: ehi,
+        } = Spread::of(&r.encode);
+        let mv = Spread::of(&r.moved).median;
         let ratio = against
             .and_then(|a| {
                 rows.iter()
                     .find(|o| o.point == r.point && o.block == r.block && o.lib == a)
             })
             .map_or("".to_string(), |o| {
-                format!("{:.2}x", e / spread(&o.encode).0)
+                format!("{:.2}x", e / Spread::of(&o.encode).median)
             });
         s.push_str(&format!(
             "| {} | {} | {} | {e:.2} [{elo:.2}-{ehi:.2}] | {mv:.2} | {:.0}% | {ratio} |\n",
@@ -233,8 +225,6 @@ mod tests {
         assert_eq!((s.encode, s.moved), (4.5, 6.7));
         assert_eq!(s.crc, "00ff");
         assert!(parse_line("point=RS(12,8) block=1024").is_none());
-        assert_eq!(spread(&[3.0, 1.0, 2.0]), (2.0, 1.0, 3.0));
-        assert_eq!(spread(&[4.0, 1.0]).0, 2.5);
         assert!(Library::parse("noequals").is_err());
         assert!(Library::parse("x=/nonexistent-dir").is_err());
     }

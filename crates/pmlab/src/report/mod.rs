@@ -125,6 +125,50 @@ pub fn assemble_report(out: &Path, scope: &[(&str, &str)]) -> Result<PathBuf, St
     write_file(out, "REPORT.md", &md)
 }
 
+/// The median (the mean of the middle two for an even count), smallest and largest of some
+/// runs' figures.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Spread {
+    /// Median.
+    pub median: f64,
+    /// Smallest.
+    pub min: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+impl Spread {
+    /// The spread of `v` (not empty).
+    pub(crate) fn of(v: &[f64]) -> Spread {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        Spread {
+            median,
+            min: v[0],
+            max: v[n - 1],
+        }
+    }
+
+    /// For per-pair ratios: `median [min-max]`, with `~` when the range crosses 1 (the pairs
+    /// disagree on which side is faster: not distinguishable).
+    pub(crate) fn text(&self) -> String {
+        let tie = self.min < 1.0 && self.max > 1.0;
+        format!(
+            "{:.2} [{:.2}-{:.2}]{}",
+            self.median,
+            self.min,
+            self.max,
+            if tie { " ~" } else { "" }
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

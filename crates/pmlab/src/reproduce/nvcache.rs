@@ -4,7 +4,7 @@
 //! libpmem, the same binaries run with the cache on and off).
 
 use crate::report::svg::{LineChart, Series};
-use crate::report::{write_file, Table};
+use crate::report::{write_file, Spread, Table};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -99,47 +99,6 @@ fn paired(
     }
     let faster = ratios.iter().filter(|&&x| x > 1.0).count();
     Some((Spread::of(&ratios), faster, ratios.len()))
-}
-
-/// The median (the mean of the middle two for an even count), smallest and largest of some
-/// runs' figures.
-#[derive(Clone, Copy, Debug)]
-struct Spread {
-    median: f64,
-    min: f64,
-    max: f64,
-}
-
-impl Spread {
-    /// The spread of `v` (not empty).
-    fn of(v: &[f64]) -> Spread {
-        let mut v = v.to_vec();
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        let median = if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        };
-        Spread {
-            median,
-            min: v[0],
-            max: v[n - 1],
-        }
-    }
-
-    /// For per-pair ratios: `median [min-max]`, with `~` when the range crosses 1 (the pairs
-    /// disagree on which side is faster: not distinguishable).
-    fn text(&self) -> String {
-        let tie = self.min < 1.0 && self.max > 1.0;
-        format!(
-            "{:.2} [{:.2}-{:.2}]{}",
-            self.median,
-            self.min,
-            self.max,
-            if tie { " ~" } else { "" }
-        )
-    }
 }
 
 fn num(r: &BTreeMap<String, String>, k: &str) -> f64 {
