@@ -74,6 +74,10 @@ bench-ec: build isal-anchor
 	  $(PMLAB) ec percall $$libs --lib pmec=target/pmec-isal --against $$against $(PERCALL_POINTS); \
 	  echo; echo "## single call, in cache"; \
 	  $(PMLAB) ec percall --in-cache $$libs --lib pmec=target/pmec-isal --against $$against $(PERCALL_POINTS); \
+	  echo; echo "## single call, out of cache: DIALGA's layers (PMEC_STRATEGY; auto adds the lone-stripe schedules)"; \
+	  $(PMLAB) ec percall --lib vanilla=target/pmec-isal,PMEC_STRATEGY=vanilla --lib +sw=target/pmec-isal,PMEC_STRATEGY=sw \
+	    --lib +bf=target/pmec-isal,PMEC_STRATEGY=bf --lib nohw=target/pmec-isal,PMEC_STRATEGY=nohw \
+	    --lib auto=target/pmec-isal --against vanilla 8:4:1024 24:4:1024; \
 	  echo; echo "## batch API (64 stripes per call) and single calls in one process, against $$against"; \
 	  $(PMLAB) ec bench $$newest --reps 5; \
 	  $(PMLAB) ec bench $$newest --reps 5 --batch 1; } | tee $(RESULTS)/bench/pmec_isal.md

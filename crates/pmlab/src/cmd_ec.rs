@@ -108,8 +108,9 @@ pub enum EcCommand {
         /// Points as K:M:BLOCK.
         #[arg(required = true, value_name = "K:M:BLOCK")]
         points: Vec<String>,
-        /// A library to run on, as NAME=DIR (DIR holds its libisal.so.2); repeat for each.
-        #[arg(long = "lib", required = true, value_name = "NAME=DIR")]
+        /// A library to run on, as NAME=DIR[,VAR=VALUE...] (DIR holds its libisal.so.2; the
+        /// variables are set for the client, e.g. PMEC_STRATEGY=vanilla); repeat for each.
+        #[arg(long = "lib", required = true, value_name = "NAME=DIR[,VAR=VALUE]")]
         libs: Vec<String>,
         /// The ratio column compares with this library (default: the first).
         #[arg(long, value_name = "NAME")]

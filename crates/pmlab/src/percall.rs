@@ -10,22 +10,35 @@ use crate::report::Spread;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// An implementation of `libisal.so.2`: a name for reports and the folder holding the library.
+/// An implementation of `libisal.so.2`: a name for reports, the folder holding the library and
+/// environment settings for it (e.g. `PMEC_STRATEGY=vanilla` to measure one DIALGA layer).
 #[derive(Clone, Debug)]
 pub struct Library {
     /// Name in reports (e.g. `isal-2.32.1`, `pmec`).
     pub name: String,
     /// Folder with `libisal.so.2`, put first on `LD_LIBRARY_PATH`.
     pub dir: PathBuf,
+    /// Variables set for the client.
+    pub env: Vec<(String, String)>,
 }
 
 impl Library {
-    /// Parses `NAME=DIR`.
+    /// Parses `NAME=DIR[,VAR=VALUE...]`.
     pub fn parse(s: &str) -> Result<Library, String> {
-        let (name, dir) = s
-            .split_once('=')
+        let mut parts = s.split(',');
+        let (name, dir) = parts
+            .next()
+            .and_then(|p| p.split_once('='))
             .filter(|(n, d)| !n.is_empty() && !d.is_empty())
-            .ok_or_else(|| format!("--lib '{s}': want NAME=DIR"))?;
+            .ok_or_else(|| format!("--lib '{s}': want NAME=DIR[,VAR=VALUE...]"))?;
+        let env = parts
+            .map(|kv| {
+                kv.split_once('=')
+                    .filter(|(k, _)| !k.is_empty())
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .ok_or_else(|| format!("--lib '{s}': '{kv}' is not VAR=VALUE"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let dir = PathBuf::from(dir);
         if !dir.join("libisal.so.2").exists() {
             return Err(format!(
@@ -36,6 +49,7 @@ impl Library {
         Ok(Library {
             name: name.to_string(),
             dir,
+            env,
         })
     }
 }
@@ -109,7 +123,8 @@ pub fn compare(
                 }
                 None => lib.dir.clone().into_os_string(),
             };
-            cmd.env("LD_LIBRARY_PATH", path)
+            cmd.envs(lib.env.iter().map(|(k, v)| (k, v)))
+                .env("LD_LIBRARY_PATH", path)
                 .arg("--seconds")
                 .arg(seconds.to_string())
                 .arg("--pool-mib")
@@ -227,5 +242,16 @@ mod tests {
         assert!(parse_line("point=RS(12,8) block=1024").is_none());
         assert!(Library::parse("noequals").is_err());
         assert!(Library::parse("x=/nonexistent-dir").is_err());
+        let dir = std::env::temp_dir().join(format!("pmlab-percall-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("libisal.so.2"), b"").unwrap();
+        let l = Library::parse(&format!("pmec-sw={},PMEC_STRATEGY=sw", dir.display())).unwrap();
+        assert_eq!(
+            (l.name.as_str(), l.dir.as_path()),
+            ("pmec-sw", dir.as_path())
+        );
+        assert_eq!(l.env, vec![("PMEC_STRATEGY".to_string(), "sw".to_string())]);
+        assert!(Library::parse(&format!("x={},novalue", dir.display())).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
