@@ -6,7 +6,7 @@ use crate::report::svg::{LineChart, Series};
 use crate::report::{write_file, Table};
 use pmec::bench::{self, Axis, BenchConfig, BenchResult, DataPool, Workload};
 use pmec::Isa;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One figure's points: (x label, x value, result).
 struct Figure {
@@ -296,6 +296,101 @@ fn csv_row(figure: &str, series: &str, x: &str, r: &BenchResult) -> Vec<String> 
 }
 
 /// Runs the section, writing CSV, SVG and `section.md` under `out/pmec`.
+/// The system's `libisal.so.2` folder (Debian's multiarch path first).
+fn system_isal_dir() -> Option<PathBuf> {
+    [
+        "/usr/lib/x86_64-linux-gnu",
+        "/lib/x86_64-linux-gnu",
+        "/usr/lib64",
+        "/usr/lib",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .find(|d| d.join("libisal.so.2").exists())
+}
+
+/// The single-call path as ISA-L clients take it: the `percall` client (built by `make build`)
+/// on the system's ISA-L, on ISA-L 2.32.1 where `make isal-anchor` built it, and on pmec's
+/// shim, with the plain move of the same bytes beside each point (docs/validation.md §5).
+fn single_calls(dir: &Path, quick: bool) -> Result<String, String> {
+    let client = Path::new("target/percall");
+    let shim = Path::new("target/pmec-isal");
+    let heading = "### Single calls: one stripe per `ec_encode_data`, as ISA-L clients call it\n\n";
+    if !client.exists() || !shim.join("libisal.so.2").exists() {
+        return Ok(format!(
+            "{heading}Not run: the client `target/percall` and the shim folder \
+             `target/pmec-isal` are made by `make build`.\n\n"
+        ));
+    }
+    let mut libs = Vec::new();
+    if let Some(d) = system_isal_dir() {
+        libs.push(crate::percall::Library {
+            name: "isal-system".into(),
+            dir: d,
+            env: Vec::new(),
+        });
+    }
+    let newest = Path::new("target/isa-l-2.32.1/inst/lib");
+    if newest.join("libisal.so.2").exists() {
+        libs.push(crate::percall::Library {
+            name: "isal-2.32.1".into(),
+            dir: newest.into(),
+            env: Vec::new(),
+        });
+    }
+    let against = libs.last().map(|l| l.name.clone());
+    libs.push(crate::percall::Library {
+        name: "pmec".into(),
+        dir: shim.into(),
+        env: Vec::new(),
+    });
+    let points: Vec<String> = if quick {
+        vec!["8:4:1024".into(), "24:4:1024".into()]
+    } else {
+        ["8:4:1024", "24:4:1024", "48:4:1024", "8:4:4096"]
+            .map(String::from)
+            .to_vec()
+    };
+    let (rounds, seconds, pool_mib) = if quick {
+        (1, 0.15, 256)
+    } else {
+        (3, 0.5, 1024)
+    };
+    let rows = crate::percall::compare(client, &libs, &points, rounds, false, seconds, pool_mib)?;
+    let mut csv = Table::new(&[
+        "point",
+        "block",
+        "library",
+        "run",
+        "encode_gbps",
+        "move_gbps",
+    ]);
+    for r in &rows {
+        for (i, (e, mv)) in r.encode.iter().zip(&r.moved).enumerate() {
+            csv.push(vec![
+                r.point.clone(),
+                r.block.to_string(),
+                r.lib.clone(),
+                i.to_string(),
+                format!("{e:.3}"),
+                format!("{mv:.3}"),
+            ]);
+        }
+    }
+    write_file(dir, "single_call.csv", &csv.to_csv())?;
+    Ok(format!(
+        "{heading}An unmodified C client linked against `libisal.so.2` (`crates/pmec/bench/percall.c`) \
+         encodes RS(k+4,k) stripes of a {pool_mib} MiB pool in random order, one \
+         `ec_encode_data` call per stripe, run on each library by `LD_LIBRARY_PATH` ({rounds} \
+         interleaved round(s), {seconds} s per point); \"plain move\" is the same client moving \
+         the same bytes without GF arithmetic (the better of regular and non-temporal stores), \
+         what the memory allows. Parity is identical on every library (checked). ISA-L 2.32.1 \
+         is present where `make isal-anchor` built it from `../shared/anchors`.\n\n{}\n\
+         Data: `pmec/single_call.csv`.\n\n",
+        crate::percall::markdown(&rows, against.as_deref())
+    ))
+}
+
 pub fn run(out: &Path, quick: bool) -> Result<(), String> {
     let dir = out.join("pmec");
     let pool_mb = if quick { 256 } else { 1024 };
@@ -465,6 +560,7 @@ Where the paper's text gives a number for a figure \
          further from their use (`docs/validation.md` §5).\n\n{}\n",
         t.to_markdown()
     ));
+    md.push_str(&single_calls(&dir, quick)?);
     write_file(&dir, "results.csv", &all.to_csv())?;
     let section = format!(
         "## pmec (DIALGA erasure coding)\n\n\
