@@ -51,17 +51,14 @@ fn median_rows(rows: &Rows) -> Rows {
         }
         groups.entry(key).or_default().push(r);
     }
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-        v[v.len() / 2]
-    };
     order
         .into_iter()
         .map(|key| {
             let g = &groups[&key];
             let mut row = g[0].clone();
             for col in ["total_s", "io_s"] {
-                let m = median(g.iter().map(|r| num(r, col)).collect());
+                let v: Vec<f64> = g.iter().map(|r| num(r, col)).collect();
+                let m = Spread::of(&v).median;
                 row.insert(col.to_string(), format!("{m:.6}"));
             }
             row.insert("runs".to_string(), g.len().to_string());
