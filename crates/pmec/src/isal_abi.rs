@@ -41,15 +41,15 @@ struct Prepared {
     coefs: Coefs,
     isa: Isa,
     coord: Coordinator,
-    /// The last unmeasured decision and how many more calls may reuse it without asking
-    /// the coordinator.
-    reuse: Cell<(Schedule, u32)>,
+    /// The last unmeasured decision, the block length it was made for and how many more calls
+    /// of that length may reuse it without asking the coordinator.
+    reuse: Cell<(Schedule, usize, u32)>,
 }
 
 /// Calls of one geometry that reuse the coordinator's last unmeasured decision before it is
 /// asked again. Asking it costs a lock, two locked atomic operations, which wait for the
 /// previous calls' parity stores to drain, and a time-stamp read: in-cache RS(12,8) 1 KiB
-/// single calls spent 7% of their time in it when it was asked every eighth call (perf,
+/// single calls spent 7% of their time in it while it timed every call it saw (perf,
 /// validation §5). Asked every 32nd call, it keeps its probes, samples and tuning, 32 times
 /// sparser in calls (a client encoding 100 000 stripes a second still gives it hundreds of
 /// timed samples a second).
@@ -110,7 +110,7 @@ fn prepared(k: usize, rows: usize, tables: &[u8]) -> Rc<Prepared> {
             coefs,
             isa,
             coord,
-            reuse: Cell::new((Schedule::VANILLA, 0)),
+            reuse: Cell::new((Schedule::VANILLA, 0, 0)),
         });
         if c.len() > 64 {
             c.clear();
@@ -166,9 +166,9 @@ pub unsafe fn ec_encode_data(
         m: rows,
         len,
     };
-    let (sched, left) = p.reuse.get();
-    if left > 0 {
-        p.reuse.set((sched, left - 1));
+    let (sched, for_len, left) = p.reuse.get();
+    if left > 0 && for_len == len {
+        p.reuse.set((sched, len, left - 1));
         run_one(p.isa, &p.coefs, &set, &sched);
         return;
     }
@@ -181,7 +181,7 @@ pub unsafe fn ec_encode_data(
         // Nothing to time: close the ticket before the stores, whose draining its atomic
         // operation would otherwise wait for, and reuse the decision for the next calls.
         p.coord.end(ticket, 0);
-        p.reuse.set((sched, REUSE_CALLS));
+        p.reuse.set((sched, len, REUSE_CALLS));
         run_one(p.isa, &p.coefs, &set, &sched);
     }
 }
