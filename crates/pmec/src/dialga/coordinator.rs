@@ -221,8 +221,11 @@ struct LonePick {
 }
 
 impl LonePick {
-    /// The schedule to run next and whether it is a trial of the selection round.
-    fn next(&mut self, trials: u32, period: u64) -> (usize, bool) {
+    /// The schedule to run next and whether it is a trial of the selection round. The last
+    /// schedule (regular stores) competes only if it ran at cache speed (below
+    /// `resident_cpl`): its timing leaves out the write-backs its stores cause after the call,
+    /// so out of cache it would look cheaper than it is.
+    fn next(&mut self, trials: u32, period: u64, resident_cpl: f64) -> (usize, bool) {
         if let Some((c, calls)) = &mut self.chosen {
             *calls += 1;
             if *calls <= period {
@@ -245,6 +248,7 @@ impl LonePick {
             s[s.len() / 2]
         };
         let best = (0..n)
+            .filter(|&v| v + 1 < n || median(&self.samples[v]) < resident_cpl)
             .min_by(|&a, &b| median(&self.samples[a]).total_cmp(&median(&self.samples[b])))
             .expect("lone schedules");
         self.chosen = Some((best, 1));
@@ -404,7 +408,7 @@ pub struct Coordinator {
     strategy: Strategy,
     k: usize,
     m: usize,
-    /// Calibrated cycles per source line with data in L1.
+    /// Calibrated cycles per source line with data in L2.
     compute_cpl: f64,
     /// Per (block length, pressure) state; few entries, searched linearly.
     state: Mutex<Vec<((usize, bool), Entry)>>,
@@ -618,16 +622,17 @@ impl Coordinator {
             nt: cfg.nt.unwrap_or(true),
             ..Schedule::VANILLA
         };
-        // Vanilla calls chosen by preference are not sampled: `last_cpl` keeps the prefetching
-        // schedule's cost for the next probe to compare with.
         // A lone stripe with nothing after it to prefetch: one of the lone-stripe schedules,
         // chosen by measuring them (they replace the prefetching schedule, so vanilla probes
         // compare against the chosen one). Not under pressure: there the paper's remedies.
+        let resident_cpl = cfg.cache_factor * self.compute_cpl;
         let lone = (auto
             && stripes <= 1
             && !(probe || e.cache_resident || vanilla_now || pressure)
             && self.k * len <= cfg.lone_max_stripe_bytes)
-            .then(|| e.lone.next(cfg.lone_trials, cfg.lone_period));
+            .then(|| e.lone.next(cfg.lone_trials, cfg.lone_period, resident_cpl));
+        // Vanilla calls chosen by preference are not sampled: `last_cpl` keeps the prefetching
+        // schedule's cost for the next probe to compare with.
         // Only calls that run the tuned distance feed the distance tuner, so only they are
         // timed for it; resident and lone-stripe calls are sampled (timing every one of them
         // had made each single call pay the coordinator's full bookkeeping).
@@ -883,7 +888,8 @@ impl Coordinator {
     }
 }
 
-/// Cycles per source line of the kernel on L1-resident data (k x 1 KiB).
+/// Cycles per source line of the kernel on L2-resident data (stripes of k x 1 KiB filling
+/// 256 KiB).
 fn calibrate(isa: Isa, coefs: &Coefs) -> f64 {
     // Stripes of 1 KiB blocks filling 256 KiB, encoded pass after pass: the cost with the data
     // in L2, where a resident caller's data is (an L1-sized set made L2-resident callers look
