@@ -171,6 +171,11 @@ pub struct CoordinatorConfig {
     /// the coordinator picks among [`LONE_SCHEDULES`] by measuring them: the stripe must stay
     /// in L2 once fetched (0 = never; the paper's line-distance schedule then applies).
     pub lone_max_stripe_bytes: usize,
+    /// Smaller lone stripes (k x block bytes) run plain, with regular stores: their fixed cost
+    /// per call outweighs any fetch, and a non-temporal store's fence costs more than the
+    /// stripe (RS(12,8) 64 B blocks in cache: 321 ns a call with the lone-stripe schedules,
+    /// 56 plain; 256 B: 84 against 91; validation §5).
+    pub lone_min_stripe_bytes: usize,
     /// Measured calls per lone-stripe schedule in each selection round.
     pub lone_trials: u32,
     /// Calls on the chosen lone-stripe schedule before the schedules are measured again.
@@ -280,6 +285,7 @@ impl Default for CoordinatorConfig {
             cache_leave_factor: 4.0,
             sample_every: 8,
             lone_max_stripe_bytes: 256 * 1024,
+            lone_min_stripe_bytes: 2048,
             lone_trials: 5,
             lone_period: 4096,
         }
@@ -626,9 +632,10 @@ impl Coordinator {
         // chosen by measuring them (they replace the prefetching schedule, so vanilla probes
         // compare against the chosen one). Not under pressure: there the paper's remedies.
         let resident_cpl = cfg.cache_factor * self.compute_cpl;
+        let tiny = auto && stripes <= 1 && self.k * len < cfg.lone_min_stripe_bytes;
         let lone = (auto
             && stripes <= 1
-            && !(probe || e.cache_resident || vanilla_now || pressure)
+            && !(tiny || probe || e.cache_resident || vanilla_now || pressure)
             && self.k * len <= cfg.lone_max_stripe_bytes)
             .then(|| e.lone.next(cfg.lone_trials, cfg.lone_period, resident_cpl));
         // Vanilla calls chosen by preference are not sampled: `last_cpl` keeps the prefetching
@@ -636,7 +643,9 @@ impl Coordinator {
         // Only calls that run the tuned distance feed the distance tuner, so only they are
         // timed for it; resident and lone-stripe calls are sampled (timing every one of them
         // had made each single call pay the coordinator's full bookkeeping).
-        let runs_tuned = !(auto && (e.cache_resident || lone.is_some()));
+        let runs_tuned = cfg.fixed_distance.is_none()
+            && !matches!(self.strategy, Strategy::Fixed(_) | Strategy::Vanilla)
+            && !(auto && (e.cache_resident || lone.is_some() || tiny));
         let measure = probe
             || prefetch_probe
             || lone.is_some_and(|(_, trial)| trial)
@@ -754,6 +763,10 @@ impl Coordinator {
                 nt: cfg.nt.unwrap_or(LONE_SCHEDULES[v].nt),
                 ..LONE_SCHEDULES[v]
             },
+            None if tiny && !probe => Schedule {
+                nt: cfg.nt.unwrap_or(false),
+                ..Schedule::VANILLA
+            },
             None => schedule,
         };
         let decision = Decision {
@@ -770,7 +783,7 @@ impl Coordinator {
         } else if cfg.fixed_distance.is_none()
             && !ahead_now
             && !matches!(self.strategy, Strategy::Fixed(_) | Strategy::Vanilla)
-            && !(auto && (probe || e.cache_resident || vanilla_now || lone.is_some()))
+            && !(auto && (probe || e.cache_resident || vanilla_now || lone.is_some() || tiny))
         {
             Tuned::Distance(e.tuner.current())
         } else {
