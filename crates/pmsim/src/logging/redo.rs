@@ -141,6 +141,8 @@ struct ThreadLog {
     ending: bool,
     stamp: u32,
     end_time: Ps,
+    /// When the transaction's latest log entry became durable.
+    last_entry_durable: Ps,
     buffer: VecDeque<(u64, [u8; 64])>,
     /// The transaction's lines with their newest data, in first-store order.
     write_set: Vec<(u64, [u8; 64])>,
@@ -186,6 +188,10 @@ struct Counters {
     inplace_writes: u64,
     absorbed: u64,
     commit_latency: Histogram,
+    /// Redo commits, split: from `TxEnd` to the last log entry durable (0 when all were
+    /// durable before it), and from then (or `TxEnd`) to the commit (the headers).
+    commit_entry_wait: Histogram,
+    commit_header_tail: Histogram,
     entry_latency: Histogram,
     /// Sum over log-entry allocations of the banks' imbalance then (the busiest bank's
     /// pending requests over the mean bank's, in thousandths), and the samples in it.
@@ -522,6 +528,11 @@ impl RedoEngine {
             self.c
                 .commit_latency
                 .record(now.saturating_sub(th.end_time));
+            let entries_done = th.last_entry_durable.max(th.end_time);
+            self.c.commit_entry_wait.record(entries_done - th.end_time);
+            self.c
+                .commit_header_tail
+                .record(now.saturating_sub(entries_done));
         }
         self.write_in_place(t, now, out);
     }
@@ -689,6 +700,7 @@ impl LoggingEngine for RedoEngine {
         }
         th.active = true;
         th.stamp = stamp;
+        th.last_entry_durable = 0;
     }
 
     fn on_store(
@@ -795,7 +807,9 @@ impl LoggingEngine for RedoEngine {
                 issued,
             } => {
                 self.c.entry_latency.record(now.saturating_sub(issued));
-                self.threads[thread as usize].records[rec].outstanding -= 1;
+                let th = &mut self.threads[thread as usize];
+                th.last_entry_durable = th.last_entry_durable.max(now);
+                th.records[rec].outstanding -= 1;
                 self.alloc.durable(addr);
                 self.try_meta(thread, rec, now, mem, out);
                 // The commit also waits for entries (with `header-before-entries` the headers
@@ -919,6 +933,16 @@ impl LoggingEngine for RedoEngine {
         s.set("logging.inplace_writes", self.c.inplace_writes);
         s.set("logging.absorbed_writebacks", self.c.absorbed);
         s.set_histogram("logging.commit_latency_ps", self.c.commit_latency.clone());
+        if self.kind == LogKind::Redo {
+            s.set_histogram(
+                "logging.commit_entry_wait_ps",
+                self.c.commit_entry_wait.clone(),
+            );
+            s.set_histogram(
+                "logging.commit_header_tail_ps",
+                self.c.commit_header_tail.clone(),
+            );
+        }
         s.set_histogram(
             "logging.entry_persist_latency_ps",
             self.c.entry_latency.clone(),
