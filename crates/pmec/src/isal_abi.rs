@@ -78,14 +78,10 @@ fn shim_strategy() -> Strategy {
 }
 
 /// Prepared coefficients and coordinator for these tables (cached per thread and geometry,
-/// rebuilt when the table bytes change).
-fn prepared(k: usize, rows: usize, tables: &[u8]) -> Rc<Prepared> {
-    if let Some(p) = LAST.with(|l| {
-        l.borrow()
-            .as_ref()
-            .filter(|p| p.k == k && p.rows == rows && p.tables == tables)
-            .cloned()
-    }) {
+/// rebuilt when the table bytes change); `last` is this thread's last geometry when it has
+/// this `k` and `rows` (its tables are compared here).
+fn prepared(k: usize, rows: usize, tables: &[u8], last: Option<Rc<Prepared>>) -> Rc<Prepared> {
+    if let Some(p) = last.filter(|p| p.tables == tables) {
         return p;
     }
     let p = PREPARED.with(|c| {
@@ -160,16 +156,20 @@ pub unsafe fn ec_encode_data(
     // Bring the stripe in under the decision this thread is reusing before the caller's
     // tables are compared, whose lines usually miss as well: the two overlap, and the fetch
     // only reads. A geometry or table that turns out different just gets fetched again.
-    let early = LAST.with(|l| {
-        l.borrow().as_ref().and_then(|p| {
-            let (sched, for_len, left) = p.reuse.get();
-            (p.k == k && p.rows == rows && left > 0 && for_len == len).then_some(sched.fetch)
-        })
+    let last = LAST.with(|l| {
+        l.borrow()
+            .as_ref()
+            .filter(|p| p.k == k && p.rows == rows)
+            .cloned()
+    });
+    let early = last.as_ref().and_then(|p| {
+        let (sched, for_len, left) = p.reuse.get();
+        (left > 0 && for_len == len).then_some(sched.fetch)
     });
     if let Some(f) = early {
         kernels::fetch(srcs, len, f);
     }
-    let p = prepared(k, rows, tables);
+    let p = prepared(k, rows, tables, last);
     let dsts = std::slice::from_raw_parts(coding, rows);
     let set = StripeSet {
         srcs,

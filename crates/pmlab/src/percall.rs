@@ -7,6 +7,7 @@
 //! stripes; the comparison refuses implementations whose parity differs.
 
 use crate::report::Spread;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -110,7 +111,8 @@ pub fn compare(
         return Err("percall: need at least one library, one point and one round".into());
     }
     let mut rows: Vec<Row> = Vec::new();
-    let mut crcs: Vec<(String, String, String)> = Vec::new();
+    // The parity checksum of each point (and block) on the first library that ran it.
+    let mut crcs: BTreeMap<(String, usize), String> = BTreeMap::new();
     for _ in 0..rounds {
         for lib in libs {
             let mut cmd = Command::new(client);
@@ -155,19 +157,15 @@ pub fn compare(
                 ));
             }
             for s in samples {
-                match crcs
-                    .iter()
-                    .find(|(p, b, _)| *p == s.point && *b == s.block.to_string())
-                {
-                    Some((_, _, c)) if *c != s.crc => {
-                        return Err(format!(
-                            "percall: {} {} B: parity on {} differs from the first \
-                             library's (checksum {} against {c})",
-                            s.point, s.block, lib.name, s.crc
-                        ))
-                    }
-                    Some(_) => {}
-                    None => crcs.push((s.point.clone(), s.block.to_string(), s.crc.clone())),
+                let first = crcs
+                    .entry((s.point.clone(), s.block))
+                    .or_insert_with(|| s.crc.clone());
+                if *first != s.crc {
+                    return Err(format!(
+                        "percall: {} {} B: parity on {} differs from the first library's \
+                         (checksum {} against {first})",
+                        s.point, s.block, lib.name, s.crc
+                    ));
                 }
                 match rows
                     .iter_mut()

@@ -780,11 +780,7 @@ impl Coordinator {
             Tuned::Lone(v)
         } else if tune_ahead {
             Tuned::Ahead(e.ahead_tuner.current())
-        } else if cfg.fixed_distance.is_none()
-            && !ahead_now
-            && !matches!(self.strategy, Strategy::Fixed(_) | Strategy::Vanilla)
-            && !(auto && (probe || e.cache_resident || vanilla_now || lone.is_some() || tiny))
-        {
+        } else if runs_tuned && !ahead_now && !(auto && (probe || vanilla_now)) {
             Tuned::Distance(e.tuner.current())
         } else {
             Tuned::None

@@ -33,7 +33,7 @@ pub struct BankAwareLog {
     pairs: FastMap<u64, u64>,
     /// Log writes issued per bank and not yet durable.
     inflight: Vec<u32>,
-    /// The banks' pending operations at the last allocation (scratch).
+    /// The banks' pending operations at the last header allocation (scratch).
     load: Vec<u32>,
 }
 
@@ -91,9 +91,9 @@ pub fn least_loaded(
 }
 
 impl BankAwareLog {
-    fn pick(&mut self, mem: &dyn MemoryView, header: bool) -> Option<usize> {
-        mem.pending_all(&mut self.load);
-        let (load, inflight) = (&self.load, &self.inflight);
+    /// The bank for a header or an entry, given the banks' pending operations.
+    fn pick(&self, pending: &[u32], header: bool) -> Option<usize> {
+        let inflight = &self.inflight;
         least_loaded(
             inflight.len(),
             |b| {
@@ -103,7 +103,7 @@ impl BankAwareLog {
                     !self.fle[b].is_empty()
                 }
             },
-            |b| load[b] + inflight[b],
+            |b| pending[b] + inflight[b],
         )
     }
 
@@ -170,12 +170,13 @@ impl LogAllocator for BankAwareLog {
     }
 
     fn header(&mut self, mem: &dyn MemoryView) -> Option<[u64; 2]> {
-        let b = self.pick(mem, true)?;
+        mem.pending_all(&mut self.load);
+        let b = self.pick(&self.load, true)?;
         self.fh[b].pop_front()
     }
 
-    fn entry(&mut self, _header: [u64; 2], _index: usize, mem: &dyn MemoryView) -> Option<u64> {
-        let b = self.pick(mem, false)?;
+    fn entry(&mut self, _header: [u64; 2], _index: usize, pending: &[u32]) -> Option<u64> {
+        let b = self.pick(pending, false)?;
         self.fle[b].pop_front()
     }
 

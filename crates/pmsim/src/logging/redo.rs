@@ -55,8 +55,9 @@ pub trait LogAllocator: Send {
     /// The header lines of a new record (`[line0, 0]` for one-line headers); `None` when the
     /// log is full.
     fn header(&mut self, mem: &dyn MemoryView) -> Option<[u64; 2]>;
-    /// The log line of entry `index` of the record with header `header`; `None` when full.
-    fn entry(&mut self, header: [u64; 2], index: usize, mem: &dyn MemoryView) -> Option<u64>;
+    /// The log line of entry `index` of the record with header `header`, given the banks'
+    /// pending operations now (`MemoryView::pending_all`); `None` when full.
+    fn entry(&mut self, header: [u64; 2], index: usize, pending: &[u32]) -> Option<u64>;
     /// A write to log line `addr` was issued.
     fn issued(&mut self, _addr: u64) {}
     /// A write to log line `addr` became durable.
@@ -352,14 +353,14 @@ impl RedoEngine {
         };
         let header = self.threads[t as usize].records[ri].header;
         let idx = self.threads[t as usize].records[ri].entries.len();
-        let Some(addr) = self.alloc.entry(header, idx, mem) else {
+        // The banks' queues now: where a load-aware allocator puts the entry, and the load
+        // the entry meets (how uneven the queues are, and the queue of its bank).
+        mem.pending_all(&mut self.load);
+        let Some(addr) = self.alloc.entry(header, idx, &self.load) else {
             self.full();
             return;
         };
         self.alloc.issued(addr);
-        // The bank load a log request meets: how uneven the banks' queues are, and the
-        // queue of the bank it goes to.
-        mem.pending_all(&mut self.load);
         let (mut sum, mut max) = (0u64, 0u64);
         for &p in &self.load {
             sum += p as u64;

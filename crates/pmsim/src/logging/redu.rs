@@ -51,7 +51,7 @@ impl LogAllocator for SequentialLog {
         Some([h, 0])
     }
 
-    fn entry(&mut self, header: [u64; 2], index: usize, _mem: &dyn MemoryView) -> Option<u64> {
+    fn entry(&mut self, header: [u64; 2], index: usize, _pending: &[u32]) -> Option<u64> {
         Some(header[0] - HEADER_OFFSET + index as u64 * 64)
     }
 
