@@ -10,7 +10,8 @@
 #                     logging scheme, 1000 crash points each
 #   make deps    install what a fresh Debian machine lacks (idempotent; needs root)
 #   make install PREFIX=/usr/local   pmlab, libpmec (+ pmec.h, pmec.pc), the ISA-L shim as
-#                PREFIX/lib/pmec-isal/libisal.so.2, libnvcache.so, nvcache-recover, nvcache-run
+#                PREFIX/lib/pmec-isal/libisal.so.2, libnvcache-mpich.so and libnvcache-openmpi.so,
+#                nvcache-recover, nvcache-run
 #   make uninstall PREFIX=...        removes what install put there (and the folders it made)
 
 SHELL := /bin/bash
@@ -18,16 +19,23 @@ CARGO ?= cargo
 RESULTS ?= results
 PMLAB := target/release/pmlab
 
-# Debian packages the project needs: compilers and CMake for the C parts, MPICH and libpmem
-# for nvcache, ISA-L for pmec's side-by-side comparison (and nasm + autotools to build a newer
-# ISA-L release from ../shared/anchors for `make bench`), parallel HDF5 as an unmodified
-# MPI-IO client.
+# Debian packages the project needs: compilers and CMake for the C parts, MPICH, Open MPI and
+# libpmem for nvcache, ISA-L for pmec's side-by-side comparison (and nasm + autotools to build a
+# newer ISA-L release from ../shared/anchors for `make bench`), and unmodified MPI-IO clients:
+# parallel HDF5 on both MPIs, and on Open MPI (Debian builds them on it only) parallel h5py and
+# PnetCDF. Installing Open MPI switches the mpicc/mpiexec alternatives to it: nothing here uses
+# them, every build and test names mpicc.mpich / mpiexec.openmpi etc.
 APT_PACKAGES := build-essential cmake pkg-config libisal-dev libisal2 mpich libmpich-dev \
-                libpmem-dev libhdf5-mpich-dev hdf5-tools nasm autoconf automake libtool
+                openmpi-bin libopenmpi-dev libpmem-dev libhdf5-mpich-dev libhdf5-openmpi-dev \
+                hdf5-tools python3-h5py-mpi python3-mpi4py libpnetcdf-dev \
+                nasm autoconf automake libtool
 
 .PHONY: all deps build build-nvcache isal-anchor bench-ec demo test test-rust test-nvcache test-install test-readme bench bench-instr fuzz lint clean crash-check install uninstall
 
+# nvcache is built once per MPI (the library is bound to the MPI it was compiled for):
+# nvcache/build for MPICH (the default everywhere: benchmarks, report), nvcache/build-openmpi.
 NVCACHE_BUILD := nvcache/build
+NVCACHE_BUILD_OPENMPI := nvcache/build-openmpi
 
 all: build
 
@@ -83,8 +91,10 @@ bench-ec: build isal-anchor
 	  $(PMLAB) ec bench $$newest --reps 5 --batch 1; } | tee $(RESULTS)/bench/pmec_isal.md
 
 build-nvcache: deps
-	cmake -S nvcache -B $(NVCACHE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake -S nvcache -B $(NVCACHE_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVCACHE_MPI=mpich -DNVCACHE_REQUIRE_CLIENTS=ON >/dev/null
 	cmake --build $(NVCACHE_BUILD) -j2
+	cmake -S nvcache -B $(NVCACHE_BUILD_OPENMPI) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVCACHE_MPI=openmpi -DNVCACHE_REQUIRE_CLIENTS=ON >/dev/null
+	cmake --build $(NVCACHE_BUILD_OPENMPI) -j2
 
 demo: build
 	$(PMLAB) reproduce --quick --out $(RESULTS)
@@ -103,6 +113,7 @@ test-rust:
 
 test-nvcache: build-nvcache
 	ctest --test-dir $(NVCACHE_BUILD) --output-on-failure
+	ctest --test-dir $(NVCACHE_BUILD_OPENMPI) --output-on-failure
 
 # README's results block against a fresh run of the simulated sections, and its plug-in names
 # against `pmlab plugins` (about a minute).
@@ -128,7 +139,9 @@ install: build
 	put 755 target/release/pmlab bin/pmlab; \
 	put 755 $(NVCACHE_BUILD)/nvcache-recover bin/nvcache-recover; \
 	sed 's|@LIBDIR@|$(PREFIX)/lib|' nvcache/tools/nvcache-run > "$$p/bin/nvcache-run"; chmod 755 "$$p/bin/nvcache-run"; files="$$files bin/nvcache-run"; \
-	put 644 $(NVCACHE_BUILD)/libnvcache.so lib/libnvcache.so; \
+	put 644 $(NVCACHE_BUILD)/libnvcache.so lib/libnvcache-mpich.so; \
+	put 644 $(NVCACHE_BUILD_OPENMPI)/libnvcache.so lib/libnvcache-openmpi.so; \
+	ln -sf libnvcache-mpich.so "$$p/lib/libnvcache.so"; files="$$files lib/libnvcache.so"; \
 	put 644 target/release/libpmec.so lib/libpmec.so; \
 	put 644 target/release/libpmec.a lib/libpmec.a; \
 	put 644 target/release/libpmec_isal.so lib/pmec-isal/libisal.so.2; \
@@ -185,7 +198,7 @@ lint:
 
 clean:
 	$(CARGO) clean
-	rm -rf $(RESULTS) $(NVCACHE_BUILD)
+	rm -rf $(RESULTS) $(NVCACHE_BUILD) $(NVCACHE_BUILD_OPENMPI)
 
 # Every workload with a software persistence library, under the three papers' presets, and
 # every hardware-transaction workload under each hardware logging scheme (nvm-lalea), cut at

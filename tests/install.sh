@@ -40,13 +40,27 @@ echo "install: README usage commands ran ($(echo "$commands" | grep -c .) lines)
 # The installed nvcache tools.
 nvcache-recover --help | grep -q "usage: nvcache-recover"
 nvcache-run --help | grep -q "usage: nvcache-run"
-if command -v mpiexec >/dev/null; then
-    export NVCACHE_DIR="$work/nvram"
-    nvcache-run --ranks-per-node 1 mpiexec -n 2 "$root/nvcache/build/tests/patterns" "$work" contig_indep |
-        grep -q "contig_indep" || { echo "install: nvcache-run job failed"; exit 1; }
-    ls "$NVCACHE_DIR"/*.part >/dev/null 2>&1 && { echo "install: parts left after the job"; exit 1; }
-    unset NVCACHE_DIR
-fi
+# nvcache-run picks the library built for the job's MPI from the launcher (or the program):
+# Cannon's app (linked with MPI only, verified against its serial reference) on each MPI, and
+# through the generic `mpiexec` alternative whichever MPI it points to. NVCACHE_STATS proves
+# nvcache served the I/O (a library of the other MPI would not even load).
+export NVCACHE_DIR="$work/nvram" NVCACHE_STATS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+runs="mpiexec.mpich:nvcache/build mpiexec.openmpi:nvcache/build-openmpi"
+case $(readlink -f "$(command -v mpiexec)") in
+    *openmpi* | */orterun) runs="$runs mpiexec:nvcache/build-openmpi" ;;
+    *) runs="$runs mpiexec:nvcache/build" ;;
+esac
+for run in $runs; do
+    launcher=${run%%:*} build=$root/${run#*:}
+    nvcache-run --ranks-per-node 2 "$launcher" -n 4 "$build/cannon" -v -n 48 -k 2 -d "$work" >"$work/out" 2>&1 &&
+        grep -q "nvcache-stats .*hits=[1-9]" "$work/out" ||
+        { echo "install: nvcache-run $launcher job failed"; cat "$work/out"; exit 1; }
+    ls "$NVCACHE_DIR"/*.part >/dev/null 2>&1 && { echo "install: parts left after the $launcher job"; exit 1; }
+done
+nvcache-run --mpi lam true 2>/dev/null && { echo "install: nvcache-run accepted --mpi lam"; exit 1; }
+unset NVCACHE_DIR NVCACHE_STATS
+echo "install: nvcache-run served jobs on MPICH and Open MPI ($runs)"
 
 # pmec from C, through pkg-config.
 cat > ec.c <<'C'

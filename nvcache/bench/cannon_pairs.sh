@@ -23,6 +23,9 @@ for label in "$la" "$lb"; do
 done
 repeat=${NVCACHE_BENCH_REPEAT:-7}
 bind=${NVCACHE_BENCH_BIND-core}
+# The launcher of the MPI the build is for (mpiexec.mpich, mpiexec.openmpi), never the
+# mpiexec alternative, which may belong to the other MPI.
+mpiexec=${MPIEXEC:-$(sed -n 's/^MPIEXEC_EXECUTABLE:FILEPATH=//p' "$build/CMakeCache.txt")}
 export NVCACHE_DIR=${NVCACHE_DIR:-/dev/shm/nvcache-bench-${USER:-user}}
 for i in $(seq "$repeat"); do
     order="$la $lb"; [ $((i % 2)) = 0 ] && order="$lb $la"
@@ -33,7 +36,7 @@ for i in $(seq "$repeat"); do
             nvcache) e+=(NVCACHE_ENABLE=1) ;;
             nvcache-async) e+=(NVCACHE_ENABLE=1 NVCACHE_REPLY=async) ;;
         esac
-        env NVCACHE_RANKS_PER_NODE="$rpn" "${e[@]}" mpiexec ${bind:+-bind-to "$bind"} -n "$np" \
+        env NVCACHE_RANKS_PER_NODE="$rpn" "${e[@]}" "$mpiexec" ${bind:+-bind-to "$bind"} -n "$np" \
             env LD_PRELOAD="$build/libnvcache.so" "$build/cannon" "$@" 2> >(grep -v 'yaksa' >&2) |
             sed "/^app,/d; s/^/$fig,$label,/"
     done

@@ -15,6 +15,9 @@ quick=${3:-}
 mkdir -p "$scratch"
 lib=$build/libnvcache.so
 default_dir=/dev/shm/nvcache-bench-${USER:-user}
+# The launcher of the MPI the build is for (mpiexec.mpich, mpiexec.openmpi), never the
+# mpiexec alternative, which may belong to the other MPI.
+mpiexec=${MPIEXEC:-$(sed -n 's/^MPIEXEC_EXECUTABLE:FILEPATH=//p' "$build/CMakeCache.txt")}
 export NVCACHE_DIR=${NVCACHE_DIR:-$default_dir}
 run() { # label np env... -- cmd...
     local label=$1 np=$2; shift 2
@@ -22,7 +25,7 @@ run() { # label np env... -- cmd...
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
     local en=1; [ "$label" = plain ] && en=0
-    env NVCACHE_ENABLE=$en "${envs[@]}" mpiexec ${bind:+-bind-to "$bind"} -n "$np" env LD_PRELOAD="$lib" "$@" 2> >(grep -v 'yaksa' >&2)
+    env NVCACHE_ENABLE=$en "${envs[@]}" "$mpiexec" ${bind:+-bind-to "$bind"} -n "$np" env LD_PRELOAD="$lib" "$@" 2> >(grep -v 'yaksa' >&2)
 }
 bind= # mpiexec -bind-to level for the runs below (none: the kernel places ranks)
 

@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include "nvcache_internal.h"
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -531,8 +532,7 @@ static int bypass_io(struct nvc_file *f, int write, int64_t off, void *buf, MPI_
                      MPI_Status *status, int64_t *done)
 {
     MPI_Status st;
-    int rc = write ? PMPI_File_write_at_c(f->real, off, buf, count, dt, &st)
-                   : PMPI_File_read_at_c(f->real, off, buf, count, dt, &st);
+    int rc = nvc_file_rw_at(f->real, write, off, buf, count, dt, &st);
     MPI_Count bytes = 0;
     if (rc == MPI_SUCCESS)
         PMPI_Get_elements_x(&st, MPI_BYTE, &bytes);
@@ -581,6 +581,10 @@ int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void
     int64_t bytes = (int64_t)count * tsize, done = 0;
     pass_if_shared(f);
     int cached = f->mode == NVC_MODE_CACHED;
+    if (cached && !NVC_MPI_LARGE_COUNT && tsize > INT_MAX && !simple_type(dt)) {
+        nvc_bypass(f, "an element of over 2 GiB cannot be packed with MPI 3.1's int sizes");
+        cached = 0;
+    }
     if (cached) {
         PMPI_Type_get_extent_x(dt, &lb, &ext);
         PMPI_Type_get_true_extent_x(dt, &tlb, &text);
@@ -592,26 +596,23 @@ int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void
                 pthread_mutex_unlock(&f->lock);
                 return MPI_ERR_NO_MEM;
             }
-            MPI_Count pos = 0;
             if (write)
-                PMPI_Pack_c(buf, count, dt, data, bytes, &pos, MPI_COMM_SELF);
+                nvc_pack(1, buf, count, dt, data, bytes);
         }
         pthread_mutex_lock(&nvc_rt.slot_lock);
         rc = cached_transfer(f, write, data, off * f->view.etype_size, bytes, &done);
         pthread_mutex_unlock(&nvc_rt.slot_lock);
         if (!contig && bytes > 0 && !write && rc == MPI_SUCCESS) {
-            MPI_Count full = done / tsize, rem = done % tsize, pos = 0;
-            PMPI_Unpack_c(data, bytes, &pos, buf, full, dt, MPI_COMM_SELF);
+            MPI_Count full = done / tsize, rem = done % tsize;
+            nvc_pack(0, buf, full, dt, data, full * tsize);
             if (rem) {
                 /* Partial element at EOF: merge the bytes read into the element's current contents. */
                 uint8_t *one = malloc((size_t)tsize);
                 if (one) {
                     uint8_t *elem = (uint8_t *)buf + full * ext;
-                    MPI_Count p2 = 0;
-                    PMPI_Pack_c(elem, 1, dt, one, tsize, &p2, MPI_COMM_SELF);
+                    nvc_pack(1, elem, 1, dt, one, tsize);
                     memcpy(one, data + full * tsize, (size_t)rem);
-                    p2 = 0;
-                    PMPI_Unpack_c(one, tsize, &p2, elem, 1, dt, MPI_COMM_SELF);
+                    nvc_pack(0, elem, 1, dt, one, tsize);
                     free(one);
                 }
             }
@@ -657,7 +658,7 @@ static int drain_run(struct nvc_file *f, uint32_t p, uint64_t l, uint64_t n, con
     while (n) {
         uint64_t fo, w, k = nvc_part_piece(l, n, f->stripe, f->nparts, p, size, &fo, &w);
         if (w) {
-            int rc = PMPI_File_write_at_c(f->self_fh, (MPI_Offset)fo, q, (MPI_Count)w, MPI_BYTE, MPI_STATUS_IGNORE);
+            int rc = nvc_file_rw_at(f->self_fh, 1, (MPI_Offset)fo, (void *)q, (MPI_Count)w, MPI_BYTE, MPI_STATUS_IGNORE);
             if (rc != MPI_SUCCESS) {
                 nvc_msg("%s: MPI_File_write_at(%llu, %llu bytes) while flushing failed (error %d); data stays in %s",
                         f->path, (unsigned long long)fo, (unsigned long long)w, rc, nvc_cfg.dir);
@@ -887,7 +888,7 @@ static int prefetch_part(struct nvc_file *f, uint32_t p, int64_t size)
         for (uint64_t x = 0; x < n && st == NVC_OK; x += cap) {
             uint64_t k = n - x < cap ? n - x : cap;
             struct nvc_slot *s = req(f, p, NVC_OP_FILL);
-            rc = PMPI_File_read_at_c(h, (MPI_Offset)(fo + x), nvc_slot_data(s), (MPI_Count)k, MPI_BYTE, MPI_STATUS_IGNORE);
+            rc = nvc_file_rw_at(h, 0, (MPI_Offset)(fo + x), nvc_slot_data(s), (MPI_Count)k, MPI_BYTE, MPI_STATUS_IGNORE);
             if (rc != MPI_SUCCESS) {
                 nvc_msg("%s: MPI_File_read_at(%llu) during prefetch failed (error %d)", f->path, (unsigned long long)(fo + x), rc);
                 st = NVC_ERR;

@@ -268,76 +268,81 @@ static int eager(struct nvc_file *f, int write, MPI_Offset off, int use_fp, cons
 /* ------------------------------------------------------------------ X-macro lists */
 
 /* Explicit-offset blocking data access: X(name, buffer type, count type, is_write) */
-#define NVC_IO_AT_CALLS(X)                                   \
-    X(MPI_File_read_at, void *, int, 0)                      \
-    X(MPI_File_read_at_all, void *, int, 0)                  \
-    X(MPI_File_write_at, const void *, int, 1)               \
-    X(MPI_File_write_at_all, const void *, int, 1)           \
-    X(MPI_File_read_at_c, void *, MPI_Count, 0)              \
-    X(MPI_File_read_at_all_c, void *, MPI_Count, 0)          \
-    X(MPI_File_write_at_c, const void *, MPI_Count, 1)       \
+#define NVC_IO_AT_CALLS(X)                         \
+    X(MPI_File_read_at, void *, int, 0)            \
+    X(MPI_File_read_at_all, void *, int, 0)        \
+    X(MPI_File_write_at, const void *, int, 1)     \
+    X(MPI_File_write_at_all, const void *, int, 1)
+#define NVC_IO_AT_LARGE_CALLS(X)                           \
+    X(MPI_File_read_at_c, void *, MPI_Count, 0)            \
+    X(MPI_File_read_at_all_c, void *, MPI_Count, 0)        \
+    X(MPI_File_write_at_c, const void *, MPI_Count, 1)     \
     X(MPI_File_write_at_all_c, const void *, MPI_Count, 1)
 
 /* Individual-pointer blocking data access. */
-#define NVC_IO_FP_CALLS(X)                                   \
-    X(MPI_File_read, void *, int, 0)                         \
-    X(MPI_File_read_all, void *, int, 0)                     \
-    X(MPI_File_write, const void *, int, 1)                  \
-    X(MPI_File_write_all, const void *, int, 1)              \
-    X(MPI_File_read_c, void *, MPI_Count, 0)                 \
-    X(MPI_File_read_all_c, void *, MPI_Count, 0)             \
-    X(MPI_File_write_c, const void *, MPI_Count, 1)          \
+#define NVC_IO_FP_CALLS(X)                      \
+    X(MPI_File_read, void *, int, 0)            \
+    X(MPI_File_read_all, void *, int, 0)        \
+    X(MPI_File_write, const void *, int, 1)     \
+    X(MPI_File_write_all, const void *, int, 1)
+#define NVC_IO_FP_LARGE_CALLS(X)                        \
+    X(MPI_File_read_c, void *, MPI_Count, 0)            \
+    X(MPI_File_read_all_c, void *, MPI_Count, 0)        \
+    X(MPI_File_write_c, const void *, MPI_Count, 1)     \
     X(MPI_File_write_all_c, const void *, MPI_Count, 1)
 
 /* Explicit-offset nonblocking data access. */
-#define NVC_IIO_AT_CALLS(X)                                  \
-    X(MPI_File_iread_at, void *, int, 0)                     \
-    X(MPI_File_iread_at_all, void *, int, 0)                 \
-    X(MPI_File_iwrite_at, const void *, int, 1)              \
-    X(MPI_File_iwrite_at_all, const void *, int, 1)          \
-    X(MPI_File_iread_at_c, void *, MPI_Count, 0)             \
-    X(MPI_File_iread_at_all_c, void *, MPI_Count, 0)         \
-    X(MPI_File_iwrite_at_c, const void *, MPI_Count, 1)      \
+#define NVC_IIO_AT_CALLS(X)                         \
+    X(MPI_File_iread_at, void *, int, 0)            \
+    X(MPI_File_iread_at_all, void *, int, 0)        \
+    X(MPI_File_iwrite_at, const void *, int, 1)     \
+    X(MPI_File_iwrite_at_all, const void *, int, 1)
+#define NVC_IIO_AT_LARGE_CALLS(X)                           \
+    X(MPI_File_iread_at_c, void *, MPI_Count, 0)            \
+    X(MPI_File_iread_at_all_c, void *, MPI_Count, 0)        \
+    X(MPI_File_iwrite_at_c, const void *, MPI_Count, 1)     \
     X(MPI_File_iwrite_at_all_c, const void *, MPI_Count, 1)
 
 /* Individual-pointer nonblocking data access. */
-#define NVC_IIO_FP_CALLS(X)                                  \
-    X(MPI_File_iread, void *, int, 0)                        \
-    X(MPI_File_iread_all, void *, int, 0)                    \
-    X(MPI_File_iwrite, const void *, int, 1)                 \
-    X(MPI_File_iwrite_all, const void *, int, 1)             \
-    X(MPI_File_iread_c, void *, MPI_Count, 0)                \
-    X(MPI_File_iread_all_c, void *, MPI_Count, 0)            \
-    X(MPI_File_iwrite_c, const void *, MPI_Count, 1)         \
+#define NVC_IIO_FP_CALLS(X)                      \
+    X(MPI_File_iread, void *, int, 0)            \
+    X(MPI_File_iread_all, void *, int, 0)        \
+    X(MPI_File_iwrite, const void *, int, 1)     \
+    X(MPI_File_iwrite_all, const void *, int, 1)
+#define NVC_IIO_FP_LARGE_CALLS(X)                        \
+    X(MPI_File_iread_c, void *, MPI_Count, 0)            \
+    X(MPI_File_iread_all_c, void *, MPI_Count, 0)        \
+    X(MPI_File_iwrite_c, const void *, MPI_Count, 1)     \
     X(MPI_File_iwrite_all_c, const void *, MPI_Count, 1)
 
 /* Calls that are not cached: bypass (flush) first, then forward. X(name, (params), (args)) */
-#define NVC_UNCACHED_CALLS(X)                                                                                      \
-    X(MPI_File_read_shared, (MPI_File fh, void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))        \
-    X(MPI_File_write_shared, (MPI_File fh, const void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s)) \
-    X(MPI_File_iread_shared, (MPI_File fh, void *b, int c, MPI_Datatype d, MPI_Request *r), (fh, b, c, d, r))      \
-    X(MPI_File_iwrite_shared, (MPI_File fh, const void *b, int c, MPI_Datatype d, MPI_Request *r), (fh, b, c, d, r)) \
-    X(MPI_File_read_ordered, (MPI_File fh, void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))       \
-    X(MPI_File_write_ordered, (MPI_File fh, const void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s)) \
-    X(MPI_File_seek_shared, (MPI_File fh, MPI_Offset o, int w), (fh, o, w))                                        \
-    X(MPI_File_get_position_shared, (MPI_File fh, MPI_Offset *o), (fh, o))                                         \
-    X(MPI_File_read_at_all_begin, (MPI_File fh, MPI_Offset o, void *b, int c, MPI_Datatype d), (fh, o, b, c, d))   \
+#define NVC_UNCACHED_CALLS(X)                                                                                           \
+    X(MPI_File_read_shared, (MPI_File fh, void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))             \
+    X(MPI_File_write_shared, (MPI_File fh, const void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))      \
+    X(MPI_File_iread_shared, (MPI_File fh, void *b, int c, MPI_Datatype d, MPI_Request *r), (fh, b, c, d, r))           \
+    X(MPI_File_iwrite_shared, (MPI_File fh, const void *b, int c, MPI_Datatype d, MPI_Request *r), (fh, b, c, d, r))    \
+    X(MPI_File_read_ordered, (MPI_File fh, void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))            \
+    X(MPI_File_write_ordered, (MPI_File fh, const void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))     \
+    X(MPI_File_seek_shared, (MPI_File fh, MPI_Offset o, int w), (fh, o, w))                                             \
+    X(MPI_File_get_position_shared, (MPI_File fh, MPI_Offset *o), (fh, o))                                              \
+    X(MPI_File_read_at_all_begin, (MPI_File fh, MPI_Offset o, void *b, int c, MPI_Datatype d), (fh, o, b, c, d))        \
     X(MPI_File_write_at_all_begin, (MPI_File fh, MPI_Offset o, const void *b, int c, MPI_Datatype d), (fh, o, b, c, d)) \
-    X(MPI_File_read_all_begin, (MPI_File fh, void *b, int c, MPI_Datatype d), (fh, b, c, d))                       \
-    X(MPI_File_write_all_begin, (MPI_File fh, const void *b, int c, MPI_Datatype d), (fh, b, c, d))                \
-    X(MPI_File_read_ordered_begin, (MPI_File fh, void *b, int c, MPI_Datatype d), (fh, b, c, d))                   \
-    X(MPI_File_write_ordered_begin, (MPI_File fh, const void *b, int c, MPI_Datatype d), (fh, b, c, d))            \
-    X(MPI_File_read_shared_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s)) \
-    X(MPI_File_write_shared_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s)) \
-    X(MPI_File_iread_shared_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d, MPI_Request *r), (fh, b, c, d, r)) \
-    X(MPI_File_iwrite_shared_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d, MPI_Request *r), (fh, b, c, d, r)) \
-    X(MPI_File_read_ordered_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s)) \
-    X(MPI_File_write_ordered_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s)) \
-    X(MPI_File_read_at_all_begin_c, (MPI_File fh, MPI_Offset o, void *b, MPI_Count c, MPI_Datatype d), (fh, o, b, c, d)) \
+    X(MPI_File_read_all_begin, (MPI_File fh, void *b, int c, MPI_Datatype d), (fh, b, c, d))                            \
+    X(MPI_File_write_all_begin, (MPI_File fh, const void *b, int c, MPI_Datatype d), (fh, b, c, d))                     \
+    X(MPI_File_read_ordered_begin, (MPI_File fh, void *b, int c, MPI_Datatype d), (fh, b, c, d))                        \
+    X(MPI_File_write_ordered_begin, (MPI_File fh, const void *b, int c, MPI_Datatype d), (fh, b, c, d))
+#define NVC_UNCACHED_LARGE_CALLS(X)                                                                                             \
+    X(MPI_File_read_shared_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))             \
+    X(MPI_File_write_shared_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))      \
+    X(MPI_File_iread_shared_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d, MPI_Request *r), (fh, b, c, d, r))           \
+    X(MPI_File_iwrite_shared_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d, MPI_Request *r), (fh, b, c, d, r))    \
+    X(MPI_File_read_ordered_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))            \
+    X(MPI_File_write_ordered_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))     \
+    X(MPI_File_read_at_all_begin_c, (MPI_File fh, MPI_Offset o, void *b, MPI_Count c, MPI_Datatype d), (fh, o, b, c, d))        \
     X(MPI_File_write_at_all_begin_c, (MPI_File fh, MPI_Offset o, const void *b, MPI_Count c, MPI_Datatype d), (fh, o, b, c, d)) \
-    X(MPI_File_read_all_begin_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d))               \
-    X(MPI_File_write_all_begin_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d))        \
-    X(MPI_File_read_ordered_begin_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d))           \
+    X(MPI_File_read_all_begin_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d))                            \
+    X(MPI_File_write_all_begin_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d))                     \
+    X(MPI_File_read_ordered_begin_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d))                        \
     X(MPI_File_write_ordered_begin_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d))
 
 /* ------------------------------------------------------------------ generated wrappers */
@@ -388,6 +393,13 @@ NVC_IO_FP_CALLS(NVC_GEN_IO_FP)
 NVC_IIO_AT_CALLS(NVC_GEN_IIO_AT)
 NVC_IIO_FP_CALLS(NVC_GEN_IIO_FP)
 NVC_UNCACHED_CALLS(NVC_GEN_UNCACHED)
+#if NVC_MPI_LARGE_COUNT /* MPI 4 large-count variants (MPICH 4; Open MPI 4.1 implements MPI 3.1) */
+NVC_IO_AT_LARGE_CALLS(NVC_GEN_IO_AT)
+NVC_IO_FP_LARGE_CALLS(NVC_GEN_IO_FP)
+NVC_IIO_AT_LARGE_CALLS(NVC_GEN_IIO_AT)
+NVC_IIO_FP_LARGE_CALLS(NVC_GEN_IIO_FP)
+NVC_UNCACHED_LARGE_CALLS(NVC_GEN_UNCACHED)
+#endif
 
 /* ------------------------------------------------------------------ file management */
 

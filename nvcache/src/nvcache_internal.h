@@ -26,6 +26,25 @@
 #define NVC_MAXSEG 4096u
 #define NVC_PATH_MAX 3072
 
+/* ---------------------------------------------------------------- MPI versions
+ *
+ * nvcache builds for MPICH 4 (MPI 4.0) and Open MPI 4.1 (MPI 3.1). MPI 3.1 has no large-count
+ * (_c) calls: the application cannot pass a count above INT_MAX there, so nvcache neither wraps
+ * them nor needs them for the application's own calls; its internal transfers of byte runs
+ * (drains, prefetch) and its packing of derived types go through these helpers, which split
+ * what does not fit an int on MPI 3.1. */
+#if MPI_VERSION >= 4
+#define NVC_MPI_LARGE_COUNT 1
+#else
+#define NVC_MPI_LARGE_COUNT 0
+#endif
+/** MPI_File_read_at/write_at with an MPI_Count count (a byte count above INT_MAX is split on MPI 3.1). */
+int nvc_file_rw_at(MPI_File fh, int write, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt,
+                   MPI_Status *status);
+/** MPI_Pack (pack=1) / MPI_Unpack of count elements of dt between buf and the packed bytes data
+ *  (element by element in int-sized groups on MPI 3.1); returns an MPI error code. */
+int nvc_pack(int pack, void *buf, MPI_Count count, MPI_Datatype dt, void *data, MPI_Count bytes);
+
 /* ---------------------------------------------------------------- config.c */
 
 /** Reply mode of cached writes (paper section 3.2). */

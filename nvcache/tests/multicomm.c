@@ -252,14 +252,17 @@ int main(int argc, char **argv)
             }
         }
     }
-    /* Erroneous calls return an error through the file error handler (ERRORS_RETURN), no abort. */
+    /* Erroneous calls return an error, no abort: MPICH raises MPI_File_open(MPI_COMM_NULL) on the
+       file error handler (ERRORS_RETURN), Open MPI on MPI_COMM_WORLD's, so both return here. */
     MPI_File nf;
     char np_[1024];
     name(np_, sizeof np_, 0, "null", 0);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (MPI_File_open(MPI_COMM_NULL, np_, MPI_MODE_CREATE | MPI_MODE_RDWR, on, &nf) == MPI_SUCCESS) {
         fprintf(stderr, "multicomm: MPI_File_open(MPI_COMM_NULL) succeeded\n");
         MPI_Abort(MPI_COMM_WORLD, 4);
     }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Barrier(MPI_COMM_WORLD);
     run(0, on);
     run(1, off);

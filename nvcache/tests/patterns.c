@@ -265,7 +265,15 @@ static void p_nonblocking(const char *path, MPI_Info info, struct result *r)
     CHECK(MPI_File_iread(fh, c, n, MPI_BYTE, &rq[0]));
     MPI_Wait(&rq[0], &st[0]);
     rec_read(r, c, &st[0], MPI_BYTE);
-    CHECK(MPI_File_iread_at_all(fh, (MPI_Offset)nprocs * n - 100, d, 1000, MPI_BYTE, &rq[1]));
+#ifdef OMPI_MAJOR_VERSION
+    /* Open MPI 4.1's OMPIO never completes a nonblocking read that reaches past the end of the
+     * file (its posix fbtl re-posts the short aio read forever), so the plain run would hang:
+     * there the read stops at the end. */
+    const int eof_len = 100;
+#else
+    const int eof_len = 1000;
+#endif
+    CHECK(MPI_File_iread_at_all(fh, (MPI_Offset)nprocs * n - 100, d, eof_len, MPI_BYTE, &rq[1]));
     int flag = 0;
     while (!flag)
         MPI_Test(&rq[1], &flag, &st[1]);
@@ -340,7 +348,13 @@ static void p_size(const char *path, MPI_Info info, struct result *r)
     CHECK(MPI_File_set_size(fh, (MPI_Offset)n * nprocs - 12345));
     MPI_Offset sz;
     CHECK(MPI_File_get_size(fh, &sz));
-    rec_i64(r, sz);
+#ifdef OMPI_MAJOR_VERSION
+    /* Open MPI 4.1's OMPIO: after this shrinking set_size (even behind a barrier) some ranks'
+     * get_size reports the old size (1-3 of 4 ranks in every run here); only rank 0's is right.
+     * nvcache reports the new size on every rank. */
+    if (rank == 0)
+#endif
+        rec_i64(r, sz);
     CHECK(MPI_File_set_size(fh, (MPI_Offset)n * nprocs + 777));
     CHECK(MPI_File_preallocate(fh, 1000));
     CHECK(MPI_File_get_size(fh, &sz));
@@ -391,7 +405,8 @@ static void p_shared(const char *path, MPI_Info info, struct result *r)
     free(c);
 }
 
-/* 12. MPI-4 large-count (_c) variants */
+/* 12. MPI-4 large-count (_c) variants (MPI 3.1, as in Open MPI 4.1, has none) */
+#if MPI_VERSION >= 4
 static void p_large_count(const char *path, MPI_Info info, struct result *r)
 {
     const MPI_Count n = 12345;
@@ -412,6 +427,7 @@ static void p_large_count(const char *path, MPI_Info info, struct result *r)
     free(b);
     free(c);
 }
+#endif
 
 /* 13. delete-on-close scratch file: data readable while open, file gone afterwards */
 static void p_delete_on_close(const char *path, MPI_Info info, struct result *r)
@@ -561,6 +577,9 @@ static void p_stripe_hints(const char *path, MPI_Info info, struct result *r)
     fh = op(path, MPI_MODE_RDWR, mine);
     CHECK(MPI_File_read_at_all(fh, (MPI_Offset)((rank + nprocs - 1) % nprocs) * n, c, n, MPI_BYTE, &st));
     rec_read(r, c, &st, MPI_BYTE);
+    /* The write below lands in a range another rank reads above: a collective read does not
+       synchronise (OMPIO's aggregator was still reading when a rank that had its data wrote). */
+    MPI_Barrier(MPI_COMM_WORLD);
     fill(b, n, rank + 70);
     CHECK(MPI_File_write_at_all(fh, (MPI_Offset)rank * n + n / 2, b, n, MPI_BYTE, MPI_STATUS_IGNORE));
     CHECK(MPI_File_close(&fh));
@@ -576,7 +595,10 @@ static const struct {
     {"contig_indep", p_contig_indep}, {"contig_coll", p_contig_coll}, {"fp", p_fp},
     {"strided", p_strided}, {"memtype", p_memtype}, {"subarray", p_subarray},
     {"nonblocking", p_nonblocking}, {"growth", p_growth}, {"empty", p_empty},
-    {"size", p_size}, {"shared", p_shared}, {"large_count", p_large_count},
+    {"size", p_size}, {"shared", p_shared},
+#if MPI_VERSION >= 4
+    {"large_count", p_large_count},
+#endif
     {"delete_on_close", p_delete_on_close}, {"comm_self", p_comm_self}, {"permuted", p_permuted},
     {"node_overlap", p_node_overlap}, {"stripe_hints", p_stripe_hints},
 };

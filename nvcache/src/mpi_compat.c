@@ -1,0 +1,72 @@
+/* mpi_compat.c: large counts on MPI 3.1 and MPI 4.
+ *
+ * MPICH 4 has the MPI 4 large-count calls; Open MPI 4.1 (Debian 12's) implements MPI 3.1, whose
+ * file, pack and unpack calls take int counts and sizes. nvcache moves byte runs larger than that
+ * (a part's dirty run drained in one call, a packed derived-type buffer), so on MPI 3.1 these
+ * helpers split them into int-sized pieces: byte runs by offset, packed data by whole elements.
+ */
+#include "nvcache_internal.h"
+#include <limits.h>
+
+int nvc_file_rw_at(MPI_File fh, int write, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt,
+                   MPI_Status *status)
+{
+#if NVC_MPI_LARGE_COUNT
+    return write ? PMPI_File_write_at_c(fh, off, buf, count, dt, status)
+                 : PMPI_File_read_at_c(fh, off, buf, count, dt, status);
+#else
+    if (count <= INT_MAX)
+        return write ? PMPI_File_write_at(fh, off, buf, (int)count, dt, status)
+                     : PMPI_File_read_at(fh, off, buf, (int)count, dt, status);
+    /* Only nvcache's own byte transfers on handles with the default view get here (an application
+       on MPI 3.1 cannot pass such a count): offsets are bytes, pieces of 1 GiB. */
+    if (dt != MPI_BYTE)
+        return MPI_ERR_COUNT;
+    MPI_Count done = 0;
+    while (done < count) {
+        int k = count - done > (1 << 30) ? (1 << 30) : (int)(count - done), got = 0;
+        MPI_Status st;
+        int rc = write ? PMPI_File_write_at(fh, off + done, (uint8_t *)buf + done, k, MPI_BYTE, &st)
+                       : PMPI_File_read_at(fh, off + done, (uint8_t *)buf + done, k, MPI_BYTE, &st);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        PMPI_Get_count(&st, MPI_BYTE, &got);
+        done += got;
+        if (got < k)
+            break; /* end of file on a read */
+    }
+    if (status != MPI_STATUS_IGNORE) {
+        PMPI_Status_set_elements_x(status, MPI_BYTE, done);
+        PMPI_Status_set_cancelled(status, 0);
+    }
+    return MPI_SUCCESS;
+#endif
+}
+
+int nvc_pack(int pack, void *buf, MPI_Count count, MPI_Datatype dt, void *data, MPI_Count bytes)
+{
+#if NVC_MPI_LARGE_COUNT
+    MPI_Count pos = 0;
+    return pack ? PMPI_Pack_c(buf, count, dt, data, bytes, &pos, MPI_COMM_SELF)
+                : PMPI_Unpack_c(data, bytes, &pos, buf, count, dt, MPI_COMM_SELF);
+#else
+    MPI_Count tsize, lb, ext;
+    PMPI_Type_size_x(dt, &tsize);
+    PMPI_Type_get_extent_x(dt, &lb, &ext);
+    if (tsize <= 0 || count <= 0)
+        return MPI_SUCCESS;
+    if (tsize > INT_MAX)
+        return MPI_ERR_COUNT; /* one element over 2 GiB: the caller passes the file through */
+    (void)bytes;
+    MPI_Count per = INT_MAX / tsize; /* elements per int-sized piece */
+    for (MPI_Count e = 0; e < count; e += per) {
+        int n = (int)(count - e < per ? count - e : per), pos = 0;
+        uint8_t *mem = (uint8_t *)buf + e * ext, *packed = (uint8_t *)data + e * tsize;
+        int rc = pack ? PMPI_Pack(mem, n, dt, packed, (int)(n * tsize), &pos, MPI_COMM_SELF)
+                      : PMPI_Unpack(packed, (int)(n * tsize), &pos, mem, n, dt, MPI_COMM_SELF);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+#endif
+}
