@@ -30,7 +30,16 @@ static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
 static int bypass(struct nvc_file *f, const char *why, int quiet);
 
 /* Whether f may still serve an operation from the cache: no other handle of its file opened since. */
-static int still_owned(struct nvc_file *f) { return !f->reg_owner || nvc_reg_owned(f->reg, f->fileid); }
+static int still_owned(struct nvc_file *f)
+{
+    if (!f->reg_owner)
+        return 1;
+    if (f->reg)
+        return nvc_reg_owned(f->reg, f->fileid);
+    /* The table is on another host: a second handle's drain moves every part of this open out of
+       ACTIVE before that handle's open returns, and requests to other parts see it there. */
+    return !f->direct || __atomic_load_n(&f->direct->hdr->state, __ATOMIC_ACQUIRE) == NVC_PART_ACTIVE;
+}
 
 /* Moves f to pass-through once another handle of its file was opened (quietly: normal operation);
  * waits for that handle's drain of f's parts if it still runs. */
@@ -107,15 +116,31 @@ static int comm_cache_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
     return MPI_SUCCESS; /* the record stays on comm_caches (small) */
 }
 
-/* The file's collectives: the shared-memory entry agreed at open. */
-static void coll_barrier(struct nvc_file *f) { nvc_coll_run(f->coll, f->size, NVC_COLL_BARRIER, NULL, 0); }
-static void coll_max(struct nvc_file *f, int64_t *v, int n) { nvc_coll_run(f->coll, f->size, NVC_COLL_MAX, v, n); }
+/* The file's collectives: the shared-memory entry agreed at open, or, when the job spans hosts
+   (no memory is shared across them), a duplicate of the file's communicator made at open. */
+static void coll_barrier(struct nvc_file *f)
+{
+    if (f->mcomm != MPI_COMM_NULL)
+        PMPI_Barrier(f->mcomm);
+    else
+        nvc_coll_run(f->coll, f->size, NVC_COLL_BARRIER, NULL, 0);
+}
+
+static void coll_max(struct nvc_file *f, int64_t *v, int n)
+{
+    if (f->mcomm != MPI_COMM_NULL)
+        PMPI_Allreduce(MPI_IN_PLACE, v, n, MPI_INT64_T, MPI_MAX, f->mcomm);
+    else
+        nvc_coll_run(f->coll, f->size, NVC_COLL_MAX, v, n);
+}
 
 static void comm_release(struct nvc_file *f)
 {
     if (f->coll)
         nvc_coll_leave(f->coll, f->size);
     f->coll = NULL;
+    if (f->mcomm != MPI_COMM_NULL)
+        PMPI_Comm_free(&f->mcomm);
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -213,7 +238,7 @@ static struct nvc_slot *req(struct nvc_file *f, uint32_t part, uint32_t op)
 
 static uint32_t call(struct nvc_file *f, uint32_t part, struct nvc_slot *s)
 {
-    nvc_mailbox_call(nvc_rt.mbox[f->part_node[part]], s);
+    nvc_node_call(f->part_node[part], s);
     return s->status;
 }
 
@@ -800,6 +825,83 @@ int nvc_bypass(struct nvc_file *f, const char *why) { return bypass(f, why, 0); 
 
 static struct nvc_reg_table *reg_table(void) { return nvc_reg_table(nvc_rt.mbox[0]); }
 
+/* The table is in node 0's mailbox: mapped on node 0's host, asked for over MPI elsewhere. */
+static int reg_local(void) { return nvc_rt.mbox[0] != NULL; }
+
+/* A request to the table on node 0's host (entry idx, -1: none); returns the reply's arg[1]. */
+static uint64_t reg_remote(uint32_t op, int64_t idx, uint64_t a1)
+{
+    pthread_mutex_lock(&nvc_rt.slot_lock);
+    struct nvc_slot *s = nvc_remote_slot(0);
+    s->op = op;
+    s->nseg = 0;
+    s->fileid = 0;
+    s->part = 0;
+    memset(s->arg, 0, sizeof s->arg);
+    s->arg[0] = idx < 0 ? UINT64_MAX : (uint64_t)idx;
+    s->arg[1] = a1;
+    nvc_remote_call(0, s);
+    uint64_t r = s->arg[1];
+    pthread_mutex_unlock(&nvc_rt.slot_lock);
+    return r;
+}
+
+/* A handle nvcache cannot follow: no file may be cached until it closes (never left). */
+static void reg_untrack(void)
+{
+    if (reg_local())
+        nvc_reg_untrack(reg_table());
+    else
+        reg_remote(NVC_OP_REG_UNTRACK, -1, 0);
+}
+
+static void reg_disown(struct nvc_file *f)
+{
+    if (f->reg)
+        nvc_reg_disown(reg_table(), f->reg, f->fileid);
+    else if (f->reg_idx >= 0)
+        reg_remote(NVC_OP_REG_DISOWN, f->reg_idx, f->fileid);
+}
+
+static void reg_leave(struct nvc_reg *e, int64_t idx)
+{
+    if (reg_local())
+        nvc_reg_leave(reg_table(), e);
+    else
+        reg_remote(NVC_OP_REG_LEAVE, idx, 0);
+}
+
+/* Joins the table on node 0's host from another host: the verdict, f->reg_idx, and for
+   NVC_REG_PASS_DRAIN the caching open's layout in *lay; a verdict above NVC_REG_PASS_WAIT is a
+   failed request (the handle is then not entered). */
+static int reg_join_remote(struct nvc_file *f, uint64_t dev, uint64_t ino, int want_cache, struct nvc_reg *lay)
+{
+    pthread_mutex_lock(&nvc_rt.slot_lock);
+    struct nvc_slot *s = nvc_remote_slot(0);
+    s->op = NVC_OP_REG_JOIN;
+    s->nseg = 0;
+    s->fileid = f->fileid;
+    s->part = 0;
+    uint64_t a[6] = {dev, ino, f->fileid, f->nparts, (uint64_t)want_cache, f->stripe};
+    memcpy(s->arg, a, sizeof a);
+    uint16_t *pn = (uint16_t *)nvc_slot_data(s);
+    for (uint32_t p = 0; p < f->nparts; p++)
+        pn[p] = (uint16_t)f->part_node[p];
+    nvc_remote_call(0, s);
+    int v = (int)s->status;
+    f->reg_idx = s->arg[0] < NVC_REG_ENTRIES ? (int64_t)s->arg[0] : -1;
+    if (v == NVC_REG_PASS_DRAIN) {
+        atomic_store(&lay->owner, s->arg[1]);
+        lay->stripe = s->arg[2];
+        lay->nparts = (uint32_t)s->arg[3] < NVC_REG_MAXPARTS ? (uint32_t)s->arg[3] : NVC_REG_MAXPARTS;
+        atomic_store(&lay->synced, (uint32_t)s->arg[4]);
+        for (uint32_t p = 0; p < lay->nparts; p++)
+            lay->part_node[p] = pn[p];
+    }
+    pthread_mutex_unlock(&nvc_rt.slot_lock);
+    return v;
+}
+
 /* The file's identity: device and inode of path (ROMIO's "fs:" prefixes stripped). */
 static int file_key(const char *path, uint64_t *dev, uint64_t *ino)
 {
@@ -831,6 +933,7 @@ static void drain_other_open(const char *path, const struct nvc_reg *lay)
     s->mode = NVC_MODE_CACHED;
     s->my_part = -1;
     s->self_fh = MPI_FILE_NULL;
+    s->mcomm = MPI_COMM_NULL;
     snprintf(s->path, sizeof s->path, "%s", path);
     if (bypass(s, "another handle of the file was opened", 1) != MPI_SUCCESS)
         nvc_msg("%s: draining the cache of another handle of the file failed; its data stays in %s for nvcache-recover",
@@ -844,22 +947,40 @@ static void drain_other_open(const char *path, const struct nvc_reg *lay)
 static int reg_enter(struct nvc_file *f, int want_cache)
 {
     uint64_t dev, ino;
-    struct nvc_reg_table *t = reg_table();
     f->reg_joined = 1;
     f->reg = NULL;
+    f->reg_idx = -1;
     if (file_key(f->path, &dev, &ino) != 0) {
         nvc_debug("%s: cannot stat the file; not cached", f->path);
-        nvc_reg_untrack(t);
+        reg_untrack();
         return 0;
     }
+    /* Across hosts one file system's device numbers differ between its mounts: the inode alone
+       is the key (two files of different file systems with one inode number only pass through). */
+    if (nvc_rt.multi_host)
+        dev = 0;
     struct nvc_reg lay;
-    int v = nvc_reg_join(t, dev, ino, f->fileid, want_cache, f->nparts, f->part_node, f->stripe, &f->reg, &lay);
+    int v;
+    if (reg_local())
+        v = nvc_reg_join(reg_table(), dev, ino, f->fileid, want_cache, f->nparts, f->part_node, f->stripe, &f->reg,
+                         &lay);
+    else if ((v = reg_join_remote(f, dev, ino, want_cache, &lay)) > NVC_REG_PASS_WAIT) {
+        nvc_msg("%s: the job's file table on node 0's host did not answer; not cached", f->path);
+        f->reg_joined = 0;
+        return 0;
+    }
     if (v == NVC_REG_PASS_DRAIN) {
         nvc_debug("%s: a second handle: draining the cache of the open that has it", f->path);
         drain_other_open(f->path, &lay);
-        nvc_reg_drained(f->reg);
-    } else if (v == NVC_REG_PASS_WAIT)
+        if (f->reg)
+            nvc_reg_drained(f->reg);
+        else
+            reg_remote(NVC_OP_REG_DRAINED, f->reg_idx, 0);
+    } else if (v == NVC_REG_PASS_WAIT && f->reg)
         nvc_reg_wait_drained(f->reg);
+    else if (v == NVC_REG_PASS_WAIT)
+        while (reg_remote(NVC_OP_REG_WAIT, f->reg_idx, 0))
+            sleep_us(100);
     f->reg_owner = v == NVC_REG_CACHE;
     return f->reg_owner;
 }
@@ -915,6 +1036,8 @@ static void file_init(struct nvc_file *f, MPI_File fh, const char *path, int amo
     f->self_fh = MPI_FILE_NULL;
     f->amode = amode;
     f->my_part = -1;
+    f->mcomm = MPI_COMM_NULL;
+    f->reg_idx = -1;
     pthread_mutex_init(&f->lock, NULL);
     snprintf(f->path, sizeof f->path, "%s", path);
 }
@@ -945,7 +1068,7 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
 {
     uint64_t t0 = nvc_now_ns();
     /* The same on every rank (environment; agreed in MPI_Init; amode): plain MPI-IO, no handshake. */
-    if (!nvc_cfg.enabled || !nvc_rt.ready || nvc_rt.multi_host)
+    if (!nvc_cfg.enabled || !nvc_rt.ready)
         return PMPI_File_open(comm, path, amode, info, fh);
     /* An invalid or inter-communicator is erroneous for MPI_File_open: let MPICH report it through
        the file error handler (MPI_ERRORS_RETURN by default). The calls on comm below would raise
@@ -962,11 +1085,11 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
             reg_enter(f, 0);
             file_register(f);
         } else if (rc == MPI_SUCCESS)
-            nvc_reg_untrack(reg_table()); /* never left: no file may be cached from now on */
+            reg_untrack(); /* never left: no file may be cached from now on */
         return rc;
     }
     if (comm_threads < 0)
-        PMPI_Query_thread(&comm_threads);
+        comm_threads = nvc_rt.app_thread_level; /* the application's threads, not the agent's */
     int shared = comm_threads != MPI_THREAD_MULTIPLE;
     if (shared && comm_keyval == MPI_KEYVAL_INVALID &&
         PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_cache_delete, &comm_keyval, NULL) != MPI_SUCCESS)
@@ -1025,7 +1148,7 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
     if (!f || !f->part_node || !f->part_rep) {
         /* Every other rank is about to agree on caching: tell them no, then pass through. */
         nvc_msg("%s: out of memory; not cached, and no file is cached from now on", path);
-        nvc_reg_untrack(reg_table()); /* a handle nvcache cannot follow: never left */
+        reg_untrack(); /* a handle nvcache cannot follow: never left */
         int64_t no[3] = {0, 0, 0};
         PMPI_Allreduce(MPI_IN_PLACE, no, 3, MPI_INT64_T, MPI_MIN, comm);
         if (f) {
@@ -1115,7 +1238,8 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
     /* The open's one collective: every rank may cache; every part was set up; and the index of
        the shared-memory entry for this file's later collectives, claimed by rank 0 (as -(index+1),
        so that the minimum carries it; 0: none free). */
-    int coll = f->rank == 0 && ok_local ? nvc_coll_claim(nvc_rt.mbox[0], f->fileid) : -1;
+    /* Jobs across hosts meet on a duplicate communicator instead (made below; index 0 stands for it). */
+    int coll = f->rank == 0 && ok_local ? nvc_rt.multi_host ? 0 : nvc_coll_claim(nvc_rt.mbox[0], f->fileid) : -1;
     if (f->rank == 0 && ok_local && coll < 0)
         nvc_msg("%s: %d cached files are open already; using plain MPI-IO for this file", path, NVC_COLL_ENTRIES);
     /* ... and the stripe, as its minimum and (negated) maximum: ranks whose hints differ would
@@ -1125,13 +1249,13 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
     PMPI_Allreduce(MPI_IN_PLACE, ok, 5, MPI_INT64_T, MPI_MIN, acomm);
     int stripes_differ = ok[3] != -ok[4];
     if (!ok[0] || !ok[1] || ok[2] >= 0 || stripes_differ) {
-        if (coll >= 0) /* nobody else learnt the index */
+        if (coll >= 0 && !nvc_rt.multi_host) /* nobody else learnt the index */
             __atomic_store_n(&nvc_coll_entry(nvc_rt.mbox[0], coll)->fileid, 0, __ATOMIC_RELEASE);
         /* A part drained by another handle of the file during this open (its prefetch was refused)
            is no failure to report: the file is shared and passes through. */
         int shared = !still_owned(f);
         if (f->reg_owner) /* its handles stay open, uncached: no other open may cache the file meanwhile */
-            nvc_reg_disown(reg_table(), f->reg, f->fileid);
+            reg_disown(f);
         f->reg_owner = 0;
         if (f->direct) {
             nvc_part_close(f->direct, 1);
@@ -1167,7 +1291,10 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
             free(d);
         }
     }
-    f->coll = nvc_coll_entry(nvc_rt.mbox[0], (int)(-ok[2] - 1));
+    if (nvc_rt.multi_host)
+        PMPI_Comm_dup(acomm, &f->mcomm); /* every rank of acomm gets here: the agreement above said so */
+    else
+        f->coll = nvc_coll_entry(nvc_rt.mbox[0], (int)(-ok[2] - 1));
     MPI_Offset pos = 0;
     PMPI_File_get_position(f->real, &pos);
     f->fp = pos;
@@ -1271,11 +1398,12 @@ int nvc_close(MPI_File *fh)
     struct nvc_stats *st = f->st;
     int cached = f->mode == NVC_MODE_CACHED;
     struct nvc_reg *reg = f->reg;
+    int64_t reg_idx = f->reg_idx;
     int joined = f->reg_joined;
     file_free(f);
     int rc2 = PMPI_File_close(fh);
     if (joined) /* after the drain and the real close: a later open finds the file complete */
-        nvc_reg_leave(reg_table(), reg);
+        reg_leave(reg, reg_idx);
     nvc_stats_add(st, NVC_ST_CLOSE, 0, nvc_now_ns() - t0, cached);
     return rc != MPI_SUCCESS ? rc : rc2;
 }
@@ -1332,9 +1460,12 @@ int nvc_sync(struct nvc_file *f)
 {
     uint64_t t0 = nvc_now_ns();
     int rc = MPI_SUCCESS;
+    int first = !f->synced;
     f->synced = 1;
-    if (f->reg_owner)
-        atomic_store_explicit(&f->reg->synced, 1, memory_order_seq_cst); /* a drain by another handle fsyncs */
+    if (f->reg_owner && f->reg) /* a drain by another handle fsyncs */
+        atomic_store_explicit(&f->reg->synced, 1, memory_order_seq_cst);
+    else if (f->reg_owner && first)
+        reg_remote(NVC_OP_REG_SYNCED, f->reg_idx, 0);
     int64_t byp = f->mode == NVC_MODE_BYPASSED || !still_owned(f);
     coll_max(f, &byp, 1);
     if (byp) {

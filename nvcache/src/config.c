@@ -178,6 +178,9 @@ void nvc_config_load(int ranks_on_host)
     const char *y = getenv("NVCACHE_YIELD");
     if (y && *y && strcasecmp(y, "auto") && parse_bool(y, &c->yield))
         nvc_msg("NVCACHE_YIELD=%s is not auto/0/1; using %d", y, c->yield);
+    const char *th = getenv("NVCACHE_THREADS"); /* read before MPI_Init (interpose.c); checked here */
+    if (th && strcmp(th, "multiple") && strcmp(th, "asked"))
+        nvc_msg("NVCACHE_THREADS=%s is not multiple/asked; ignored", th);
     const char *sp = getenv("NVCACHE_SPIN_US");
     if (sp && *sp && strcasecmp(sp, "auto")) {
         char *end;

@@ -28,6 +28,8 @@ static void mailbox_name(char *buf, size_t n, int node)
 
 struct nvc_slot *nvc_my_slot(int node)
 {
+    if (!nvc_rt.mbox[node])
+        return nvc_remote_slot(node); /* another host's node: the request travels over MPI */
     struct nvc_slot *s = nvc_mailbox_slot(nvc_rt.mbox[node], (uint32_t)nvc_rt.rank_slot[nvc_rt.world_rank]);
     nvc_mailbox_settle(s); /* a request posted without waiting (part removal at close) */
     return s;
@@ -63,6 +65,9 @@ static void runtime_init(void)
     int is_host_leader = rt->host_rank == 0, nhosts = 0;
     PMPI_Allreduce(&is_host_leader, &nhosts, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     rt->multi_host = nhosts > 1;
+    rt->nhosts = nhosts;
+    int threads = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&threads);
 
     /* Node = (host, host_rank / NVCACHE_RANKS_PER_NODE); numbered globally in sorted order. */
     int n = rt->world_size;
@@ -90,6 +95,9 @@ static void runtime_init(void)
     rt->nnodes = nn;
     int *leader = malloc(sizeof(int) * (size_t)nn);
     rt->mbox = calloc((size_t)nn, sizeof *rt->mbox);
+    rt->node_agent = malloc(sizeof(int) * (size_t)nn);
+    for (int k = 0; k < nn && rt->node_agent; k++)
+        rt->node_agent[k] = keys[2 * k]; /* the first rank of the node's host */
     for (int r = 0; r < n; r++) {
         for (int k = 0; k < nn; k++)
             if (keys[2 * k] == all[3 * r] && keys[2 * k + 1] == all[3 * r + 1]) {
@@ -110,8 +118,18 @@ static void runtime_init(void)
     PMPI_Bcast(&rt->jobid, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
 
     char name[128];
-    int ok = 1;
-    if (rt->is_leader) {
+    int ok = rt->node_agent != NULL;
+    /* Another host's requests come through one more slot per mailbox: its agent's. */
+    uint32_t nslots = (uint32_t)rt->host_size + (rt->multi_host ? 1u : 0u);
+    if (rt->multi_host && threads < MPI_THREAD_MULTIPLE) {
+        if (rt->world_rank == 0)
+            nvc_msg("job spans %d hosts, but MPI gave thread level %d, not MPI_THREAD_MULTIPLE (needed by the agent that "
+                    "serves other hosts; set NVCACHE_THREADS=multiple if the launcher's environment did not show the "
+                    "hosts); files use plain MPI-IO",
+                    nhosts, threads);
+        ok = 0;
+    }
+    if (rt->is_leader && ok) {
         int e = nvc_mkdirs(nvc_cfg.dir);
         if (e || access(nvc_cfg.dir, W_OK | X_OK) != 0) {
             nvc_msg("NVCACHE_DIR %s is not a writable directory (%s); caching disabled, files use plain MPI-IO",
@@ -121,7 +139,7 @@ static void runtime_init(void)
     }
     if (rt->is_leader && ok) {
         mailbox_name(name, sizeof name, rt->node);
-        rt->mbox[rt->node] = nvc_mailbox_map(name, (uint32_t)rt->host_size, nvc_cfg.slot_bytes, 1);
+        rt->mbox[rt->node] = nvc_mailbox_map(name, nslots, nvc_cfg.slot_bytes, 1);
         ok = rt->mbox[rt->node] && nvc_manager_start(rt->mbox[rt->node], rt->jobid) == 0;
     }
     PMPI_Barrier(host);
@@ -129,10 +147,16 @@ static void runtime_init(void)
         if (keys[2 * k] != host_leader || rt->mbox[k])
             continue; /* other host, or my own (already mapped) */
         mailbox_name(name, sizeof name, k);
-        rt->mbox[k] = nvc_mailbox_map(name, (uint32_t)rt->host_size, nvc_cfg.slot_bytes, 0);
+        rt->mbox[k] = nvc_mailbox_map(name, nslots, nvc_cfg.slot_bytes, 0);
         ok = rt->mbox[k] != NULL;
     }
     PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (ok && rt->multi_host) {
+        ok = nvc_remote_start() == 0;
+        PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (!ok)
+            nvc_remote_stop();
+    }
     rt->ready = ok;
     if (!ok && rt->world_rank == 0)
         nvc_msg("cache runtime setup failed (see above); all files use plain MPI-IO");
@@ -142,8 +166,6 @@ static void runtime_init(void)
         nvc_mailbox_unmap(rt->mbox[rt->node], name, 1);
         rt->mbox[rt->node] = NULL;
     }
-    if (rt->multi_host && rt->world_rank == 0)
-        nvc_msg("job spans %d hosts: the shared-memory manager transport is single-host, files use plain MPI-IO", nhosts);
     nvc_debug("node %d of %d, leader %d, slot %d, yield %d, spin %d us", rt->node, nn, rt->is_leader,
               rt->rank_slot[rt->world_rank], nvc_cfg.yield, nvc_cfg.spin_us);
     free(leader);
@@ -165,6 +187,8 @@ static void runtime_fini(void)
         if (rt->mbox[k] && rt->ready)
             nvc_my_slot(k); /* collects replies still outstanding */
     PMPI_Barrier(MPI_COMM_WORLD); /* nobody uses a manager any more */
+    if (rt->multi_host && rt->ready)
+        nvc_remote_stop();
     if (rt->is_leader && rt->mbox[rt->node] && rt->ready)
         nvc_manager_stop();
     char name[128];
@@ -176,22 +200,52 @@ static void runtime_fini(void)
     }
     free(rt->mbox);
     rt->mbox = NULL;
+    free(rt->node_agent);
+    rt->node_agent = NULL;
     rt->ready = 0;
 }
 
-/** MPI_Init: real init, then the nvcache runtime. */
+/* The thread level to ask MPI for. Managers never call MPI, but the agent that serves other
+ * hosts (remote.c) does, beside the application: MPI_THREAD_MULTIPLE when the job spans hosts.
+ * That is known only after MPI_Init, so it is read from the launcher's environment (MPICH's
+ * Hydra: MPI_LOCALNRANKS < PMI_SIZE; Open MPI: OMPI_COMM_WORLD_LOCAL_SIZE < OMPI_COMM_WORLD_SIZE;
+ * Slurm: SLURM_JOB_NUM_NODES > 1), or set with NVCACHE_THREADS=multiple|asked. */
+static int thread_level(int asked)
+{
+    const char *e = getenv("NVCACHE_THREADS"), *en = getenv("NVCACHE_ENABLE");
+    if (asked >= MPI_THREAD_MULTIPLE || (en && !strcmp(en, "0")))
+        return asked;
+    if (e && !strcmp(e, "multiple"))
+        return MPI_THREAD_MULTIPLE;
+    if (e && !strcmp(e, "asked"))
+        return asked;
+    const char *pairs[][2] = {{"MPI_LOCALNRANKS", "PMI_SIZE"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_SIZE"}};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        const char *l = getenv(pairs[i][0]), *w = getenv(pairs[i][1]);
+        if (l && w && atol(l) < atol(w))
+            return MPI_THREAD_MULTIPLE;
+    }
+    const char *nodes = getenv("SLURM_JOB_NUM_NODES");
+    return nodes && atol(nodes) > 1 ? MPI_THREAD_MULTIPLE : asked;
+}
+
+/** MPI_Init: real init (at MPI_THREAD_MULTIPLE when the job spans hosts), then the nvcache runtime. */
 int MPI_Init(int *argc, char ***argv)
 {
-    int rc = PMPI_Init(argc, argv);
+    int level = thread_level(MPI_THREAD_SINGLE), provided;
+    int rc = level == MPI_THREAD_SINGLE ? PMPI_Init(argc, argv) : PMPI_Init_thread(argc, argv, level, &provided);
+    nvc_rt.app_thread_level = MPI_THREAD_SINGLE;
     if (rc == MPI_SUCCESS)
         runtime_init();
     return rc;
 }
 
-/** MPI_Init_thread: the manager never calls MPI, so the level the application asked for is used and reported unchanged. */
+/** MPI_Init_thread: the level the application asked for, or MPI_THREAD_MULTIPLE when the job spans
+ *  hosts; *provided reports what MPI gave (at least what was asked for, where MPI has it). */
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    int rc = PMPI_Init_thread(argc, argv, thread_level(required), provided);
+    nvc_rt.app_thread_level = required < *provided ? required : *provided;
     if (rc == MPI_SUCCESS)
         runtime_init();
     return rc;

@@ -195,7 +195,10 @@ static inline uint64_t nvc_part_piece(uint64_t local, uint64_t left, uint64_t st
 enum nvc_op {
     NVC_OP_OPEN = 1, NVC_OP_CLOSE, NVC_OP_WRITE, NVC_OP_FILL, NVC_OP_READ, NVC_OP_SIZE,
     NVC_OP_SETSIZE, NVC_OP_SYNC, NVC_OP_DIRTY, NVC_OP_CLEAN, NVC_OP_BYPASS_BEGIN,
-    NVC_OP_BYPASS_END, NVC_OP_SHUTDOWN, NVC_OP_RESERVE
+    NVC_OP_BYPASS_END, NVC_OP_SHUTDOWN, NVC_OP_RESERVE,
+    /* The job's file table on node 0's host, asked for by ranks of other hosts (remote.c): */
+    NVC_OP_REG_JOIN, NVC_OP_REG_DRAINED, NVC_OP_REG_WAIT, NVC_OP_REG_DISOWN, NVC_OP_REG_LEAVE,
+    NVC_OP_REG_UNTRACK, NVC_OP_REG_SYNCED
 };
 enum nvc_status { NVC_OK = 0, NVC_ERR = 1, NVC_NOSPACE = 2, NVC_BYPASS = 3, NVC_RETRY = 4 };
 
@@ -336,6 +339,26 @@ void nvc_mailbox_wait(struct nvc_mailbox *mb, uint32_t seen_doorbell);
 /** Manager side: marks a slot done and wakes its client. */
 void nvc_mailbox_reply(struct nvc_slot *s);
 
+/* ---------------------------------------------------------------- remote.c
+ *
+ * Requests for the parts of nodes on other hosts travel over MPI: a rank sends the request (the
+ * slot's header, segments and data) to the agent of the owning host, a thread of that host's
+ * first rank, which posts it in the node's mailbox like a local rank would and sends the reply
+ * back. The job's file table lives on node 0's host; ranks of other hosts reach it the same way
+ * (NVC_OP_REG_*). Needs MPI_THREAD_MULTIPLE (the agent calls MPI beside the application). */
+
+/** Sets up the channel (collective over MPI_COMM_WORLD; every rank, once nodes are known) and
+ *  starts this host's agent in the host's first rank; returns 0, or -1 (caching impossible). */
+int nvc_remote_start(void);
+/** Stops the agent (after a barrier: no request is in flight) and frees the channel. */
+void nvc_remote_stop(void);
+/** This process's slot for requests to node on another host (caller holds nvc_rt.slot_lock). */
+struct nvc_slot *nvc_remote_slot(int node);
+/** Sends the filled slot s to node's host and waits for the reply, written back into s. */
+void nvc_remote_call(int node, struct nvc_slot *s);
+/** Posts s to node and waits for the reply: node's mailbox on this host, the agent elsewhere. */
+void nvc_node_call(int node, struct nvc_slot *s);
+
 /* ---------------------------------------------------------------- manager.c */
 
 /** mkdir -p with mode 0700; returns 0 or -errno. */
@@ -352,7 +375,10 @@ struct nvc_runtime {
     int ready;                 /* caching possible in this process */
     int world_rank, world_size;
     int host_rank, host_size;  /* rank within MPI_COMM_TYPE_SHARED */
-    int multi_host;            /* job spans several hosts */
+    int multi_host;            /* job spans several hosts (requests to other hosts go through remote.c) */
+    int nhosts;
+    int *node_agent;           /* node -> world rank of its host's agent (multi_host only) */
+    int app_thread_level;      /* the thread level the application asked for (nvcache may ask for more) */
     int node;                  /* global node index of this rank */
     int nnodes;
     int *rank_node;            /* world rank -> node */
@@ -433,7 +459,9 @@ struct nvc_file {
     struct nvc_part *direct;   /* my node's part mapped in this process (NULL: every request goes to the manager) */
     struct nvc_seg *dseg;      /* segments of a direct write batch (NVC_MAXSEG) */
     struct nvc_stats *st;
-    struct nvc_reg *reg;       /* this handle's entry in the job's file table (NULL: untracked) */
+    struct nvc_reg *reg;       /* this handle's entry in the job's file table (NULL: untracked or on another host) */
+    int64_t reg_idx;           /* the entry's index in node 0's host's table (ranks of other hosts; -1: untracked) */
+    MPI_Comm mcomm;            /* multi-host jobs: a duplicate of the file's communicator for nvcache's collectives */
     int reg_joined;            /* the handle was entered in the table (left at close) */
     int reg_owner;             /* this open cached the file when it was opened (checked before cached operations) */
     pthread_mutex_t lock;

@@ -1,0 +1,326 @@
+/* remote.c: requests to the cache managers of other hosts, over MPI.
+ *
+ * On one host every rank maps every node's mailbox and part files (shared memory). Across hosts
+ * nothing is shared but MPI: a rank that needs another host's part sends the request (the slot's
+ * header, its segments and, for writes, the data) on nvcache's private request communicator to
+ * that host's agent, a thread of the host's first rank; the agent posts it in the owning node's
+ * mailbox, through a slot of its own, exactly as a rank of that host would, and sends the reply
+ * (header, segments, and for reads the data) back on the reply communicator. A write is
+ * acknowledged only once the owning manager has persisted it, as on one host. The job's file
+ * table (registry.c) stays on node 0's host; ranks of other hosts join and leave it through the
+ * agent there (NVC_OP_REG_*), by entry index.
+ *
+ * Why point-to-point with an agent rather than one-sided windows over the parts: parts are
+ * created, grown (fallocate) and removed while the file is open, so a window would have to be
+ * re-attached on the owning side anyway, and a put is not persistent until the owner flushes it;
+ * the agent gives that flush (the manager's own write path) and the capacity checks for free.
+ *
+ * Waiting: the agent must not busy-poll (tests run 8 ranks on 2 cores), and a blocking MPI_Recv
+ * polls in both MPICH and Open MPI. It probes (MPI_Improbe) and, when nothing came, yields for
+ * NVCACHE_SPIN_US after the last request, then sleeps between probes, the sleep doubling from
+ * 20 us to NVC_AGENT_IDLE_US. Two communicators (duplicates of MPI_COMM_WORLD) keep the agent's
+ * MPI_ANY_SOURCE/ANY_TAG probe away from replies its own process is waiting for.
+ */
+#define _GNU_SOURCE
+#include "nvcache_internal.h"
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Request tags are the target node (< NVC_TAG_STOP); the stop tag ends an agent. */
+#define NVC_TAG_STOP 30000
+#define NVC_TAG_REPLY 30001
+#define NVC_AGENT_IDLE_US 200
+
+/** The fixed part of a request or reply on the wire; segments and data follow. */
+struct nvc_wire {
+    uint32_t op, status, nseg, part;
+    uint64_t fileid;
+    uint64_t arg[6];
+    uint64_t ndata;
+};
+
+static struct {
+    MPI_Comm req, rep;         /* requests to agents; replies to requesters */
+    struct nvc_slot **slot;    /* node -> this process's slot for requests to it (made on first use: a
+                                  transfer fills the slots of several parts before it sends them) */
+    uint8_t *buf, *abuf;       /* wire buffers: the requester's, the agent's */
+    size_t cap;
+    struct nvc_slot *aslot;    /* the agent's slot for table requests (no mailbox involved) */
+    pthread_t thread;
+    int running;
+} rm = {.req = MPI_COMM_NULL, .rep = MPI_COMM_NULL};
+
+static uint64_t seg_bytes(const struct nvc_slot *s)
+{
+    uint64_t t = 0;
+    for (uint32_t i = 0; i < s->nseg; i++)
+        t += s->seg[i].len;
+    return t;
+}
+
+/* Data bytes a request carries. */
+static uint64_t request_data(const struct nvc_slot *s)
+{
+    switch (s->op) {
+    case NVC_OP_WRITE:
+    case NVC_OP_FILL: return seg_bytes(s);
+    case NVC_OP_OPEN: return strnlen((const char *)nvc_slot_data((struct nvc_slot *)s), NVC_PATH_MAX - 1) + 1;
+    case NVC_OP_REG_JOIN: return s->arg[3] * sizeof(uint16_t); /* the caching open's part -> node */
+    default: return 0;
+    }
+}
+
+/* Data bytes a reply carries. */
+static uint64_t reply_data(const struct nvc_slot *s)
+{
+    if (s->op == NVC_OP_READ && s->status == NVC_OK)
+        return seg_bytes(s);
+    if (s->op == NVC_OP_REG_JOIN && s->status == NVC_REG_PASS_DRAIN)
+        return s->arg[3] * sizeof(uint16_t);
+    return 0;
+}
+
+static size_t pack(uint8_t *buf, const struct nvc_slot *s, uint64_t ndata)
+{
+    struct nvc_wire w = {s->op, s->status, s->nseg, s->part, s->fileid, {0}, ndata};
+    memcpy(w.arg, s->arg, sizeof w.arg);
+    memcpy(buf, &w, sizeof w);
+    size_t n = sizeof w;
+    memcpy(buf + n, s->seg, s->nseg * sizeof *s->seg);
+    n += s->nseg * sizeof *s->seg;
+    memcpy(buf + n, nvc_slot_data((struct nvc_slot *)s), ndata);
+    return n + ndata;
+}
+
+/* Copies a message into slot s; returns 0, or -1 when it is malformed (never trusted blindly:
+ * a mismatch between builds of the two hosts must not overrun a slot). */
+static int unpack(const uint8_t *buf, size_t len, struct nvc_slot *s)
+{
+    struct nvc_wire w;
+    if (len < sizeof w)
+        return -1;
+    memcpy(&w, buf, sizeof w);
+    if (w.nseg > NVC_MAXSEG || w.ndata > nvc_cfg.slot_bytes || len != sizeof w + w.nseg * sizeof *s->seg + w.ndata)
+        return -1;
+    s->op = w.op;
+    s->status = w.status;
+    s->nseg = w.nseg;
+    s->part = w.part;
+    s->fileid = w.fileid;
+    memcpy(s->arg, w.arg, sizeof w.arg);
+    memcpy(s->seg, buf + sizeof w, w.nseg * sizeof *s->seg);
+    memcpy(nvc_slot_data(s), buf + sizeof w + w.nseg * sizeof *s->seg, w.ndata);
+    return 0;
+}
+
+static struct nvc_slot *slot_alloc(void)
+{
+    return calloc(1, sizeof(struct nvc_slot) + nvc_cfg.slot_bytes);
+}
+
+struct nvc_slot *nvc_remote_slot(int node)
+{
+    if (!rm.slot[node] && !(rm.slot[node] = slot_alloc())) {
+        nvc_msg("out of memory for a request slot to node %d", node);
+        abort(); /* nothing sensible left to do: the request cannot even be refused */
+    }
+    return rm.slot[node];
+}
+
+void nvc_remote_call(int node, struct nvc_slot *s)
+{
+    size_t n = pack(rm.buf, s, request_data(s));
+    MPI_Status st;
+    int len = 0, agent = nvc_rt.node_agent[node];
+    PMPI_Send(rm.buf, (int)n, MPI_BYTE, agent, node, rm.req);
+    PMPI_Recv(rm.buf, (int)rm.cap, MPI_BYTE, agent, NVC_TAG_REPLY, rm.rep, &st);
+    PMPI_Get_count(&st, MPI_BYTE, &len);
+    if (unpack(rm.buf, (size_t)len, s) != 0) {
+        nvc_msg("malformed reply from the agent of node %d (rank %d); request failed", node, agent);
+        s->status = NVC_ERR;
+    }
+}
+
+void nvc_node_call(int node, struct nvc_slot *s)
+{
+    if (nvc_rt.mbox[node])
+        nvc_mailbox_call(nvc_rt.mbox[node], s);
+    else
+        nvc_remote_call(node, s);
+}
+
+/* ------------------------------------------------------------------ the agent */
+
+/* A table request from another host, served on node 0's mailbox's table. */
+static void serve_table(struct nvc_slot *s)
+{
+    struct nvc_reg_table *t = nvc_rt.mbox[0] ? nvc_reg_table(nvc_rt.mbox[0]) : NULL;
+    struct nvc_reg *e = NULL;
+    if (!t) {
+        s->status = UINT32_MAX; /* no verdict: distinct from every nvc_reg_verdict */
+        return;
+    }
+    if (s->op != NVC_OP_REG_JOIN && s->op != NVC_OP_REG_UNTRACK && s->arg[0] != UINT64_MAX) {
+        if (s->arg[0] >= NVC_REG_ENTRIES) {
+            s->status = NVC_ERR;
+            return;
+        }
+        e = &t->e[s->arg[0]];
+    }
+    s->status = NVC_OK;
+    switch (s->op) {
+    case NVC_OP_REG_JOIN: {
+        int nodes[NVC_REG_MAXPARTS];
+        uint32_t nparts = (uint32_t)s->arg[3];
+        const uint16_t *pn = (const uint16_t *)nvc_slot_data(s);
+        for (uint32_t p = 0; p < nparts && p < NVC_REG_MAXPARTS; p++)
+            nodes[p] = pn[p];
+        struct nvc_reg lay;
+        int v = nvc_reg_join(t, s->arg[0], s->arg[1], s->arg[2], (int)s->arg[4], nparts, nodes, s->arg[5], &e, &lay);
+        s->status = (uint32_t)v;
+        s->arg[0] = e ? (uint64_t)(e - t->e) : UINT64_MAX;
+        if (v == NVC_REG_PASS_DRAIN) {
+            s->arg[1] = atomic_load(&lay.owner);
+            s->arg[2] = lay.stripe;
+            s->arg[3] = lay.nparts;
+            s->arg[4] = atomic_load(&lay.synced);
+            uint16_t *out = (uint16_t *)nvc_slot_data(s);
+            for (uint32_t p = 0; p < lay.nparts; p++)
+                out[p] = lay.part_node[p];
+        }
+        break;
+    }
+    case NVC_OP_REG_DRAINED:
+        if (e)
+            nvc_reg_drained(e);
+        break;
+    case NVC_OP_REG_WAIT: /* polled by the requester: the agent never blocks on a drain */
+        s->arg[1] = e && atomic_load_explicit(&e->state, memory_order_acquire) == NVC_REG_DRAINING;
+        break;
+    case NVC_OP_REG_DISOWN: nvc_reg_disown(t, e, s->arg[1]); break;
+    case NVC_OP_REG_LEAVE: nvc_reg_leave(t, e); break;
+    case NVC_OP_REG_UNTRACK: nvc_reg_untrack(t); break;
+    case NVC_OP_REG_SYNCED:
+        if (e)
+            atomic_store_explicit(&e->synced, 1, memory_order_seq_cst);
+        break;
+    default: s->status = NVC_ERR; break;
+    }
+}
+
+/* Serves one request from rank src for node (the message's tag). */
+static void serve(int node, size_t len, int src)
+{
+    struct nvc_slot *s = rm.aslot;
+    int table = 0;
+    if (len >= sizeof(struct nvc_wire)) {
+        uint32_t op;
+        memcpy(&op, rm.abuf, sizeof op);
+        table = op >= NVC_OP_REG_JOIN && op <= NVC_OP_REG_SYNCED;
+    }
+    if (!table && node >= 0 && node < nvc_rt.nnodes && nvc_rt.mbox[node])
+        s = nvc_mailbox_slot(nvc_rt.mbox[node], (uint32_t)nvc_rt.host_size); /* the agent's slot */
+    if (unpack(rm.abuf, len, s) != 0) {
+        nvc_msg("malformed request from rank %d for node %d; refused", src, node);
+        memset(s, 0, sizeof *s);
+        s->status = NVC_ERR;
+    } else if (table)
+        serve_table(s);
+    else if (s == rm.aslot) {
+        nvc_msg("request from rank %d for node %d, which is not on this host; refused", src, node);
+        s->status = NVC_ERR;
+    } else
+        nvc_mailbox_call(nvc_rt.mbox[node], s);
+    size_t n = pack(rm.abuf, s, reply_data(s));
+    PMPI_Send(rm.abuf, (int)n, MPI_BYTE, src, NVC_TAG_REPLY, rm.rep);
+}
+
+static void *agent_main(void *arg)
+{
+    (void)arg;
+    uint64_t last = nvc_now_ns();
+    long idle_us = 20;
+    for (;;) {
+        int flag = 0, len = 0;
+        MPI_Message msg;
+        MPI_Status st;
+        PMPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, rm.req, &flag, &msg, &st);
+        if (!flag) {
+            if (nvc_now_ns() - last < (uint64_t)nvc_cfg.spin_us * 1000u) {
+                sched_yield();
+                continue;
+            }
+            struct timespec ts = {0, idle_us * 1000};
+            nanosleep(&ts, NULL);
+            if (idle_us < NVC_AGENT_IDLE_US)
+                idle_us *= 2;
+            continue;
+        }
+        PMPI_Get_count(&st, MPI_BYTE, &len);
+        if (len < 0 || (size_t)len > rm.cap) {
+            /* Received whole and dropped (a truncated receive would be an MPI error); the
+               requester gets an error reply, not silence. */
+            void *junk = malloc(len > 0 ? (size_t)len : 1);
+            PMPI_Mrecv(junk, len, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+            free(junk);
+            len = 0;
+        } else
+            PMPI_Mrecv(rm.abuf, len, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+        if (st.MPI_TAG == NVC_TAG_STOP)
+            break;
+        serve(st.MPI_TAG, (size_t)len, st.MPI_SOURCE);
+        last = nvc_now_ns();
+        idle_us = 20;
+    }
+    return NULL;
+}
+
+int nvc_remote_start(void)
+{
+    rm.cap = sizeof(struct nvc_wire) + NVC_MAXSEG * sizeof(struct nvc_seg) + nvc_cfg.slot_bytes;
+    rm.slot = calloc((size_t)nvc_rt.nnodes, sizeof *rm.slot);
+    rm.buf = malloc(rm.cap);
+    int ok = rm.slot && rm.buf;
+    if (ok && nvc_rt.host_rank == 0) {
+        rm.aslot = slot_alloc();
+        rm.abuf = malloc(rm.cap);
+        ok = rm.aslot && rm.abuf;
+    }
+    PMPI_Comm_dup(MPI_COMM_WORLD, &rm.req);
+    PMPI_Comm_dup(MPI_COMM_WORLD, &rm.rep);
+    if (ok && nvc_rt.host_rank == 0) {
+        int e = pthread_create(&rm.thread, NULL, agent_main, NULL);
+        if (e)
+            nvc_msg("pthread_create(agent) failed: %s", strerror(e));
+        rm.running = e == 0;
+        ok = rm.running;
+    }
+    if (!ok)
+        nvc_msg("cannot set up requests to other hosts (out of memory or threads)");
+    return ok ? 0 : -1;
+}
+
+void nvc_remote_stop(void)
+{
+    if (rm.running) {
+        PMPI_Send(NULL, 0, MPI_BYTE, nvc_rt.world_rank, NVC_TAG_STOP, rm.req);
+        pthread_join(rm.thread, NULL);
+        rm.running = 0;
+    }
+    if (rm.req != MPI_COMM_NULL)
+        PMPI_Comm_free(&rm.req);
+    if (rm.rep != MPI_COMM_NULL)
+        PMPI_Comm_free(&rm.rep);
+    for (int k = 0; rm.slot && k < nvc_rt.nnodes; k++)
+        free(rm.slot[k]);
+    free(rm.slot);
+    free(rm.buf);
+    free(rm.aslot);
+    free(rm.abuf);
+    rm.slot = NULL;
+    rm.aslot = NULL;
+    rm.buf = rm.abuf = NULL;
+}
