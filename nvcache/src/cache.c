@@ -25,7 +25,8 @@ static struct nvc_file *files;
 static void comm_release(struct nvc_file *f);
 static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
 
-#define NEED_BYPASS 0x7fff0001
+#define NEED_BYPASS 0x7fff0001 /* NVRAM full: the file passes through, said once per part */
+#define NEED_PASS 0x7fff0002   /* a part was bypassed by another rank or handle: the file passes through quietly */
 
 static int bypass(struct nvc_file *f, const char *why, int quiet);
 
@@ -458,14 +459,14 @@ static int map_range(int64_t foff, int64_t len, int64_t soff, void *arg)
     return 0;
 }
 
-/* Global file size: maximum of all parts' views. Returns NEED_BYPASS if a part is bypassed. */
+/* Global file size: maximum of all parts' views. Returns NEED_PASS if a part is bypassed. */
 static int parts_size(struct nvc_file *f, int64_t *size)
 {
     int64_t m = 0;
     for (uint32_t p = 0; p < f->nparts; p++) {
         if (f->direct && (int)p == f->my_part) {
             if (__atomic_load_n(&f->direct->hdr->state, __ATOMIC_ACQUIRE) == NVC_PART_BYPASS)
-                return NEED_BYPASS;
+                return NEED_PASS;
             int64_t sz = (int64_t)__atomic_load_n(&f->direct->hdr->size, __ATOMIC_ACQUIRE);
             if (sz > m)
                 m = sz;
@@ -474,7 +475,7 @@ static int parts_size(struct nvc_file *f, int64_t *size)
         struct nvc_slot *s = req(f, p, NVC_OP_SIZE);
         uint32_t st = call(f, p, s);
         if (st == NVC_BYPASS)
-            return NEED_BYPASS;
+            return NEED_PASS;
         if (st != NVC_OK) {
             nvc_msg("%s: size request to part %u failed", f->path, p);
             return MPI_ERR_IO;
@@ -535,8 +536,10 @@ static int cached_transfer(struct nvc_file *f, int write, uint8_t *data, int64_t
         for (uint32_t p = 0; p < f->nparts; p++)
             if (flush_batch(&c, p))
                 break;
-    if (c.status == NVC_BYPASS || c.status == NVC_NOSPACE)
+    if (c.status == NVC_NOSPACE)
         rc = NEED_BYPASS;
+    else if (c.status == NVC_BYPASS)
+        rc = NEED_PASS;
     else if (c.status != NVC_OK)
         rc = MPI_ERR_IO;
     *done = write ? n : c.done;
@@ -644,9 +647,12 @@ int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void
         }
         if (!contig)
             free(data);
-        if (rc == NEED_BYPASS) {
+        if (rc == NEED_BYPASS || rc == NEED_PASS) {
             pass_if_shared(f); /* another handle was opened during this transfer */
-            nvc_bypass(f, write ? "NVRAM full or part bypassed during write" : "part bypassed during read");
+            /* NEED_PASS: the rank or handle that bypassed the part has said why (a second handle
+               on another host is only seen here: its table is there). */
+            bypass(f, rc == NEED_BYPASS ? "NVRAM full during write" : "part bypassed by another rank or handle",
+                   rc == NEED_PASS);
             cached = 0;
         } else if (rc == MPI_SUCCESS && status != MPI_STATUS_IGNORE) {
             PMPI_Status_set_elements_x(status, MPI_BYTE, done);
@@ -1235,6 +1241,13 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
             st = (uint32_t)prefetch_part(f, (uint32_t)f->my_part, size);
     }
     pthread_mutex_unlock(&nvc_rt.slot_lock);
+    /* A second handle that joined the table before this representative created its part found
+       no part to drain: the table, asked after the part exists, says whether this open still
+       caches (a later handle's drain finds every part). Ranks of node 0's host also check the
+       table before each operation; elsewhere only this check and the parts' states stand. */
+    if (rep && st == NVC_OK && f->reg_owner &&
+        !(f->reg ? nvc_reg_owned(f->reg, f->fileid) : reg_remote(NVC_OP_REG_OWNED, f->reg_idx, f->fileid) != 0))
+        st = NVC_BYPASS;
     /* The open's one collective: every rank may cache; every part was set up; and the index of
        the shared-memory entry for this file's later collectives, claimed by rank 0 (as -(index+1),
        so that the minimum carries it; 0: none free). */
@@ -1427,8 +1440,8 @@ int nvc_get_size(struct nvc_file *f, MPI_Offset *size)
             pthread_mutex_unlock(&f->lock);
             return MPI_SUCCESS;
         }
-        if (rc == NEED_BYPASS)
-            bypass(f, "part bypassed", !still_owned(f));
+        if (rc == NEED_PASS)
+            bypass(f, "part bypassed by another rank or handle", 1); /* that one said why */
         pthread_mutex_unlock(&f->lock);
     }
     return PMPI_File_get_size(f->real, size);

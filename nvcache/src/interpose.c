@@ -18,6 +18,7 @@
 #include <errno.h>
 
 struct nvc_runtime nvc_rt = {.slot_lock = PTHREAD_MUTEX_INITIALIZER, .world_group = MPI_GROUP_NULL};
+static int pass_blocking; /* nonblocking file calls passed through run blocking (pass_eager) */
 
 /* ------------------------------------------------------------------ runtime */
 
@@ -156,6 +157,9 @@ static void runtime_init(void)
         PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         if (!ok)
             nvc_remote_stop();
+#ifdef OMPI_MAJOR_VERSION
+        pass_blocking = ok; /* see pass_eager */
+#endif
     }
     rt->ready = ok;
     if (!ok && rt->world_rank == 0)
@@ -319,6 +323,39 @@ static int eager(struct nvc_file *f, int write, MPI_Offset off, int use_fp, cons
     return rc;
 }
 
+/* Open MPI 4.1's OMPIO advances nonblocking file I/O from its progress callback, which is not
+ * thread-safe: while a second thread calls MPI (nvcache's agent, in jobs across hosts), a plain MPI
+ * program (no nvcache) crashed in MPI_Waitall on MPI_File_iwrite_at / iwrite_at_all in 4 of 5 runs
+ * here. So there the nonblocking calls nvcache passes through run as their blocking counterparts
+ * and return a completed request (as cached files' do; a nonblocking collective then completes
+ * inside the call, which every rank makes in the same order anyway). Set in MPI_Init. */
+
+static int pass_eager(MPI_File fh, int write, int all, MPI_Offset off, int use_fp, const void *buf, MPI_Count count,
+                      MPI_Datatype dt, MPI_Request *request)
+{
+    MPI_Status st;
+    void *b = (void *)buf;
+    int n = (int)count, rc; /* only MPI 3.1 (Open MPI 4.1) gets here: counts are ints */
+    if (use_fp)
+        rc = write ? (all ? PMPI_File_write_all(fh, b, n, dt, &st) : PMPI_File_write(fh, b, n, dt, &st))
+                   : (all ? PMPI_File_read_all(fh, b, n, dt, &st) : PMPI_File_read(fh, b, n, dt, &st));
+    else
+        rc = write ? (all ? PMPI_File_write_at_all(fh, off, b, n, dt, &st) : PMPI_File_write_at(fh, off, b, n, dt, &st))
+                   : (all ? PMPI_File_read_at_all(fh, off, b, n, dt, &st) : PMPI_File_read_at(fh, off, b, n, dt, &st));
+    if (rc != MPI_SUCCESS) {
+        *request = MPI_REQUEST_NULL;
+        return rc;
+    }
+    struct greq *g = malloc(sizeof *g);
+    if (!g)
+        return MPI_ERR_NO_MEM;
+    PMPI_Get_elements_x(&st, MPI_BYTE, &g->bytes);
+    rc = PMPI_Grequest_start(greq_query, greq_free, greq_cancel, g, request);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Grequest_complete(*request);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ X-macro lists */
 
 /* Explicit-offset blocking data access: X(name, buffer type, count type, is_write) */
@@ -345,29 +382,29 @@ static int eager(struct nvc_file *f, int write, MPI_Offset off, int use_fp, cons
     X(MPI_File_write_c, const void *, MPI_Count, 1)     \
     X(MPI_File_write_all_c, const void *, MPI_Count, 1)
 
-/* Explicit-offset nonblocking data access. */
-#define NVC_IIO_AT_CALLS(X)                         \
-    X(MPI_File_iread_at, void *, int, 0)            \
-    X(MPI_File_iread_at_all, void *, int, 0)        \
-    X(MPI_File_iwrite_at, const void *, int, 1)     \
-    X(MPI_File_iwrite_at_all, const void *, int, 1)
-#define NVC_IIO_AT_LARGE_CALLS(X)                           \
-    X(MPI_File_iread_at_c, void *, MPI_Count, 0)            \
-    X(MPI_File_iread_at_all_c, void *, MPI_Count, 0)        \
-    X(MPI_File_iwrite_at_c, const void *, MPI_Count, 1)     \
-    X(MPI_File_iwrite_at_all_c, const void *, MPI_Count, 1)
+/* Explicit-offset nonblocking data access: X(name, buffer type, count type, is_write, is_collective) */
+#define NVC_IIO_AT_CALLS(X)                            \
+    X(MPI_File_iread_at, void *, int, 0, 0)            \
+    X(MPI_File_iread_at_all, void *, int, 0, 1)        \
+    X(MPI_File_iwrite_at, const void *, int, 1, 0)     \
+    X(MPI_File_iwrite_at_all, const void *, int, 1, 1)
+#define NVC_IIO_AT_LARGE_CALLS(X)                              \
+    X(MPI_File_iread_at_c, void *, MPI_Count, 0, 0)            \
+    X(MPI_File_iread_at_all_c, void *, MPI_Count, 0, 1)        \
+    X(MPI_File_iwrite_at_c, const void *, MPI_Count, 1, 0)     \
+    X(MPI_File_iwrite_at_all_c, const void *, MPI_Count, 1, 1)
 
 /* Individual-pointer nonblocking data access. */
-#define NVC_IIO_FP_CALLS(X)                      \
-    X(MPI_File_iread, void *, int, 0)            \
-    X(MPI_File_iread_all, void *, int, 0)        \
-    X(MPI_File_iwrite, const void *, int, 1)     \
-    X(MPI_File_iwrite_all, const void *, int, 1)
-#define NVC_IIO_FP_LARGE_CALLS(X)                        \
-    X(MPI_File_iread_c, void *, MPI_Count, 0)            \
-    X(MPI_File_iread_all_c, void *, MPI_Count, 0)        \
-    X(MPI_File_iwrite_c, const void *, MPI_Count, 1)     \
-    X(MPI_File_iwrite_all_c, const void *, MPI_Count, 1)
+#define NVC_IIO_FP_CALLS(X)                         \
+    X(MPI_File_iread, void *, int, 0, 0)            \
+    X(MPI_File_iread_all, void *, int, 0, 1)        \
+    X(MPI_File_iwrite, const void *, int, 1, 0)     \
+    X(MPI_File_iwrite_all, const void *, int, 1, 1)
+#define NVC_IIO_FP_LARGE_CALLS(X)                           \
+    X(MPI_File_iread_c, void *, MPI_Count, 0, 0)            \
+    X(MPI_File_iread_all_c, void *, MPI_Count, 0, 1)        \
+    X(MPI_File_iwrite_c, const void *, MPI_Count, 1, 0)     \
+    X(MPI_File_iwrite_all_c, const void *, MPI_Count, 1, 1)
 
 /* Calls that are not cached: bypass (flush) first, then forward. X(name, (params), (args)) */
 #define NVC_UNCACHED_CALLS(X)                                                                                           \
@@ -417,18 +454,22 @@ static int eager(struct nvc_file *f, int write, MPI_Offset off, int use_fp, cons
             return P##name(fh, buf, count, dt, status);                                              \
         return nvc_io(f, W, 0, 1, (void *)buf, count, dt, status);                                   \
     }
-#define NVC_GEN_IIO_AT(name, BUF, CT, W)                                                             \
+#define NVC_GEN_IIO_AT(name, BUF, CT, W, ALL)                                                        \
     int name(MPI_File fh, MPI_Offset off, BUF buf, CT count, MPI_Datatype dt, MPI_Request *request)  \
     {                                                                                                \
         struct nvc_file *f = route(fh, W);                                                           \
+        if (!f && pass_blocking)                                                                     \
+            return pass_eager(fh, W, ALL, off, 0, buf, count, dt, request);                          \
         if (!f)                                                                                      \
             return P##name(fh, off, buf, count, dt, request);                                        \
         return eager(f, W, off, 0, buf, count, dt, request);                                         \
     }
-#define NVC_GEN_IIO_FP(name, BUF, CT, W)                                                             \
+#define NVC_GEN_IIO_FP(name, BUF, CT, W, ALL)                                                        \
     int name(MPI_File fh, BUF buf, CT count, MPI_Datatype dt, MPI_Request *request)                  \
     {                                                                                                \
         struct nvc_file *f = route(fh, W);                                                           \
+        if (!f && pass_blocking)                                                                     \
+            return pass_eager(fh, W, ALL, 0, 1, buf, count, dt, request);                            \
         if (!f)                                                                                      \
             return P##name(fh, buf, count, dt, request);                                             \
         return eager(f, W, 0, 1, buf, count, dt, request);                                           \

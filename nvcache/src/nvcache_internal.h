@@ -198,7 +198,7 @@ enum nvc_op {
     NVC_OP_BYPASS_END, NVC_OP_SHUTDOWN, NVC_OP_RESERVE,
     /* The job's file table on node 0's host, asked for by ranks of other hosts (remote.c): */
     NVC_OP_REG_JOIN, NVC_OP_REG_DRAINED, NVC_OP_REG_WAIT, NVC_OP_REG_DISOWN, NVC_OP_REG_LEAVE,
-    NVC_OP_REG_UNTRACK, NVC_OP_REG_SYNCED
+    NVC_OP_REG_UNTRACK, NVC_OP_REG_SYNCED, NVC_OP_REG_OWNED
 };
 enum nvc_status { NVC_OK = 0, NVC_ERR = 1, NVC_NOSPACE = 2, NVC_BYPASS = 3, NVC_RETRY = 4 };
 

@@ -207,6 +207,7 @@ static void serve_table(struct nvc_slot *s)
         if (e)
             atomic_store_explicit(&e->synced, 1, memory_order_seq_cst);
         break;
+    case NVC_OP_REG_OWNED: s->arg[1] = e && nvc_reg_owned(e, s->arg[1]); break;
     default: s->status = NVC_ERR; break;
     }
 }
@@ -219,7 +220,7 @@ static void serve(int node, size_t len, int src)
     if (len >= sizeof(struct nvc_wire)) {
         uint32_t op;
         memcpy(&op, rm.abuf, sizeof op);
-        table = op >= NVC_OP_REG_JOIN && op <= NVC_OP_REG_SYNCED;
+        table = op >= NVC_OP_REG_JOIN && op <= NVC_OP_REG_OWNED;
     }
     if (!table && node >= 0 && node < nvc_rt.nnodes && nvc_rt.mbox[node])
         s = nvc_mailbox_slot(nvc_rt.mbox[node], (uint32_t)nvc_rt.host_size); /* the agent's slot */

@@ -3,23 +3,39 @@
 # usage: crash.sh MPIEXEC NP CRASH_BIN RECOVER_BIN DATA_DIR   (NVCACHE_DIR and NVCACHE_RANKS_PER_NODE from env;
 # CRASH_MODE=abort ends the job in MPI_Abort instead of SIGKILL)
 # After recovery neither parts nor the job's mailboxes in /dev/shm may be left.
+# Emulated hosts (MPIEXEC is emu_mpiexec.sh, NVCACHE_EMU_MPIEXEC set): every host keeps its parts
+# and mailboxes in its own /dev/shm (NVCACHE_DIR under /dev/shm), and recovery runs on each host.
 set -u
 mpiexec=$1 np=$2 crash=$3 recover=$4 dir=$5
 mode=${CRASH_MODE:-write}
 file=$dir/crash-np$np.dat
-rm -f "$file"; rm -rf "$NVCACHE_DIR"
-mailboxes() { ls /dev/shm | grep -E '^nvcache-[0-9a-f]{16}-n[0-9]+$' | sort; }
+rm -f "$file"
+if [ -n "${NVCACHE_EMU_MPIEXEC:-}" ]; then
+    export NVCACHE_EMU_ROOT
+    NVCACHE_EMU_ROOT=$(mktemp -d /dev/shm/nvcache-emu-XXXXXX)
+    trap 'rm -rf "$NVCACHE_EMU_ROOT"' EXIT
+    shms() { ls -d "$NVCACHE_EMU_ROOT"/h*; }
+    recover_all() { "$mpiexec" --each-host "$recover" --dir "$NVCACHE_DIR"; }
+else
+    rm -rf "$NVCACHE_DIR"
+    shms() { echo /dev/shm; }
+    recover_all() { "$recover" --dir "$NVCACHE_DIR"; }
+fi
+mailboxes() { for s in $(shms); do ls "$s" | grep -E '^nvcache-[0-9a-f]{16}-n[0-9]+$' | sed "s|^|$s/|"; done | sort; }
+parts() { for s in $(shms); do ls "$s${NVCACHE_DIR#/dev/shm}"/*.part 2>/dev/null; done; }
 before=$(mailboxes)
 "$mpiexec" -n "$np" "$crash" "$mode" "$file"
 rc=$?
 [ $rc -ne 0 ] || { echo "expected the ranks to be killed, got rc 0"; exit 1; }
-ls "$NVCACHE_DIR"/*.part >/dev/null 2>&1 || { echo "no NVRAM parts left in $NVCACHE_DIR"; exit 1; }
+[ -n "$(parts)" ] || { echo "no NVRAM parts left in $NVCACHE_DIR"; exit 1; }
+echo "parts before recovery: $(parts | wc -l)"
 # before recovery the real file must not have the data (it lives only in NVRAM)
 "$crash" verify "$file" "$np" >/dev/null 2>&1 && echo "note: file already complete before recovery"
-"$recover" --dir "$NVCACHE_DIR" || exit 1
-ls "$NVCACHE_DIR"/*.part >/dev/null 2>&1 && { echo "parts not removed after recovery"; exit 1; }
+recover_all || exit 1
+[ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
 left=$(comm -13 <(echo "$before") <(mailboxes))
 [ -z "$left" ] || { echo "mailboxes left in /dev/shm after recovery: $left"; exit 1; }
 "$crash" verify "$file" "$np" || exit 1
 rm -f "$file"
-rmdir "$NVCACHE_DIR"
+for s in $(shms); do rmdir "$s${NVCACHE_DIR#/dev/shm}" 2>/dev/null; done
+exit 0
