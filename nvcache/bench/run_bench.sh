@@ -47,6 +47,28 @@ for i in $(seq $bw_runs); do      # interleaved: plain nvcache, nvcache plain, .
     done
 done
 
+# The access patterns HPC I/O studies measure (IOR's segmented layout: 4 segments of a 4 MiB
+# block per rank in 64 KiB transfers, write + MPI_File_sync, then every rank reads its
+# neighbour's blocks): independent, collective, file per process, random order, random order
+# with a file per process; 4 ranks on this host as one node, and on 2 emulated hosts
+# (tests/emu_mpiexec.sh: a private /dev/shm per host, so requests across hosts go over MPI).
+# Interleaved plain / nvcache runs.
+echo "bench,label,hosts,variant,phase,procs,xfer_bytes,total_bytes,seconds,MiB_per_s"
+ior_runs=5; [ -n "$quick" ] && ior_runs=3
+emu=$(cd "$(dirname "$0")/../tests" && pwd)/emu_mpiexec.sh
+for i in $(seq $ior_runs); do
+    order="plain nvcache"; [ $((i % 2)) = 0 ] && order="nvcache plain"
+    for v in indep coll fpp random random_fpp; do
+        for label in $order; do
+            run $label 4 NVCACHE_RANKS_PER_NODE=0 -- "$build/bench/ior_patterns" -d "$scratch" -v $v -l $label
+            en=1; [ $label = plain ] && en=0
+            env NVCACHE_ENABLE=$en NVCACHE_EMU_MPIEXEC="$mpiexec" NVCACHE_EMU_HOSTS=2 NVCACHE_RANKS_PER_NODE=0 \
+                "$emu" -n 4 env LD_PRELOAD="$lib" "$build/bench/ior_patterns" -d "$scratch" -v $v -l $label \
+                2> >(grep -v 'yaksa' >&2)
+        done
+    done
+done
+
 # Cannon (paper figures 2-8), scaled to a 2-core machine: n in hundreds instead of 10-20 thousand.
 echo "figure,label,app,n,procs,power,delete_on_close,total_s,io_s,triangles,checksum"
 # Each configuration runs NVCACHE_BENCH_REPEAT times (default 7); readers take the median.

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -222,6 +223,22 @@ static void sleep_us(long us)
 {
     struct timespec ts = {0, us * 1000};
     nanosleep(&ts, NULL);
+}
+
+/* Maps the first bytes of a part's data area (ones that hold data: populating a hole of a tmpfs
+ * part would allocate NVRAM) into this process's page tables at once: one call instead of a page
+ * fault for every 4 KiB this rank touches first (reads of a prefetched file, measured below). */
+static void populate(struct nvc_part *p, uint64_t bytes)
+{
+#ifdef MADV_POPULATE_READ
+    uint64_t n = bytes < p->hdr->capacity ? bytes : p->hdr->capacity;
+    n = n / NVC_PAGE * NVC_PAGE;
+    if (n)
+        madvise(p->data, n, MADV_POPULATE_READ); /* a hint: the faults happen anyway where it fails */
+#else
+    (void)p;
+    (void)bytes;
+#endif
 }
 
 /* ------------------------------------------------------------------ requests */
@@ -1226,6 +1243,8 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
             f->direct = d;
             if (size > 0)
                 st = (uint32_t)prefetch_part(f, (uint32_t)f->my_part, size);
+            if (size > 0 && st == NVC_OK)
+                populate(d, (uint64_t)size);
         }
     } else if (rep) {
         struct nvc_slot *s = req(f, (uint32_t)f->my_part, NVC_OP_OPEN);

@@ -17,7 +17,7 @@
  *
  * Waiting: the agent must not busy-poll (tests run 8 ranks on 2 cores), and a blocking MPI_Recv
  * polls in both MPICH and Open MPI. It probes (MPI_Improbe) and, when nothing came, yields for
- * NVCACHE_SPIN_US after the last request, then sleeps between probes, the sleep doubling from
+ * NVC_AGENT_BURST_NS after the last request, then sleeps between probes, the sleep doubling from
  * 20 us to NVC_AGENT_IDLE_US. Two communicators (duplicates of MPI_COMM_WORLD) keep the agent's
  * MPI_ANY_SOURCE/ANY_TAG probe away from replies its own process is waiting for.
  */
@@ -33,6 +33,10 @@
 #define NVC_TAG_STOP 30000
 #define NVC_TAG_REPLY 30001
 #define NVC_AGENT_IDLE_US 200
+/* After a request the agent keeps probing, yielding the core between probes, this long: I/O comes
+ * in bursts, and a sleep of 60 us or more (this VM's shortest nanosleep) per request made a
+ * 64 KiB transfer to another host take about 1 ms. */
+#define NVC_AGENT_BURST_NS 2000000u
 
 /** The fixed part of a request or reply on the wire; segments and data follow. */
 struct nvc_wire {
@@ -250,8 +254,8 @@ static void *agent_main(void *arg)
         MPI_Status st;
         PMPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, rm.req, &flag, &msg, &st);
         if (!flag) {
-            if (nvc_now_ns() - last < (uint64_t)nvc_cfg.spin_us * 1000u) {
-                sched_yield();
+            if (nvc_now_ns() - last < NVC_AGENT_BURST_NS) {
+                sched_yield(); /* within a burst of requests: answer the next one at once */
                 continue;
             }
             struct timespec ts = {0, idle_us * 1000};

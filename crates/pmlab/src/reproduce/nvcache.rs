@@ -184,6 +184,66 @@ fn bandwidth_table(bw: &Rows) -> Table {
     bt
 }
 
+/// The access-pattern table from the driver's `ior` rows (IOR's segmented layout, five
+/// variants, on one host and on emulated hosts): per (hosts, variant, phase) the interleaved
+/// runs, each side's median MiB/s with the slowest and fastest run, and nvcache's speedup
+/// (median over median; `~` where the two sides' runs overlap).
+fn ior_table(rows: &Rows) -> Table {
+    let mut t = Table::new(&[
+        "hosts",
+        "variant",
+        "phase",
+        "runs",
+        "plain_MiB_s median [min-max]",
+        "nvcache_MiB_s median [min-max]",
+        "nvcache_speedup",
+    ]);
+    let mut keys: Vec<(String, String, String)> = Vec::new();
+    for r in rows {
+        let k = (
+            get(r, "hosts").to_string(),
+            get(r, "variant").to_string(),
+            get(r, "phase").to_string(),
+        );
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    for (hosts, variant, phase) in keys {
+        let rate = |label: &str| -> Vec<f64> {
+            rows.iter()
+                .filter(|x| {
+                    get(x, "label") == label
+                        && get(x, "hosts") == hosts
+                        && get(x, "variant") == variant
+                        && get(x, "phase") == phase
+                })
+                .map(|x| num(x, "MiB_per_s"))
+                .collect()
+        };
+        let (p, c) = (rate("plain"), rate("nvcache"));
+        if p.is_empty() || c.is_empty() {
+            continue;
+        }
+        let (ps, cs) = (Spread::of(&p), Spread::of(&c));
+        let apart = ps.max < cs.min || cs.max < ps.min;
+        t.push(vec![
+            hosts.clone(),
+            variant.clone(),
+            phase.clone(),
+            p.len().min(c.len()).to_string(),
+            format!("{:.0} [{:.0}-{:.0}]", ps.median, ps.min, ps.max),
+            format!("{:.0} [{:.0}-{:.0}]", cs.median, cs.min, cs.max),
+            format!(
+                "{:.2}{}",
+                cs.median / ps.median,
+                if apart { "" } else { " ~" }
+            ),
+        ]);
+    }
+    t
+}
+
 /// Runs the section; `build` is the nvcache CMake build directory.
 pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
     let dir = out.join("nvcache");
@@ -314,6 +374,7 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
     }
 
     let bt = bandwidth_table(&bw);
+    let it = ior_table(&blocks.get("ior").cloned().unwrap_or_default());
 
     let mut ct = Table::new(&[
         "figure",
@@ -474,6 +535,7 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
     write_file(&dir, "paper_vs_pmlab.csv", &paper.to_csv())?;
     write_file(&dir, "latency.csv", &lt.to_csv())?;
     write_file(&dir, "bandwidth.csv", &bt.to_csv())?;
+    write_file(&dir, "access_patterns.csv", &it.to_csv())?;
     write_file(&dir, "cannon.csv", &ct.to_csv())?;
     write_file(&dir, "cannon_summary.csv", &cannon_cmp.to_csv())?;
     let repeats = cannon.first().map_or("0", |r| get(r, "runs")).to_string();
@@ -530,7 +592,21 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
          adds it to the durable write of the same run, end to end. Times are the median of the \
          interleaved runs with the fastest and slowest; `nvcache_speedup` is plain's median \
          time over nvcache's, marked `~` where the two sides' runs overlap.\n\n\
+         ### Access patterns (IOR's segmented layout), plain vs nvcache\n\n{}\n\
+         4 ranks each write 4 segments of a 4 MiB block in 64 KiB transfers and call \
+         `MPI_File_sync` (`write_sync`: the write phase ends when the data is durable), then \
+         read a neighbour's blocks (`read`), in one shared file with independent or collective \
+         calls, in one file per process, and in random transfer order (`bench/ior_patterns.c`). \
+         `hosts` 1: this host as one node; 2: two emulated hosts (`tests/emu_mpiexec.sh`: each \
+         with its own /dev/shm, so every request for the other host's part travels over MPI \
+         through its agent). The emulated hosts share one kernel: plain reads of the \
+         neighbour's data come from the one page cache both hosts see, where real hosts would \
+         read them over the network file system, and nvcache's requests cross between \
+         processes on the same 2 cores. Median MiB/s of the interleaved runs with the slowest \
+         and fastest; `nvcache_speedup` is nvcache's median over plain's, `~` where the runs \
+         overlap.\n\n\
          Data: `nvcache/raw.csv` (driver output), `nvcache/latency.csv`, `nvcache/bandwidth.csv`, \
+         `nvcache/access_patterns.csv`, \
          `nvcache/cannon.csv` (every run), `nvcache/cannon_summary.csv`, \
          `nvcache/paper_vs_pmlab.csv`.\n",
         if quick { " --quick" } else { "" },
@@ -539,6 +615,7 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
         sync_async.to_markdown(),
         lt.to_markdown(),
         bt.to_markdown(),
+        it.to_markdown(),
     );
     write_file(&dir, "section.md", &md)?;
     let one_rank = |case: &str| {
@@ -565,6 +642,41 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn access_pattern_rows_give_medians_ranges_speedups_and_overlaps() {
+        let mut text = String::from(
+            "bench,label,hosts,variant,phase,procs,xfer_bytes,total_bytes,seconds,MiB_per_s\n",
+        );
+        for (label, hosts, w, r) in [
+            ("plain", 1, 500.0, 7000.0),
+            ("nvcache", 1, 900.0, 6000.0),
+            ("nvcache", 1, 1000.0, 7500.0),
+            ("plain", 1, 600.0, 8000.0),
+            ("plain", 2, 700.0, 8000.0),
+            ("nvcache", 2, 400.0, 200.0),
+        ] {
+            for (phase, v) in [("write_sync", w), ("read", r)] {
+                text.push_str(&format!(
+                    "ior,{label},{hosts},indep,{phase},4,65536,67108864,0.1,{v}\n"
+                ));
+            }
+        }
+        let md = ior_table(&parse_blocks(&text)["ior"]).to_markdown();
+        // Two runs a side: the median is the mean of the middle two (Spread); apart: no `~`.
+        assert!(
+            md.contains("| 1 | indep | write_sync | 2 | 550 [500-600] | 950 [900-1000] | 1.73 |"),
+            "{md}"
+        );
+        // Overlapping runs are marked.
+        assert!(md.contains("| 1 | indep | read | 2 |"), "{md}");
+        assert!(md.contains("~"), "{md}");
+        // Emulated hosts are their own rows, losses included.
+        assert!(
+            md.contains("| 2 | indep | read | 1 | 8000 [8000-8000] | 200 [200-200] | 0.03 |"),
+            "{md}"
+        );
+    }
 
     #[test]
     fn bandwidth_rows_give_runs_medians_ranges_and_mark_overlaps() {
