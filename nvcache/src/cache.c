@@ -1220,6 +1220,13 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
         f->stripe = f->opts.striping_unit;
     /* One cache state per file: only an open with no other handle of the file in the job caches. */
     ok_local = reg_enter(f, ok_local);
+    /* The size again, now that no other handle can write without draining this open first: a
+       handle that wrote and closed between the first look and the join (the table's entry was
+       free again) left a longer file, and a prefetch of the old size would make this open drain
+       stale bytes over what that handle wrote (consistency self-100 across emulated hosts,
+       where joining the table takes a round trip over MPI). The stripe stays: ranks agreed on it. */
+    if (ok_local)
+        PMPI_File_get_size(f->real, &size);
 
     int rep = ok_local && f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
     uint32_t st = ok_local ? NVC_OK : NVC_ERR;
@@ -1264,8 +1271,9 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
        no part to drain: the table, asked after the part exists, says whether this open still
        caches (a later handle's drain finds every part). Ranks of node 0's host also check the
        table before each operation; elsewhere only this check and the parts' states stand. */
-    if (rep && st == NVC_OK && f->reg_owner &&
-        !(f->reg ? nvc_reg_owned(f->reg, f->fileid) : reg_remote(NVC_OP_REG_OWNED, f->reg_idx, f->fileid) != 0))
+    int lost = rep && st == NVC_OK && f->reg_owner &&
+               !(f->reg ? nvc_reg_owned(f->reg, f->fileid) : reg_remote(NVC_OP_REG_OWNED, f->reg_idx, f->fileid) != 0);
+    if (lost)
         st = NVC_BYPASS;
     /* The open's one collective: every rank may cache; every part was set up; and the index of
        the shared-memory entry for this file's later collectives, claimed by rank 0 (as -(index+1),
@@ -1275,17 +1283,18 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
     if (f->rank == 0 && ok_local && coll < 0)
         nvc_msg("%s: %d cached files are open already; using plain MPI-IO for this file", path, NVC_COLL_ENTRIES);
     /* ... and the stripe, as its minimum and (negated) maximum: ranks whose hints differ would
-       otherwise place the same file offset in different parts. */
-    int64_t ok[5] = {ok_local, !ok_local || st == NVC_OK, f->rank == 0 ? -(int64_t)(coll + 1) : 0,
-                     (int64_t)f->stripe, -(int64_t)f->stripe};
-    PMPI_Allreduce(MPI_IN_PLACE, ok, 5, MPI_INT64_T, MPI_MIN, acomm);
+       otherwise place the same file offset in different parts; and whether a representative found
+       that another handle was opened meanwhile (the file is then shared: no failure to report). */
+    int64_t ok[6] = {ok_local, !ok_local || st == NVC_OK, f->rank == 0 ? -(int64_t)(coll + 1) : 0,
+                     (int64_t)f->stripe, -(int64_t)f->stripe, -(int64_t)lost};
+    PMPI_Allreduce(MPI_IN_PLACE, ok, 6, MPI_INT64_T, MPI_MIN, acomm);
     int stripes_differ = ok[3] != -ok[4];
     if (!ok[0] || !ok[1] || ok[2] >= 0 || stripes_differ) {
         if (coll >= 0 && !nvc_rt.multi_host) /* nobody else learnt the index */
             __atomic_store_n(&nvc_coll_entry(nvc_rt.mbox[0], coll)->fileid, 0, __ATOMIC_RELEASE);
         /* A part drained by another handle of the file during this open (its prefetch was refused)
            is no failure to report: the file is shared and passes through. */
-        int shared = !still_owned(f);
+        int shared = ok[5] < 0 || !still_owned(f);
         if (f->reg_owner) /* its handles stay open, uncached: no other open may cache the file meanwhile */
             reg_disown(f);
         f->reg_owner = 0;

@@ -50,7 +50,7 @@ static struct {
     MPI_Comm req, rep;         /* requests to agents; replies to requesters */
     struct nvc_slot **slot;    /* node -> this process's slot for requests to it (made on first use: a
                                   transfer fills the slots of several parts before it sends them) */
-    uint8_t *buf, *abuf;       /* wire buffers: the requester's, the agent's */
+    uint8_t *buf, *rbuf, *abuf; /* wire buffers: the requester's request and reply, the agent's */
     size_t cap;
     struct nvc_slot *aslot;    /* the agent's slot for table requests (no mailbox involved) */
     pthread_t thread;
@@ -134,15 +134,32 @@ struct nvc_slot *nvc_remote_slot(int node)
     return rm.slot[node];
 }
 
+/* Completes requests without blocking inside MPI: a blocking call polls while holding MPICH's
+ * global lock under MPI_THREAD_MULTIPLE, so the agent thread of the same process could not take
+ * it to serve (and the agent's own blocking send would keep a requester waiting the same way);
+ * testing and yielding in between leaves the lock free. */
+static void wait_all(int n, MPI_Request *rq, MPI_Status *st)
+{
+    int done = 0;
+    for (;;) {
+        PMPI_Testall(n, rq, &done, st);
+        if (done)
+            return;
+        sched_yield();
+    }
+}
+
 void nvc_remote_call(int node, struct nvc_slot *s)
 {
     size_t n = pack(rm.buf, s, request_data(s));
-    MPI_Status st;
+    MPI_Status st[2];
+    MPI_Request rq[2];
     int len = 0, agent = nvc_rt.node_agent[node];
-    PMPI_Send(rm.buf, (int)n, MPI_BYTE, agent, node, rm.req);
-    PMPI_Recv(rm.buf, (int)rm.cap, MPI_BYTE, agent, NVC_TAG_REPLY, rm.rep, &st);
-    PMPI_Get_count(&st, MPI_BYTE, &len);
-    if (unpack(rm.buf, (size_t)len, s) != 0) {
+    PMPI_Irecv(rm.rbuf, (int)rm.cap, MPI_BYTE, agent, NVC_TAG_REPLY, rm.rep, &rq[0]);
+    PMPI_Isend(rm.buf, (int)n, MPI_BYTE, agent, node, rm.req, &rq[1]);
+    wait_all(2, rq, st);
+    PMPI_Get_count(&st[0], MPI_BYTE, &len);
+    if (unpack(rm.rbuf, (size_t)len, s) != 0) {
         nvc_msg("malformed reply from the agent of node %d (rank %d); request failed", node, agent);
         s->status = NVC_ERR;
     }
@@ -240,7 +257,10 @@ static void serve(int node, size_t len, int src)
     } else
         nvc_mailbox_call(nvc_rt.mbox[node], s);
     size_t n = pack(rm.abuf, s, reply_data(s));
-    PMPI_Send(rm.abuf, (int)n, MPI_BYTE, src, NVC_TAG_REPLY, rm.rep);
+    MPI_Request rq;
+    MPI_Status st;
+    PMPI_Isend(rm.abuf, (int)n, MPI_BYTE, src, NVC_TAG_REPLY, rm.rep, &rq);
+    wait_all(1, &rq, &st);
 }
 
 static void *agent_main(void *arg)
@@ -288,7 +308,8 @@ int nvc_remote_start(void)
     rm.cap = sizeof(struct nvc_wire) + NVC_MAXSEG * sizeof(struct nvc_seg) + nvc_cfg.slot_bytes;
     rm.slot = calloc((size_t)nvc_rt.nnodes, sizeof *rm.slot);
     rm.buf = malloc(rm.cap);
-    int ok = rm.slot && rm.buf;
+    rm.rbuf = malloc(rm.cap);
+    int ok = rm.slot && rm.buf && rm.rbuf;
     if (ok && nvc_rt.host_rank == 0) {
         rm.aslot = slot_alloc();
         rm.abuf = malloc(rm.cap);
@@ -323,9 +344,10 @@ void nvc_remote_stop(void)
         free(rm.slot[k]);
     free(rm.slot);
     free(rm.buf);
+    free(rm.rbuf);
     free(rm.aslot);
     free(rm.abuf);
     rm.slot = NULL;
     rm.aslot = NULL;
-    rm.buf = rm.abuf = NULL;
+    rm.buf = rm.rbuf = rm.abuf = NULL;
 }
