@@ -303,12 +303,10 @@ static int greq_cancel(void *extra, int complete)
     return MPI_SUCCESS;
 }
 
-/* Performs the operation now and returns a completed generalized request (any Wait/Test works). */
-static int eager(struct nvc_file *f, int write, MPI_Offset off, int use_fp, const void *buf, MPI_Count count,
-                 MPI_Datatype dt, MPI_Request *request)
+/* The request of an operation already done (rc, status st): a completed generalized request that
+ * reports st's byte count to any Wait/Test, or MPI_REQUEST_NULL with the error. */
+static int completed(int rc, MPI_Status *st, MPI_Request *request)
 {
-    MPI_Status st;
-    int rc = nvc_io(f, write, off, use_fp, (void *)buf, count, dt, &st);
     if (rc != MPI_SUCCESS) {
         *request = MPI_REQUEST_NULL;
         return rc;
@@ -316,11 +314,20 @@ static int eager(struct nvc_file *f, int write, MPI_Offset off, int use_fp, cons
     struct greq *g = malloc(sizeof *g);
     if (!g)
         return MPI_ERR_NO_MEM;
-    PMPI_Get_elements_x(&st, MPI_BYTE, &g->bytes);
+    PMPI_Get_elements_x(st, MPI_BYTE, &g->bytes);
     rc = PMPI_Grequest_start(greq_query, greq_free, greq_cancel, g, request);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Grequest_complete(*request);
     return rc;
+}
+
+/* Performs the operation now and returns a completed generalized request (any Wait/Test works). */
+static int eager(struct nvc_file *f, int write, MPI_Offset off, int use_fp, const void *buf, MPI_Count count,
+                 MPI_Datatype dt, MPI_Request *request)
+{
+    MPI_Status st;
+    int rc = nvc_io(f, write, off, use_fp, (void *)buf, count, dt, &st);
+    return completed(rc, &st, request);
 }
 
 /* Open MPI 4.1's OMPIO advances nonblocking file I/O from its progress callback, which is not
@@ -328,8 +335,7 @@ static int eager(struct nvc_file *f, int write, MPI_Offset off, int use_fp, cons
  * program (no nvcache) crashed in MPI_Waitall on MPI_File_iwrite_at / iwrite_at_all in 4 of 5 runs
  * here. So there the nonblocking calls nvcache passes through run as their blocking counterparts
  * and return a completed request (as cached files' do; a nonblocking collective then completes
- * inside the call, which every rank makes in the same order anyway). Set in MPI_Init. */
-
+ * inside the call, which every rank makes in the same order anyway): pass_blocking, set in MPI_Init. */
 static int pass_eager(MPI_File fh, int write, int all, MPI_Offset off, int use_fp, const void *buf, MPI_Count count,
                       MPI_Datatype dt, MPI_Request *request)
 {
@@ -342,18 +348,7 @@ static int pass_eager(MPI_File fh, int write, int all, MPI_Offset off, int use_f
     else
         rc = write ? (all ? PMPI_File_write_at_all(fh, off, b, n, dt, &st) : PMPI_File_write_at(fh, off, b, n, dt, &st))
                    : (all ? PMPI_File_read_at_all(fh, off, b, n, dt, &st) : PMPI_File_read_at(fh, off, b, n, dt, &st));
-    if (rc != MPI_SUCCESS) {
-        *request = MPI_REQUEST_NULL;
-        return rc;
-    }
-    struct greq *g = malloc(sizeof *g);
-    if (!g)
-        return MPI_ERR_NO_MEM;
-    PMPI_Get_elements_x(&st, MPI_BYTE, &g->bytes);
-    rc = PMPI_Grequest_start(greq_query, greq_free, greq_cancel, g, request);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Grequest_complete(*request);
-    return rc;
+    return completed(rc, &st, request);
 }
 
 /* ------------------------------------------------------------------ X-macro lists */
