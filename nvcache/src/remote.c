@@ -18,7 +18,7 @@
  * Waiting: the agent must not busy-poll (tests run 8 ranks on 2 cores), and a blocking MPI_Recv
  * polls in both MPICH and Open MPI. It probes (MPI_Improbe) and, when nothing came, yields for
  * NVC_AGENT_BURST_NS after the last request, then sleeps between probes, the sleep doubling from
- * 20 us to NVC_AGENT_IDLE_US. Two communicators (duplicates of MPI_COMM_WORLD) keep the agent's
+ * 20 us to NVC_AGENT_IDLE_US; requesters wait for replies the same way (wait_all). Two communicators (duplicates of MPI_COMM_WORLD) keep the agent's
  * MPI_ANY_SOURCE/ANY_TAG probe away from replies its own process is waiting for.
  */
 #define _GNU_SOURCE
@@ -35,8 +35,12 @@
 #define NVC_AGENT_IDLE_US 200
 /* After a request the agent keeps probing, yielding the core between probes, this long: I/O comes
  * in bursts, and a sleep of 60 us or more (this VM's shortest nanosleep) per request made a
- * 64 KiB transfer to another host take about 1 ms. */
-#define NVC_AGENT_BURST_NS 2000000u
+ * 64 KiB transfer to another host take about 1 ms. Not longer: with 8 ranks on 2 cores, 2 ms of
+ * yielding agents (and requesters that only yielded) made the pattern battery across 2 emulated
+ * hosts 2-4x slower than with these bounds. */
+#define NVC_AGENT_BURST_NS 200000u
+/* A requester yields this many times while its reply is outstanding, then sleeps 20 us between tests. */
+#define NVC_WAIT_YIELDS 16
 
 /** The fixed part of a request or reply on the wire; segments and data follow. */
 struct nvc_wire {
@@ -141,11 +145,16 @@ struct nvc_slot *nvc_remote_slot(int node)
 static void wait_all(int n, MPI_Request *rq, MPI_Status *st)
 {
     int done = 0;
-    for (;;) {
+    for (int i = 0;; i++) {
         PMPI_Testall(n, rq, &done, st);
         if (done)
             return;
-        sched_yield();
+        if (i < NVC_WAIT_YIELDS)
+            sched_yield();
+        else {
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+        }
     }
 }
 
