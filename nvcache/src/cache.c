@@ -895,8 +895,8 @@ static void reg_leave(struct nvc_reg *e, int64_t idx)
 }
 
 /* Joins the table on node 0's host from another host: the verdict, f->reg_idx, and for
-   NVC_REG_PASS_DRAIN the caching open's layout in *lay; a verdict above NVC_REG_PASS_WAIT is a
-   failed request (the handle is then not entered). */
+   NVC_REG_PASS_DRAIN the caching open's layout in *lay; -1 when the request failed (the handle
+   is then not entered). */
 static int reg_join_remote(struct nvc_file *f, uint64_t dev, uint64_t ino, int want_cache, struct nvc_reg *lay)
 {
     pthread_mutex_lock(&nvc_rt.slot_lock);
@@ -911,8 +911,8 @@ static int reg_join_remote(struct nvc_file *f, uint64_t dev, uint64_t ino, int w
     for (uint32_t p = 0; p < f->nparts; p++)
         pn[p] = (uint16_t)f->part_node[p];
     nvc_remote_call(0, s);
-    int v = (int)s->status;
-    f->reg_idx = s->arg[0] < NVC_REG_ENTRIES ? (int64_t)s->arg[0] : -1;
+    int v = s->status <= NVC_REG_PASS_WAIT ? (int)s->status : -1;
+    f->reg_idx = v >= 0 && s->arg[0] < NVC_REG_ENTRIES ? (int64_t)s->arg[0] : -1;
     if (v == NVC_REG_PASS_DRAIN) {
         atomic_store(&lay->owner, s->arg[1]);
         lay->stripe = s->arg[2];
@@ -987,7 +987,7 @@ static int reg_enter(struct nvc_file *f, int want_cache)
     if (reg_local())
         v = nvc_reg_join(reg_table(), dev, ino, f->fileid, want_cache, f->nparts, f->part_node, f->stripe, &f->reg,
                          &lay);
-    else if ((v = reg_join_remote(f, dev, ino, want_cache, &lay)) > NVC_REG_PASS_WAIT) {
+    else if ((v = reg_join_remote(f, dev, ino, want_cache, &lay)) < 0) {
         nvc_msg("%s: the job's file table on node 0's host did not answer; not cached", f->path);
         f->reg_joined = 0;
         return 0;
@@ -1011,6 +1011,8 @@ static int reg_enter(struct nvc_file *f, int want_cache)
 /* ------------------------------------------------------------------ open / close */
 
 #define NVC_IDS_PER_COMM 65536ull
+/* Values of the open's one agreement (open_parts); a rank that cannot take part sends zeros. */
+#define NVC_AGREE_VALS 6
 static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_local, uint64_t t0, MPI_Comm acomm);
 
 /* Representative of part p: prefetches the file's bytes of that part into NVRAM. */
@@ -1172,8 +1174,8 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
         /* Every other rank is about to agree on caching: tell them no, then pass through. */
         nvc_msg("%s: out of memory; not cached, and no file is cached from now on", path);
         reg_untrack(); /* a handle nvcache cannot follow: never left */
-        int64_t no[3] = {0, 0, 0};
-        PMPI_Allreduce(MPI_IN_PLACE, no, 3, MPI_INT64_T, MPI_MIN, comm);
+        int64_t no[NVC_AGREE_VALS] = {0};
+        PMPI_Allreduce(MPI_IN_PLACE, no, NVC_AGREE_VALS, MPI_INT64_T, MPI_MIN, comm);
         if (f) {
             free(f->part_node);
             free(f->part_rep);
@@ -1285,9 +1287,9 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
     /* ... and the stripe, as its minimum and (negated) maximum: ranks whose hints differ would
        otherwise place the same file offset in different parts; and whether a representative found
        that another handle was opened meanwhile (the file is then shared: no failure to report). */
-    int64_t ok[6] = {ok_local, !ok_local || st == NVC_OK, f->rank == 0 ? -(int64_t)(coll + 1) : 0,
-                     (int64_t)f->stripe, -(int64_t)f->stripe, -(int64_t)lost};
-    PMPI_Allreduce(MPI_IN_PLACE, ok, 6, MPI_INT64_T, MPI_MIN, acomm);
+    int64_t ok[NVC_AGREE_VALS] = {ok_local, !ok_local || st == NVC_OK, f->rank == 0 ? -(int64_t)(coll + 1) : 0,
+                                  (int64_t)f->stripe, -(int64_t)f->stripe, -(int64_t)lost};
+    PMPI_Allreduce(MPI_IN_PLACE, ok, NVC_AGREE_VALS, MPI_INT64_T, MPI_MIN, acomm);
     int stripes_differ = ok[3] != -ok[4];
     if (!ok[0] || !ok[1] || ok[2] >= 0 || stripes_differ) {
         if (coll >= 0 && !nvc_rt.multi_host) /* nobody else learnt the index */

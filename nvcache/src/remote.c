@@ -170,7 +170,7 @@ void nvc_remote_call(int node, struct nvc_slot *s)
     PMPI_Get_count(&st[0], MPI_BYTE, &len);
     if (unpack(rm.rbuf, (size_t)len, s) != 0) {
         nvc_msg("malformed reply from the agent of node %d (rank %d); request failed", node, agent);
-        s->status = NVC_ERR;
+        s->status = s->op == NVC_OP_REG_JOIN ? UINT32_MAX : NVC_ERR; /* a join's status is its verdict */
     }
 }
 

@@ -109,6 +109,11 @@ static void run(int pass, MPI_Info info)
     if (sub != MPI_COMM_NULL) {
         u1 = open_on(sub, info, pass, "u1", 0, CW);
         put(u1, sub, 8, 0, 1);
+        /* Block 2 is written by two ranks in turn: sync-barrier-sync orders them (MPI-3.1
+           §13.6.1). With one sync only, plain MPICH across emulated hosts sometimes kept the first
+           write's block: its two-phase aggregator was still writing when the other rank wrote. */
+        CHECK(MPI_File_sync(u1));
+        MPI_Barrier(sub);
         CHECK(MPI_File_sync(u1));
         put(u1, sub, 9, 2, 0);
     }
