@@ -602,7 +602,10 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
          through its agent). The emulated hosts share one kernel: plain reads of the \
          neighbour's data come from the one page cache both hosts see, where real hosts would \
          read them over the network file system, and nvcache's requests cross between \
-         processes on the same 2 cores. Median MiB/s of the interleaved runs with the slowest \
+         processes on the same 2 cores. Where nvcache loses across hosts (the shared file), the \
+         cause is that every request for the other host's part is a round trip through that \
+         host's agent, 100-200 µs more per 64 KiB than the same request to another node of one \
+         host (docs/validation.md §4). Median MiB/s of the interleaved runs with the slowest \
          and fastest; `nvcache_speedup` is nvcache's median over plain's, `~` where the runs \
          overlap.\n\n\
          Data: `nvcache/raw.csv` (driver output), `nvcache/latency.csv`, `nvcache/bandwidth.csv`, \
