@@ -59,6 +59,12 @@ for run in $runs; do
     ls "$NVCACHE_DIR"/*.part >/dev/null 2>&1 && { echo "install: parts left after the $launcher job"; exit 1; }
 done
 nvcache-run --mpi lam true 2>/dev/null && { echo "install: nvcache-run accepted --mpi lam"; exit 1; }
+# After an Open MPI launcher, nvcache-run names LD_PRELOAD and the NVCACHE_* settings with -x
+# (Open MPI passes ranks on other hosts nothing else): a stand-in launcher prints what it got.
+printf '#!/bin/sh\necho "$@"\n' > "$work/fake-openmpi-launcher"; chmod +x "$work/fake-openmpi-launcher"
+args=$(nvcache-run "$work/fake-openmpi-launcher" -n 2 ./app)
+case $args in "-x LD_PRELOAD "*"-x NVCACHE_DIR "*"-n 2 ./app") ;;
+    *) echo "install: nvcache-run passed Open MPI's launcher: $args"; exit 1 ;; esac
 unset NVCACHE_DIR NVCACHE_STATS
 echo "install: nvcache-run served jobs on MPICH and Open MPI ($runs)"
 
