@@ -243,15 +243,20 @@ static void populate(struct nvc_part *p, uint64_t bytes)
 
 /* ------------------------------------------------------------------ requests */
 
-static struct nvc_slot *req(struct nvc_file *f, uint32_t part, uint32_t op)
+/* Starts request op in slot s: no segments, arguments zero. */
+static struct nvc_slot *slot_start(struct nvc_slot *s, uint32_t op, uint64_t fileid, uint32_t part)
 {
-    struct nvc_slot *s = nvc_my_slot(f->part_node[part]);
     s->op = op;
-    s->fileid = f->fileid;
+    s->fileid = fileid;
     s->part = part;
     s->nseg = 0;
     memset(s->arg, 0, sizeof s->arg);
     return s;
+}
+
+static struct nvc_slot *req(struct nvc_file *f, uint32_t part, uint32_t op)
+{
+    return slot_start(nvc_my_slot(f->part_node[part]), op, f->fileid, part);
 }
 
 static uint32_t call(struct nvc_file *f, uint32_t part, struct nvc_slot *s)
@@ -855,12 +860,7 @@ static int reg_local(void) { return nvc_rt.mbox[0] != NULL; }
 static uint64_t reg_remote(uint32_t op, int64_t idx, uint64_t a1)
 {
     pthread_mutex_lock(&nvc_rt.slot_lock);
-    struct nvc_slot *s = nvc_remote_slot(0);
-    s->op = op;
-    s->nseg = 0;
-    s->fileid = 0;
-    s->part = 0;
-    memset(s->arg, 0, sizeof s->arg);
+    struct nvc_slot *s = slot_start(nvc_remote_slot(0), op, 0, 0);
     s->arg[0] = idx < 0 ? UINT64_MAX : (uint64_t)idx;
     s->arg[1] = a1;
     nvc_remote_call(0, s);
@@ -900,11 +900,7 @@ static void reg_leave(struct nvc_reg *e, int64_t idx)
 static int reg_join_remote(struct nvc_file *f, uint64_t dev, uint64_t ino, int want_cache, struct nvc_reg *lay)
 {
     pthread_mutex_lock(&nvc_rt.slot_lock);
-    struct nvc_slot *s = nvc_remote_slot(0);
-    s->op = NVC_OP_REG_JOIN;
-    s->nseg = 0;
-    s->fileid = f->fileid;
-    s->part = 0;
+    struct nvc_slot *s = slot_start(nvc_remote_slot(0), NVC_OP_REG_JOIN, f->fileid, 0);
     uint64_t a[6] = {dev, ino, f->fileid, f->nparts, (uint64_t)want_cache, f->stripe};
     memcpy(s->arg, a, sizeof a);
     uint16_t *pn = (uint16_t *)nvc_slot_data(s);

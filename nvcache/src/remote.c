@@ -18,8 +18,9 @@
  * Waiting: the agent must not busy-poll (tests run 8 ranks on 2 cores), and a blocking MPI_Recv
  * polls in both MPICH and Open MPI. It probes (MPI_Improbe) and, when nothing came, yields for
  * NVC_AGENT_BURST_NS after the last request, then sleeps between probes, the sleep doubling from
- * 20 us to NVC_AGENT_IDLE_US; requesters wait for replies the same way (wait_all). Two communicators (duplicates of MPI_COMM_WORLD) keep the agent's
- * MPI_ANY_SOURCE/ANY_TAG probe away from replies its own process is waiting for.
+ * 20 us to NVC_AGENT_IDLE_US; requesters wait for replies the same way (wait_all). Two
+ * communicators (duplicates of MPI_COMM_WORLD) keep the agent's MPI_ANY_SOURCE/ANY_TAG probe
+ * away from replies its own process is waiting for.
  */
 #define _GNU_SOURCE
 #include "nvcache_internal.h"

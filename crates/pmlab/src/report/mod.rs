@@ -155,6 +155,12 @@ impl Spread {
         }
     }
 
+    /// True when every run of `self` lies above every run of `other`, or every one below: the
+    /// ranges do not overlap, so the two sides are distinguishable.
+    pub(crate) fn apart_from(&self, other: &Spread) -> bool {
+        self.min > other.max || self.max < other.min
+    }
+
     /// For per-pair ratios: `median [min-max]`, with `~` when the range crosses 1 (the pairs
     /// disagree on which side is faster: not distinguishable).
     pub(crate) fn text(&self) -> String {

@@ -137,7 +137,7 @@ fn bandwidth_table(bw: &Rows) -> Table {
         }
         let (ps, cs) = (Spread::of(&p), Spread::of(&c));
         let (pm, pl, ph, cm, cl, ch) = (ps.median, ps.min, ps.max, cs.median, cs.min, cs.max);
-        let apart = pl > ch || ph < cl;
+        let apart = ps.apart_from(&cs);
         bt.push(vec![
             case.into(),
             p.len().min(c.len()).to_string(),
@@ -226,7 +226,7 @@ fn ior_table(rows: &Rows) -> Table {
             continue;
         }
         let (ps, cs) = (Spread::of(&p), Spread::of(&c));
-        let apart = ps.max < cs.min || cs.max < ps.min;
+        let apart = ps.apart_from(&cs);
         t.push(vec![
             hosts.clone(),
             variant.clone(),
