@@ -19,13 +19,13 @@ default_dir=/dev/shm/nvcache-bench-${USER:-user}
 # mpiexec alternative, which may belong to the other MPI.
 mpiexec=${MPIEXEC:-$(sed -n 's/^MPIEXEC_EXECUTABLE:FILEPATH=//p' "$build/CMakeCache.txt")}
 export NVCACHE_DIR=${NVCACHE_DIR:-$default_dir}
-run() { # label np env... -- cmd...
+run() { # label np env... -- cmd...   (launcher=... before it: another mpiexec, e.g. emulated hosts)
     local label=$1 np=$2; shift 2
     local envs=()
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
     shift
     local en=1; [ "$label" = plain ] && en=0
-    env NVCACHE_ENABLE=$en "${envs[@]}" "$mpiexec" ${bind:+-bind-to "$bind"} -n "$np" env LD_PRELOAD="$lib" "$@" 2> >(grep -v 'yaksa' >&2)
+    env NVCACHE_ENABLE=$en "${envs[@]}" "${launcher:-$mpiexec}" ${bind:+-bind-to "$bind"} -n "$np" env LD_PRELOAD="$lib" "$@" 2> >(grep -v 'yaksa' >&2)
 }
 bind= # mpiexec -bind-to level for the runs below (none: the kernel places ranks)
 
@@ -61,10 +61,8 @@ for i in $(seq $ior_runs); do
     for v in indep coll fpp random random_fpp; do
         for label in $order; do
             run $label 4 NVCACHE_RANKS_PER_NODE=0 -- "$build/bench/ior_patterns" -d "$scratch" -v $v -l $label
-            en=1; [ $label = plain ] && en=0
-            env NVCACHE_ENABLE=$en NVCACHE_EMU_MPIEXEC="$mpiexec" NVCACHE_EMU_HOSTS=2 NVCACHE_RANKS_PER_NODE=0 \
-                "$emu" -n 4 env LD_PRELOAD="$lib" "$build/bench/ior_patterns" -d "$scratch" -v $v -l $label \
-                2> >(grep -v 'yaksa' >&2)
+            launcher=$emu run $label 4 NVCACHE_RANKS_PER_NODE=0 NVCACHE_EMU_MPIEXEC="$mpiexec" NVCACHE_EMU_HOSTS=2 \
+                -- "$build/bench/ior_patterns" -d "$scratch" -v $v -l $label
         done
     done
 done
