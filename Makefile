@@ -30,7 +30,7 @@ APT_PACKAGES := build-essential cmake pkg-config libisal-dev libisal2 mpich libm
                 hdf5-tools python3-h5py-mpi python3-mpi4py libpnetcdf-dev \
                 nasm autoconf automake libtool
 
-.PHONY: all deps build build-nvcache isal-anchor bench-ec demo test test-rust test-nvcache test-install test-readme bench bench-instr fuzz lint clean crash-check install uninstall
+.PHONY: all deps build build-nvcache isal-anchor bench-ec demo test test-rust test-scripts test-nvcache test-install test-readme bench bench-instr fuzz lint clean crash-check install uninstall
 
 # nvcache is built once per MPI (the library is bound to the MPI it was compiled for):
 # nvcache/build for MPICH (the default everywhere: benchmarks, report), nvcache/build-openmpi.
@@ -100,7 +100,7 @@ demo: build
 	$(PMLAB) reproduce --quick --out $(RESULTS)
 	@echo "demo: report at $(RESULTS)/REPORT.md"
 
-test: deps test-rust test-nvcache test-install test-readme
+test: deps test-rust test-scripts test-nvcache test-install test-readme
 
 # Build first: pmec's C-API and LD_PRELOAD tests use the shared libraries the build leaves in
 # target/release.
@@ -110,6 +110,10 @@ test-rust:
 	$(CARGO) build --release --workspace
 	$(CARGO) test --release --workspace
 	$(CARGO) test -p pmsim
+
+# The DRAM-simulator comparison script against peer outputs of known shape and a pmlab run.
+test-scripts: build
+	python3 scripts/test_dram_peers.py
 
 test-nvcache: build-nvcache
 	ctest --test-dir $(NVCACHE_BUILD) --output-on-failure

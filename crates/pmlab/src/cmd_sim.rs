@@ -54,6 +54,12 @@ pub struct SimArgs {
     /// Override a config key, e.g. `--set controller.adr=false` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
+    /// Which clock a memory-request trace's cycle column counts: `cpu` (requester cycles at
+    /// `replay.cpu_ghz`) or `memory` (the device's command clock, as DRAMsim3 reads the same
+    /// `0xADDR READ|WRITE CYCLE` lines). Default: what the `.pmt` header records, else
+    /// `replay.trace_clock` (`cpu`).
+    #[arg(long, value_name = "CLOCK", value_parser = ["cpu", "memory"], requires = "trace")]
+    trace_clock: Option<String>,
     /// Stop at this simulated time (ns) as if power failed; report what survived.
     #[arg(long, value_name = "NS")]
     crash_at_ns: Option<f64>,
@@ -81,7 +87,16 @@ pub fn run(a: SimArgs) -> Result<(), String> {
     let progress = |n| bar.set_message(format!("{n} events"));
     let (out, source) = match (&a.trace, &a.workload) {
         (Some(t), _) => (
-            simulate::run_trace(&cfg, t, crash_at, progress)?,
+            simulate::run_trace(
+                &cfg,
+                t,
+                crash_at,
+                a.trace_clock
+                    .as_deref()
+                    .map(pmsim::config::TraceClock::parse)
+                    .transpose()?,
+                progress,
+            )?,
             t.display().to_string(),
         ),
         (None, Some(name)) => {
@@ -279,11 +294,19 @@ fn memory_rows(cfg: &SimConfig, out: &simulate::Outcome, rows: &mut Vec<(&'stati
             "requester",
             // How the trace's time column was read: other simulators read a plain trace's
             // cycles as memory-clock cycles and keep no window, so say what pmlab assumed.
-            format!(
-                "gaps in {} GHz cycles (replay.cpu_ghz), at most {} requests in flight \
-                 (replay.max_outstanding)",
-                cfg.replay.cpu_ghz, cfg.replay.max_outstanding
-            ),
+            match out.trace_clock {
+                pmsim::config::TraceClock::Cpu => format!(
+                    "gaps in {} GHz requester cycles (trace clock `cpu`, replay.cpu_ghz), at \
+                     most {} requests in flight (replay.max_outstanding)",
+                    cfg.replay.cpu_ghz, cfg.replay.max_outstanding
+                ),
+                pmsim::config::TraceClock::Memory => format!(
+                    "gaps in {} ns memory clock cycles (trace clock `memory`, \
+                     device.timing.tck_ns), at most {} requests in flight \
+                     (replay.max_outstanding)",
+                    cfg.device.timing.tck_ns, cfg.replay.max_outstanding
+                ),
+            },
         ),
         ("events", out.events.to_string()),
         (
@@ -308,16 +331,23 @@ fn memory_rows(cfg: &SimConfig, out: &simulate::Outcome, rows: &mut Vec<(&'stati
         (
             "read latency (mean)",
             format!(
-                "{:.1} ns",
-                stats.value("replay.read_latency_ns_mean").unwrap_or(0.0)
+                "{:.1} ns from issue, {:.1} ns from queue acceptance (as DRAMsim3 and \
+                 Ramulator count it)",
+                stats.value("replay.read_latency_ns_mean").unwrap_or(0.0),
+                stats
+                    .value("replay.read_latency_accepted_ns_mean")
+                    .unwrap_or(0.0)
             ),
         ),
         (
             "write ack latency (mean)",
             format!(
-                "{:.1} ns ({})",
+                "{:.1} ns from issue, {:.1} ns from acceptance ({})",
                 stats
                     .value("replay.write_ack_latency_ns_mean")
+                    .unwrap_or(0.0),
+                stats
+                    .value("replay.write_ack_latency_accepted_ns_mean")
                     .unwrap_or(0.0),
                 if cfg.controller.adr {
                     "ADR: on WPQ accept"

@@ -43,6 +43,11 @@ pub enum TraceCommand {
         /// Workload name recorded in the header (default: the input file name).
         #[arg(long, value_name = "NAME")]
         workload: Option<String>,
+        /// Plain traces: the clock their cycle column counts, recorded in the header and
+        /// honoured by `pmlab sim`. `cpu` (default): requester cycles at `replay.cpu_ghz`;
+        /// `memory`: memory command-clock cycles, as DRAMsim3's trace front end reads them.
+        #[arg(long, value_name = "CLOCK", value_parser = ["cpu", "memory"])]
+        trace_clock: Option<String>,
     },
     /// Generate a .pmt trace from a built-in workload (`pmlab workloads` lists them).
     Gen {
@@ -131,6 +136,7 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
             format,
             ticks_per_cycle,
             workload,
+            trace_clock,
         } => {
             let options = ImportOptions {
                 ticks_per_gap_unit: ticks_per_cycle.max(1),
@@ -141,6 +147,21 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
             let mut header = src.header().clone();
             if imported {
                 let f = header.flags | flags::IMPORTED;
+                header = header.with_flags(f);
+            }
+            if let Some(clock) = trace_clock.as_deref() {
+                if header.flags & flags::MEMORY_REQUESTS == 0 {
+                    return Err(format!(
+                        "--trace-clock: {} is a program trace ({}), not a memory-request stream; \
+                         its gaps are core cycles of the full-system model",
+                        file.display(),
+                        src.format().name()
+                    ));
+                }
+                let f = match clock {
+                    "memory" => header.flags | flags::MEMORY_CLOCK,
+                    _ => header.flags & !flags::MEMORY_CLOCK,
+                };
                 header = header.with_flags(f);
             }
             let f = AtomicFile::create(&out)?;

@@ -6,7 +6,7 @@
 //! cycle` traces are memory-request streams recorded below the caches, so they always replay
 //! memory-only.
 
-use pmsim::config::SystemModel;
+use pmsim::config::{SystemModel, TraceClock};
 use pmsim::pmtrace::{open_trace, TraceFormat};
 use pmsim::time::Ps;
 use pmsim::{Replay, SimConfig, Stats, System};
@@ -31,21 +31,34 @@ pub struct Outcome {
     pub durable_lines: usize,
     /// Trace format name and the workload name from its header.
     pub format: &'static str,
+    /// The clock a memory-request trace's gaps were read in (memory-only replays).
+    pub trace_clock: TraceClock,
     /// Workload name from the trace header.
     pub workload: String,
 }
 
 /// Runs a trace file (any format `pmlab` reads) under `cfg`, optionally crashing at `crash_at`.
+/// A memory-request trace's gaps count the clock `clock` when given (`pmlab sim
+/// --trace-clock`), else the one its `.pmt` header records (`MEMORY_CLOCK`), else
+/// `replay.trace_clock`.
 pub fn run_trace(
     cfg: &SimConfig,
     path: &Path,
     crash_at: Option<Ps>,
+    clock: Option<TraceClock>,
     progress: impl FnMut(u64),
 ) -> Result<Outcome, String> {
     let source = open_trace(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let format = source.format();
     let workload = source.header().workload.clone();
     let flags = source.header().flags;
+    let mut cfg = cfg.clone();
+    if let Some(c) = clock {
+        cfg.replay.trace_clock = c;
+    } else if flags & pmsim::pmtrace::flags::MEMORY_CLOCK != 0 {
+        cfg.replay.trace_clock = TraceClock::Memory;
+    }
+    let cfg = &cfg;
     // Parse and decode on a second core while the simulator runs.
     let source = pmsim::pmtrace::Pipelined::new(source);
     // A memory-request stream (a plain trace, or one imported from it) replays on the memory
@@ -56,6 +69,14 @@ pub fn run_trace(
     } else {
         cfg.system.model
     };
+    if clock.is_some() && model == SystemModel::Full {
+        return Err(format!(
+            "--trace-clock: {} is a program trace ({}); its gaps are core cycles of the \
+             full-system model (cpu.ghz)",
+            path.display(),
+            format.name()
+        ));
+    }
     let start = Instant::now();
     let named = |e: String| format!("{}: {e}", path.display());
     let mut out = match model {
@@ -74,6 +95,7 @@ pub fn run_trace(
                 model,
                 durable_lines: r.durable_image().len(),
                 format: format.name(),
+                trace_clock: cfg.replay.trace_clock,
                 workload,
             }
         }
@@ -94,6 +116,7 @@ pub fn run_trace(
                 model,
                 durable_lines: sys.durable_image().len(),
                 format: format.name(),
+                trace_clock: cfg.replay.trace_clock,
                 workload,
             }
         }
@@ -134,6 +157,7 @@ pub fn run_generated(
         model: SystemModel::Full,
         durable_lines: sys.durable_image().len(),
         format: "generated",
+        trace_clock: cfg.replay.trace_clock,
         workload: w.info().name.to_string(),
     })
 }
@@ -204,7 +228,7 @@ pub fn run_workload(
 ) -> Result<Outcome, String> {
     let path = Path::new(workload);
     if path.exists() {
-        return run_trace(cfg, path, None, progress);
+        return run_trace(cfg, path, None, None, progress);
     }
     let (w, p) =
         parse_generated(workload).map_err(|e| format!("{e} (and no trace file has that name)"))?;

@@ -830,3 +830,88 @@ fn pmec_results_give_each_timed_point_its_median_range_and_runs() {
     }
     assert!(rows > 10, "{csv}");
 }
+
+#[test]
+fn trace_clock_is_explicit_and_survives_import() {
+    // DRAMsim3 reads a plain trace's cycles on the memory clock: `--trace-clock memory` on the
+    // text and on a .pmt imported with it give the same replay, and differ from `cpu`.
+    let d = tmpdir("trace-clock");
+    let plain = plain_trace(&d);
+    let pmt = d.join("mem.pmt");
+    let o = pmlab(&[
+        "trace",
+        "import",
+        plain.to_str().unwrap(),
+        "--trace-clock",
+        "memory",
+        "--out",
+        pmt.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sim = |trace: &Path, extra: &[&str], json: &str| {
+        let j = d.join(json);
+        let mut args = vec![
+            "sim",
+            "--config",
+            "ddr4-2400",
+            "--trace",
+            trace.to_str().unwrap(),
+            "--json",
+            j.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = pmlab(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+        (out, v["summary"].clone())
+    };
+    let (text_out, text_mem) = sim(&plain, &["--trace-clock", "memory"], "a.json");
+    assert!(text_out.contains("trace clock `memory`"), "{text_out}");
+    let (pmt_out, pmt_mem) = sim(&pmt, &[], "b.json");
+    assert!(pmt_out.contains("trace clock `memory`"), "{pmt_out}");
+    assert_eq!(text_mem, pmt_mem);
+    let (cpu_out, cpu) = sim(&plain, &[], "c.json");
+    assert!(cpu_out.contains("trace clock `cpu`"), "{cpu_out}");
+    assert_ne!(cpu, text_mem, "the clock changes the replay");
+    // An explicit flag beats the header.
+    let (_, pmt_cpu) = sim(&pmt, &["--trace-clock", "cpu"], "d.json");
+    assert_eq!(pmt_cpu, cpu);
+    // A program trace has no memory clock to count.
+    let prog = d.join("prog.pmt");
+    let o = pmlab(&[
+        "trace",
+        "gen",
+        "--workload",
+        "queue",
+        "--ops",
+        "20",
+        "--out",
+        prog.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = pmlab(&[
+        "trace",
+        "import",
+        prog.to_str().unwrap(),
+        "--trace-clock",
+        "memory",
+        "--out",
+        d.join("x.pmt").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("program trace"), "{}", stderr(&o));
+    assert!(!d.join("x.pmt").exists());
+    let o = pmlab(&[
+        "sim",
+        "--config",
+        "optane",
+        "--trace",
+        prog.to_str().unwrap(),
+        "--trace-clock",
+        "memory",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("program trace"), "{}", stderr(&o));
+}

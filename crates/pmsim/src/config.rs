@@ -78,6 +78,11 @@ pub struct TimingConfig {
     pub tfaw_ns: f64,
     /// Activate to activate in the same rank.
     pub trrd_ns: f64,
+    /// Refresh interval: every `trefi_ns` each rank precharges all its banks and refreshes
+    /// (DRAM only; 0 = no refresh, as for non-volatile media).
+    pub trefi_ns: f64,
+    /// Refresh cycle time: how long an all-bank refresh keeps the rank's banks busy.
+    pub trfc_ns: f64,
 }
 
 impl Default for TimingConfig {
@@ -95,6 +100,8 @@ impl Default for TimingConfig {
             trtp_ns: 0.0,
             tfaw_ns: 0.0,
             trrd_ns: 0.0,
+            trefi_ns: 0.0,
+            trfc_ns: 0.0,
         }
     }
 }
@@ -245,12 +252,47 @@ impl Default for ControllerConfig {
     }
 }
 
+/// Which clock a memory trace's time column counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TraceClock {
+    /// Requester (CPU) cycles at `replay.cpu_ghz`: what a trace recorded at the core counts.
+    Cpu,
+    /// Memory command-clock cycles (`device.timing.tck_ns`): how DRAMsim3's trace front end
+    /// and Ramulator's memory-clock traces read the same `0xADDR READ|WRITE CYCLE` lines.
+    Memory,
+}
+
+impl TraceClock {
+    /// The config spelling (`cpu`, `memory`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceClock::Cpu => "cpu",
+            TraceClock::Memory => "memory",
+        }
+    }
+
+    /// Parses the config spelling.
+    pub fn parse(s: &str) -> Result<TraceClock, String> {
+        match s {
+            "cpu" => Ok(TraceClock::Cpu),
+            "memory" => Ok(TraceClock::Memory),
+            _ => Err(format!("trace clock `{s}` is not `cpu` or `memory`")),
+        }
+    }
+}
+
 /// How a memory trace is fed to the memory system (memory-only replay).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ReplayConfig {
-    /// Clock of the requester: a trace gap of N is N cycles at this frequency.
+    /// Clock of the requester: a trace gap of N is N cycles at this frequency (with
+    /// `trace_clock = "cpu"`).
     pub cpu_ghz: f64,
+    /// Which clock the trace's gaps count: `cpu` (cycles of `cpu_ghz`, the default) or
+    /// `memory` (the device's command clock, DRAMsim3's convention). A `.pmt` imported with
+    /// `--trace-clock memory` says so in its header and replays on the memory clock.
+    pub trace_clock: TraceClock,
     /// Outstanding memory requests allowed per trace thread (memory-level parallelism).
     pub max_outstanding: u32,
 }
@@ -259,6 +301,7 @@ impl Default for ReplayConfig {
     fn default() -> Self {
         ReplayConfig {
             cpu_ghz: 3.0,
+            trace_clock: TraceClock::Cpu,
             max_outstanding: 16,
         }
     }
@@ -638,6 +681,10 @@ pub struct Timing {
     pub tfaw: Ps,
     #[allow(missing_docs)]
     pub trrd: Ps,
+    /// Refresh interval (0: no refresh).
+    pub trefi: Ps,
+    #[allow(missing_docs)]
+    pub trfc: Ps,
 }
 
 impl TimingConfig {
@@ -656,14 +703,27 @@ impl TimingConfig {
             trtp: ns_to_ps(self.trtp_ns),
             tfaw: ns_to_ps(self.tfaw_ns),
             trrd: ns_to_ps(self.trrd_ns),
+            trefi: ns_to_ps(self.trefi_ns),
+            trfc: ns_to_ps(self.trfc_ns),
         }
     }
 }
 
 impl ReplayConfig {
-    /// Requester cycle length in picoseconds.
+    /// Requester cycle length in picoseconds (of `cpu_ghz`, whatever `trace_clock` says).
     pub fn cycle_ps(&self) -> Ps {
         cycle_ps(self.cpu_ghz)
+    }
+}
+
+impl SimConfig {
+    /// Length in picoseconds of one cycle of a memory trace's time column under `clock`: a
+    /// requester cycle, or the device's command clock (rounded to whole picoseconds).
+    pub fn trace_cycle_ps(&self, clock: TraceClock) -> Ps {
+        match clock {
+            TraceClock::Cpu => self.replay.cycle_ps(),
+            TraceClock::Memory => ns_to_ps(self.device.timing.tck_ns).max(1),
+        }
     }
 }
 
@@ -824,6 +884,8 @@ impl SimConfig {
             ("trtp_ns", t.trtp_ns),
             ("tfaw_ns", t.tfaw_ns),
             ("trrd_ns", t.trrd_ns),
+            ("trefi_ns", t.trefi_ns),
+            ("trfc_ns", t.trfc_ns),
         ];
         for (k, v) in fields {
             if !v.is_finite() || !(0.0..=1.0e6).contains(&v) {
@@ -837,6 +899,20 @@ impl SimConfig {
         }
         if t.tburst_ns <= 0.0 {
             return Err("device.timing.tburst_ns must be > 0 (a burst takes time)".into());
+        }
+        if t.trefi_ns > 0.0 {
+            // A refresh, plus what an access after it needs, must fit well inside an
+            // interval, or the rank would do nothing but refresh.
+            let access = t.trfc_ns + t.trp_ns + t.tras_ns + t.trcd_ns + t.tcl_ns + t.twr_ns;
+            if t.trfc_ns <= 0.0 || 2.0 * (access + t.tburst_ns) > t.trefi_ns {
+                return Err(format!(
+                    "device.timing.trefi_ns = {} with trfc_ns = {}: a refresh interval must be > 0 \
+                     and at least twice tRFC + tRP + tRAS + tRCD + tCL + tWR + tBURST ({} ns)",
+                    t.trefi_ns,
+                    t.trfc_ns,
+                    access + t.tburst_ns
+                ));
+            }
         }
         if t.tras_ns > 0.0 && t.tras_ns < t.trcd_ns {
             return Err(format!(

@@ -449,7 +449,7 @@ impl MemorySystem {
             q.payload = Some(self.boxed(d));
         }
         let (bank, row) = (q.bank as usize, q.row);
-        if self.channels[ch].offer(is_write, q) == Admission::Queued {
+        if self.channels[ch].offer(is_write, q, now) == Admission::Queued {
             self.decide_now(ch, now, bank, row);
         }
     }
@@ -607,7 +607,7 @@ impl MemorySystem {
     #[inline]
     fn admit_waiting(&mut self, ch: usize, now: Ps) {
         let mut entered = std::mem::take(&mut self.entered);
-        self.channels[ch].admit_waiting(self.adr, &mut entered);
+        self.channels[ch].admit_waiting(self.adr, now, &mut entered);
         for w in entered.drain(..) {
             self.write_durable(&w, now);
             if let Some(p) = w.payload {
@@ -778,6 +778,8 @@ impl MemorySystem {
                 ("writes_coalesced", s.writes_coalesced),
                 ("reads_forwarded", s.reads_forwarded),
                 ("queue_full_waits", s.queue_full_waits),
+                ("read_queue_wait_ps", s.read_queue_wait_ps),
+                ("write_queue_wait_ps", s.write_queue_wait_ps),
                 ("drain_episodes", s.drain_episodes),
                 ("writes_in_drain", s.writes_in_drain),
                 ("decisions", s.decisions),
@@ -798,6 +800,9 @@ impl MemorySystem {
                 stats.add(format!("mc.{k}"), v);
             }
             stats.set(format!("mc.ch{i}.bus_busy_ps"), d.bus_busy_ps);
+            if self.channels[i].device.timing().trefi > 0 {
+                stats.add("mc.refreshes", d.refreshes);
+            }
         }
         stats.set("mc.media_writes_done", self.media_writes_done);
         stats.set("sim.events_scheduled", self.events.scheduled());

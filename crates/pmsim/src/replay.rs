@@ -1,7 +1,8 @@
 //! Memory-only trace replay: feeds a trace's memory events straight to the memory system.
 //!
 //! Each trace thread is a requester with its own clock: an event's `gap` advances the clock by
-//! that many cycles of `replay.cpu_ghz`; loads and stores become 64 B reads and writes (there
+//! that many cycles of `replay.cpu_ghz` (or of the device's command clock with
+//! `replay.trace_clock = "memory"`); loads and stores become 64 B reads and writes (there
 //! are no caches in this mode, so every store is a memory write and `clwb`/`clflushopt` have no
 //! further effect); at most `replay.max_outstanding` requests per thread are in flight; fences
 //! go through the ordering plug-in (x86: stall until the thread's writes are acknowledged).
@@ -118,7 +119,7 @@ impl Replay {
             ordering_passthrough: p.ordering.releases_at_once(),
             ordering: p.ordering,
             threads: Vec::new(),
-            cycle: cfg.replay.cycle_ps(),
+            cycle: cfg.trace_cycle_ps(cfg.replay.trace_clock),
             max_outstanding: cfg.replay.max_outstanding,
             next_seq: 0,
             gate: PersistGate::default(),
@@ -517,6 +518,26 @@ impl Replay {
         s.set_histogram("replay.read_latency_ps", self.read_latency.clone());
         s.set_histogram("replay.write_ack_latency_ps", self.write_latency.clone());
         self.mem.export_stats(&mut s);
+        // From acceptance into the controller's queue, as DRAMsim3 and Ramulator count: the
+        // latencies above less the controller's total wait from issue to acceptance (over
+        // accepted requests: after a crash, a few accepted requests are not acknowledged).
+        let from_accept = |h: &Histogram, wait: u64| {
+            if h.count() == 0 {
+                0.0
+            } else {
+                (h.mean() - wait as f64 / h.count() as f64).max(0.0) / 1000.0
+            }
+        };
+        let read_wait = s.counter("mc.read_queue_wait_ps");
+        let write_wait = s.counter("mc.write_queue_wait_ps");
+        s.set_value(
+            "replay.read_latency_accepted_ns_mean",
+            from_accept(&self.read_latency, read_wait),
+        );
+        s.set_value(
+            "replay.write_ack_latency_accepted_ns_mean",
+            from_accept(&self.write_latency, write_wait),
+        );
         if !self.ordering_passthrough {
             self.ordering.export_stats(&mut s);
         }

@@ -267,3 +267,126 @@ fn pinned_wpq_entries_keep_writes_out_until_released() {
     assert_eq!(acks.len(), 1);
     assert_eq!((acks[0].id, acks[0].time), (3, 2000));
 }
+
+/// `base()` with a refresh every 1000 ns taking 100 ns (tRFC).
+fn refreshing() -> SimConfig {
+    let mut c = base();
+    c.replay.max_outstanding = 1;
+    c.device.timing.trefi_ns = 1000.0;
+    c.device.timing.trfc_ns = 100.0;
+    c.validate().unwrap();
+    c
+}
+
+#[test]
+fn a_read_meeting_a_refresh_waits_for_trp_plus_trfc() {
+    // Read 1 opens row 0 of bank 0 (done at 17 ns). Read 2 to another row of bank 0 arrives at
+    // 1005 ns, inside the refresh due at 1000: the refresh precharges the open bank (tRP, 1000
+    // to 1003), refreshes (tRFC, to 1103), and leaves the bank closed, so read 2 is an
+    // activate + column at 1103: data end 1103 + 17 = 1120 (latency 115 instead of a
+    // conflict's 20).
+    let acks = run(
+        &refreshing(),
+        &[load(addr(0, 0, 0), 0), load(addr(0, 1, 0), 1005)],
+    );
+    assert_eq!(latency_ns(&acks[0]), 17);
+    assert_eq!(acks[1].time / 1000, 1000 + 3 + 100 + 17);
+    // Without refresh the same read is a row conflict.
+    let mut c = refreshing();
+    c.device.timing.trefi_ns = 0.0;
+    let acks = run(&c, &[load(addr(0, 0, 0), 0), load(addr(0, 1, 0), 1005)]);
+    assert_eq!(latency_ns(&acks[1]), 3 + 17);
+}
+
+#[test]
+fn a_refresh_closes_rows_and_idle_intervals_cost_nothing() {
+    // Read 2 comes 2.5 intervals later to the row read 1 opened: the refreshes closed it, so
+    // it activates again (17 ns, not a 7 ns row hit) but waits for no refresh.
+    let acks = run(
+        &refreshing(),
+        &[load(addr(0, 0, 0), 0), load(addr(0, 0, 1), 2500)],
+    );
+    assert_eq!(latency_ns(&acks[1]), 17);
+    let mut r = Replay::new(&refreshing()).unwrap();
+    r.run(
+        [load(addr(0, 0, 0), 0), load(addr(0, 0, 1), 2500)]
+            .iter()
+            .map(|e| Ok(*e)),
+        |_| {},
+    )
+    .unwrap();
+    assert_eq!(
+        r.stats().counter("mc.refreshes"),
+        1,
+        "only the latest is applied"
+    );
+}
+
+#[test]
+fn refresh_costs_bandwidth_in_proportion_to_trfc_over_trefi() {
+    // Back-to-back row hits of one row: the bus is the limit without refresh; with it, every
+    // 1000 ns the rank stops for tRP + tRFC + a new activate (about 11% here).
+    let evs: Vec<_> = (0..20_000).map(|i| load(addr(0, 0, i % 16), 0)).collect();
+    let mut with = refreshing();
+    with.replay.max_outstanding = 64;
+    let mut without = with.clone();
+    without.device.timing.trefi_ns = 0.0;
+    let end = |c: &SimConfig| run(c, &evs).iter().map(|a| a.time).max().unwrap() as f64;
+    let ratio = end(&with) / end(&without);
+    let expected = 1000.0 / (1000.0 - (3.0 + 100.0 + 10.0));
+    assert!(
+        (ratio - expected).abs() < 0.02,
+        "refresh slowdown {ratio:.3}, expected about {expected:.3}"
+    );
+}
+
+#[test]
+fn impossible_refresh_intervals_are_rejected() {
+    let mut c = base();
+    c.device.timing.trefi_ns = 100.0;
+    c.device.timing.trfc_ns = 350.0;
+    let e = c.validate().unwrap_err();
+    assert!(e.contains("trefi_ns"), "{e}");
+    c.device.timing.trfc_ns = 0.0;
+    assert!(c.validate().is_err(), "a refresh of no duration");
+}
+
+#[test]
+fn memory_trace_clock_counts_device_cycles() {
+    // Two reads 100 cycles apart on different banks: at 1 GHz requester cycles and a 1 ns
+    // device clock the same; with a 4 ns device clock, 400 ns apart.
+    let mut c = base();
+    c.device.timing.tck_ns = 4.0;
+    c.replay.trace_clock = pmsim::config::TraceClock::Memory;
+    let acks = run(&c, &[load(addr(0, 0, 0), 0), load(addr(1, 0, 0), 100)]);
+    assert_eq!(acks[1].issued / 1000, 400);
+    c.replay.trace_clock = pmsim::config::TraceClock::Cpu;
+    let acks = run(&c, &[load(addr(0, 0, 0), 0), load(addr(1, 0, 0), 100)]);
+    assert_eq!(acks[1].issued / 1000, 100);
+}
+
+#[test]
+fn latency_from_acceptance_leaves_out_the_wait_for_a_queue_entry() {
+    // A 2-entry read queue and 8 reads issued at once to one bank's open row: the reads that
+    // wait for an entry are late from their issue but not from their acceptance.
+    let mut c = base();
+    c.controller.read_queue = 2;
+    c.validate().unwrap();
+    let evs: Vec<_> = (0..8).map(|i| load(addr(0, 0, i), 0)).collect();
+    let mut r = Replay::new(&c).unwrap();
+    r.run(evs.iter().map(|e| Ok(*e)), |_| {}).unwrap();
+    let s = r.stats();
+    let from_issue = s.value("replay.read_latency_ns_mean").unwrap();
+    let from_accept = s.value("replay.read_latency_accepted_ns_mean").unwrap();
+    let wait = s.counter("mc.read_queue_wait_ps") as f64 / 8.0 / 1000.0;
+    assert!(wait > 0.0, "some reads waited");
+    assert!((from_issue - from_accept - wait).abs() < 0.01);
+    // Idle: the two are the same.
+    let mut r = Replay::new(&c).unwrap();
+    r.run([load(0, 0)].iter().map(|e| Ok(*e)), |_| {}).unwrap();
+    let s = r.stats();
+    assert_eq!(
+        s.value("replay.read_latency_ns_mean"),
+        s.value("replay.read_latency_accepted_ns_mean")
+    );
+}

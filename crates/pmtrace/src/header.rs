@@ -33,10 +33,14 @@ pub mod flags {
     /// The events are a stream of memory requests (e.g. imported from a `hexaddr READ|WRITE
     /// cycle` trace), not a program's accesses: replay them on the memory system alone.
     pub const MEMORY_REQUESTS: u32 = 1 << 2;
+    /// The gaps count memory command-clock cycles (DRAMsim3's trace convention), not
+    /// requester cycles: a replay must use the device clock. Required, because a reader that
+    /// ignored it would replay the trace at a different load.
+    pub const MEMORY_CLOCK: u32 = 1 << 16;
     /// Mask of the required bits (16-31).
     pub const REQUIRED_MASK: u32 = 0xffff_0000;
-    /// Required bits this library understands (none yet).
-    pub const KNOWN_REQUIRED: u32 = 0;
+    /// Required bits this library understands.
+    pub const KNOWN_REQUIRED: u32 = MEMORY_CLOCK;
 }
 
 /// Describes a trace: how many threads issue its events and how it was made.

@@ -99,6 +99,11 @@ pub struct ControllerStats {
     pub reads_forwarded: u64,
     /// Requests that found their queue full and waited.
     pub queue_full_waits: u64,
+    /// Total time reads spent between issue and acceptance into the read queue (waiting for
+    /// an entry, or in a PM-support engine in front of the controller).
+    pub read_queue_wait_ps: Ps,
+    /// The same for writes (acceptance into the WPQ, or merging into an entry of it).
+    pub write_queue_wait_ps: Ps,
     /// Times the controller entered write-drain mode.
     pub drain_episodes: u64,
     /// Writes issued while in drain mode.
@@ -243,11 +248,13 @@ impl ChannelController {
         self.waiting(is_write).is_empty() && self.has_room(is_write)
     }
 
-    /// Offers a request. Writes to a line already in the WPQ merge into that entry. A full
-    /// queue makes the request wait (in order).
+    /// Offers a request at `now`. Writes to a line already in the WPQ merge into that entry.
+    /// A full queue makes the request wait (in order).
     #[inline(always)]
-    pub fn offer(&mut self, is_write: bool, req: QueuedRequest) -> Admission {
+    pub fn offer(&mut self, is_write: bool, req: QueuedRequest, now: Ps) -> Admission {
+        let since_issue = now - req.issued;
         let Some(req) = self.coalesce(is_write, req) else {
+            self.count_wait(is_write, since_issue);
             return Admission::Queued;
         };
         if !self.can_enter(is_write) {
@@ -261,8 +268,19 @@ impl ChannelController {
             }
             return Admission::Waiting;
         }
+        self.count_wait(is_write, since_issue);
         self.enqueue(is_write, req);
         Admission::Queued
+    }
+
+    /// Adds the time a request spent between its issue and its acceptance into a queue.
+    #[inline(always)]
+    fn count_wait(&mut self, is_write: bool, wait: Ps) {
+        if is_write {
+            self.stats.write_queue_wait_ps += wait;
+        } else {
+            self.stats.read_queue_wait_ps += wait;
+        }
     }
 
     #[inline]
@@ -308,7 +326,7 @@ impl ChannelController {
     /// that entered the WPQ become durable now: they are appended to `entered_writes` (with
     /// their ids and data, which the queue entry then no longer keeps). Coalescing applies to
     /// them too.
-    pub fn admit_waiting(&mut self, adr: bool, entered_writes: &mut Vec<QueuedRequest>) {
+    pub fn admit_waiting(&mut self, adr: bool, now: Ps, entered_writes: &mut Vec<QueuedRequest>) {
         loop {
             let oldest_is_write = match (self.waiting_reads.front(), self.waiting_writes.front()) {
                 (None, None) => return,
@@ -330,6 +348,7 @@ impl ChannelController {
                 self.waiting_reads.pop_front()
             }
             .expect("a request of this class waits");
+            self.count_wait(is_write, now - r.issued);
             self.admit(is_write, r, adr, entered_writes);
         }
     }
@@ -411,8 +430,14 @@ impl ChannelController {
         let plan = self.device.access(bank, request.row, serve_writes, now);
         // The bank's readiness changed; when a row opened, its row hits changed with it.
         let opened = plan.activate.is_some();
-        self.read_q.bank_changed(bank, &self.device, opened);
-        self.write_q.bank_changed(bank, &self.device, opened);
+        if self.device.take_refreshed() {
+            // A refresh closed a rank's rows and moved its banks' readiness.
+            self.read_q.all_banks_changed(&self.device);
+            self.write_q.all_banks_changed(&self.device);
+        } else {
+            self.read_q.bank_changed(bank, &self.device, opened);
+            self.write_q.bank_changed(bank, &self.device, opened);
+        }
         if opened && self.device.has_closed_banks() {
             // Closed banks' readiness follows their rank's activations.
             self.read_q.refresh_all(&self.device);
@@ -519,8 +544,8 @@ mod tests {
                 if !x.is_multiple_of(3) {
                     let is_write = x.is_multiple_of(5);
                     let line = (x >> 20) % 512;
-                    let a = fused.offer(is_write, request(id, line, &fused.device, &cfg));
-                    let b = generic.offer(is_write, request(id, line, &generic.device, &cfg));
+                    let a = fused.offer(is_write, request(id, line, &fused.device, &cfg), 0);
+                    let b = generic.offer(is_write, request(id, line, &generic.device, &cfg), 0);
                     assert_eq!(a, b);
                 }
                 let a = fused.decide(&mut FrFcfs, now);
@@ -539,8 +564,8 @@ mod tests {
                         },
                     ) => {
                         assert_eq!((ra.id, pa, wa), (rb.id, pb, wb), "{preset} step {id}");
-                        fused.admit_waiting(cfg.controller.adr, &mut entered_a);
-                        generic.admit_waiting(cfg.controller.adr, &mut entered_b);
+                        fused.admit_waiting(cfg.controller.adr, 0, &mut entered_a);
+                        generic.admit_waiting(cfg.controller.adr, 0, &mut entered_b);
                         assert_eq!(fused.next_ready(now + 1), generic.next_ready(now + 1));
                     }
                     (Decision::WaitUntil(ta), Decision::WaitUntil(tb)) => assert_eq!(ta, tb),

@@ -383,6 +383,15 @@ impl RequestQueue {
         e.set(false, miss);
     }
 
+    /// Every bank's state may have changed (a refresh closed rows): re-read each queued
+    /// bank's readiness and recount its row hits.
+    #[cold]
+    pub fn all_banks_changed(&mut self, dev: &ChannelDevice) {
+        for bank in 0..self.banks.len() {
+            self.bank_changed(bank, dev, true);
+        }
+    }
+
     /// Rank state changed in a way that moves closed banks' readiness: re-read every bank's.
     pub fn refresh_all(&mut self, dev: &ChannelDevice) {
         for e in self.entries.iter_mut() {

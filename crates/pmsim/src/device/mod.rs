@@ -5,8 +5,16 @@
 //! (precharge, activate, column read/write) can issue given the bank, rank and bus state, and
 //! when its data and media work finish. Nothing ticks; a request costs a handful of `max`
 //! operations. Constraints honoured: tRCD, tCL, tCWD, tBURST (also as tCCD), tRP, tRAS, tWR,
-//! tWTR, tRTP, tFAW, tRRD and data-bus occupancy. Not modelled: refresh, bank groups, command-bus
-//! contention (one request is committed per controller decision, one decision per tCK).
+//! tWTR, tRTP, tFAW, tRRD, data-bus occupancy and, for DRAM, all-bank refresh (tREFI, tRFC). Not
+//! modelled: bank groups, command-bus contention (one request is committed per controller
+//! decision, one decision per tCK).
+//!
+//! Refresh is applied lazily, per rank: when an access's column command would issue at or
+//! after the rank's next refresh time, the refresh happens first. It waits until every open bank
+//! of the rank may be precharged (a refresh postponed behind committed commands, which JEDEC
+//! allows for up to 8 intervals), precharges them (tRP), keeps every bank busy for tRFC and
+//! leaves them closed; then the access is scheduled again. A rank idle over several intervals
+//! applies only the last one (the earlier ones delayed nothing).
 
 pub mod mapping;
 pub mod read_buffer;
@@ -64,6 +72,8 @@ struct Rank {
     acts_seen: u64,
     next_act: Ps,
     next_read_col: Ps,
+    /// When the next refresh is due (`Ps::MAX` without refresh).
+    next_refresh: Ps,
 }
 
 impl Rank {
@@ -97,6 +107,8 @@ pub struct DeviceStats {
     pub media_write_bytes: u64,
     /// Time the data bus carried data.
     pub bus_busy_ps: Ps,
+    /// All-bank refreshes (per rank) that delayed or closed something.
+    pub refreshes: u64,
 }
 
 /// What the device counts as it goes; [`ChannelDevice::stats`] derives the rest (every access
@@ -110,6 +122,18 @@ struct Counters {
     row_conflicts: u64,
     /// Reads served by the read buffer (bus only).
     buffer_reads: u64,
+    refreshes: u64,
+}
+
+/// The command times an access would get from the current state (see
+/// [`ChannelDevice::access`]).
+#[derive(Clone, Copy)]
+struct Schedule {
+    outcome: RowOutcome,
+    precharge: Option<Ps>,
+    activate: Option<Ps>,
+    column: Ps,
+    data_start: Ps,
 }
 
 /// The device side of one channel.
@@ -126,8 +150,10 @@ pub struct ChannelDevice {
     /// log2 of `xpline_bytes` (a power of two in every validated config).
     xpline_shift: Option<u32>,
     read_buffer: Option<ReadBuffer>,
-    /// Banks with no open row (banks stay open once activated).
+    /// Banks with no open row (banks stay open once activated, until a refresh closes them).
     closed_banks: usize,
+    /// A refresh closed rows since [`take_refreshed`](Self::take_refreshed) last ran.
+    refreshed: bool,
     stats: Counters,
 }
 
@@ -147,7 +173,17 @@ impl ChannelDevice {
                     rank: i as u32 / cfg.banks,
                 })
                 .collect(),
-            ranks: vec![Rank::default(); cfg.ranks as usize],
+            ranks: vec![
+                Rank {
+                    next_refresh: if cfg.timing.trefi_ns > 0.0 {
+                        crate::time::ns_to_ps(cfg.timing.trefi_ns)
+                    } else {
+                        Ps::MAX
+                    },
+                    ..Rank::default()
+                };
+                cfg.ranks as usize
+            ],
             bus_free: 0,
             media_access_bytes: cfg.media_access_bytes as u64,
             write_blocks_bank: cfg.array_write_blocks_bank,
@@ -160,6 +196,7 @@ impl ChannelDevice {
             read_buffer: (cfg.read_buffer.entries > 0)
                 .then(|| ReadBuffer::new(cfg.read_buffer.entries as usize)),
             closed_banks: nbanks,
+            refreshed: false,
             stats: Counters::default(),
         }
     }
@@ -178,6 +215,7 @@ impl ChannelDevice {
             media_read_bytes: activates * self.media_access_bytes,
             media_write_bytes: c.writes * self.media_access_bytes,
             bus_busy_ps: (c.reads + c.writes + c.buffer_reads) * self.t.tburst,
+            refreshes: c.refreshes,
         }
     }
 
@@ -253,22 +291,31 @@ impl ChannelDevice {
         (b.next_col, miss)
     }
 
-    /// True while some bank has never been activated (its readiness follows its rank's).
+    /// True while some bank is closed (its readiness follows its rank's).
     #[inline]
     pub fn has_closed_banks(&self) -> bool {
         self.closed_banks > 0
     }
 
-    /// Schedules and commits an access to row `row` of flat bank `bank` starting no earlier
-    /// than `now`: computes when each command can issue given bank, rank and bus state, then
-    /// applies the schedule to that state. Returns the schedule.
+    /// True (once) when a refresh applied since the last call closed a rank's banks and
+    /// moved their readiness.
     #[inline]
-    pub fn access(&mut self, bank: usize, row: u64, is_write: bool, now: Ps) -> AccessPlan {
+    pub fn take_refreshed(&mut self) -> bool {
+        if self.refreshed {
+            self.refreshed = false;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The command times of an access to row `row` of flat bank `bank` starting no earlier
+    /// than `now`, from the current bank, rank and bus state (nothing changes).
+    #[inline(always)]
+    fn schedule(&self, bank: usize, row: u64, is_write: bool, now: Ps) -> Schedule {
         let t = &self.t;
-        let b = self.banks[bank];
-        let rank = b.rank as usize;
-        let r = &mut self.ranks[rank];
-        // The schedule, from the state before this access.
+        let b = &self.banks[bank];
+        let r = &self.ranks[b.rank as usize];
         let (outcome, precharge, activate, col_min) = if b.open_row == row {
             (RowOutcome::Hit, None, None, now.max(b.next_col))
         } else {
@@ -293,6 +340,79 @@ impl ChannelDevice {
                 .max(self.bus_free.saturating_sub(t.tcl));
             (col, col + t.tcl)
         };
+        Schedule {
+            outcome,
+            precharge,
+            activate,
+            column,
+            data_start,
+        }
+    }
+
+    /// Applies the refreshes of the rank of `bank` due before the column command of the
+    /// access to `row` would issue (DRAM only).
+    #[cold]
+    fn refresh_before(&mut self, bank: usize, row: u64, is_write: bool, now: Ps) {
+        let rank = self.banks[bank].rank as usize;
+        loop {
+            let column = self.schedule(bank, row, is_write, now).column;
+            if column < self.ranks[rank].next_refresh {
+                return;
+            }
+            self.refresh(rank, column);
+        }
+    }
+
+    /// Applies the refresh of `rank` due at or before `upto` (the latest one, when several
+    /// intervals passed): waits for the rank's open banks to allow a precharge, precharges
+    /// them, keeps every bank busy for tRFC, leaves them closed.
+    #[cold]
+    fn refresh(&mut self, rank: usize, upto: Ps) {
+        let t = self.t;
+        let r = &mut self.ranks[rank];
+        let due = r.next_refresh + (upto - r.next_refresh) / t.trefi * t.trefi;
+        r.next_refresh = due + t.trefi;
+        let banks = rank * self.banks_per_rank as usize..(rank + 1) * self.banks_per_rank as usize;
+        let mut start = due;
+        let mut open = false;
+        for b in &self.banks[banks.clone()] {
+            if b.open_row != NO_ROW {
+                open = true;
+                start = start.max(b.next_pre);
+            }
+            start = start.max(b.next_act);
+        }
+        let end = start + if open { t.trp } else { 0 } + t.trfc;
+        for b in &mut self.banks[banks] {
+            if b.open_row != NO_ROW {
+                b.open_row = NO_ROW;
+                self.closed_banks += 1;
+            }
+            b.next_act = b.next_act.max(end);
+        }
+        self.refreshed = true;
+        self.stats.refreshes += 1;
+    }
+
+    /// Schedules and commits an access to row `row` of flat bank `bank` starting no earlier
+    /// than `now`: computes when each command can issue given bank, rank and bus state (and a
+    /// refresh due before its column command), then applies the schedule to that state.
+    /// Returns the schedule.
+    #[inline]
+    pub fn access(&mut self, bank: usize, row: u64, is_write: bool, now: Ps) -> AccessPlan {
+        let rank = self.banks[bank].rank as usize;
+        if self.ranks[rank].next_refresh != Ps::MAX {
+            self.refresh_before(bank, row, is_write, now);
+        }
+        let Schedule {
+            outcome,
+            precharge,
+            activate,
+            column,
+            data_start,
+        } = self.schedule(bank, row, is_write, now);
+        let t = &self.t;
+        let r = &mut self.ranks[rank];
         let data_end = data_start + t.tburst;
         let done = if is_write { data_end + t.twr } else { data_end };
         // Its effect on the bank, the rank and the bus.
