@@ -349,17 +349,23 @@ impl ChannelDevice {
         }
     }
 
-    /// Applies the refreshes of the rank of `bank` due before the column command of the
-    /// access to `row` would issue (DRAM only).
-    #[cold]
-    fn refresh_before(&mut self, bank: usize, row: u64, is_write: bool, now: Ps) {
+    /// [`schedule`](Self::schedule) on a refreshing device (DRAM): first applies the refreshes
+    /// of the rank of `bank` due before the access's column command would issue.
+    #[inline(never)]
+    fn schedule_after_refreshes(
+        &mut self,
+        bank: usize,
+        row: u64,
+        is_write: bool,
+        now: Ps,
+    ) -> Schedule {
         let rank = self.banks[bank].rank as usize;
         loop {
-            let column = self.schedule(bank, row, is_write, now).column;
-            if column < self.ranks[rank].next_refresh {
-                return;
+            let s = self.schedule(bank, row, is_write, now);
+            if s.column < self.ranks[rank].next_refresh {
+                return s;
             }
-            self.refresh(rank, column);
+            self.refresh(rank, s.column);
         }
     }
 
@@ -401,16 +407,17 @@ impl ChannelDevice {
     #[inline]
     pub fn access(&mut self, bank: usize, row: u64, is_write: bool, now: Ps) -> AccessPlan {
         let rank = self.banks[bank].rank as usize;
-        if self.ranks[rank].next_refresh != Ps::MAX {
-            self.refresh_before(bank, row, is_write, now);
-        }
         let Schedule {
             outcome,
             precharge,
             activate,
             column,
             data_start,
-        } = self.schedule(bank, row, is_write, now);
+        } = if self.ranks[rank].next_refresh == Ps::MAX {
+            self.schedule(bank, row, is_write, now)
+        } else {
+            self.schedule_after_refreshes(bank, row, is_write, now)
+        };
         let t = &self.t;
         let r = &mut self.ranks[rank];
         let data_end = data_start + t.tburst;
