@@ -9,6 +9,13 @@
  *
  *   percall [--in-cache] [--seconds S] [--pool-mib N] [--seed N] K:M:BLOCK ...
  *
+ * PERCALL_ENTRY=avx512|avx2|avx|sse in the environment calls ISA-L's kernel of that name
+ * (`ec_encode_data_avx512`, ...) instead of the dispatched `ec_encode_data`, with split-nibble
+ * tables (c x {0..15}, then c x {0x00, 0x10, .., 0xf0}, from `gf_mul`): what ISA-L runs on a
+ * host without GFNI (on a GFNI host ISA-L 2.32's `ec_init_tables` and `gf_vect_mul_init`
+ * write GFNI tables, which those kernels cannot read). A library without that entry point is
+ * an error.
+ *
  * For each point it prints one line:
  *   point=RS(K+M,K) block=B in_cache=0|1 encode_gbps=G move_gbps=G move_nt_gbps=G
  *   parity_crc=H
@@ -19,6 +26,8 @@
  * compared byte for byte.
  */
 #define _DEFAULT_SOURCE
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <immintrin.h>
 #include <isa-l/erasure_code.h>
@@ -100,6 +109,10 @@ static void plain_move(unsigned char **d, unsigned char **p, int k, int m, int l
 
 enum mode { ENCODE, MOVE, MOVE_NT };
 
+typedef void (*encode_fn)(int, int, int, unsigned char *, unsigned char **, unsigned char **);
+/* The encoder called: ec_encode_data, or the kernel PERCALL_ENTRY names. */
+static encode_fn encode = ec_encode_data;
+
 /* Runs `mode` over the stripes in `order` (repeating the order) for at least `seconds`;
  * returns data GB/s. */
 static double run(enum mode mode, const struct point *pt, unsigned char *pool, size_t stride,
@@ -116,7 +129,7 @@ static double run(enum mode mode, const struct point *pt, unsigned char *pool, s
             for (int j = 0; j < pt->m; j++)
                 p[j] = base + (size_t)(pt->k + j) * pt->block;
             if (mode == ENCODE)
-                ec_encode_data(pt->block, pt->k, pt->m, tables, d, p);
+                encode(pt->block, pt->k, pt->m, tables, d, p);
             else
                 plain_move(d, p, pt->k, pt->m, pt->block, mode == MOVE_NT);
         }
@@ -185,6 +198,17 @@ int main(int argc, char **argv)
         usage();
         return 2;
     }
+    const char *entry = getenv("PERCALL_ENTRY");
+    if (entry && *entry) {
+        char name[64];
+        snprintf(name, sizeof name, "ec_encode_data_%s", entry);
+        encode = (encode_fn)dlsym(RTLD_DEFAULT, name);
+        if (!encode) {
+            fprintf(stderr, "percall: PERCALL_ENTRY=%s: this libisal.so.2 has no %s\n", entry,
+                    name);
+            return 2;
+        }
+    }
     size_t pool_bytes = pool_mib << 20;
     unsigned char *pool =
         mmap(NULL, pool_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -232,7 +256,16 @@ int main(int argc, char **argv)
             }
         }
         gf_gen_cauchy1_matrix(a_mat, pt.k + pt.m, pt.k);
-        ec_init_tables(pt.k, pt.m, a_mat + (size_t)pt.k * pt.k, tables);
+        if (entry && *entry)
+            for (int i = 0; i < pt.k * pt.m; i++) {
+                unsigned char c = a_mat[(size_t)pt.k * pt.k + i], *t = tables + (size_t)32 * i;
+                for (int j = 0; j < 16; j++) {
+                    t[j] = gf_mul(c, (unsigned char)j);
+                    t[16 + j] = gf_mul(c, (unsigned char)(j << 4));
+                }
+            }
+        else
+            ec_init_tables(pt.k, pt.m, a_mat + (size_t)pt.k * pt.k, tables);
 
         /* Parity of the first stripes in pool order, checksummed (FNV-1a). */
         unsigned char *d[MAX_K], *p[MAX_M];
@@ -244,7 +277,7 @@ int main(int argc, char **argv)
                 d[i] = base + (size_t)i * pt.block;
             for (int j = 0; j < pt.m; j++)
                 p[j] = base + (size_t)(pt.k + j) * pt.block;
-            ec_encode_data(pt.block, pt.k, pt.m, tables, d, p);
+            encode(pt.block, pt.k, pt.m, tables, d, p);
             for (size_t b = 0; b < (size_t)pt.m * pt.block; b++) {
                 crc ^= p[0][b];
                 crc *= 0x100000001b3ULL;
