@@ -10,6 +10,12 @@
  * table (registry.c) stays on node 0's host; ranks of other hosts join and leave it through the
  * agent there (NVC_OP_REG_*), by entry index.
  *
+ * The agent serves reads, and writes into space its part already has reserved, itself, from its
+ * own mapping of the part, the way a rank of the host does (cache.c, "direct access": the same
+ * persist-then-dirty-then-size order and the same writers/state protocol with a drain), so the
+ * common request costs no hand-off to the manager thread; everything else (reservation, fill,
+ * size, sync, bypass, a part it cannot map) still goes through the node's mailbox.
+ *
  * Why point-to-point with an agent rather than one-sided windows over the parts: parts are
  * created, grown (fallocate) and removed while the file is open, so a window would have to be
  * re-attached on the owning side anyway, and a put is not persistent until the owner flushes it;
@@ -28,6 +34,9 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 
 /* Request tags are the target node (< NVC_TAG_STOP); the stop tag ends an agent. */
@@ -40,6 +49,8 @@
  * yielding agents (and requesters that only yielded) made the pattern battery across 2 emulated
  * hosts 2-4x slower than with these bounds. */
 #define NVC_AGENT_BURST_NS 200000u
+/* While idle, the agent drops its mappings of removed parts at most this often. */
+#define NVC_AGENT_SWEEP_NS 5000000u
 /* A requester yields this many times while its reply is outstanding, then sleeps 20 us between tests. */
 #define NVC_WAIT_YIELDS 16
 
@@ -51,8 +62,20 @@ struct nvc_wire {
     uint64_t ndata;
 };
 
+/** A part of this host mapped by the agent for direct service. */
+struct apart {
+    uint64_t fileid;
+    uint32_t part;
+    struct nvc_part p;         /* mapped with its descriptor kept: fstat tells when it was removed */
+    uint64_t mapped;           /* data bytes [0, mapped) are in the agent's page tables */
+    struct apart *next;
+};
+
 static struct {
     MPI_Comm req, rep;         /* requests to agents; replies to requesters */
+    struct apart *parts;       /* the agent's mappings (agent thread only) */
+    uint64_t served_direct, served_mailbox; /* the agent's data requests, by path */
+    uint64_t serve_ns;         /* the agent's time from a request's receipt to its reply sent */
     struct nvc_slot **slot;    /* node -> this process's slot for requests to it (made on first use: a
                                   transfer fills the slots of several parts before it sends them) */
     uint8_t *buf, *rbuf, *abuf; /* wire buffers: the requester's request and reply, the agent's */
@@ -243,6 +266,135 @@ static void serve_table(struct nvc_slot *s)
     }
 }
 
+/* The agent's mapping of part `part` of file `fileid` (a part of this host's nodes), mapped on
+ * first use; NULL when it cannot be mapped (the mailbox path then answers). */
+static struct apart *agent_part(uint64_t fileid, uint32_t part)
+{
+    for (struct apart *a = rm.parts; a; a = a->next)
+        if (a->fileid == fileid && a->part == part)
+            return a;
+    char file[1200];
+    nvc_part_name(file, sizeof file, nvc_rt.jobid, fileid, part);
+    struct apart *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL;
+    if (nvc_part_attach(&a->p, file, 1) != 0 || a->p.hdr->fileid != fileid) {
+        if (a->p.base)
+            nvc_part_close(&a->p, 0);
+        free(a);
+        return NULL;
+    }
+    a->fileid = fileid;
+    a->part = part;
+    a->next = rm.parts;
+    rm.parts = a;
+    return a;
+}
+
+/* Enters the part's reserved data bytes up to `end` into the agent's page tables in one call
+ * (a fresh mapping would otherwise fault on every 4 KiB page a request touches, which cost
+ * more than the hand-off to the manager saved); only reserved bytes, which are backed, so no
+ * NVRAM is allocated by it. */
+static void agent_populate(struct apart *a, uint64_t end, uint64_t reserved)
+{
+#if defined(MADV_POPULATE_WRITE)
+    if (end > reserved)
+        end = reserved;
+    end = (end + NVC_PAGE - 1) / NVC_PAGE * NVC_PAGE;
+    if (end > reserved)
+        end = reserved / NVC_PAGE * NVC_PAGE;
+    if (end <= a->mapped)
+        return;
+    /* Ahead by the larger of what is mapped and 1 MiB, within the reserved space. */
+    uint64_t ahead = a->mapped > (1u << 20) ? a->mapped : (1u << 20);
+    uint64_t to = end + ahead < reserved ? end + ahead : reserved / NVC_PAGE * NVC_PAGE;
+    if (to < end)
+        to = end;
+    madvise(a->p.data + a->mapped, to - a->mapped, MADV_POPULATE_WRITE); /* a hint: faults happen anyway where it fails */
+    a->mapped = to;
+#else
+    (void)a;
+    (void)end;
+    (void)reserved;
+#endif
+}
+
+/* Drops the mappings of parts that were removed (the file closed), so that their NVRAM is
+ * freed; called when the agent is idle, at most every NVC_AGENT_SWEEP_NS. */
+static void agent_sweep(void)
+{
+    for (struct apart **pp = &rm.parts; *pp;) {
+        struct apart *a = *pp;
+        struct stat sb;
+        if (fstat(a->p.fd, &sb) != 0 || sb.st_nlink == 0) {
+            *pp = a->next;
+            nvc_part_close(&a->p, 0);
+            free(a);
+        } else
+            pp = &a->next;
+    }
+}
+
+/* Serves a read or a write of slot s from the part itself, as a rank of this host would
+ * (cache.c, direct access); returns 0 when served (status set), -1 when the mailbox must serve
+ * it (the manager then also gives the right answer for a bypassed, draining or unmapped part). */
+static int serve_direct(struct nvc_slot *s)
+{
+    if (s->op != NVC_OP_READ && s->op != NVC_OP_WRITE)
+        return -1;
+    struct apart *a = agent_part(s->fileid, s->part);
+    if (!a)
+        return -1;
+    struct nvc_part *p = &a->p;
+    uint64_t res = __atomic_load_n(&p->hdr->reserved, __ATOMIC_ACQUIRE), total = 0, end = 0;
+    for (uint32_t i = 0; i < s->nseg; i++) {
+        uint64_t off = s->seg[i].off, len = s->seg[i].len;
+        total += len;
+        if (off + len > end)
+            end = off + len;
+        if (off > p->hdr->capacity || len > p->hdr->capacity - off || total > nvc_cfg.slot_bytes)
+            return -1; /* the manager refuses it */
+        if (s->op == NVC_OP_WRITE && off + len > res)
+            return -1; /* needs a reservation: the manager's write makes it */
+    }
+    agent_populate(a, end, res);
+    if (s->op == NVC_OP_READ) {
+        if (__atomic_load_n(&p->hdr->state, __ATOMIC_ACQUIRE) != NVC_PART_ACTIVE)
+            return -1;
+        uint8_t *dst = nvc_slot_data(s);
+        for (uint32_t i = 0; i < s->nseg; i++) {
+            uint64_t off = s->seg[i].off, len = s->seg[i].len;
+            /* Bytes past the reserved space were never written: zeros, as through the manager. */
+            uint64_t n = off >= res ? 0 : res - off < len ? res - off : len;
+            memcpy(dst, p->data + off, n);
+            memset(dst + n, 0, len - n);
+            dst += len;
+        }
+        s->arg[0] = __atomic_load_n(&p->hdr->size, __ATOMIC_ACQUIRE);
+        s->status = NVC_OK;
+        return 0;
+    }
+    /* A direct writer announces itself before it checks the state, so a drain that begins
+       now waits for it (cache.c, direct_begin). */
+    __atomic_add_fetch(&p->hdr->writers, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&p->hdr->state, __ATOMIC_SEQ_CST) != NVC_PART_ACTIVE) {
+        __atomic_sub_fetch(&p->hdr->writers, 1, __ATOMIC_SEQ_CST);
+        return -1;
+    }
+    const uint8_t *src = nvc_slot_data(s);
+    for (uint32_t i = 0; i < s->nseg; i++) {
+        memcpy(p->data + s->seg[i].off, src, s->seg[i].len);
+        src += s->seg[i].len;
+    }
+    /* Data first, then the dirty bits that make it recoverable, then the size; then reply. */
+    nvc_part_persist_segments(p, s->seg, s->nseg);
+    nvc_part_mark_dirty_segments(p, s->seg, s->nseg);
+    nvc_part_grow_size(p, s->arg[0]);
+    __atomic_sub_fetch(&p->hdr->writers, 1, __ATOMIC_SEQ_CST);
+    s->status = NVC_OK;
+    return 0;
+}
+
 /* Serves one request from rank src for node (the message's tag). */
 static void serve(int node, size_t len, int src)
 {
@@ -264,8 +416,12 @@ static void serve(int node, size_t len, int src)
     else if (s == rm.aslot) {
         nvc_msg("request from rank %d for node %d, which is not on this host; refused", src, node);
         s->status = NVC_ERR;
-    } else
+    } else if (serve_direct(s) == 0)
+        rm.served_direct++;
+    else {
+        rm.served_mailbox++;
         nvc_mailbox_call(nvc_rt.mbox[node], s);
+    }
     size_t n = pack(rm.abuf, s, reply_data(s));
     MPI_Request rq;
     MPI_Status st;
@@ -276,7 +432,7 @@ static void serve(int node, size_t len, int src)
 static void *agent_main(void *arg)
 {
     (void)arg;
-    uint64_t last = nvc_now_ns();
+    uint64_t last = nvc_now_ns(), swept = last;
     long idle_us = 20;
     for (;;) {
         int flag = 0, len = 0;
@@ -287,6 +443,10 @@ static void *agent_main(void *arg)
             if (nvc_now_ns() - last < NVC_AGENT_BURST_NS) {
                 sched_yield(); /* within a burst of requests: answer the next one at once */
                 continue;
+            }
+            if (rm.parts && nvc_now_ns() - swept > NVC_AGENT_SWEEP_NS) {
+                agent_sweep();
+                swept = nvc_now_ns();
             }
             struct timespec ts = {0, idle_us * 1000};
             nanosleep(&ts, NULL);
@@ -306,8 +466,10 @@ static void *agent_main(void *arg)
             PMPI_Mrecv(rm.abuf, len, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
         if (st.MPI_TAG == NVC_TAG_STOP)
             break;
+        uint64_t t0 = nvc_now_ns();
         serve(st.MPI_TAG, (size_t)len, st.MPI_SOURCE);
         last = nvc_now_ns();
+        rm.serve_ns += last - t0;
         idle_us = 20;
     }
     return NULL;
@@ -345,11 +507,23 @@ void nvc_remote_stop(void)
         PMPI_Send(NULL, 0, MPI_BYTE, nvc_rt.world_rank, NVC_TAG_STOP, rm.req);
         pthread_join(rm.thread, NULL);
         rm.running = 0;
+        if (nvc_cfg.stats)
+            fprintf(stderr, "nvcache-stats rank=%d agent direct=%llu mailbox=%llu mean_serve_us=%.1f\n",
+                    nvc_rt.world_rank, (unsigned long long)rm.served_direct, (unsigned long long)rm.served_mailbox,
+                    rm.served_direct + rm.served_mailbox
+                        ? (double)rm.serve_ns / 1e3 / (double)(rm.served_direct + rm.served_mailbox)
+                        : 0.0);
     }
     if (rm.req != MPI_COMM_NULL)
         PMPI_Comm_free(&rm.req);
     if (rm.rep != MPI_COMM_NULL)
         PMPI_Comm_free(&rm.rep);
+    while (rm.parts) {
+        struct apart *a = rm.parts;
+        rm.parts = a->next;
+        nvc_part_close(&a->p, 0);
+        free(a);
+    }
     for (int k = 0; rm.slot && k < nvc_rt.nnodes; k++)
         free(rm.slot[k]);
     free(rm.slot);

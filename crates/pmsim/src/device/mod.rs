@@ -107,7 +107,8 @@ pub struct DeviceStats {
     pub media_write_bytes: u64,
     /// Time the data bus carried data.
     pub bus_busy_ps: Ps,
-    /// All-bank refreshes (per rank) that delayed or closed something.
+    /// All-bank refreshes applied (per rank; a rank idle over several intervals applies only
+    /// the last of them).
     pub refreshes: u64,
 }
 
