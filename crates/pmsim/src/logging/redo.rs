@@ -236,6 +236,9 @@ pub struct RedoEngine {
     pinned: Vec<u32>,
     /// The banks' pending operations at the last log entry (scratch).
     load: Vec<u32>,
+    /// Emptied address lists of finished records, reused by new ones (a record's two lists
+    /// were two allocations per record, and the write set one growth per transaction).
+    spare: Vec<Vec<u64>>,
     error: Option<String>,
     fault: Fault,
     c: Counters,
@@ -273,6 +276,7 @@ impl RedoEngine {
             held: VecDeque::new(),
             pinned: Vec::new(),
             load: Vec::new(),
+            spare: Vec::new(),
             error: None,
             fault: Fault::None,
             c: Counters::default(),
@@ -319,11 +323,17 @@ impl RedoEngine {
             self.full();
             return None;
         };
+        let mut list = || {
+            self.spare
+                .pop()
+                .unwrap_or_else(|| Vec::with_capacity(ENTRIES_PER_RECORD))
+        };
+        let (homes, entries) = (list(), list());
         let th = &mut self.threads[t as usize];
         th.records.push(Record {
             header,
-            homes: Vec::with_capacity(ENTRIES_PER_RECORD),
-            entries: Vec::with_capacity(ENTRIES_PER_RECORD),
+            homes,
+            entries,
             outstanding: 0,
             meta_pending: 0,
             closed: false,
@@ -562,9 +572,15 @@ impl RedoEngine {
         let reserved = std::mem::take(&mut th.reserved);
         th.logging = false;
         let end_time = (th.end_time, th.last_store);
-        let records = std::mem::take(&mut th.records)
-            .into_iter()
-            .map(|r| (r.header, r.entries))
+        let spare = &mut self.spare;
+        let records = th
+            .records
+            .drain(..)
+            .map(|mut r| {
+                r.homes.clear();
+                spare.push(r.homes);
+                (r.header, r.entries)
+            })
             .collect();
         self.order[t as usize].push_back((stamp, false));
         for (line, _) in &write_set {
@@ -596,7 +612,7 @@ impl RedoEngine {
             self.reclaim(stamp, now);
             return;
         }
-        for (line, data) in write_set {
+        for &(line, data) in &write_set {
             self.c.inplace_writes += 1;
             let tag = self.tag(Tag::InPlace { stamp });
             out.push(LogWrite {
@@ -612,6 +628,13 @@ impl RedoEngine {
                     LogSource::Controller
                 },
             });
+        }
+        // The thread's next transaction (it begins after this commit) reuses the allocation.
+        let th = &mut self.threads[t as usize];
+        if th.write_set.is_empty() {
+            let mut write_set = write_set;
+            write_set.clear();
+            th.write_set = write_set;
         }
     }
 
@@ -668,8 +691,10 @@ impl RedoEngine {
                 .record(now.saturating_sub(last_store));
         }
         self.staged_lines -= a.reserved;
-        for (header, entries) in &a.records {
-            self.alloc.release(*header, entries);
+        for (header, mut entries) in a.records {
+            self.alloc.release(header, &entries);
+            entries.clear();
+            self.spare.push(entries);
         }
         let pinned = &mut self.pinned;
         self.held.retain(|h| {
