@@ -86,10 +86,11 @@ bench-ec: build isal-anchor
 	  $(PMLAB) ec percall --lib vanilla=target/pmec-isal,PMEC_STRATEGY=vanilla --lib +sw=target/pmec-isal,PMEC_STRATEGY=sw \
 	    --lib +bf=target/pmec-isal,PMEC_STRATEGY=bf --lib nohw=target/pmec-isal,PMEC_STRATEGY=nohw \
 	    --lib auto=target/pmec-isal --against vanilla 8:4:1024 24:4:1024; \
-	  if [ -f $(ISAL_NEW)/libisal.so.2 ]; then for isa in avx512 avx2; do \
-	    echo; echo "## single call, a host without GFNI emulated: ISA-L 2.32.1's $$isa kernel (PERCALL_ENTRY) against pmec capped at $$isa (PMEC_ISA)"; \
-	    for c in "" --in-cache; do $(PMLAB) ec percall $$c --lib isal-2.32.1-$$isa=$(ISAL_NEW),PERCALL_ENTRY=$$isa \
-	      --lib pmec-$$isa=target/pmec-isal,PMEC_ISA=$$isa --against isal-2.32.1-$$isa $(PERCALL_POINTS); done; \
+	  if [ -f $(ISAL_NEW)/libisal.so.2 ]; then for pair in avx512:avx512 avx2:avx2 avx2_gfni:avx2-gfni; do \
+	    e=$${pair%%:*}; isa=$${pair##*:}; \
+	    echo; echo "## single call, another host emulated: ISA-L 2.32.1's $$e kernel (PERCALL_ENTRY) against pmec capped at $$isa (PMEC_ISA)"; \
+	    for c in "" --in-cache; do $(PMLAB) ec percall $$c --lib isal-2.32.1-$$e=$(ISAL_NEW),PERCALL_ENTRY=$$e \
+	      --lib pmec-$$isa=target/pmec-isal,PMEC_ISA=$$isa --against isal-2.32.1-$$e $(PERCALL_POINTS); done; \
 	  done; fi; \
 	  echo; echo "## batch API (64 stripes per call) and single calls in one process, against $$against"; \
 	  $(PMLAB) ec bench $$newest --reps 5; \

@@ -11,7 +11,11 @@ grep -qw avx2 /proc/cpuinfo || { echo "percall_entry: this CPU has no AVX2; noth
 libs=(--lib "isal=$sys" --lib "isal-avx2=$sys,PERCALL_ENTRY=avx2" --lib "pmec=target/pmec-isal"
       --lib "pmec-avx2=target/pmec-isal,PMEC_ISA=avx2" --lib "pmec-entry=target/pmec-isal,PERCALL_ENTRY=avx2")
 new=target/isa-l-2.32.1/inst/lib
-[ -f "$new/libisal.so.2" ] && libs+=(--lib "isal-2.32.1=$new" --lib "isal-2.32.1-avx2=$new,PERCALL_ENTRY=avx2")
+if [ -f "$new/libisal.so.2" ]; then
+    libs+=(--lib "isal-2.32.1=$new" --lib "isal-2.32.1-avx2=$new,PERCALL_ENTRY=avx2")
+    grep -qw gfni /proc/cpuinfo && libs+=(--lib "isal-2.32.1-avx2_gfni=$new,PERCALL_ENTRY=avx2_gfni"
+                                          --lib "pmec-avx2-gfni=target/pmec-isal,PMEC_ISA=avx2-gfni")
+fi
 target/release/pmlab ec percall --rounds 1 --seconds 0.02 --pool-mb 16 "${libs[@]}" 8:4:1024 24:4:4096 >/dev/null
 if out=$(PERCALL_ENTRY=nosuch LD_LIBRARY_PATH="$sys" target/percall --seconds 0.01 --pool-mib 8 8:4:1024 2>&1); then
     echo "percall_entry: an unknown entry point was accepted"; exit 1

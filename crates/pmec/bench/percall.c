@@ -9,12 +9,13 @@
  *
  *   percall [--in-cache] [--seconds S] [--pool-mib N] [--seed N] K:M:BLOCK ...
  *
- * PERCALL_ENTRY=avx512|avx2|avx|sse in the environment calls ISA-L's kernel of that name
- * (`ec_encode_data_avx512`, ...) instead of the dispatched `ec_encode_data`, with split-nibble
- * tables (c x {0..15}, then c x {0x00, 0x10, .., 0xf0}, from `gf_mul`): what ISA-L runs on a
- * host without GFNI (on a GFNI host ISA-L 2.32's `ec_init_tables` and `gf_vect_mul_init`
- * write GFNI tables, which those kernels cannot read). A library without that entry point is
- * an error.
+ * PERCALL_ENTRY=avx512|avx2|avx|sse|avx2_gfni|avx512_gfni in the environment calls ISA-L's
+ * kernel of that name (`ec_encode_data_avx512`, ...) instead of the dispatched
+ * `ec_encode_data`. The split-nibble kernels get split-nibble tables (c x {0..15}, then
+ * c x {0x00, 0x10, .., 0xf0}, from `gf_mul`): what ISA-L runs on a host without GFNI (on a
+ * GFNI host ISA-L 2.32's `ec_init_tables` and `gf_vect_mul_init` write GFNI tables, which those
+ * kernels cannot read); the `_gfni` kernels get `ec_init_tables`' (on a GFNI host). A library
+ * without that entry point is an error.
  *
  * For each point it prints one line:
  *   point=RS(K+M,K) block=B in_cache=0|1 encode_gbps=G move_gbps=G move_nt_gbps=G
@@ -256,7 +257,7 @@ int main(int argc, char **argv)
             }
         }
         gf_gen_cauchy1_matrix(a_mat, pt.k + pt.m, pt.k);
-        if (entry && *entry)
+        if (entry && *entry && !strstr(entry, "gfni"))
             for (int i = 0; i < pt.k * pt.m; i++) {
                 unsigned char c = a_mat[(size_t)pt.k * pt.k + i], *t = tables + (size_t)32 * i;
                 for (int j = 0; j < 16; j++) {

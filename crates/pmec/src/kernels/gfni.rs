@@ -75,7 +75,49 @@ unsafe fn body256<const P: usize, const R: usize>(
     nt: bool,
     spf: SourcePrefetch,
 ) {
-    // one 32-byte column at a time: P accumulators plus the source vector fit 16 registers
+    // Up to 4 parity rows: two 32-byte columns at a time, each matrix broadcast serving both
+    // (2P accumulators, two source vectors and the matrix fit the 16 registers).
+    if P <= 4 && R % 2 == 0 {
+        let mut r = 0;
+        while r < R {
+            let mut acc0 = [_mm256_setzero_si256(); P];
+            let mut acc1 = [_mm256_setzero_si256(); P];
+            for j in 0..k {
+                if r == 0 {
+                    spf.source(j);
+                }
+                let s = (*sp.add(j)).add(o + 32 * r);
+                let x0 = _mm256_loadu_si256(s as *const __m256i);
+                let x1 = _mm256_loadu_si256(s.add(32) as *const __m256i);
+                for p in 0..P {
+                    let mtx = _mm256_set1_epi64x(*mats.add(j * stride + p) as i64);
+                    acc0[p] =
+                        _mm256_xor_si256(acc0[p], _mm256_gf2p8affine_epi64_epi8::<0>(x0, mtx));
+                    acc1[p] =
+                        _mm256_xor_si256(acc1[p], _mm256_gf2p8affine_epi64_epi8::<0>(x1, mtx));
+                }
+            }
+            for p in 0..P {
+                let q = (*dp.add(p)).add(o + 32 * r) as *mut __m256i;
+                for (c, a) in [acc0[p], acc1[p]].into_iter().enumerate() {
+                    let q = q.add(c);
+                    let mut v = a;
+                    if acc_in {
+                        v = _mm256_xor_si256(v, _mm256_loadu_si256(q));
+                    }
+                    if nt {
+                        _mm256_stream_si256(q, v);
+                    } else {
+                        _mm256_storeu_si256(q, v);
+                    }
+                }
+            }
+            r += 2;
+        }
+        return;
+    }
+    // More rows: one 32-byte column at a time (P accumulators plus the source vector fit 16
+    // registers).
     for r in 0..R {
         let mut acc = [_mm256_setzero_si256(); P];
         for j in 0..k {
