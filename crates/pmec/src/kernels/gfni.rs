@@ -77,7 +77,7 @@ unsafe fn body256<const P: usize, const R: usize>(
 ) {
     // Up to 4 parity rows: two 32-byte columns at a time, each matrix broadcast serving both
     // (2P accumulators, two source vectors and the matrix fit the 16 registers).
-    if P <= 4 && R % 2 == 0 {
+    if P <= 4 && R.is_multiple_of(2) {
         let mut r = 0;
         while r < R {
             let mut acc0 = [_mm256_setzero_si256(); P];
