@@ -74,10 +74,12 @@ unsafe fn body<const P: usize, const R: usize>(
 ) {
     // Two 32-byte columns of the body at a time: each table pair loaded serves both, so a
     // 64 B line costs one load of the k x P tables instead of two (2P accumulators, the two
-    // columns' nibbles, the table pair and the mask fill the 16 ymm registers at P = 4).
+    // columns' nibbles, the table pair and the mask fill the 16 ymm registers at P = 4). Both
+    // bodies (64 B, 256 B) have an even number of columns.
+    const { assert!(R.is_multiple_of(2)) };
     let mask = _mm256_set1_epi8(0x0f);
     let mut r = 0;
-    while r + 1 < R {
+    while r < R {
         let mut acc0 = [_mm256_setzero_si256(); P];
         let mut acc1 = [_mm256_setzero_si256(); P];
         for j in 0..k {
@@ -121,38 +123,5 @@ unsafe fn body<const P: usize, const R: usize>(
             }
         }
         r += 2;
-    }
-    // An odd last column (no body has one today: R is 2 or 8).
-    while r < R {
-        let mut acc = [_mm256_setzero_si256(); P];
-        for j in 0..k {
-            if r == 0 {
-                spf.source(j);
-            }
-            let x = _mm256_loadu_si256((*sp.add(j)).add(o + 32 * r) as *const __m256i);
-            let lo = _mm256_and_si256(x, mask);
-            let hi = _mm256_and_si256(_mm256_srli_epi16(x, 4), mask);
-            for (p, a) in acc.iter_mut().enumerate() {
-                let t = tbl.add((p * k + j) * 32);
-                let tlo = _mm256_broadcastsi128_si256(_mm_loadu_si128(t as *const __m128i));
-                let thi = _mm256_broadcastsi128_si256(_mm_loadu_si128(t.add(16) as *const __m128i));
-                let v =
-                    _mm256_xor_si256(_mm256_shuffle_epi8(tlo, lo), _mm256_shuffle_epi8(thi, hi));
-                *a = _mm256_xor_si256(*a, v);
-            }
-        }
-        for (p, a) in acc.iter().enumerate() {
-            let q = (*dp.add(p)).add(o + 32 * r) as *mut __m256i;
-            let mut v = *a;
-            if acc_in {
-                v = _mm256_xor_si256(v, _mm256_loadu_si256(q));
-            }
-            if nt {
-                _mm256_stream_si256(q, v);
-            } else {
-                _mm256_storeu_si256(q, v);
-            }
-        }
-        r += 1;
     }
 }
