@@ -5,8 +5,9 @@
 //! this VM) the coordinator times calls with the TSC and uses cycles per loaded cache line as
 //! its latency sample. Decisions, with the paper's thresholds as configurable defaults:
 //!
-//! * data found cache-resident (a periodic vanilla probe runs near the calibrated compute
-//!   cost) → plain kernels, no prefetch, regular stores;
+//! * data found cache-resident (a periodic vanilla probe with regular parity stores runs near
+//!   the calibrated compute cost; two sampled calls in a row far above it end the verdict) →
+//!   plain kernels, no prefetch, regular stores;
 //! * high pressure (threads > 12, or latency > 110% of the low-pressure baseline together with
 //!   useless prefetches > 150% of theirs — with timing only, together with concurrency) →
 //!   hardware prefetcher starved by the shuffle mapping, 256 B bodies, software prefetch with
@@ -30,13 +31,13 @@
 //! * otherwise → software prefetch at the tuned distance, XPLine-first lines further ahead,
 //!   hardware prefetcher left on (wide stripes beyond 32 sources disable it themselves, and
 //!   4 KB-aligned blocks are its best case, so it is never starved there);
-//! * unless the periodic vanilla probe runs 10% faster than that schedule's recent samples (a
-//!   moving average) at two probes in a row (the hardware prefetcher alone keeps up, as on
-//!   DRAM with wide stripes): then vanilla, with the prefetching schedule re-measured once per
-//!   probe period and the same margin to switch back. Vanilla probes and calls use the same
-//!   non-temporal parity stores as the schedule they compete with (regular stores only where
-//!   the data may be cache-resident), since a regular store's read-for-ownership and
-//!   write-back finish after the timed call.
+//! * unless the periodic competing vanilla probe (a second probe, three quarters into each
+//!   period) runs 10% faster than that schedule's recent samples (a moving average) at two
+//!   probes in a row (the hardware prefetcher alone keeps up, as on DRAM with wide stripes):
+//!   then vanilla, with the prefetching schedule re-measured once per probe period and the
+//!   same margin to switch back. These vanilla probes and calls use the same non-temporal
+//!   parity stores as the schedule they compete with, since a regular store's
+//!   read-for-ownership and write-back finish after the timed call.
 
 use super::counters::HwCounters;
 use super::prefetch::{Fetch, Schedule};
@@ -351,6 +352,10 @@ struct Entry {
     pf_cpl: f64,
     /// Consecutive probes that found vanilla faster (switch at 2).
     vanilla_wins: u32,
+    /// Consecutive sampled resident calls that cost more than the leave factor (leave at 2):
+    /// an interrupt inside one call of a few hundred nanoseconds (seen about once in 5 000
+    /// calls) must not send a resident caller to non-temporal stores until the next probe.
+    leave_votes: u32,
     /// Lone-stripe calls: which schedule of [`LONE_SCHEDULES`] runs them.
     lone: LonePick,
 }
@@ -393,13 +398,29 @@ enum Tuned {
     Lone(usize),
 }
 
+/// What a vanilla probe call is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Probe {
+    /// Not a probe.
+    None,
+    /// Decides cache residency: vanilla with regular parity stores, as a resident caller's
+    /// calls run. With non-temporal stores a resident stripe's parity goes to memory, which
+    /// on one host cost 4x the compute cost per line and kept every probe's verdict "out of
+    /// cache" (RS(12,8) 1 KiB in a 256 KiB working set, Intel VM: 16-24 cycles per line
+    /// against a calibrated 4.6-5.2; validation §5).
+    Residency,
+    /// Competes with the prefetching schedule: vanilla with the same non-temporal stores, so
+    /// the two are timed like for like.
+    Vanilla,
+}
+
 /// A call in progress: the schedule to run and what to measure.
 #[derive(Debug)]
 pub struct Ticket {
     /// Chosen schedule.
     pub decision: Decision,
     key: (usize, bool),
-    probe: bool,
+    probe: Probe,
     measure: bool,
     tuned: Tuned,
     t0: u64,
@@ -543,6 +564,7 @@ impl Coordinator {
                     prefer_vanilla: false,
                     pf_cpl: 0.0,
                     vanilla_wins: 0,
+                    leave_votes: 0,
                     lone: LonePick::default(),
                 };
                 st.push((key, e));
@@ -552,11 +574,19 @@ impl Coordinator {
         let e = &mut st[idx].1;
         e.calls += 1;
         let auto = self.strategy == Strategy::Auto;
-        let probe = auto
+        // Vanilla probes, while the data is not known to be resident: a residency probe at the
+        // first call, after the first samples and once per probe period; a probe competing with
+        // the prefetching schedule three quarters into each period.
+        let residency_probe = auto
             && !e.cache_resident
             && (e.calls == 1
                 || e.calls == 2 * cfg.sample_every + 1
                 || e.calls.is_multiple_of(cfg.probe_every));
+        let vanilla_probe = auto
+            && !e.cache_resident
+            && !residency_probe
+            && e.calls % cfg.probe_every == 3 * cfg.probe_every / 4;
+        let probe = residency_probe || vanilla_probe;
         let tuned = cfg.fixed_distance.unwrap_or_else(|| e.tuner.distance());
         // While vanilla is preferred, the prefetching schedule still runs (measured) once per
         // probe period, so the next probe compares against a fresh sample.
@@ -697,15 +727,15 @@ impl Coordinator {
             Strategy::Auto => {
                 if probe || e.cache_resident || vanilla_now {
                     // No software prefetch. Regular stores where the data may be cache-resident
-                    // (the first probe, which decides that, and resident data); otherwise the
+                    // (residency probes, which decide that, and resident data); otherwise the
                     // prefetching schedules' non-temporal stores, so that vanilla and prefetching
                     // calls are timed like for like: a regular store's read-for-ownership and
                     // write-back complete after the timed call, so vanilla calls with them
                     // looked as cheap as prefetching ones while running 20% slower overall
                     // (RS(12,8) 1 KiB, one stripe per call).
-                    let resident_check = e.calls == 1 || e.cache_resident;
+                    let regular_stores = residency_probe || e.cache_resident;
                     Schedule {
-                        nt: cfg.nt.unwrap_or(!resident_check),
+                        nt: cfg.nt.unwrap_or(!regular_stores),
                         // resident data: 256 B bodies, a quarter of the per-body set-up
                         // (in-cache RS(12,8) 4 KiB single calls 35 -> 43 GB/s)
                         body: if e.cache_resident && !probe && len >= 256 {
@@ -801,7 +831,13 @@ impl Coordinator {
         Ticket {
             decision,
             key,
-            probe,
+            probe: if residency_probe {
+                Probe::Residency
+            } else if vanilla_probe {
+                Probe::Vanilla
+            } else {
+                Probe::None
+            },
             measure,
             tuned: report_to,
             t0: if measure { tsc() } else { 0 },
@@ -837,8 +873,12 @@ impl Coordinator {
         let Some((_, e)) = st.iter_mut().find(|(k, _)| *k == t.key) else {
             return;
         };
-        if t.probe {
+        if t.probe == Probe::Residency {
             e.cache_resident = cpl < self.cfg.cache_factor * self.compute_cpl;
+            e.leave_votes = 0;
+            return;
+        }
+        if t.probe == Probe::Vanilla {
             if !e.cache_resident && e.pf_cpl > 0.0 {
                 if !e.prefer_vanilla {
                     if cpl < SWITCH_MARGIN * e.pf_cpl {
@@ -861,7 +901,13 @@ impl Coordinator {
         }
         if e.cache_resident {
             if cpl > self.cfg.cache_leave_factor * self.compute_cpl {
-                e.cache_resident = false;
+                e.leave_votes += 1;
+                if e.leave_votes >= 2 {
+                    e.cache_resident = false;
+                    e.leave_votes = 0;
+                }
+            } else {
+                e.leave_votes = 0;
             }
             return;
         }
@@ -1051,7 +1097,11 @@ mod tests {
         let run = |calls: usize, probe_cycles: u64, other_cycles: u64| {
             for _ in 0..calls {
                 let t = c.begin(1024, 1, 1);
-                let cycles = if t.probe { probe_cycles } else { other_cycles };
+                let cycles = if t.probe == Probe::None {
+                    other_cycles
+                } else {
+                    probe_cycles
+                };
                 c.record(t, 8 * 1024, cycles);
             }
         };
@@ -1203,5 +1253,59 @@ mod tests {
             (40, true)
         );
         c.end(t, 0);
+    }
+
+    #[test]
+    fn residency_is_judged_with_regular_stores_and_kept_through_one_slow_call() {
+        // A cache-resident caller on a host where non-temporal parity stores cost 4x the
+        // compute cost per line (they send resident parity to memory) and regular ones 2x.
+        // Residency probes run with regular stores, so the caller is found resident; probes
+        // that compete with the prefetching schedule use non-temporal ones.
+        let cfg = CoordinatorConfig {
+            ahead: 0,
+            ..CoordinatorConfig::default()
+        };
+        let mut c = Coordinator::new(Strategy::Auto, cfg, Isa::Scalar, &coefs(8, 4));
+        c.compute_cpl = 100.0;
+        let lines = 8 * 1024 / 64;
+        // the first 200 calls find the data cold (it is being brought in)
+        let cost = |call: u64, s: &Schedule| match (call < 200, s.nt) {
+            (true, _) => 1000 * lines,
+            (false, true) => 400 * lines,
+            (false, false) => 200 * lines,
+        };
+        let mut vanilla_probes = 0;
+        for call in 0..300 {
+            let t = c.begin(1024, 1, 1);
+            if t.probe == Probe::Vanilla {
+                assert!(t.decision.schedule.nt, "{:?}", t.decision);
+                vanilla_probes += 1;
+            }
+            if t.probe == Probe::Residency {
+                assert!(!t.decision.schedule.nt, "{:?}", t.decision);
+            }
+            assert_eq!(t.decision.cache_resident, call >= 256, "call {call}");
+            let cycles = cost(call, &t.decision.schedule);
+            c.record(t, 8 * 1024, cycles);
+        }
+        assert_eq!(vanilla_probes, 1);
+        let t = c.begin(1024, 1, 1);
+        assert!(t.decision.cache_resident, "{:?}", t.decision);
+        assert!(!t.decision.schedule.nt);
+        c.record(t, 8 * 1024, 0);
+        // one sampled call slowed down (an interrupt) keeps the verdict; two in a row end it
+        let mut slow_samples = 0;
+        while slow_samples < 2 {
+            let t = c.begin(1024, 1, 1);
+            let measured = t.measure;
+            c.record(t, 8 * 1024, 1000 * lines);
+            if measured {
+                slow_samples += 1;
+                let resident = c.begin(1024, 1, 1);
+                let still = resident.decision.cache_resident;
+                c.record(resident, 8 * 1024, 0);
+                assert_eq!(still, slow_samples < 2, "after {slow_samples} slow samples");
+            }
+        }
     }
 }
