@@ -185,14 +185,15 @@ pub struct CoordinatorConfig {
 
 /// The schedules a lone stripe (one stripe per call, nothing after it to prefetch) is run with,
 /// one chosen per block length by measuring each: loaded source by source, then computed in
-/// 256 B bodies; prefetched into L2 source by source, then computed likewise; no fetch, 64 B
-/// rows, the hardware prefetcher alone (long blocks) — these three with non-temporal parity
-/// stores — and no fetch, 256 B bodies, regular stores (data and parity resident in cache).
-/// On this host each of the first three wins somewhere (validation §5): loading at RS(28,24)
-/// and RS(52,48) 1 KiB, loading or the L2 prefetch at RS(12,8) 1 KiB, the hardware prefetcher
-/// at RS(12,8) 4 KiB; the fourth wins where the caller's stripes stay in cache, whatever the
-/// residency probes conclude.
-pub const LONE_SCHEDULES: [Schedule; 4] = [
+/// 256 B bodies; prefetched into L2, or into L1, source by source, then computed likewise; no
+/// fetch, 64 B rows, the hardware prefetcher alone (long blocks) — these four with
+/// non-temporal parity stores — and no fetch, 256 B bodies, regular stores (data and parity
+/// resident in cache). Which wins depends on the host (validation §5): on an AMD Zen VM,
+/// loading at RS(28,24) and RS(52,48) 1 KiB, loading or the L2 prefetch at RS(12,8) 1 KiB, the
+/// hardware prefetcher at RS(12,8) 4 KiB; on an Intel Xeon VM the L1 prefetch at RS(28,24)
+/// and RS(52,48) 1 KiB (`lone_stripe` example). The last wins where the caller's stripes stay
+/// in cache, whatever the residency probes conclude.
+pub const LONE_SCHEDULES: [Schedule; 5] = [
     Schedule {
         body: Body::XpLine,
         nt: true,
@@ -203,6 +204,12 @@ pub const LONE_SCHEDULES: [Schedule; 4] = [
         body: Body::XpLine,
         nt: true,
         fetch: Fetch::Prefetch(Hint::L2),
+        ..Schedule::VANILLA
+    },
+    Schedule {
+        body: Body::XpLine,
+        nt: true,
+        fetch: Fetch::Prefetch(Hint::L1),
         ..Schedule::VANILLA
     },
     Schedule {
@@ -221,7 +228,7 @@ pub const LONE_SCHEDULES: [Schedule; 4] = [
 #[derive(Debug, Default, Clone)]
 struct LonePick {
     /// Cycles per line measured per schedule in the current round.
-    samples: [Vec<f64>; 4],
+    samples: [Vec<f64>; LONE_SCHEDULES.len()],
     /// The chosen schedule, and the calls made on it since.
     chosen: Option<(usize, u64)>,
 }
@@ -1133,7 +1140,7 @@ mod tests {
         // tried `lone_trials` times, then the one measured fastest; a stripe too large for L2
         // gets the paper's line-distance schedule
         call(2048, 1);
-        let tried: Vec<Schedule> = (0..4 * cfg.lone_trials + 1)
+        let tried: Vec<Schedule> = (0..LONE_SCHEDULES.len() as u32 * cfg.lone_trials + 1)
             .map(|_| call(2048, 1).schedule)
             .collect();
         for s in LONE_SCHEDULES {
