@@ -584,16 +584,19 @@ impl Coordinator {
         // Vanilla probes, while the data is not known to be resident: a residency probe at the
         // first call, after the first samples and once per probe period; a probe competing with
         // the prefetching schedule three quarters into each period.
-        let residency_probe = auto
-            && !e.cache_resident
-            && (e.calls == 1
-                || e.calls == 2 * cfg.sample_every + 1
-                || e.calls.is_multiple_of(cfg.probe_every));
-        let vanilla_probe = auto
-            && !e.cache_resident
-            && !residency_probe
-            && e.calls % cfg.probe_every == 3 * cfg.probe_every / 4;
-        let probe = residency_probe || vanilla_probe;
+        let probe_kind = if !auto || e.cache_resident {
+            Probe::None
+        } else if e.calls == 1
+            || e.calls == 2 * cfg.sample_every + 1
+            || e.calls.is_multiple_of(cfg.probe_every)
+        {
+            Probe::Residency
+        } else if e.calls % cfg.probe_every == 3 * cfg.probe_every / 4 {
+            Probe::Vanilla
+        } else {
+            Probe::None
+        };
+        let probe = probe_kind != Probe::None;
         let tuned = cfg.fixed_distance.unwrap_or_else(|| e.tuner.distance());
         // While vanilla is preferred, the prefetching schedule still runs (measured) once per
         // probe period, so the next probe compares against a fresh sample.
@@ -740,7 +743,7 @@ impl Coordinator {
                     // write-back complete after the timed call, so vanilla calls with them
                     // looked as cheap as prefetching ones while running 20% slower overall
                     // (RS(12,8) 1 KiB, one stripe per call).
-                    let regular_stores = residency_probe || e.cache_resident;
+                    let regular_stores = probe_kind == Probe::Residency || e.cache_resident;
                     Schedule {
                         nt: cfg.nt.unwrap_or(!regular_stores),
                         // resident data: 256 B bodies, a quarter of the per-body set-up
@@ -838,13 +841,7 @@ impl Coordinator {
         Ticket {
             decision,
             key,
-            probe: if residency_probe {
-                Probe::Residency
-            } else if vanilla_probe {
-                Probe::Vanilla
-            } else {
-                Probe::None
-            },
+            probe: probe_kind,
             measure,
             tuned: report_to,
             t0: if measure { tsc() } else { 0 },
