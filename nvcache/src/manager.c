@@ -342,6 +342,14 @@ static void op_bypass(struct nvc_slot *s, int begin)
         s->status = NVC_OK;
         return;
     }
+    if (s->arg[0] == NVC_BYPASS_ABANDON) {
+        /* The drain that began failed (the close of its own open: the part is kept for
+           nvcache-recover): ACTIVE again, so that another handle's drain waits no longer. */
+        if (st == NVC_PART_DRAINING)
+            set_state(m, NVC_PART_ACTIVE);
+        s->status = NVC_OK;
+        return;
+    }
     uint64_t cursor = 0, off, len;
     /* A direct write that started before DRAINING may still be marking pages dirty: drain again. */
     if (__atomic_load_n(&m->part.hdr->writers, __ATOMIC_SEQ_CST) || nvc_part_next_dirty(&m->part, &cursor, &off, &len)) {

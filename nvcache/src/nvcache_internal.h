@@ -201,6 +201,8 @@ enum nvc_op {
     NVC_OP_REG_UNTRACK, NVC_OP_REG_SYNCED, NVC_OP_REG_OWNED
 };
 enum nvc_status { NVC_OK = 0, NVC_ERR = 1, NVC_NOSPACE = 2, NVC_BYPASS = 3, NVC_RETRY = 4 };
+/* arg[0] of NVC_OP_BYPASS_END: the drain begun with NVC_OP_BYPASS_BEGIN failed; back to ACTIVE. */
+#define NVC_BYPASS_ABANDON 1
 
 struct nvc_seg { uint64_t off, len; };
 
