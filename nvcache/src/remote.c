@@ -58,9 +58,10 @@
 /* A requester yields this many times while its reply is outstanding, then sleeps 20 us between tests. */
 #define NVC_WAIT_YIELDS 16
 /* Replies an agent keeps in flight (each a wire buffer of its own, allocated on first use).
- * Serving one request at a time, waiting for each reply to complete, capped the reads of a shared
- * file across emulated hosts at about 34 000 requests/s on 16 idle vCPUs, a quarter of what one
- * MPI server moves in the same pattern (validation.md §4). */
+ * Waiting for each reply to complete before the next request capped the reads of a shared file
+ * across emulated hosts at 31 000-36 000 requests/s of 64 KiB on 16 idle vCPUs, a quarter to a
+ * third of what one MPI server moves in the same pattern; with 8 in flight, 1.85-3.21x that
+ * (validation.md §4). */
 #define NVC_AGENT_REPLIES 8
 
 /** The fixed part of a request or reply on the wire; segments and data follow. */
