@@ -176,6 +176,18 @@ struct nvc_slot *nvc_remote_slot(int node)
     return rm.slot[node];
 }
 
+/* The pause after the i-th (from 0) unsuccessful test of something MPI must complete: a yield
+ * for the first NVC_WAIT_YIELDS, then 20 us sleeps. */
+static void wait_pause(int i)
+{
+    if (i < NVC_WAIT_YIELDS)
+        sched_yield();
+    else {
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* Completes requests without blocking inside MPI: a blocking call polls while holding MPICH's
  * global lock under MPI_THREAD_MULTIPLE, so the agent thread of the same process could not take
  * it to serve (and the agent's own blocking send would keep a requester waiting the same way);
@@ -187,12 +199,7 @@ static void wait_all(int n, MPI_Request *rq, MPI_Status *st)
         PMPI_Testall(n, rq, &done, st);
         if (done)
             return;
-        if (i < NVC_WAIT_YIELDS)
-            sched_yield();
-        else {
-            struct timespec ts = {0, 20000};
-            nanosleep(&ts, NULL);
-        }
+        wait_pause(i);
     }
 }
 
@@ -436,12 +443,7 @@ static int reply_buffer(void)
                 return -1;
             return b;
         }
-        if (i < NVC_WAIT_YIELDS)
-            sched_yield();
-        else {
-            struct timespec ts = {0, 20000};
-            nanosleep(&ts, NULL);
-        }
+        wait_pause(i);
     }
 }
 
@@ -500,8 +502,7 @@ static void *agent_main(void *arg)
             }
             if (pending) {
                 /* replies still moving: test them again soon, as a requester waits for its own */
-                struct timespec ts = {0, 20000};
-                nanosleep(&ts, NULL);
+                wait_pause(NVC_WAIT_YIELDS);
                 continue;
             }
             if (rm.parts && nvc_now_ns() - swept > NVC_AGENT_SWEEP_NS) {
