@@ -110,18 +110,29 @@ unsafe fn body<const P: usize, const R: usize>(
         for p in 0..P {
             let q = (*dp.add(p)).add(o + 32 * r) as *mut __m256i;
             for (c, a) in [acc0[p], acc1[p]].into_iter().enumerate() {
-                let q = q.add(c);
-                let mut v = a;
-                if acc_in {
-                    v = _mm256_xor_si256(v, _mm256_loadu_si256(q));
-                }
-                if nt {
-                    _mm256_stream_si256(q, v);
-                } else {
-                    _mm256_storeu_si256(q, v);
-                }
+                store_ymm(q.add(c), a, acc_in, nt);
             }
         }
         r += 2;
+    }
+}
+
+/// Stores parity vector `v` at `q`: XORed into what `q` holds first when `acc_in`, with a
+/// non-temporal store when `nt`.
+///
+/// # Safety
+/// AVX2; `q` valid for reading and writing 32 bytes (32-byte aligned when `nt`).
+#[target_feature(enable = "avx2")]
+#[inline]
+pub(super) unsafe fn store_ymm(q: *mut __m256i, v: __m256i, acc_in: bool, nt: bool) {
+    let v = if acc_in {
+        _mm256_xor_si256(v, _mm256_loadu_si256(q))
+    } else {
+        v
+    };
+    if nt {
+        _mm256_stream_si256(q, v);
+    } else {
+        _mm256_storeu_si256(q, v);
     }
 }

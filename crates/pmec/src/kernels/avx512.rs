@@ -95,16 +95,27 @@ unsafe fn body<const P: usize, const R: usize>(
     for (p, a) in acc.iter().enumerate() {
         let d = (*dp.add(p)).add(o);
         for (r, v) in a.iter().enumerate() {
-            let mut v = *v;
-            let q = d.add(64 * r);
-            if acc_in {
-                v = _mm512_xor_si512(v, _mm512_loadu_si512(q as *const _));
-            }
-            if nt {
-                _mm512_stream_si512(q as *mut _, v);
-            } else {
-                _mm512_storeu_si512(q as *mut _, v);
-            }
+            store_zmm(d.add(64 * r), *v, acc_in, nt);
         }
+    }
+}
+
+/// Stores parity vector `v` at `q`: XORed into what `q` holds first when `acc_in`, with a
+/// non-temporal store when `nt`.
+///
+/// # Safety
+/// AVX-512F; `q` valid for reading and writing 64 bytes (64-byte aligned when `nt`).
+#[target_feature(enable = "avx512f")]
+#[inline]
+pub(super) unsafe fn store_zmm(q: *mut u8, v: __m512i, acc_in: bool, nt: bool) {
+    let v = if acc_in {
+        _mm512_xor_si512(v, _mm512_loadu_si512(q as *const _))
+    } else {
+        v
+    };
+    if nt {
+        _mm512_stream_si512(q as *mut _, v);
+    } else {
+        _mm512_storeu_si512(q as *mut _, v);
     }
 }

@@ -2,6 +2,8 @@
 //! constant comes from [`crate::gf::affine_matrix`]), with AVX2 (32 B vectors) or AVX-512
 //! (64 B vectors, matrix as a broadcast memory operand).
 
+use super::avx2::store_ymm;
+use super::avx512::store_zmm;
 use super::{group, Body, Coefs, Plan, SourcePrefetch};
 use core::arch::x86_64::*;
 
@@ -100,16 +102,7 @@ unsafe fn body256<const P: usize, const R: usize>(
             for p in 0..P {
                 let q = (*dp.add(p)).add(o + 32 * r) as *mut __m256i;
                 for (c, a) in [acc0[p], acc1[p]].into_iter().enumerate() {
-                    let q = q.add(c);
-                    let mut v = a;
-                    if acc_in {
-                        v = _mm256_xor_si256(v, _mm256_loadu_si256(q));
-                    }
-                    if nt {
-                        _mm256_stream_si256(q, v);
-                    } else {
-                        _mm256_storeu_si256(q, v);
-                    }
+                    store_ymm(q.add(c), a, acc_in, nt);
                 }
             }
             r += 2;
@@ -131,16 +124,7 @@ unsafe fn body256<const P: usize, const R: usize>(
             }
         }
         for (p, a) in acc.iter().enumerate() {
-            let q = (*dp.add(p)).add(o + 32 * r) as *mut __m256i;
-            let mut v = *a;
-            if acc_in {
-                v = _mm256_xor_si256(v, _mm256_loadu_si256(q));
-            }
-            if nt {
-                _mm256_stream_si256(q, v);
-            } else {
-                _mm256_storeu_si256(q, v);
-            }
+            store_ymm((*dp.add(p)).add(o + 32 * r) as *mut __m256i, *a, acc_in, nt);
         }
     }
 }
@@ -254,16 +238,7 @@ unsafe fn body512<const P: usize, const R: usize>(
     for (p, a) in acc.iter().enumerate() {
         let d = (*dp.add(p)).add(o);
         for (r, v) in a.iter().enumerate() {
-            let mut v = *v;
-            let q = d.add(64 * r);
-            if acc_in {
-                v = _mm512_xor_si512(v, _mm512_loadu_si512(q as *const _));
-            }
-            if nt {
-                _mm512_stream_si512(q as *mut _, v);
-            } else {
-                _mm512_storeu_si512(q as *mut _, v);
-            }
+            store_zmm(d.add(64 * r), *v, acc_in, nt);
         }
     }
 }
