@@ -281,6 +281,26 @@ fn buffered_orderings_pass_every_crash_point() {
 }
 
 #[test]
+fn hardware_logging_composes_with_pm_support_engines_and_write_prediction() {
+    // A logging engine's entries, headers and in-place updates pass through a BMO engine
+    // (encryption + integrity tree, or deduplication, which drops the in-place writes whose
+    // bytes a log entry already holds) with PMWeaver predicting write-backs.
+    for bmo in ["enc-bmt", "dedup"] {
+        let o = crash_hw(
+            "tpcc-hw",
+            &[
+                "controller.logging=lalea+blom".to_string(),
+                format!("controller.bmo={bmo}"),
+                "controller.predictor=pmweaver".to_string(),
+            ],
+        );
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{bmo} + lalea+blom: {out}{err}");
+        assert!(out.contains("passed 150 / 150, failed 0"), "{out}");
+    }
+}
+
+#[test]
 fn a_broi_that_ignores_barriers_fails_the_crash_oracle() {
     let o = crash_ppo(
         "ppo-hash",
