@@ -52,7 +52,7 @@
  * NVC_AGENT_DEEP_IDLE_US: the first request after a quiet spell then waits at most 4% of that
  * spell longer. Polling every 200 us forever cost each idle agent 24-29 ms of CPU per second
  * (tests/idle_cpu.c, 8 ranks on 2 emulated hosts on 2 cores), 2 ms sleeps still 8-10 ms; with
- * this bound 2-4 ms in the first idle second, less after it. */
+ * this bound 2-5 ms in the first idle second, 8-10 ms over three. */
 #define NVC_AGENT_IDLE_US 200
 #define NVC_AGENT_DEEP_IDLE_US 20000
 #define NVC_AGENT_QUIET_SHARE 25
