@@ -37,15 +37,7 @@ static int removed_mappings(void)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int np;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
-    if (argc < 2) {
-        if (rank == 0)
-            fprintf(stderr, "usage: agent_parts DIR\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    int np = test_start(&argc, &argv, &rank, 1, "agent_parts DIR");
     unsigned char *buf = malloc(BLK), *back = malloc(BLK), *want = malloc(BLK);
     int bad = 0;
     for (int it = 0; it < 3; it++) {

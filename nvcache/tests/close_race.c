@@ -22,15 +22,7 @@ enum { BLOCK = 6000 };
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int np;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
-    if (argc < 2) {
-        if (rank == 0)
-            fprintf(stderr, "usage: close_race DIR [ROUNDS]\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    int np = test_start(&argc, &argv, &rank, 1, "close_race DIR [ROUNDS]");
     int rounds = argc > 2 ? atoi(argv[2]) : 200;
     unsigned char *mine = malloc(BLOCK), *all = malloc((size_t)np * BLOCK), *want = malloc((size_t)np * BLOCK);
     for (int r = 0; r < np; r++)

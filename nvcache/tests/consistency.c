@@ -391,14 +391,7 @@ static void compare(const char *what)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (argc < 2) {
-        if (rank == 0)
-            fprintf(stderr, "usage: consistency DIR\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    nprocs = test_start(&argc, &argv, &rank, 1, "consistency DIR");
     dir = argv[1];
     MPI_Info plain;
     MPI_Info_create(&plain);

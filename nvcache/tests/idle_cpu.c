@@ -40,15 +40,7 @@ static double wall_ms(void)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int nprocs;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (argc < 2) {
-        if (rank == 0)
-            fprintf(stderr, "usage: idle_cpu DIR [IDLE_MS] [LIMIT_PCT]\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    int nprocs = test_start(&argc, &argv, &rank, 1, "idle_cpu DIR [IDLE_MS] [LIMIT_PCT]");
     char *end;
     long idle = argc > 2 ? strtol(argv[2], &end, 10) : 1000;
     if (argc > 2 && (*end || idle < 10 || idle > 60000)) {

@@ -225,14 +225,7 @@ static int compare(const char *what, int id)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (argc < 2) {
-        if (!rank)
-            fprintf(stderr, "usage: multicomm DIR\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    nprocs = test_start(&argc, &argv, &rank, 1, "multicomm DIR");
     dir = argv[1];
     MPI_Info on, off;
     MPI_Info_create(&on);

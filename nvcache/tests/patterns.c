@@ -633,15 +633,8 @@ static int compare_files(const char *a, const char *b)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    nprocs = test_start(&argc, &argv, &rank, 1, "patterns DIR [pattern]");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    if (argc < 2) {
-        if (!rank)
-            fprintf(stderr, "usage: patterns DIR [pattern]\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
     const char *dir = argv[1];
     MPI_Info on, off;
     MPI_Info_create(&on);

@@ -21,6 +21,22 @@
         }                                                                                          \
     } while (0)
 
+/* Starts MPI, stores this process's rank in *rank and returns the job's size; when fewer than
+   nargs arguments follow the program name, rank 0 prints "usage: USAGE" and the job aborts. */
+static inline int test_start(int *argc, char ***argv, int *rank, int nargs, const char *usage)
+{
+    MPI_Init(argc, argv);
+    int size;
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (*argc < nargs + 1) {
+        if (*rank == 0)
+            fprintf(stderr, "usage: %s\n", usage);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return size;
+}
+
 /* Fills b[0..n) with xorshift bytes that depend only on seed. */
 static inline void fill(unsigned char *b, size_t n, int seed)
 {
