@@ -301,12 +301,8 @@ struct io_ctx {
 
 static int direct_begin(struct io_ctx *c)
 {
-    struct nvc_part *p = c->f->direct;
-    __atomic_add_fetch(&p->hdr->writers, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&p->hdr->state, __ATOMIC_SEQ_CST) != NVC_PART_ACTIVE) {
-        __atomic_sub_fetch(&p->hdr->writers, 1, __ATOMIC_SEQ_CST);
+    if (nvc_part_writer_enter(c->f->direct))
         return -1;
-    }
     c->dopen = 1;
     c->dn = 0;
     c->dend = 0;
@@ -318,11 +314,7 @@ static void direct_end(struct io_ctx *c)
 {
     if (!c->dopen)
         return;
-    struct nvc_part *p = c->f->direct;
-    nvc_part_persist_segments(p, c->f->dseg, c->dn);
-    nvc_part_mark_dirty_segments(p, c->f->dseg, c->dn);
-    nvc_part_grow_size(p, c->dend);
-    __atomic_sub_fetch(&p->hdr->writers, 1, __ATOMIC_SEQ_CST);
+    nvc_part_writer_leave(c->f->direct, c->f->dseg, c->dn, c->dend);
     c->dopen = 0;
     c->dn = 0;
 }

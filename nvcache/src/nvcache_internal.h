@@ -158,6 +158,13 @@ void nvc_part_persist_segments(struct nvc_part *p, const struct nvc_seg *segs, u
 void nvc_part_mark_dirty_segments(struct nvc_part *p, const struct nvc_seg *segs, uint32_t n);
 /** Raises the part's file size to at least end (atomic maximum) and persists it. */
 void nvc_part_grow_size(struct nvc_part *p, uint64_t end);
+/** A direct writer (a rank of the part's node, or its host's agent) announces itself in
+ *  hdr->writers, then checks that the part is ACTIVE: 0 when it may write, -1 (announcement
+ *  withdrawn) when a drain or bypass has begun. A drain waits until writers is 0. */
+int nvc_part_writer_enter(struct nvc_part *p);
+/** Completes a direct writer's segments: data durable, then their dirty bits, then the size
+ *  raised to end; then the writer leaves hdr->writers. */
+void nvc_part_writer_leave(struct nvc_part *p, const struct nvc_seg *segs, uint32_t n, uint64_t end);
 /** Clears dirty bits for pages fully or partly in [off, off+len) and persists them. */
 void nvc_part_clear_dirty(struct nvc_part *p, uint64_t off, uint64_t len);
 /** Finds the next run of dirty pages at or after *cursor (bytes); returns 0 when none. */

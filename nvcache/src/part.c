@@ -372,6 +372,24 @@ void nvc_part_grow_size(struct nvc_part *p, uint64_t end)
         nvc_part_persist(p, &p->hdr->size, sizeof p->hdr->size);
 }
 
+int nvc_part_writer_enter(struct nvc_part *p)
+{
+    __atomic_add_fetch(&p->hdr->writers, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&p->hdr->state, __ATOMIC_SEQ_CST) != NVC_PART_ACTIVE) {
+        __atomic_sub_fetch(&p->hdr->writers, 1, __ATOMIC_SEQ_CST);
+        return -1;
+    }
+    return 0;
+}
+
+void nvc_part_writer_leave(struct nvc_part *p, const struct nvc_seg *segs, uint32_t n, uint64_t end)
+{
+    nvc_part_persist_segments(p, segs, n);
+    nvc_part_mark_dirty_segments(p, segs, n);
+    nvc_part_grow_size(p, end);
+    __atomic_sub_fetch(&p->hdr->writers, 1, __ATOMIC_SEQ_CST);
+}
+
 int nvc_part_next_dirty(const struct nvc_part *p, uint64_t *cursor, uint64_t *off, uint64_t *len)
 {
     uint64_t pages = p->hdr->capacity / NVC_PAGE;

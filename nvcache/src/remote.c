@@ -404,23 +404,15 @@ static int serve_direct(struct nvc_slot *s)
         s->status = NVC_OK;
         return 0;
     }
-    /* A direct writer announces itself before it checks the state, so a drain that begins
-       now waits for it (cache.c, direct_begin). */
-    __atomic_add_fetch(&p->hdr->writers, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&p->hdr->state, __ATOMIC_SEQ_CST) != NVC_PART_ACTIVE) {
-        __atomic_sub_fetch(&p->hdr->writers, 1, __ATOMIC_SEQ_CST);
+    /* As a direct writer of the host's ranks (cache.c): a drain that begins now waits for it. */
+    if (nvc_part_writer_enter(p))
         return -1;
-    }
     const uint8_t *src = nvc_slot_data(s);
     for (uint32_t i = 0; i < s->nseg; i++) {
         memcpy(p->data + s->seg[i].off, src, s->seg[i].len);
         src += s->seg[i].len;
     }
-    /* Data first, then the dirty bits that make it recoverable, then the size; then reply. */
-    nvc_part_persist_segments(p, s->seg, s->nseg);
-    nvc_part_mark_dirty_segments(p, s->seg, s->nseg);
-    nvc_part_grow_size(p, s->arg[0]);
-    __atomic_sub_fetch(&p->hdr->writers, 1, __ATOMIC_SEQ_CST);
+    nvc_part_writer_leave(p, s->seg, s->nseg, s->arg[0]);
     s->status = NVC_OK;
     return 0;
 }
