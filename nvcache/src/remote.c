@@ -512,10 +512,13 @@ static void *agent_main(void *arg)
             }
             struct timespec ts = {0, idle_us * 1000};
             nanosleep(&ts, NULL);
-            long cap = (long)((nvc_now_ns() - last) / 1000u / NVC_AGENT_QUIET_SHARE);
-            cap = cap < NVC_AGENT_IDLE_US ? NVC_AGENT_IDLE_US : cap > NVC_AGENT_DEEP_IDLE_US ? NVC_AGENT_DEEP_IDLE_US : cap;
-            if (idle_us < cap)
-                idle_us = idle_us * 2 < cap ? idle_us * 2 : cap;
+            /* Doubling, up to the bound for the time since the last request (which only grows
+               while idle, so idle_us never exceeds it). */
+            uint64_t bound = (nvc_now_ns() - last) / 1000u / NVC_AGENT_QUIET_SHARE;
+            long cap = bound > NVC_AGENT_DEEP_IDLE_US ? NVC_AGENT_DEEP_IDLE_US : (long)bound;
+            if (cap < NVC_AGENT_IDLE_US)
+                cap = NVC_AGENT_IDLE_US;
+            idle_us = idle_us * 2 < cap ? idle_us * 2 : cap;
             continue;
         }
         PMPI_Get_count(&st, MPI_BYTE, &len);
