@@ -38,30 +38,15 @@ static int removed_mappings(void)
 int main(int argc, char **argv)
 {
     int np = test_start(&argc, &argv, &rank, 1, "agent_parts DIR");
-    unsigned char *buf = malloc(BLK), *back = malloc(BLK), *want = malloc(BLK);
     int bad = 0;
     for (int it = 0; it < 3; it++) {
-        char path[1024];
+        char path[1024], label[32];
         snprintf(path, sizeof path, "%s/agent-parts-%d", argv[1], it);
+        snprintf(label, sizeof label, "file %d", it);
         MPI_File fh;
         CHECK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE * (it == 2),
                             MPI_INFO_NULL, &fh));
-        for (int k = 0; k < PER_RANK; k++) {
-            fill(buf, BLK, (it * np + rank) * PER_RANK + k);
-            CHECK(MPI_File_write_at(fh, ((MPI_Offset)k * np + rank) * BLK, buf, BLK, MPI_BYTE, MPI_STATUS_IGNORE));
-        }
-        CHECK(MPI_File_sync(fh));
-        CHECK(MPI_Barrier(MPI_COMM_WORLD));
-        CHECK(MPI_File_sync(fh));
-        int peer = (rank + 1) % np;
-        for (int k = 0; k < PER_RANK; k++) {
-            fill(want, BLK, (it * np + peer) * PER_RANK + k);
-            CHECK(MPI_File_read_at(fh, ((MPI_Offset)k * np + peer) * BLK, back, BLK, MPI_BYTE, MPI_STATUS_IGNORE));
-            if (memcmp(back, want, BLK) != 0) {
-                fprintf(stderr, "rank %d: file %d block %d of rank %d read back wrong\n", rank, it, k, peer);
-                bad = 1;
-            }
-        }
+        bad |= write_read_neighbour(fh, rank, np, PER_RANK, BLK, it * np * PER_RANK, label) != 0;
         CHECK(MPI_File_close(&fh));
     }
     CHECK(MPI_Barrier(MPI_COMM_WORLD));
@@ -78,9 +63,6 @@ int main(int argc, char **argv)
     CHECK(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
     if (rank == 0 && !any)
         printf("agent_parts: %d ranks, data read back across hosts, no removed part left mapped\n", np);
-    free(buf);
-    free(back);
-    free(want);
     MPI_Finalize();
     return any;
 }

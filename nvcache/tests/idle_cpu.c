@@ -12,7 +12,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -59,24 +58,7 @@ int main(int argc, char **argv)
     snprintf(path, sizeof path, "%s/idle-cpu", argv[1]);
     MPI_File fh;
     CHECK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
-    unsigned char *b = malloc(BLK), *want = malloc(BLK);
-    for (int i = 0; i < PER_RANK; i++) {
-        fill(b, BLK, rank * PER_RANK + i);
-        MPI_Offset off = ((MPI_Offset)i * nprocs + rank) * BLK;
-        CHECK(MPI_File_write_at(fh, off, b, BLK, MPI_BYTE, MPI_STATUS_IGNORE));
-    }
-    CHECK(MPI_File_sync(fh));
-    MPI_Barrier(MPI_COMM_WORLD);
-    CHECK(MPI_File_sync(fh));
-    int nb = (rank + 1) % nprocs, bad = 0;
-    for (int i = 0; i < PER_RANK; i++) {
-        MPI_Offset off = ((MPI_Offset)i * nprocs + nb) * BLK;
-        CHECK(MPI_File_read_at(fh, off, b, BLK, MPI_BYTE, MPI_STATUS_IGNORE));
-        fill(want, BLK, nb * PER_RANK + i);
-        bad += memcmp(b, want, BLK) != 0;
-    }
-    if (bad)
-        fprintf(stderr, "rank %d: %d blocks of rank %d read back wrong\n", rank, bad, nb);
+    int bad = write_read_neighbour(fh, rank, nprocs, PER_RANK, BLK, 0, "idle-cpu");
     MPI_Barrier(MPI_COMM_WORLD);
 
     /* The measured interval: this thread sleeps, outside MPI. */
@@ -109,8 +91,6 @@ int main(int argc, char **argv)
     CHECK(MPI_File_close(&fh));
     if (rank == 0)
         MPI_File_delete(path, MPI_INFO_NULL);
-    free(b);
-    free(want);
     MPI_Finalize();
     return fail;
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Aborts the job with a message naming the call, file, line and MPI error string. */
 #define CHECK(call)                                                                                \
@@ -47,6 +48,38 @@ static inline void fill(unsigned char *b, size_t n, int seed)
         x ^= x << 5;
         b[i] = (unsigned char)x;
     }
+}
+
+/* Every rank of fh's communicator (rank of size) writes `blocks` blocks of blk bytes, block k at
+   (k * size + rank) * blk filled with seed seed0 + rank * blocks + k; all sync, wait for each
+   other and sync again, so every block is durable and visible; then each reads back the blocks
+   of rank + 1 and compares them. Returns how many differ (each reported on stderr as "LABEL
+   block K of rank R read back wrong"). */
+static inline int write_read_neighbour(MPI_File fh, int rank, int size, int blocks, int blk, int seed0,
+                                       const char *label)
+{
+    unsigned char *b = malloc((size_t)blk), *want = malloc((size_t)blk);
+    if (!b || !want)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    for (int k = 0; k < blocks; k++) {
+        fill(b, (size_t)blk, seed0 + rank * blocks + k);
+        CHECK(MPI_File_write_at(fh, ((MPI_Offset)k * size + rank) * blk, b, blk, MPI_BYTE, MPI_STATUS_IGNORE));
+    }
+    CHECK(MPI_File_sync(fh));
+    CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK(MPI_File_sync(fh));
+    int peer = (rank + 1) % size, bad = 0;
+    for (int k = 0; k < blocks; k++) {
+        fill(want, (size_t)blk, seed0 + peer * blocks + k);
+        CHECK(MPI_File_read_at(fh, ((MPI_Offset)k * size + peer) * blk, b, blk, MPI_BYTE, MPI_STATUS_IGNORE));
+        if (memcmp(b, want, (size_t)blk) != 0) {
+            fprintf(stderr, "rank %d: %s block %d of rank %d read back wrong\n", rank, label, k, peer);
+            bad++;
+        }
+    }
+    free(b);
+    free(want);
+    return bad;
 }
 
 #endif
