@@ -192,14 +192,16 @@ fn hardware_transactions_recover_under_every_logging_scheme() {
 fn broken_hardware_logging_is_caught() {
     // REDU without its intra-record ordering (headers before entries), BLOM whose ADR flush
     // loses the buffered headers (on tpcc-hw, where the most headers find room in the ADR
-    // buffer), LAD whose ADR keeps the lines of uncommitted transactions (on hash-hw, whose
-    // small write sets LAD stages most often): the recovered images must fail the oracle.
+    // buffer): the recovered images must fail the oracle. (LAD's `keep-uncommitted-staged`
+    // has no window here: a staged write set takes the ADR entries kept for it and enters the
+    // ADR domain in one instant, so no crash point finds it in part; the engine's unit test
+    // `lad_commits_without_a_log_when_the_write_set_fits_the_adr_buffer` crashes with half of
+    // one in the ADR domain instead.)
     for (scheme, fault, workload) in [
         ("redu", "header-before-entries", "btree-hw"),
         ("lalea", "header-before-entries", "btree-hw"),
         ("blom", "no-adr-flush", "tpcc-hw"),
         ("lalea+blom", "no-adr-flush", "tpcc-hw"),
-        ("lad", "keep-uncommitted-staged", "hash-hw"),
     ] {
         let o = crash_hw(
             workload,

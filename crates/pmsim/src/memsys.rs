@@ -32,6 +32,8 @@ pub struct MemRequest {
     pub is_write: bool,
     /// The bytes written, when known (functional simulation).
     pub data: Option<LineData>,
+    /// A write that takes the WPQ entry [`MemorySystem::reserve_entry`] kept for it.
+    pub holds_entry: bool,
 }
 
 /// An acknowledgement to a requester.
@@ -384,7 +386,8 @@ impl MemorySystem {
             line_addr,
             row: loc.row,
             bank: self.channels[ch].device.bank_index(&loc) as u32,
-            channel: loc.channel,
+            channel: loc.channel as u16,
+            holds_entry: req.holds_entry,
             issued: now,
             payload: None,
         };
@@ -440,7 +443,8 @@ impl MemorySystem {
             self.finish_read(ch, q.id, q.issued, q.line_addr, now);
             return;
         }
-        if is_write && self.adr && c.would_accept(true, q.line_addr, q.bank) {
+        let holds_entry = q.holds_entry;
+        if is_write && self.adr && (holds_entry || c.would_accept(true, q.line_addr, q.bank)) {
             // Accepted into the ADR domain now: durable and acknowledged at once; the queue
             // entry no longer needs the data.
             self.write_durable_with(&q, data.as_ref(), now);
@@ -451,6 +455,14 @@ impl MemorySystem {
         let (bank, row) = (q.bank as usize, q.row);
         if self.channels[ch].offer(is_write, q, now) == Admission::Queued {
             self.decide_now(ch, now, bank, row);
+        }
+        if holds_entry && self.channels[ch].has_waiting() {
+            // It merged into a queued write: the entry kept for it is free for those waiting.
+            self.admit_waiting(ch, now);
+            if let Some(t) = self.channels[ch].next_ready(now) {
+                self.schedule_decision(ch, t);
+            }
+            self.refresh_next();
         }
     }
 
@@ -615,6 +627,13 @@ impl MemorySystem {
             }
         }
         self.entered = entered;
+    }
+
+    /// Keeps a WPQ entry of the channel of line `addr` for a write to it that is on its way
+    /// and marked [`MemRequest::holds_entry`] (see [`ChannelController::reserve_entry`]).
+    pub fn reserve_entry(&mut self, addr: u64) {
+        let ch = self.map.locate(addr - addr % LINE_BYTES).channel as usize;
+        self.channels[ch].reserve_entry();
     }
 
     /// A plug-in keeps `pins[ch]` WPQ entries of channel `ch` from `now` (lines it holds in
@@ -833,13 +852,13 @@ pub trait MemoryView {
     }
     /// Lines the ADR domain holds (the WPQ entries of all channels; 0 without ADR).
     fn adr_lines(&self) -> usize;
-    /// Of those, the lines in use now (writes accepted and not yet sent to the device, and
-    /// entries plug-ins keep).
+    /// Of those, the lines in use now (writes accepted and not yet sent to the device, entries
+    /// kept for writes on their way, and entries plug-ins keep).
     fn adr_used(&self) -> usize;
     /// The channel (in `0..channels`) that line `addr` lives in.
     fn channel_of(&self, addr: u64) -> usize;
-    /// Channel `ch`'s WPQ: writes queued in it (not counting entries plug-ins keep), and its
-    /// entries.
+    /// Channel `ch`'s WPQ: writes queued in it or on their way holding an entry (not counting
+    /// entries plug-ins keep), and its entries.
     fn wpq(&self, ch: usize) -> (usize, usize);
     /// Writes in the write pending queues of all channels now (accepted, not yet issued to
     /// the device).
@@ -895,7 +914,12 @@ impl MemoryView for MemorySystem {
 
     fn adr_used(&self) -> usize {
         if self.adr {
-            self.writes_queued() + self.channels.iter().map(|c| c.pinned()).sum::<usize>()
+            self.writes_queued()
+                + self
+                    .channels
+                    .iter()
+                    .map(|c| c.pinned() + c.reserved())
+                    .sum::<usize>()
         } else {
             0
         }
@@ -907,7 +931,7 @@ impl MemoryView for MemorySystem {
 
     fn wpq(&self, ch: usize) -> (usize, usize) {
         let c = &self.channels[ch];
-        (c.occupancy().1, c.write_capacity())
+        (c.occupancy().1 + c.reserved(), c.write_capacity())
     }
 
     fn writes_queued(&self) -> usize {

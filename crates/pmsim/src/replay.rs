@@ -273,6 +273,7 @@ impl Replay {
             addr,
             is_write,
             data,
+            holds_entry: false,
         };
         if is_write {
             th.outstanding_writes += 1;

@@ -248,6 +248,7 @@ fn pinned_wpq_entries_keep_writes_out_until_released() {
         addr: a,
         is_write: true,
         data: LineData::new(a, &[id as u8; 64]),
+        holds_entry: false,
     };
     mem.set_pinned(&[3], 0);
     // Three writes to one bank at once: the first takes the free entry (durable at once under
@@ -266,6 +267,57 @@ fn pinned_wpq_entries_keep_writes_out_until_released() {
     mem.take_acks(&mut acks);
     assert_eq!(acks.len(), 1);
     assert_eq!((acks[0].id, acks[0].time), (3, 2000));
+}
+
+#[test]
+fn a_write_holding_a_kept_entry_enters_ahead_of_waiting_writes() {
+    use pmsim::bmo::NoBmo;
+    use pmsim::image::LineData;
+    use pmsim::memsys::{MemRequest, MemorySystem};
+    use pmsim::scheduler::FrFcfs;
+    // ADR with a 4-entry WPQ, 3 of them kept by a plug-in (LAD's reserved lines).
+    let mut cfg = base();
+    cfg.controller.adr = true;
+    cfg.controller.write_queue = 4;
+    cfg.controller.drain_high = 3;
+    cfg.controller.drain_low = 1;
+    cfg.validate().unwrap();
+    let mut mem = MemorySystem::new(&cfg, Box::new(FrFcfs), Box::new(NoBmo));
+    let write = |id: u64, a: u64, holds_entry: bool| MemRequest {
+        id,
+        addr: a,
+        is_write: true,
+        data: LineData::new(a, &[id as u8; 64]),
+        holds_entry,
+    };
+    let acked = |mem: &mut MemorySystem| {
+        let mut acks = Vec::new();
+        mem.take_acks(&mut acks);
+        acks.iter().map(|a| (a.id, a.time)).collect::<Vec<_>>()
+    };
+    mem.set_pinned(&[3], 0);
+    // As in `pinned_wpq_entries_keep_writes_out_until_released`: 1 and 2 enter (2 waits in
+    // the WPQ for the busy bank), 3 finds no entry.
+    for id in 1..=3 {
+        mem.submit(write(id, addr(0, id, 0), false), 0);
+    }
+    mem.advance_to(10_000);
+    assert_eq!(acked(&mut mem), vec![(1, 0), (2, 0)]);
+    // At 10 ns the plug-in sends one kept line (write 10, same bank): its entry stays kept
+    // while it travels, so lowering the pins lets nothing in; when it arrives it enters at
+    // once although 3 has waited longer.
+    mem.reserve_entry(addr(0, 10, 0));
+    mem.set_pinned(&[2], 10_000);
+    assert_eq!(acked(&mut mem), vec![]);
+    mem.submit(write(10, addr(0, 10, 0), true), 10_000);
+    mem.advance_to(20_000);
+    assert_eq!(acked(&mut mem), vec![(10, 10_000)]);
+    // At 20 ns another kept line, for the line 10 still waits in the WPQ with: it merges into
+    // that entry, so the entry kept for it is free, and 3 enters then.
+    mem.reserve_entry(addr(0, 10, 0));
+    mem.set_pinned(&[1], 20_000);
+    mem.submit(write(11, addr(0, 10, 0), true), 20_000);
+    assert_eq!(acked(&mut mem), vec![(11, 20_000), (3, 20_000)]);
 }
 
 /// `base()` with a refresh every 1000 ns taking 100 ns (tRFC).

@@ -193,6 +193,7 @@ fn a_deduplicated_write_never_lands_before_an_older_write_of_its_line() {
         addr,
         is_write: true,
         data: LineData::new(addr, bytes),
+        holds_entry: false,
     };
     // M holds Y, durably; then L is written X (unique: to the media) and at once Y (a
     // duplicate of M's bytes: no media write of its own).

@@ -39,7 +39,10 @@ pub struct QueuedRequest {
     /// [`ChannelDevice::bank_index`](crate::device::ChannelDevice::bank_index)).
     pub bank: u32,
     /// Channel index.
-    pub channel: u32,
+    pub channel: u16,
+    /// A write that takes a WPQ entry kept for it since it was sent (see
+    /// [`ChannelController::reserve_entry`]): it enters whatever waits.
+    pub holds_entry: bool,
     /// When the requester issued the first request of this entry.
     pub issued: Ps,
     /// Coalesced ids and write data, when there are any.
@@ -126,6 +129,9 @@ pub struct ChannelController {
     /// WPQ entries a plug-in keeps (lines held in the ADR domain that are not writes to
     /// issue, e.g. BLOM's buffered log headers): they take room from new writes.
     pinned: usize,
+    /// WPQ entries kept for writes on their way that hold one (see
+    /// [`reserve_entry`](Self::reserve_entry)).
+    reserved: usize,
     drain_high: usize,
     drain_low: usize,
     draining: bool,
@@ -167,6 +173,7 @@ impl ChannelController {
             read_cap: cfg.read_queue as usize,
             write_cap: cfg.write_queue as usize,
             pinned: 0,
+            reserved: 0,
             drain_high: cfg.drain_high as usize,
             drain_low: cfg.drain_low as usize,
             draining: false,
@@ -201,6 +208,19 @@ impl ChannelController {
     /// waiting writes in at the next [`admit_waiting`](Self::admit_waiting).
     pub fn set_pinned(&mut self, n: usize) {
         self.pinned = n;
+    }
+
+    /// Keeps a WPQ entry from now for a write on its way that holds it (LAD's staged lines:
+    /// reserved in the ADR buffer at the transaction's stores, sent at its commit). The write,
+    /// marked [`QueuedRequest::holds_entry`], takes the entry when it arrives, ahead of
+    /// writes waiting for room.
+    pub fn reserve_entry(&mut self) {
+        self.reserved += 1;
+    }
+
+    /// WPQ entries kept for writes on their way (see [`reserve_entry`](Self::reserve_entry)).
+    pub fn reserved(&self) -> usize {
+        self.reserved
     }
 
     /// The WPQ's low watermark (write-drain mode ends at or below it).
@@ -253,6 +273,16 @@ impl ChannelController {
     #[inline(always)]
     pub fn offer(&mut self, is_write: bool, req: QueuedRequest, now: Ps) -> Admission {
         let since_issue = now - req.issued;
+        if req.holds_entry {
+            // Its entry was kept for it: it enters (or merges, freeing the entry) at once.
+            debug_assert!(is_write && self.reserved > 0, "a write holding no entry");
+            self.reserved -= 1;
+            self.count_wait(true, since_issue);
+            if let Some(req) = self.coalesce(true, req) {
+                self.enqueue(true, req);
+            }
+            return Admission::Queued;
+        }
         let Some(req) = self.coalesce(is_write, req) else {
             self.count_wait(is_write, since_issue);
             return Admission::Queued;
@@ -286,7 +316,7 @@ impl ChannelController {
     #[inline]
     fn has_room(&self, is_write: bool) -> bool {
         if is_write {
-            self.write_q.len() + self.pinned < self.write_cap
+            self.write_q.len() + self.pinned + self.reserved < self.write_cap
         } else {
             self.read_q.len() < self.read_cap
         }
@@ -512,7 +542,8 @@ mod tests {
             line_addr: line * 64,
             row: loc.row,
             bank: dev.bank_index(&loc) as u32,
-            channel: loc.channel,
+            channel: loc.channel as u16,
+            holds_entry: false,
             issued: 0,
             payload: None,
         }

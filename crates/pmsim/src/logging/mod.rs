@@ -61,6 +61,11 @@ pub struct LogWrite {
     pub tracked: bool,
     /// Where it starts.
     pub source: LogSource,
+    /// It takes a WPQ entry the engine kept for it (counted in
+    /// [`adr_pinned`](LoggingEngine::adr_pinned) until the engine issued the write, which
+    /// stops counting it there): the system keeps that entry at the controller while the
+    /// write is on its way, and the write takes it when it arrives (LAD's staged lines).
+    pub holds_entry: bool,
 }
 
 /// What the commit of a transaction requires.
@@ -140,9 +145,10 @@ pub trait LoggingEngine: Send {
         false
     }
     /// WPQ entries the engine keeps now, per channel (lines it holds in the ADR domain that
-    /// are not writes to issue, such as BLOM's buffered headers); empty when it keeps none.
-    /// The system hands them to the controller after every hook, so they take room from
-    /// writes.
+    /// are not writes to issue, such as BLOM's buffered headers, or reserves for writes it
+    /// will issue, such as LAD's staged lines); empty when it keeps none. The system hands
+    /// them to the controller after every hook (after keeping the entries of the hook's
+    /// [`LogWrite::holds_entry`] writes), so they take room from writes.
     fn adr_pinned(&self) -> &[u32] {
         &[]
     }

@@ -22,12 +22,14 @@
 //!    the thread's non-volatile `applied` register passes its stamp: recovery skips it.
 //!
 //! Under [`LogKind::StageOrUndo`] (LAD, Gupta et al. MICRO'19, as LALEA Sec. II-C and IV-B
-//! describe it) a transaction reserves one ADR line per line it writes. If the write sets of
-//! the transactions in flight fit the ADR buffer beside the writes it already holds (the WPQ
-//! is the ADR buffer: committed lines drain from it), `TxEnd` sends the lines from the cache to
-//! the controller and the transaction commits once all of them are in the ADR domain: no log
-//! at all; at a crash ADR discards the lines of a transaction not yet committed. A store
-//! that finds the buffer full makes its transaction fall back to undo logging: the controller
+//! describe it) a transaction reserves one ADR line per line it writes: at the line's first
+//! store the engine keeps a WPQ entry of its channel (the WPQ is the ADR buffer: committed
+//! lines drain from it), where one is free beside the queued writes, the entries kept already
+//! and one left for writes. If every line gets one, `TxEnd` sends the lines from the cache to
+//! the controller, each taking its kept entry with it ([`LogWrite::holds_entry`]), and the
+//! transaction commits once all of them are in the ADR domain: no log at all; at a crash ADR
+//! discards the lines of a transaction not yet committed. A store that finds no entry gives
+//! back its transaction's kept entries and makes it fall back to undo logging: the controller
 //! then logs the old contents of every line written so far (and of each later one at its
 //! first store) in records as above, headers after their entries; `TxEnd` waits for the log,
 //! writes the lines in place and commits once they are durable (the `applied` register is
@@ -154,7 +156,7 @@ struct ThreadLog {
     old: Vec<[u8; 64]>,
     /// LAD: the transaction overflowed the ADR buffer and logs.
     logging: bool,
-    /// LAD: ADR lines the transaction reserves.
+    /// LAD: lines of the write set (its first ones) with an ADR entry reserved.
     reserved: usize,
     ws_index: FastMap<u64, usize>,
     records: Vec<Record>,
@@ -167,9 +169,8 @@ struct Applying {
     /// LAD: the transaction commits when its in-place writes are durable; `TxEnd` time and
     /// the time of its last store.
     commit_pending: Option<(Ps, Ps)>,
-    /// LAD, staged: ADR lines reserved, and the lines' old contents, which ADR keeps at a
-    /// crash until the transaction commits.
-    reserved: usize,
+    /// LAD, staged: the lines' old contents, which ADR keeps at a crash until the
+    /// transaction commits.
     staged_old: Vec<(u64, [u8; 64])>,
 }
 
@@ -215,8 +216,6 @@ pub struct RedoEngine {
     meta: MetaPolicy,
     kind: LogKind,
     region: LogRegion,
-    /// LAD: ADR lines the write sets of transactions in flight reserve.
-    staged_lines: usize,
     adr_capacity: usize,
     next_stamp: u32,
     threads: Vec<ThreadLog>,
@@ -262,7 +261,6 @@ impl RedoEngine {
             alloc,
             meta,
             kind,
-            staged_lines: 0,
             region: LogRegion { base: 0, bytes: 0 },
             adr_capacity: 0,
             next_stamp: 1,
@@ -409,6 +407,7 @@ impl RedoEngine {
             tag,
             tracked: true,
             source,
+            holds_entry: false,
         });
         if r.entries.len() == ENTRIES_PER_RECORD {
             self.close_record(t, ri, false, now, mem, out);
@@ -474,7 +473,11 @@ impl RedoEngine {
                 .iter()
                 .map(|&(a, d)| (a, d, mem.channel_of(a)))
                 .collect();
-            if self.pin(&lines, mem) {
+            let mut channels = [0; 2];
+            for (c, l) in channels.iter_mut().zip(&lines) {
+                *c = l.2;
+            }
+            if self.pin(&channels[..lines.len()], mem) {
                 let r = &mut self.threads[t as usize].records[ri];
                 r.meta_durable = true;
                 self.c.headers_buffered += 1;
@@ -502,22 +505,24 @@ impl RedoEngine {
                 tag,
                 tracked: true,
                 source: LogSource::Controller,
+                holds_entry: false,
             });
         }
     }
 
-    /// BLOM: pins WPQ entries for header `lines` if their channels have room for them and
-    /// still one entry for writes (the in-place updates that free the headers must be able to
-    /// enter, or the buffer would deadlock).
-    fn pin(&mut self, lines: &[(u64, [u8; 64], usize)], mem: &dyn MemoryView) -> bool {
-        let fits = lines.iter().all(|&(_, _, ch)| {
-            let need = lines.iter().filter(|l| l.2 == ch).count();
+    /// Pins a WPQ entry in each of `channels` (a channel named twice, two) if each of them
+    /// has room for its entries and still one entry for writes (the writes that free pinned
+    /// entries must be able to enter, or the buffer would deadlock): BLOM's held headers,
+    /// LAD's reserved lines.
+    fn pin(&mut self, channels: &[usize], mem: &dyn MemoryView) -> bool {
+        let fits = channels.iter().all(|&ch| {
+            let need = channels.iter().filter(|&&c| c == ch).count();
             let (queued, cap) = mem.wpq(ch);
             let pinned = self.pinned.get(ch).copied().unwrap_or(0) as usize;
             queued + pinned + need < cap
         });
         if fits {
-            for &(_, _, ch) in lines {
+            for &ch in channels {
                 if self.pinned.len() <= ch {
                     self.pinned.resize(ch + 1, 0);
                 }
@@ -569,7 +574,6 @@ impl RedoEngine {
         let write_set = std::mem::take(&mut th.write_set);
         let old = std::mem::take(&mut th.old);
         let staged = self.kind == LogKind::StageOrUndo && !th.logging;
-        let reserved = std::mem::take(&mut th.reserved);
         th.logging = false;
         let end_time = (th.end_time, th.last_store);
         let spare = &mut self.spare;
@@ -604,7 +608,6 @@ impl RedoEngine {
                 outstanding: write_set.len(),
                 records,
                 commit_pending: undo.then_some(end_time),
-                reserved,
                 staged_old,
             },
         );
@@ -627,6 +630,8 @@ impl RedoEngine {
                 } else {
                     LogSource::Controller
                 },
+                // A staged line takes the entry reserved at its first store.
+                holds_entry: staged,
             });
         }
         // The thread's next transaction (it begins after this commit) reuses the allocation.
@@ -656,12 +661,17 @@ impl RedoEngine {
             self.emit_entry(t, line, *before, now, mem, out);
             return;
         }
-        if self.staged_lines + mem.adr_used() < self.adr_capacity {
-            self.staged_lines += 1;
-            th.reserved += 1;
+        // The line's ADR entry, kept from now until the line arrives at the commit.
+        if self.adr_capacity > 0 && self.pin(&[mem.channel_of(line)], mem) {
+            self.threads[t as usize].reserved += 1;
             return;
         }
-        self.staged_lines -= th.reserved;
+        // The buffer is full: give back the entries of the lines reserved so far (the first
+        // ones of the write set) and log them.
+        let th = &mut self.threads[t as usize];
+        for &(l, _) in &th.write_set[..th.reserved] {
+            self.pinned[mem.channel_of(l)] -= 1;
+        }
         th.reserved = 0;
         th.logging = true;
         self.c.undo_fallbacks += 1;
@@ -690,7 +700,6 @@ impl RedoEngine {
                 .commit_latency_from_store
                 .record(now.saturating_sub(last_store));
         }
-        self.staged_lines -= a.reserved;
         for (header, mut entries) in a.records {
             self.alloc.release(header, &entries);
             entries.clear();
@@ -808,7 +817,14 @@ impl LoggingEngine for RedoEngine {
         th.ending = true;
         th.end_time = now;
         if self.kind == LogKind::StageOrUndo && !self.threads[thread as usize].logging {
-            // The write set fits the ADR buffer: it goes there, and that commits it.
+            // The write set fits the ADR buffer: it goes there, and that commits it. Its lines
+            // take the entries reserved for them with them (`LogWrite::holds_entry`).
+            let th = &mut self.threads[thread as usize];
+            debug_assert_eq!(th.reserved, th.write_set.len());
+            for &(l, _) in &th.write_set {
+                self.pinned[mem.channel_of(l)] -= 1;
+            }
+            th.reserved = 0;
             self.write_in_place(thread, now, out);
             return CommitAction::WaitForLog;
         }
@@ -868,11 +884,6 @@ impl LoggingEngine for RedoEngine {
                 let done = match self.applying.get_mut(&stamp) {
                     Some(a) => {
                         a.outstanding -= 1;
-                        if a.reserved > 0 {
-                            // A staged line reached the ADR domain: it now counts there.
-                            a.reserved -= 1;
-                            self.staged_lines -= 1;
-                        }
                         a.outstanding == 0
                     }
                     None => false,
@@ -1216,7 +1227,8 @@ mod tests {
     #[test]
     fn lad_commits_without_a_log_when_the_write_set_fits_the_adr_buffer() {
         let mem = FakeMem::new();
-        mem.adr_used.set(12);
+        // 11 of the 16 entries hold writes and one stays free for writes: 4 for staging
+        mem.adr_used.set(11);
         let mut e = lad::lad();
         e.attach(REGION, &mem);
         let mut out = Vec::new();
@@ -1225,12 +1237,17 @@ mod tests {
             e.on_store(0, HOME + i * 64, &old_of(i), &line_of(i), 1, &mem, &mut out);
         }
         assert!(out.is_empty(), "nothing leaves before TxEnd");
+        // Each line's entry is kept from its first store, so no other write takes it.
+        assert_eq!(e.adr_pinned(), &[4]);
         assert_eq!(e.on_tx_end(0, 2, &mem, &mut out), CommitAction::WaitForLog);
-        // The four lines go from the cache to the ADR domain, nothing to the log region.
+        // The four lines go from the cache to the ADR domain, nothing to the log region; each
+        // takes its entry with it.
         assert_eq!(out.len(), 4);
-        assert!(out
-            .iter()
-            .all(|w| w.tracked && w.source == LogSource::Core && !REGION.contains(w.line_addr)));
+        assert!(out.iter().all(|w| w.tracked
+            && w.holds_entry
+            && w.source == LogSource::Core
+            && !REGION.contains(w.line_addr)));
+        assert_eq!(e.adr_pinned(), &[0]);
         // A crash with two of them in the ADR domain: ADR drops them (not committed yet).
         let mut img = image_of(&out[..2]);
         e.crash_flush(&mut img);
@@ -1238,6 +1255,29 @@ mod tests {
         for i in 0..2 {
             assert_eq!(rec.line(HOME + i * 64), Some(&old_of(i)), "line {i}");
         }
+        // With `keep-uncommitted-staged` the half-written transaction stays visible: the
+        // check above catches the fault (in full runs the write set enters the ADR domain in
+        // one instant, so no crash point finds it in part).
+        let mut faulty = lad::lad();
+        faulty.inject_fault("keep-uncommitted-staged").unwrap();
+        faulty.attach(REGION, &mem);
+        let mut fout = Vec::new();
+        faulty.on_tx_begin(0, 0);
+        for i in 0..4 {
+            faulty.on_store(
+                0,
+                HOME + i * 64,
+                &old_of(i),
+                &line_of(i),
+                1,
+                &mem,
+                &mut fout,
+            );
+        }
+        faulty.on_tx_end(0, 2, &mem, &mut fout);
+        let mut img = image_of(&fout[..2]);
+        faulty.crash_flush(&mut img);
+        assert_eq!(faulty.recover(&img).line(HOME), Some(&line_of(0)));
         for w in out.clone() {
             e.on_write_durable(w.tag, 3, &mem, &mut out);
         }
@@ -1259,8 +1299,9 @@ mod tests {
     fn lad_falls_back_to_an_undo_log_when_the_adr_buffer_overflows() {
         for make in [lad::lad, lad::lalea_lad] {
             let mem = FakeMem::new();
-            // ten lines of the ADR buffer hold other writes: six are left for staging
-            mem.adr_used.set(10);
+            // nine lines of the ADR buffer hold other writes and one stays free for them: six
+            // are left for staging
+            mem.adr_used.set(9);
             let mut e = make();
             e.attach(REGION, &mem);
             let mut out = Vec::new();
@@ -1269,9 +1310,13 @@ mod tests {
                 e.on_store(0, HOME + i * 64, &old_of(i), &line_of(i), 1, &mem, &mut out);
             }
             assert!(out.is_empty(), "{}: six lines fit", e.name());
-            // the seventh overflows: the controller logs the old contents of all seven
+            assert_eq!(e.adr_pinned(), &[6]);
+            // the seventh overflows: the controller logs the old contents of all seven, and
+            // the six entries kept for the staged lines are free again
             e.on_store(0, HOME + 6 * 64, &old_of(6), &line_of(6), 2, &mem, &mut out);
             assert_eq!(out.len(), 7, "{}", e.name());
+            assert_eq!(e.adr_pinned(), &[0]);
+            assert!(out.iter().all(|w| !w.holds_entry));
             assert!(out
                 .iter()
                 .all(|w| REGION.contains(w.line_addr) && w.source == LogSource::Controller));

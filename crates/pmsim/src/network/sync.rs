@@ -1,5 +1,5 @@
 //! Synchronous network persistence (PPO Fig. 4b, after Talpey's RDMA extensions for remote
-//! persistent memory [48]): the client verifies that each epoch is durable before it sends the
+//! persistent memory \[48\]): the client verifies that each epoch is durable before it sends the
 //! next, so every barrier costs a network round trip.
 
 use super::NetworkPersistence;

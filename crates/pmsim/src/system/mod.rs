@@ -289,6 +289,9 @@ struct LineWrite {
     event: u64,
     /// A remote write (`RdmaPwrite`).
     remote: bool,
+    /// A logging engine's write that takes the WPQ entry kept for it
+    /// ([`LogWrite::holds_entry`]).
+    holds_entry: bool,
 }
 
 /// [`LineWrite::tag`] of writes the logging engine did not issue.
@@ -362,6 +365,9 @@ pub struct System {
     /// PM persists the ordering model holds back, with the time they left the hierarchy.
     gate: PersistGate<(Ps, MemRequest)>,
     log_writes: Vec<LogWrite>,
+    /// Of `log_writes`, the first ones whose WPQ entries are kept (see
+    /// [`keep_entries_of_log_writes`](Self::keep_entries_of_log_writes)).
+    log_writes_kept: usize,
     acks: Vec<Ack>,
     wbs: Vec<Writeback>,
     next_seq: u64,
@@ -453,6 +459,7 @@ impl System {
             fill_of_line: FastMap::default(),
             gate: PersistGate::default(),
             log_writes: Vec::new(),
+            log_writes_kept: 0,
             acks: Vec::new(),
             wbs: Vec::new(),
             next_seq: 1,
@@ -859,6 +866,9 @@ impl System {
 
     /// Hook: hands the WPQ entries the logging engine keeps to the PM controller.
     fn sync_adr_pins(&mut self, now: Ps) {
+        // First the entries the hook's writes take with them (the engine stopped counting
+        // them as its own), so that no waiting write slips into one.
+        self.keep_entries_of_log_writes();
         let pins = self.logging.adr_pinned();
         if !pins.is_empty() {
             self.pm.set_pinned(pins, now);
@@ -1289,6 +1299,7 @@ impl System {
                         addr,
                         is_write: false,
                         data: None,
+                        holds_entry: false,
                     },
                 },
             );
@@ -1337,6 +1348,7 @@ impl System {
             owner: wb.last_writer,
             event: NO_EVENT,
             remote: false,
+            holds_entry: false,
         };
         self.send_line_write(w, at);
     }
@@ -1406,6 +1418,7 @@ impl System {
             addr,
             is_write: true,
             data: w.data,
+            holds_entry: w.holds_entry,
         };
         if w.kind == WriteKind::Evict {
             self.evicting.insert(
@@ -1504,6 +1517,7 @@ impl System {
             owner: Some(t as u16),
             event: self.threads[t].retired,
             remote: false,
+            holds_entry: false,
         };
         if let Some(f) = self
             .fill_of_line
@@ -1528,7 +1542,20 @@ impl System {
 
     /// Sends the writes the logging engine asked for at `now`: from a core's log buffer they
     /// cross the cache path first, from the controller they enter it at once.
+    /// Keeps at the controller the WPQ entries of the logging engine's writes not yet sent
+    /// that take one with them ([`LogWrite::holds_entry`]), once each.
+    fn keep_entries_of_log_writes(&mut self) {
+        for w in &self.log_writes[self.log_writes_kept..] {
+            if w.holds_entry {
+                self.pm.reserve_entry(w.line_addr);
+            }
+        }
+        self.log_writes_kept = self.log_writes.len();
+    }
+
     fn send_log_writes(&mut self, now: Ps) {
+        self.keep_entries_of_log_writes();
+        self.log_writes_kept = 0;
         let writes = std::mem::take(&mut self.log_writes);
         for w in &writes {
             let at = match w.source {
@@ -1548,6 +1575,7 @@ impl System {
                 owner: None,
                 event: self.threads[w.thread as usize].retired,
                 remote: false,
+                holds_entry: w.holds_entry,
             };
             self.send_line_write(lw, at);
         }
@@ -1635,6 +1663,7 @@ impl System {
                 owner: Some(t as u16),
                 event: self.threads[t].retired,
                 remote: false,
+                holds_entry: false,
             };
             self.send_line_write(w, at);
             off = end;
@@ -1716,6 +1745,7 @@ impl System {
                         owner: Some(thread),
                         event,
                         remote: true,
+                        holds_entry: false,
                     };
                     self.send_line_write(w, at);
                 });
