@@ -334,7 +334,9 @@ static int direct_seg(struct io_ctx *c, uint64_t local, uint64_t len, uint8_t *p
         uint64_t res = __atomic_load_n(&p->hdr->reserved, __ATOMIC_ACQUIRE);
         uint64_t n = local >= res ? 0 : res - local < len ? res - local : len;
         if (local + len > p->hdr->capacity) {
-            c->status = NVC_ERR;
+            /* Past what a part can hold (a file grown by set_size): as for a write there, the
+               file leaves the cache and the read goes to MPI-IO. */
+            c->status = NVC_NOSPACE;
             return 1;
         }
         memcpy(ptr, p->data + local, n);
@@ -665,7 +667,10 @@ int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void
             pass_if_shared(f); /* another handle was opened during this transfer */
             /* NEED_PASS: the rank or handle that bypassed the part has said why (a second handle
                on another host is only seen here: its table is there). */
-            bypass(f, rc == NEED_BYPASS ? "NVRAM full during write" : "part bypassed by another rank or handle",
+            bypass(f,
+                   rc == NEED_PASS ? "part bypassed by another rank or handle"
+                   : write         ? "NVRAM full during write"
+                                   : "read beyond the NVRAM parts' capacity",
                    rc == NEED_PASS);
             cached = 0;
         } else if (rc == MPI_SUCCESS && status != MPI_STATUS_IGNORE) {
@@ -830,17 +835,27 @@ static int bypass(struct nvc_file *f, const char *why, int quiet)
             if (st == NVC_OK) {
                 if (!quiet)
                     nvc_msg("%s: %s; flushing part %u and passing through to MPI-IO from now on", f->path, why, p);
+                int prc = MPI_SUCCESS;
                 do {
-                    if ((rc = drain_part(f, p, quiet)) != MPI_SUCCESS)
+                    if ((prc = drain_part(f, p, quiet)) != MPI_SUCCESS)
                         break;
                     /* Bytes an MPI_File_sync made durable in NVRAM must be durable in the real
                        file before the part stops holding them. */
-                    if (f->synced && f->self_fh != MPI_FILE_NULL && (rc = PMPI_File_sync(f->self_fh)) != MPI_SUCCESS) {
-                        nvc_msg("%s: fsync after flushing part %u failed (error %d); the part is kept", f->path, p, rc);
+                    if (f->synced && f->self_fh != MPI_FILE_NULL && (prc = PMPI_File_sync(f->self_fh)) != MPI_SUCCESS) {
+                        nvc_msg("%s: fsync after flushing part %u failed (error %d); the part is kept", f->path, p, prc);
                         break;
                     }
                     s = req(f, p, NVC_OP_BYPASS_END);
                 } while (call(f, p, s) == NVC_RETRY);
+                if (prc != MPI_SUCCESS) {
+                    /* The part keeps its dirty pages, ACTIVE again (as after a failed drain at
+                       close): its close keeps it for nvcache-recover and reports the error. */
+                    s = req(f, p, NVC_OP_BYPASS_END);
+                    s->arg[0] = NVC_BYPASS_ABANDON;
+                    call(f, p, s);
+                    f->drain_failed = 1;
+                    rc = prc;
+                }
                 break;
             }
             if (st == NVC_BYPASS || st == NVC_ERR)
@@ -1064,6 +1079,33 @@ static int prefetch_part(struct nvc_file *f, uint32_t p, int64_t size)
     return (int)st;
 }
 
+/* Writes to out (n bytes) the name path as nvcache keeps it: ROMIO's "fs:" prefix, if any, then
+ * the file's absolute path, so that the drain's and the prefetch's own opens still find the file
+ * after the application changed its working directory, and nvcache-recover (run anywhere; it
+ * knows no prefixes) gets out + *off. Returns 0, or -1 when the name does not fit. */
+static int canonical_path(char *out, size_t n, const char *path, size_t *off)
+{
+    const char *colon = strchr(path, ':'), *slash = strchr(path, '/');
+    size_t pre = colon && colon > path && (!slash || colon < slash) ? (size_t)(colon - path) + 1 : 0;
+    const char *rest = path + pre;
+    char abs[PATH_MAX], cwd[PATH_MAX];
+    int len;
+    *off = pre;
+    if (rest[0] == '/')
+        len = snprintf(out, n, "%s", path);
+    else if (realpath(rest, abs))
+        len = snprintf(out, n, "%.*s%s", (int)pre, path, abs);
+    else if (getcwd(cwd, sizeof cwd))
+        len = snprintf(out, n, "%.*s%s/%s", (int)pre, path, cwd, rest);
+    else
+        len = -1;
+    if (len < 0 || (size_t)len >= n) {
+        snprintf(out, n, "%s", path);
+        return -1;
+    }
+    return 0;
+}
+
 /* The state every handle starts with (pass-through until its open decides otherwise). */
 static void file_init(struct nvc_file *f, MPI_File fh, const char *path, int amode)
 {
@@ -1074,7 +1116,7 @@ static void file_init(struct nvc_file *f, MPI_File fh, const char *path, int amo
     f->mcomm = MPI_COMM_NULL;
     f->reg_idx = -1;
     pthread_mutex_init(&f->lock, NULL);
-    snprintf(f->path, sizeof f->path, "%s", path);
+    f->path_ok = canonical_path(f->path, sizeof f->path, path, &f->path_off) == 0;
 }
 
 static void view_default(struct nvc_view *v)
@@ -1216,7 +1258,9 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
     }
     if (!ok)
         f->my_part = -1;
-    ok = ok && f->opts.enabled;
+    if (!f->path_ok)
+        nvc_msg("%s: the absolute name of the file is longer than %d bytes; not cached", path, NVC_PATH_MAX - 1);
+    ok = ok && f->opts.enabled && f->path_ok;
     return open_parts(f, path, amode, ok, t0, comm);
 }
 
@@ -1251,7 +1295,7 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
         f->dseg = malloc(NVC_MAXSEG * sizeof *f->dseg);
         int e = d && f->dseg ? nvc_part_make(d, nvc_rt.jobid, f->fileid, f->nparts, (uint32_t)f->my_part, f->stripe,
                                              (uint64_t)size, (amode & MPI_MODE_DELETE_ON_CLOSE) ? 1 : 0,
-                                             f->opts.reply, path)
+                                             f->opts.reply, f->path + f->path_off)
                               : -ENOMEM;
         if (e) {
             free(d);
@@ -1273,7 +1317,7 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
         s->arg[3] = (uint64_t)size;
         s->arg[4] = (amode & MPI_MODE_DELETE_ON_CLOSE) ? 1 : 0;
         s->arg[5] = (uint64_t)f->opts.reply;
-        snprintf((char *)nvc_slot_data(s), NVC_PATH_MAX, "%s", path);
+        snprintf((char *)nvc_slot_data(s), NVC_PATH_MAX, "%s", f->path + f->path_off);
         st = call(f, (uint32_t)f->my_part, s);
         if (st == NVC_OK && size > 0)
             st = (uint32_t)prefetch_part(f, (uint32_t)f->my_part, size);
@@ -1406,7 +1450,8 @@ int nvc_close(MPI_File *fh)
             pthread_mutex_unlock(&nvc_rt.slot_lock);
             if (f->self_fh != MPI_FILE_NULL)
                 PMPI_File_close(&f->self_fh);
-            int64_t v[2] = {psize, ok ? 0 : 1};
+            /* A rank whose bypass could not drain a part left its data there: keep every part. */
+            int64_t v[2] = {psize, ok && !f->drain_failed ? 0 : 1};
             coll_max(f, v, 2);
             if (!byp && !v[1]) {
                 /* Only ever grows the real file: a shrinking set_size reached it at once
@@ -1447,8 +1492,8 @@ int nvc_close(MPI_File *fh)
             else
                 /* The manager made this part (NVCACHE_DIRECT=0, async replies) and nobody marked
                    it CLOSED: wait until it is removed, or a crash right after this close would
-                   leave an ACTIVE part that recovery applies to the file (its size, with size_set,
-                   even to a file rewritten since). */
+                   leave an ACTIVE part that recovery applies to the file (its data and size, even
+                   to a file rewritten since). */
                 nvc_mailbox_call(mb, req(f, (uint32_t)f->my_part, NVC_OP_CLOSE));
             pthread_mutex_unlock(&nvc_rt.slot_lock);
         }
@@ -1497,6 +1542,10 @@ int nvc_set_size(struct nvc_file *f, MPI_Offset size, int grow_only)
     int rc = grow_only ? PMPI_File_preallocate(f->real, size) : PMPI_File_set_size(f->real, size);
     if (rc != MPI_SUCCESS || f->mode == NVC_MODE_PASS)
         return rc;
+    /* A shrink is durable in the real file before the call returns (both calls are collective):
+       nvcache-recover only ever grows files, since a part knows only its own writes' sizes. */
+    if (!grow_only && (rc = PMPI_File_sync(f->real)) != MPI_SUCCESS)
+        return rc;
     int rep = f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
     if (rep && f->mode == NVC_MODE_CACHED) {
         pthread_mutex_lock(&nvc_rt.slot_lock);
@@ -1528,8 +1577,9 @@ int nvc_sync(struct nvc_file *f)
     coll_max(f, &byp, 1);
     if (byp) {
         /* Everyone agrees before the collective call on the real file. */
-        bypass(f, "file bypassed by another rank or handle", !still_owned(f));
-        return PMPI_File_sync(f->real);
+        int brc = bypass(f, "file bypassed by another rank or handle", !still_owned(f));
+        rc = PMPI_File_sync(f->real);
+        return brc != MPI_SUCCESS ? brc : rc;
     }
     pthread_mutex_lock(&nvc_rt.slot_lock);
     if (f->opts.reply == NVC_REPLY_ASYNC)

@@ -203,8 +203,12 @@ static void op_read(struct nvc_slot *s)
     uint8_t *dst = nvc_slot_data(s);
     uint64_t total = 0;
     for (uint32_t i = 0; i < s->nseg; i++) {
-        if (s->seg[i].off + s->seg[i].len > p->hdr->capacity || total + s->seg[i].len > mgr.mb->slot_bytes) {
+        if (total + s->seg[i].len > mgr.mb->slot_bytes) {
             s->status = NVC_ERR;
+            return;
+        }
+        if (s->seg[i].off + s->seg[i].len > p->hdr->capacity) {
+            s->status = NVC_NOSPACE; /* past what the part holds: the file leaves the cache */
             return;
         }
         memcpy(dst, p->data + s->seg[i].off, s->seg[i].len);

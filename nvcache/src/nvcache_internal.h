@@ -452,7 +452,13 @@ struct nvc_file {
     struct nvc_coll *coll;     /* where nvcache's collectives on this file meet (shared memory) */
     int rank, size;
     int amode;
+    /* The file's name as opened, made absolute (ROMIO's "fs:" prefix kept, see file_init):
+       valid after a chdir() of the application and for nvcache-recover, which gets path +
+       path_off (no prefix). path_ok is 0 when it did not fit (the file is then not cached). */
     char path[NVC_PATH_MAX];
+    size_t path_off;
+    int path_ok;
+    int drain_failed;          /* a drain of this rank's bypass failed: its parts keep the data */
     struct nvc_file_opts opts;
     struct nvc_view view;
     int64_t fp;                /* individual file pointer, etype units */

@@ -2,10 +2,12 @@
  *
  * Usage: nvcache-recover [--dir DIR] [--keep] [--dry-run] [--temporary] [FILE...]
  * Every part in DIR (default $NVCACHE_DIR or /dev/shm/nvcache-$USER) that is still active or
- * draining has its dirty pages written to the real file recorded in its header; the file size is
- * set to the largest size any part of that file saw. Parts of files opened with
- * MPI_MODE_DELETE_ON_CLOSE are skipped (--temporary recovers them too). Recovered parts are
- * removed unless --keep. With FILE arguments only parts of those files are considered.
+ * draining has its dirty pages written to the real file recorded in its header (an absolute
+ * name; the file must exist); the file is grown to the largest size any part of that file saw,
+ * never shrunk. Parts of files opened with MPI_MODE_DELETE_ON_CLOSE are removed once no process
+ * of their job runs (--temporary recovers them instead). Recovered parts are removed unless
+ * --keep; a part that cannot be written back is kept. With FILE arguments only parts of those
+ * files are considered.
  * Mailboxes in /dev/shm of the recovered jobs, and of any job whose creating manager process is
  * gone, are removed (not with --dry-run).
  */
@@ -30,7 +32,8 @@ static const char usage[] =
     "  --dir DIR     NVRAM directory (default $NVCACHE_DIR, else /dev/shm/nvcache-$USER)\n"
     "  --keep        keep the parts after recovering\n"
     "  --dry-run     only say what would be recovered (implies --keep)\n"
-    "  --temporary   also recover files opened with MPI_MODE_DELETE_ON_CLOSE\n"
+    "  --temporary   recover files opened with MPI_MODE_DELETE_ON_CLOSE too (else their parts\n"
+    "                are removed once their job is gone)\n"
     "  FILE...       only parts of these files\n"
     "  -h, --help    this text\n";
 
@@ -49,6 +52,23 @@ static int is_mailbox_name(const char *name)
         if (*p < '0' || *p > '9')
             return 0;
     return 1;
+}
+
+/* True if process pid runs (a zombie, killed and not yet reaped, does not). */
+static int process_alive(int32_t pid)
+{
+    if (pid <= 0 || (kill(pid, 0) != 0 && errno != EPERM))
+        return 0;
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* "pid (comm) S ...": comm may hold anything */
+    return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
 }
 
 /* True if mailbox /dev/shm/`name` was created by a process that no longer exists (0 when the
@@ -70,7 +90,7 @@ static int mailbox_is_stale(const char *name)
         }
     }
     close(fd);
-    return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+    return pid > 0 && !process_alive(pid);
 }
 
 /* The recovery tool does not initialize MPI; these satisfy part.c's logging. */
@@ -89,7 +109,7 @@ void nvc_msg(const char *fmt, ...)
 struct target {
     char path[NVC_PATH_MAX];
     uint64_t fileid, jobid, size;
-    int size_set, parts;
+    int parts;
     uint64_t bytes; /* dirty bytes below the file size (written back, or would be with --dry-run) */
 };
 
@@ -97,6 +117,47 @@ struct sibling {
     char path[NVC_PATH_MAX];
     uint64_t fileid, jobid, size;
 };
+
+/* The file name a part records, without the "fs:" prefix ROMIO accepts (parts of older versions
+   kept it; a POSIX open does not know it). */
+static const char *real_name(const char *path)
+{
+    const char *colon = strchr(path, ':'), *slash = strchr(path, '/');
+    return colon && colon > path && (!slash || colon < slash) ? colon + 1 : path;
+}
+
+/* True if a process of job `jobid` still holds one of its mailboxes in /dev/shm (its creator is
+   alive): its parts belong to a running job. */
+static int job_alive(uint64_t jobid)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "nvcache-%016llx-n", (unsigned long long)jobid);
+    DIR *shm = opendir("/dev/shm");
+    struct dirent *e;
+    int alive = 0;
+    while (shm && !alive && (e = readdir(shm))) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) || !is_mailbox_name(e->d_name))
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
+        int fd = open(path, O_RDONLY);
+        struct stat sb;
+        int32_t pid = 0;
+        if (fd >= 0 && fstat(fd, &sb) == 0 && (size_t)sb.st_size >= sizeof(struct nvc_mailbox)) {
+            void *p = mmap(NULL, sizeof(struct nvc_mailbox), PROT_READ, MAP_SHARED, fd, 0);
+            if (p != MAP_FAILED) {
+                pid = ((const struct nvc_mailbox *)p)->creator_pid;
+                munmap(p, sizeof(struct nvc_mailbox));
+            }
+        }
+        if (fd >= 0)
+            close(fd);
+        alive = process_alive(pid);
+    }
+    if (shm)
+        closedir(shm);
+    return alive;
+}
 
 static int wanted(int argc, char **argv, int first, const char *path)
 {
@@ -115,9 +176,12 @@ static int wanted(int argc, char **argv, int first, const char *path)
 static int recover_part(struct nvc_part *p, int dry, uint64_t *bytes)
 {
     struct nvc_part_hdr *h = p->hdr;
-    int fd = dry ? -1 : open(h->path, O_WRONLY | O_CREAT, 0644);
+    const char *name = real_name(h->path);
+    /* Never O_CREAT: the job created the file at its open, so a missing file was removed since
+       (or the name is wrong), and the data must stay in the part rather than go elsewhere. */
+    int fd = dry ? -1 : open(name, O_WRONLY);
     if (!dry && fd < 0) {
-        fprintf(stderr, "nvcache-recover: open(%s) failed: %s\n", h->path, strerror(errno));
+        fprintf(stderr, "nvcache-recover: open(%s) failed: %s; the part is kept\n", name, strerror(errno));
         return -1;
     }
     uint64_t cursor = 0, off, len;
@@ -131,7 +195,7 @@ static int recover_part(struct nvc_part *p, int dry, uint64_t *bytes)
                 continue;
             ssize_t w = pwrite(fd, p->data + l, n, (off_t)fo);
             if (w != (ssize_t)n) {
-                fprintf(stderr, "nvcache-recover: pwrite(%s, offset %llu) failed: %s\n", h->path,
+                fprintf(stderr, "nvcache-recover: pwrite(%s, offset %llu) failed: %s\n", name,
                         (unsigned long long)fo, w < 0 ? strerror(errno) : "short write");
                 close(fd);
                 return -1;
@@ -140,7 +204,7 @@ static int recover_part(struct nvc_part *p, int dry, uint64_t *bytes)
     }
     if (fd >= 0) {
         if (fsync(fd) != 0)
-            fprintf(stderr, "nvcache-recover: fsync(%s) failed: %s\n", h->path, strerror(errno));
+            fprintf(stderr, "nvcache-recover: fsync(%s) failed: %s\n", name, strerror(errno));
         close(fd);
     }
     return 0;
@@ -197,34 +261,49 @@ int main(int argc, char **argv)
             continue;
         }
         struct nvc_part_hdr *h = p.hdr;
+        const char *name = real_name(h->path);
         int active = h->state == NVC_PART_ACTIVE || h->state == NVC_PART_DRAINING;
         if (!active) {
             /* A bypassed or closed part holds nothing its file lacks: removed, never used (its
                size must not re-extend a file the application truncated or removed since). Its
                size is remembered for an ACTIVE sibling of the same open (a crash during a bypass
                or between two representatives' CLOSED marks): that file's size is the maximum over
-               all its parts, or a size_set sibling would truncate data this part flushed. */
+               all its parts. */
             struct sibling *ns = realloc(sib, (nsib + 1) * sizeof *sib);
             if (ns) {
                 sib = ns;
                 sib[nsib].fileid = h->fileid;
                 sib[nsib].jobid = h->jobid;
                 sib[nsib].size = h->size;
-                snprintf(sib[nsib].path, sizeof sib[nsib].path, "%s", h->path);
+                snprintf(sib[nsib].path, sizeof sib[nsib].path, "%s", name);
                 nsib++;
             }
-            nvc_part_close(&p, !keep && wanted(argc, argv, first, h->path));
+            nvc_part_close(&p, !keep && wanted(argc, argv, first, name));
             continue;
         }
-        if (!wanted(argc, argv, first, h->path) || (h->temporary && !temporary)) {
-            if (h->temporary && !temporary)
-                printf("skipping %s: part of temporary (delete-on-close) file %s\n", file, h->path);
+        if (!wanted(argc, argv, first, name)) {
             nvc_part_close(&p, 0);
+            continue;
+        }
+        if (h->temporary && !temporary) {
+            /* A delete-on-close file's data is never written back; its part is debris once its
+               job is gone (kept while a process of the job still runs). */
+            int drop = !keep && !job_alive(h->jobid);
+            printf("%s %s: part of temporary (delete-on-close) file %s\n", drop ? "removing" : "skipping", file, name);
+            nvc_part_close(&p, drop);
+            continue;
+        }
+        if (name[0] != '/') {
+            fprintf(stderr,
+                    "nvcache-recover: %s names its file relative to a directory unknown here (%s); the part is kept\n",
+                    file, name);
+            nvc_part_close(&p, 0);
+            failed = 1;
             continue;
         }
         size_t i;
         for (i = 0; i < nt; i++)
-            if (t[i].fileid == h->fileid && !strcmp(t[i].path, h->path))
+            if (t[i].fileid == h->fileid && !strcmp(t[i].path, name))
                 break;
         if (i == nt) {
             struct target *nt2 = realloc(t, (nt + 1) * sizeof *t);
@@ -235,14 +314,13 @@ int main(int argc, char **argv)
             }
             t = nt2;
             memset(&t[nt], 0, sizeof *t);
-            snprintf(t[nt].path, sizeof t[nt].path, "%s", h->path);
+            snprintf(t[nt].path, sizeof t[nt].path, "%s", name);
             t[nt].fileid = h->fileid;
             t[nt].jobid = h->jobid;
             nt++;
         }
         if (h->size > t[i].size)
             t[i].size = h->size;
-        t[i].size_set |= (int)h->size_set;
         t[i].parts++;
         int rc = active ? recover_part(&p, dry, &t[i].bytes) : 0;
         if (rc)
@@ -259,7 +337,10 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < nt; i++) {
         if (!dry) {
             struct stat sb;
-            if (stat(t[i].path, &sb) == 0 && ((uint64_t)sb.st_size < t[i].size || (t[i].size_set && (uint64_t)sb.st_size > t[i].size))) {
+            /* Only ever grows the file: a part sees its own writes, not those of parts closed or
+               on other hosts, and a shrinking set_size was made durable in the file when it ran
+               (nvc_set_size), so cutting the file to a part's size would drop synced data. */
+            if (stat(t[i].path, &sb) == 0 && (uint64_t)sb.st_size < t[i].size) {
                 if (truncate(t[i].path, (off_t)t[i].size) != 0) {
                     fprintf(stderr, "nvcache-recover: truncate(%s, %llu) failed: %s\n", t[i].path,
                             (unsigned long long)t[i].size, strerror(errno));

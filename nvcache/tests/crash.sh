@@ -5,10 +5,17 @@
 # After recovery neither parts nor the job's mailboxes in /dev/shm may be left.
 # Emulated hosts (MPIEXEC is emu_mpiexec.sh, NVCACHE_EMU_MPIEXEC set): every host keeps its parts
 # and mailboxes in its own /dev/shm (NVCACHE_DIR under /dev/shm), and recovery runs on each host.
+# CRASH_NAME=relative: the job opens the file by a name relative to its working directory (DATA_DIR)
+# and recovery runs in /; CRASH_NAME=prefix: the job opens "ufs:" + the path (ROMIO's prefix).
 set -u
 mpiexec=$1 np=$2 crash=$3 recover=$4 dir=$5
 mode=${CRASH_MODE:-write}
 file=$dir/crash-np$np.dat
+case ${CRASH_NAME:-} in
+relative) name=crash-np$np.dat ;;
+prefix) name=ufs:$file ;;
+*) name=$file ;;
+esac
 rm -f "$file"
 if [ -n "${NVCACHE_EMU_MPIEXEC:-}" ]; then
     export NVCACHE_EMU_ROOT
@@ -24,14 +31,14 @@ fi
 mailboxes() { for s in $(shms); do ls "$s" | grep -E '^nvcache-[0-9a-f]{16}-n[0-9]+$' | sed "s|^|$s/|"; done | sort; }
 parts() { for s in $(shms); do ls "$s${NVCACHE_DIR#/dev/shm}"/*.part 2>/dev/null; done; }
 before=$(mailboxes)
-"$mpiexec" -n "$np" "$crash" "$mode" "$file"
+(cd "$dir" && "$mpiexec" -n "$np" "$crash" "$mode" "$name")
 rc=$?
 [ $rc -ne 0 ] || { echo "expected the ranks to be killed, got rc 0"; exit 1; }
 [ -n "$(parts)" ] || { echo "no NVRAM parts left in $NVCACHE_DIR"; exit 1; }
 echo "parts before recovery: $(parts | wc -l)"
 # before recovery the real file must not have the data (it lives only in NVRAM)
 "$crash" verify "$file" "$np" >/dev/null 2>&1 && echo "note: file already complete before recovery"
-recover_all || exit 1
+(cd / && recover_all) || exit 1
 [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
 left=$(comm -13 <(echo "$before") <(mailboxes))
 [ -z "$left" ] || { echo "mailboxes left in /dev/shm after recovery: $left"; exit 1; }

@@ -1,0 +1,236 @@
+/* lifecycle.c: the file's life around the cache, where a slip loses or misplaces data.
+ *
+ *   lifecycle chdir DIR            a relative file name, and the application changes its working
+ *                                  directory before the close: the close must write the file it
+ *                                  opened (DIR/rel.dat), not DIR/other/rel.dat.
+ *   lifecycle past-capacity FILE   MPI_File_set_size past what the parts can hold (run with
+ *                                  NVCACHE_PART_MAX=1M), then a read there: zeros, as plain MPI-IO.
+ *   lifecycle drain-fail FILE      (2 ranks, 2 nodes, NVCACHE_PART_MAX=1M) rank 1 writes and syncs
+ *                                  4 KiB at 1.5 MiB; the real file cannot grow past 1.25 MiB
+ *                                  (RLIMIT_FSIZE, standing for ENOSPC or EIO); rank 0 calls
+ *                                  MPI_File_get_position_shared, which takes the file out of the
+ *                                  cache, and that drain fails. The close must report the error
+ *                                  and leave the part for nvcache-recover. Exit 0 when it did.
+ *   lifecycle shrink write|verify FILE   (2 ranks on 2 hosts) rank 1 writes at 1 MiB, the file is
+ *                                  shrunk to 1 MiB + 4 KiB, rank 0 writes 4 KiB at 2 MiB, sync,
+ *                                  SIGKILL; after each host's nvcache-recover, verify checks that
+ *                                  rank 0's synced bytes and the size 2 MiB + 4 KiB are there.
+ *   lifecycle temporary FILE       a delete-on-close file is open and written when the job is
+ *                                  SIGKILLed (its parts are debris for nvcache-recover).
+ */
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MIB (1 << 20)
+
+static int fail(const char *what)
+{
+    fprintf(stderr, "lifecycle: %s\n", what);
+    return 1;
+}
+
+/* Bytes [off, off + n) of path all equal c. */
+static int file_has(const char *path, long off, int n, int c)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    int bad = fseek(f, off, SEEK_SET) != 0;
+    for (int i = 0; i < n && !bad; i++)
+        bad = fgetc(f) != c;
+    fclose(f);
+    return !bad;
+}
+
+static long file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+static int chdir_case(int rank, const char *dir)
+{
+    char other[4096], decoy[4200];
+    snprintf(other, sizeof other, "%s/other", dir);
+    snprintf(decoy, sizeof decoy, "%s/rel.dat", other);
+    if (rank == 0) {
+        char real[4200];
+        snprintf(real, sizeof real, "%s/rel.dat", dir);
+        remove(real);
+        mkdir(other, 0755);
+        FILE *d = fopen(decoy, "wb");
+        if (!d || fputs("decoy", d) < 0 || fclose(d) != 0)
+            return fail("cannot write the decoy file");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (chdir(dir) != 0)
+        return fail("chdir DIR failed");
+    MPI_File fh;
+    if (MPI_File_open(MPI_COMM_WORLD, "rel.dat", MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
+        return fail("open rel.dat failed");
+    char buf[4096];
+    memset(buf, 'A' + rank, sizeof buf);
+    MPI_File_write_at(fh, (MPI_Offset)rank * 4096, buf, 4096, MPI_BYTE, MPI_STATUS_IGNORE);
+    if (chdir("other") != 0)
+        return fail("chdir other failed");
+    int rc = MPI_File_close(&fh);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int size, ok = rc == MPI_SUCCESS;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (rank == 0) {
+        for (int r = 0; r < size; r++)
+            ok = ok && file_has("../rel.dat", (long)r * 4096, 4096, 'A' + r);
+        char d[6] = {0};
+        FILE *dc = fopen("rel.dat", "rb");
+        ok = ok && file_size("../rel.dat") == (long)size * 4096 && dc && fread(d, 1, 5, dc) == 5 &&
+             !strcmp(d, "decoy") && file_size("rel.dat") == 5;
+        if (dc)
+            fclose(dc);
+        printf("lifecycle chdir: %s\n", ok ? "the opened file holds every rank's bytes, the decoy is untouched"
+                                            : "FAILED: the close wrote elsewhere");
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    return !ok;
+}
+
+static int past_capacity_case(const char *path)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        MPI_File_delete(path, MPI_INFO_NULL); /* a new, empty file: cached, nothing prefetched */
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File fh;
+    if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
+        return fail("open failed");
+    MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+    char buf[100];
+    memset(buf, 'x', sizeof buf);
+    MPI_File_write_at_all(fh, 0, buf, 100, MPI_BYTE, MPI_STATUS_IGNORE);
+    MPI_File_set_size(fh, 4 * MIB);
+    MPI_Status st;
+    memset(buf, 'y', sizeof buf);
+    int n = -1, rc = MPI_File_read_at(fh, 3 * MIB, buf, 100, MPI_BYTE, &st);
+    if (rc == MPI_SUCCESS)
+        MPI_Get_count(&st, MPI_BYTE, &n);
+    int zeros = 1;
+    for (int i = 0; i < 100; i++)
+        zeros = zeros && buf[i] == 0;
+    memset(buf, 'y', sizeof buf);
+    int rc2 = MPI_File_read_at(fh, 0, buf, 100, MPI_BYTE, MPI_STATUS_IGNORE);
+    int head = rc2 == MPI_SUCCESS && buf[0] == 'x' && buf[99] == 'x';
+    int rc3 = MPI_File_close(&fh);
+    int ok = rc == MPI_SUCCESS && n == 100 && zeros && head && rc3 == MPI_SUCCESS;
+    printf("lifecycle past-capacity: read at 3 MiB rc %d count %d %s; head %s\n", rc, n, zeros ? "zeros" : "NOT zeros",
+           head ? "intact" : "WRONG");
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    return !ok;
+}
+
+static int drain_fail_case(int rank, const char *path)
+{
+    MPI_File fh;
+    if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
+        return fail("open failed");
+    MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+    /* The real file cannot grow past 1.25 MiB (the 1 MiB parts still fit). */
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit rl = {5 << 18, 5 << 18};
+    setrlimit(RLIMIT_FSIZE, &rl);
+    char buf[4096];
+    memset(buf, 'D', sizeof buf);
+    int rc = MPI_SUCCESS;
+    if (rank == 1)
+        rc = MPI_File_write_at(fh, 3 << 19, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE);
+    int rc_sync = MPI_File_sync(fh);
+    if (rank == 0) {
+        MPI_Offset pos;
+        MPI_File_get_position_shared(fh, &pos); /* not cached: the file leaves the cache */
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    int rc_close = MPI_File_close(&fh);
+    printf("lifecycle drain-fail: rank %d write rc %d, sync rc %d, close rc %d\n", rank, rc, rc_sync, rc_close);
+    int ok = rc == MPI_SUCCESS && rc_sync == MPI_SUCCESS && rc_close != MPI_SUCCESS;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    return !ok;
+}
+
+static int shrink_case(int rank, const char *path)
+{
+    MPI_File fh;
+    if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
+        return fail("open failed");
+    char buf[8192];
+    if (rank == 1) {
+        memset(buf, 'B', sizeof buf);
+        MPI_File_write_at(fh, MIB, buf, 8192, MPI_BYTE, MPI_STATUS_IGNORE);
+    }
+    MPI_File_set_size(fh, MIB + 4096);
+    if (rank == 0) {
+        memset(buf, 'C', sizeof buf);
+        MPI_File_write_at(fh, 2 * MIB, buf, 4096, MPI_BYTE, MPI_STATUS_IGNORE);
+    }
+    MPI_File_sync(fh);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("lifecycle shrink: synced; killing\n");
+        fflush(stdout);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    kill(getpid(), SIGKILL);
+    return 1;
+}
+
+static int temporary_case(const char *path)
+{
+    MPI_File fh;
+    if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                      &fh) != MPI_SUCCESS)
+        return fail("open failed");
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    char buf[65536];
+    memset(buf, 't', sizeof buf);
+    MPI_File_write_at(fh, (MPI_Offset)rank * sizeof buf, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE);
+    MPI_Barrier(MPI_COMM_WORLD);
+    kill(getpid(), SIGKILL);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && !strcmp(argv[1], "shrink") && !strcmp(argv[2], "verify")) {
+        long size = file_size(argv[3]);
+        int ok = size == 2 * MIB + 4096 && file_has(argv[3], 2 * MIB, 4096, 'C') && file_has(argv[3], MIB, 4096, 'B');
+        printf("lifecycle shrink verify: size %ld (expected %d), rank 0's synced bytes %s, rank 1's %s\n", size,
+               2 * MIB + 4096, file_has(argv[3], 2 * MIB, 4096, 'C') ? "present" : "MISSING",
+               file_has(argv[3], MIB, 4096, 'B') ? "present" : "MISSING");
+        return !ok;
+    }
+    if (argc < 3) {
+        fprintf(stderr, "usage: lifecycle chdir DIR | past-capacity FILE | drain-fail FILE | shrink write|verify FILE"
+                        " | temporary FILE\n");
+        return 2;
+    }
+    MPI_Init(&argc, &argv);
+    int rank, rc = 2;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (!strcmp(argv[1], "chdir"))
+        rc = chdir_case(rank, argv[2]);
+    else if (!strcmp(argv[1], "past-capacity"))
+        rc = past_capacity_case(argv[2]);
+    else if (!strcmp(argv[1], "drain-fail"))
+        rc = drain_fail_case(rank, argv[2]);
+    else if (!strcmp(argv[1], "shrink") && argc == 4 && !strcmp(argv[2], "write"))
+        rc = shrink_case(rank, argv[3]);
+    else if (!strcmp(argv[1], "temporary"))
+        rc = temporary_case(argv[2]);
+    MPI_Finalize();
+    return rc;
+}

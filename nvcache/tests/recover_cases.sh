@@ -1,0 +1,64 @@
+#!/bin/bash
+# Failure cases around nvcache-recover, driven by tests/lifecycle.c:
+#   recover_cases.sh CASE MPIEXEC LIFECYCLE_BIN RECOVER_BIN DATA_DIR
+# CASE drain-fail: a drain that fails while the file leaves the cache: the close reports it, the
+#   part stays, and nvcache-recover then writes the synced bytes (NVCACHE_RANKS_PER_NODE=1,
+#   NVCACHE_PART_MAX=1M from the environment).
+# CASE temporary: a job dies with a delete-on-close file open: nvcache-recover removes its parts
+#   (never writes them) once the job is gone.
+# CASE shrink: across 2 emulated hosts (MPIEXEC is emu_mpiexec.sh), a shrinking set_size, writes
+#   past it on the other host, sync, SIGKILL: every host's recovery together restores the synced
+#   bytes and the size (a host's recovery never cuts what another's wrote back).
+set -u
+case=$1 mpiexec=$2 prog=$3 recover=$4 dir=$5
+file=$dir/lifecycle-$case.dat
+rm -f "$file"
+if [ -n "${NVCACHE_EMU_MPIEXEC:-}" ]; then
+    export NVCACHE_EMU_ROOT
+    NVCACHE_EMU_ROOT=$(mktemp -d /dev/shm/nvcache-emu-XXXXXX)
+    trap 'rm -rf "$NVCACHE_EMU_ROOT"' EXIT
+    shms() { ls -d "$NVCACHE_EMU_ROOT"/h*; }
+    recover_all() { "$mpiexec" --each-host "$recover" --dir "$NVCACHE_DIR"; }
+else
+    rm -rf "$NVCACHE_DIR"
+    shms() { echo /dev/shm; }
+    recover_all() { "$recover" --dir "$NVCACHE_DIR"; }
+fi
+parts() { for s in $(shms); do ls "$s${NVCACHE_DIR#/dev/shm}"/*.part 2>/dev/null; done; }
+cleanup() { rm -f "$file"; for s in $(shms); do rmdir "$s${NVCACHE_DIR#/dev/shm}" 2>/dev/null; done; }
+case $case in
+drain-fail)
+    "$mpiexec" -n 2 "$prog" drain-fail "$file" || { echo "the close did not report the failed drain"; exit 1; }
+    [ -n "$(parts)" ] || { echo "no part kept for nvcache-recover after the failed drain"; exit 1; }
+    recover_all || exit 1
+    [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
+    # rank 1's 4 KiB at 1.5 MiB (block 384 of 4 KiB)
+    got=$(dd if="$file" bs=4096 skip=384 count=1 2>/dev/null | tr -d D | wc -c)
+    n=$(dd if="$file" bs=4096 skip=384 count=1 2>/dev/null | wc -c)
+    [ "$n" -eq 4096 ] && [ "$got" -eq 0 ] || { echo "synced bytes lost: $n bytes at 1.5 MiB, $got not written"; exit 1; }
+    echo "drain-fail: the close reported the error, the part was kept, recovery restored the synced bytes"
+    ;;
+temporary)
+    "$mpiexec" -n 2 "$prog" temporary "$file" && { echo "expected the ranks to be killed"; exit 1; }
+    [ -n "$(parts)" ] || { echo "no parts left by the killed job"; exit 1; }
+    # Open MPI's mpiexec may return while a killed rank is still being torn down (recovery keeps
+    # the parts of a job with a live process): try again for up to 5 s.
+    for i in $(seq 25); do
+        recover_all || exit 1
+        [ -z "$(parts)" ] && break
+        sleep 0.2
+    done
+    [ -z "$(parts)" ] || { echo "parts of the dead job's delete-on-close file left: $(parts)"; exit 1; }
+    echo "temporary: the dead job's delete-on-close parts were removed"
+    ;;
+shrink)
+    "$mpiexec" -n 2 "$prog" shrink write "$file" && { echo "expected the ranks to be killed"; exit 1; }
+    [ -n "$(parts)" ] || { echo "no parts left by the killed job"; exit 1; }
+    recover_all || exit 1
+    "$prog" shrink verify "$file" || exit 1
+    ;;
+*)
+    echo "unknown case $case"; exit 2 ;;
+esac
+cleanup
+exit 0
