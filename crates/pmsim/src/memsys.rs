@@ -438,13 +438,28 @@ impl MemorySystem {
         now: Ps,
     ) {
         let ch = q.channel as usize;
+        let kept_entry = q.holds_entry;
+        if q.holds_entry && self.channels[ch].has_waiting() {
+            // An older write of the line waiting for room takes the kept entry first (durable
+            // first under ADR), so that the line's writes stay in order; this one merges into it.
+            let mut entered = std::mem::take(&mut self.entered);
+            if self.channels[ch].admit_older_of_line(q.line_addr, self.adr, now, &mut entered) {
+                q.holds_entry = false;
+            }
+            for w in entered.drain(..) {
+                self.write_durable(&w, now);
+                if let Some(p) = w.payload {
+                    self.spare_payloads.push(p);
+                }
+            }
+            self.entered = entered;
+        }
         let c = &mut self.channels[ch];
         if !is_write && c.forward_read(q.line_addr, q.bank) {
             self.finish_read(ch, q.id, q.issued, q.line_addr, now);
             return;
         }
-        let holds_entry = q.holds_entry;
-        if is_write && self.adr && (holds_entry || c.would_accept(true, q.line_addr, q.bank)) {
+        if is_write && self.adr && (q.holds_entry || c.would_accept(true, q.line_addr, q.bank)) {
             // Accepted into the ADR domain now: durable and acknowledged at once; the queue
             // entry no longer needs the data.
             self.write_durable_with(&q, data.as_ref(), now);
@@ -456,8 +471,9 @@ impl MemorySystem {
         if self.channels[ch].offer(is_write, q, now) == Admission::Queued {
             self.decide_now(ch, now, bank, row);
         }
-        if holds_entry && self.channels[ch].has_waiting() {
-            // It merged into a queued write: the entry kept for it is free for those waiting.
+        if kept_entry && self.channels[ch].has_waiting() {
+            // It (or the older write of its line that took its entry) merged into a queued
+            // write: the entry kept for it is free for those waiting.
             self.admit_waiting(ch, now);
             if let Some(t) = self.channels[ch].next_ready(now) {
                 self.schedule_decision(ch, t);
@@ -745,6 +761,18 @@ impl MemorySystem {
                 } else {
                     self.bmo_skipped_media += 1;
                     self.write_durable(&q, time);
+                    if q.holds_entry {
+                        // Durable without entering the WPQ: the entry kept for it is free.
+                        let ch = q.channel as usize;
+                        self.channels[ch].release_entry();
+                        if self.channels[ch].has_waiting() {
+                            self.admit_waiting(ch, time);
+                            if let Some(t) = self.channels[ch].next_ready(time) {
+                                self.schedule_decision(ch, t);
+                            }
+                            self.refresh_next();
+                        }
+                    }
                 }
             }
         }

@@ -320,6 +320,51 @@ fn a_write_holding_a_kept_entry_enters_ahead_of_waiting_writes() {
     assert_eq!(acked(&mut mem), vec![(11, 20_000), (3, 20_000)]);
 }
 
+#[test]
+fn a_write_holding_a_kept_entry_never_overtakes_an_older_write_of_its_line() {
+    use pmsim::bmo::NoBmo;
+    use pmsim::image::LineData;
+    use pmsim::memsys::{MemRequest, MemorySystem};
+    use pmsim::scheduler::FrFcfs;
+    let mut cfg = base();
+    cfg.controller.adr = true;
+    cfg.controller.write_queue = 4;
+    cfg.controller.drain_high = 3;
+    cfg.controller.drain_low = 1;
+    cfg.validate().unwrap();
+    let mut mem = MemorySystem::new(&cfg, Box::new(FrFcfs), Box::new(NoBmo));
+    let write = |id: u64, a: u64, holds_entry: bool| MemRequest {
+        id,
+        addr: a,
+        is_write: true,
+        data: LineData::new(a, &[id as u8; 64]),
+        holds_entry,
+    };
+    let line = addr(0, 3, 0);
+    mem.set_pinned(&[3], 0);
+    // 1 and 2 enter; 3, a write of `line`, waits for an entry.
+    mem.submit(write(1, addr(0, 1, 0), false), 0);
+    mem.submit(write(2, addr(0, 2, 0), false), 0);
+    mem.submit(write(3, line, false), 0);
+    mem.advance_to(10_000);
+    let mut acks = Vec::new();
+    mem.take_acks(&mut acks);
+    assert_eq!(acks.iter().map(|a| a.id).collect::<Vec<_>>(), vec![1, 2]);
+    // A kept line of the same address arrives holding its entry: the older write 3 takes that
+    // entry first (durable first), and 4 merges into it, so the line ends with 4's bytes.
+    mem.reserve_entry(line);
+    mem.set_pinned(&[2], 10_000);
+    mem.submit(write(4, line, true), 10_000);
+    acks.clear();
+    mem.take_acks(&mut acks);
+    assert_eq!(
+        acks.iter().map(|a| (a.id, a.time)).collect::<Vec<_>>(),
+        vec![(3, 10_000), (4, 10_000)]
+    );
+    assert_eq!(mem.durable_image().line(line), Some(&[4u8; 64]));
+    assert_eq!(mem.channels()[0].reserved(), 0);
+}
+
 /// `base()` with a refresh every 1000 ns taking 100 ns (tRFC).
 fn refreshing() -> SimConfig {
     let mut c = base();

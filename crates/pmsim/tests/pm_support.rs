@@ -209,3 +209,41 @@ fn a_deduplicated_write_never_lands_before_an_older_write_of_its_line() {
         "the younger write's bytes must be the line's last"
     );
 }
+
+#[test]
+fn a_duplicate_write_holding_a_kept_entry_gives_the_entry_back() {
+    use pmsim::bmo::Dedup;
+    use pmsim::image::LineData;
+    use pmsim::memsys::{MemRequest, MemorySystem};
+    use pmsim::scheduler::FrFcfs;
+    // A write that takes a WPQ entry kept for it (LAD's staged lines) but that deduplication
+    // finds needs no media write never enters the WPQ: the kept entry must be free again.
+    let cfg = SimConfig::preset("nvm-ppo").unwrap();
+    let mut mem = MemorySystem::new(&cfg, Box::new(FrFcfs), Box::new(Dedup::default()));
+    let base = pmsim::config::DEFAULT_PM_BASE;
+    let (l, m) = (base, base + (1 << 20));
+    let y = [2u8; 64];
+    let write = |id: u64, addr: u64, holds_entry: bool| MemRequest {
+        id,
+        addr,
+        is_write: true,
+        data: LineData::new(addr, &y),
+        holds_entry,
+    };
+    mem.submit(write(1, m, false), 0);
+    while mem.step().is_some() {}
+    let t = mem.now();
+    mem.reserve_entry(l);
+    assert_eq!(
+        mem.channels().iter().map(|c| c.reserved()).sum::<usize>(),
+        1
+    );
+    mem.submit(write(2, l, true), t);
+    while mem.step().is_some() {}
+    assert_eq!(mem.durable_image().line(l), Some(&y));
+    assert_eq!(
+        mem.channels().iter().map(|c| c.reserved()).sum::<usize>(),
+        0,
+        "the entry kept for a write that skipped the media stays kept"
+    );
+}

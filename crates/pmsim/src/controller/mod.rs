@@ -223,6 +223,39 @@ impl ChannelController {
         self.reserved
     }
 
+    /// A write that held a kept entry became durable without entering the WPQ (a PM-support
+    /// engine found no media write needed): the entry is free. Lets waiting writes in at the
+    /// next [`admit_waiting`](Self::admit_waiting).
+    pub fn release_entry(&mut self) {
+        debug_assert!(self.reserved > 0, "no entry kept");
+        self.reserved -= 1;
+    }
+
+    /// A write holding a kept entry arrives for `line_addr` while writes wait for room: if an
+    /// older write of that line is among them, it takes the kept entry now (under ADR it is
+    /// appended to `entered_writes`, to be made durable before the arriving write), so that
+    /// the arriving write merges into it instead of overtaking it. Returns whether it did.
+    pub fn admit_older_of_line(
+        &mut self,
+        line_addr: u64,
+        adr: bool,
+        now: Ps,
+        entered_writes: &mut Vec<QueuedRequest>,
+    ) -> bool {
+        let Some(pos) = self
+            .waiting_writes
+            .iter()
+            .position(|(_, w)| w.line_addr == line_addr)
+        else {
+            return false;
+        };
+        let (_, older) = self.waiting_writes.remove(pos).expect("found");
+        self.release_entry();
+        self.count_wait(true, now - older.issued);
+        self.admit(true, older, adr, entered_writes);
+        true
+    }
+
     /// The WPQ's low watermark (write-drain mode ends at or below it).
     pub fn drain_low(&self) -> usize {
         self.drain_low
