@@ -177,8 +177,15 @@ struct Applying {
 /// BLOM: a record's header kept in the ADR domain (WPQ entries the engine pins).
 struct Held {
     stamp: u32,
-    /// The header lines, each with its channel.
-    lines: Vec<(u64, [u8; 64], usize)>,
+    /// The header lines (the first `n` of them), each with its channel.
+    lines: [(u64, [u8; 64], usize); 2],
+    n: usize,
+}
+
+impl Held {
+    fn lines(&self) -> &[(u64, [u8; 64], usize)] {
+        &self.lines[..self.n]
+    }
 }
 
 #[derive(Default)]
@@ -464,24 +471,34 @@ impl RedoEngine {
             count: r.homes.len() as u8,
             last: r.last,
         };
-        let mut lines = vec![(r.header[0], record::header_line(meta, &r.homes))];
-        if two {
-            lines.push((r.header[1], record::links_line(meta, &r.entries, r.next)));
-        }
+        // One or two header lines, without an allocation per record.
+        let mut all = [
+            (r.header[0], record::header_line(meta, &r.homes)),
+            (0, [0; 64]),
+        ];
+        let n = if two {
+            all[1] = (r.header[1], record::links_line(meta, &r.entries, r.next));
+            2
+        } else {
+            1
+        };
+        let lines = &all[..n];
         if self.meta == MetaPolicy::BufferInAdr && self.adr_capacity > 0 {
-            let lines: Vec<(u64, [u8; 64], usize)> = lines
-                .iter()
-                .map(|&(a, d)| (a, d, mem.channel_of(a)))
-                .collect();
+            let mut held = Held {
+                stamp,
+                lines: [(0, [0; 64], 0); 2],
+                n,
+            };
             let mut channels = [0; 2];
-            for (c, l) in channels.iter_mut().zip(&lines) {
-                *c = l.2;
+            for ((h, c), &(a, d)) in held.lines.iter_mut().zip(&mut channels).zip(lines) {
+                *c = mem.channel_of(a);
+                *h = (a, d, *c);
             }
-            if self.pin(&channels[..lines.len()], mem) {
+            if self.pin(&channels[..n], mem) {
                 let r = &mut self.threads[t as usize].records[ri];
                 r.meta_durable = true;
                 self.c.headers_buffered += 1;
-                self.held.push_back(Held { stamp, lines });
+                self.held.push_back(held);
                 self.check_commit(t, now, out);
                 return;
             }
@@ -489,8 +506,8 @@ impl RedoEngine {
             self.c.adr_overflows += 1;
         }
         let r = &mut self.threads[t as usize].records[ri];
-        r.meta_pending = lines.len() as u32;
-        for (addr, data) in lines {
+        r.meta_pending = n as u32;
+        for &(addr, data) in lines {
             self.alloc.issued(addr);
             self.c.header_writes += 1;
             let tag = self.tag(Tag::Header {
@@ -710,7 +727,7 @@ impl RedoEngine {
             if h.stamp != stamp {
                 return true;
             }
-            for &(_, _, ch) in &h.lines {
+            for &(_, _, ch) in h.lines() {
                 pinned[ch] -= 1;
             }
             false
@@ -919,7 +936,7 @@ impl LoggingEngine for RedoEngine {
             return;
         }
         for h in &self.held {
-            for (addr, data, _) in &h.lines {
+            for (addr, data, _) in h.lines() {
                 image.apply(*addr, &LineData::new(*addr, data).expect("a whole line"));
             }
         }
