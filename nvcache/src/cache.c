@@ -591,21 +591,20 @@ static int bypass_io(struct nvc_file *f, int write, int64_t off, void *buf, MPI_
  * struct types), so they always go through MPI_Pack/MPI_Unpack. */
 static int simple_type(MPI_Datatype dt)
 {
-    int ni, na, nd, comb;
-    if (PMPI_Type_get_envelope(dt, &ni, &na, &nd, &comb) != MPI_SUCCESS)
+    int ni, na, nd, comb, large;
+    if (nvc_type_envelope(dt, &ni, &na, &nd, &comb, &large) != MPI_SUCCESS)
         return 0;
     if (comb == MPI_COMBINER_NAMED)
         return 1;
-    if ((comb != MPI_COMBINER_CONTIGUOUS && comb != MPI_COMBINER_DUP) || ni > 1 || na || nd != 1)
-        return 0;
+    if (large || (comb != MPI_COMBINER_CONTIGUOUS && comb != MPI_COMBINER_DUP) || ni > 1 || na || nd != 1)
+        return 0; /* packed (a large-count type's contents need MPI_Type_get_contents_c) */
     int ints[1];
     MPI_Datatype inner;
     if (PMPI_Type_get_contents(dt, ni, na, nd, ints, NULL, &inner) != MPI_SUCCESS)
         return 0;
     int r = simple_type(inner);
-    int ini, ina, ind, icomb;
-    PMPI_Type_get_envelope(inner, &ini, &ina, &ind, &icomb);
-    if (icomb != MPI_COMBINER_NAMED)
+    int ini, ina, ind, icomb, ilarge;
+    if (nvc_type_envelope(inner, &ini, &ina, &ind, &icomb, &ilarge) == MPI_SUCCESS && icomb != MPI_COMBINER_NAMED)
         PMPI_Type_free(&inner);
     return r;
 }
@@ -615,18 +614,31 @@ int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void
 {
     uint64_t t0 = nvc_now_ns();
     MPI_Count tsize, lb, ext, tlb, text;
-    int rc = PMPI_Type_size_x(dt, &tsize);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (count < 0)
-        return MPI_ERR_COUNT;
     pthread_mutex_lock(&f->lock);
     int64_t off = use_fp ? f->fp : explicit_off;
+    if (dt == MPI_DATATYPE_NULL || count < 0 || off < 0) {
+        /* Erroneous arguments: MPI-IO reports them as it does without nvcache (its error class,
+           the file's error handler), not as fatal errors of the calls nvcache would make with
+           them; nothing is transferred. */
+        pthread_mutex_unlock(&f->lock);
+        return nvc_file_rw_at(f->real, write, off, buf, count, dt, status);
+    }
+    int rc = PMPI_Type_size_x(dt, &tsize);
+    if (rc != MPI_SUCCESS) {
+        pthread_mutex_unlock(&f->lock);
+        return rc;
+    }
     int64_t bytes = (int64_t)count * tsize, done = 0;
     pass_if_shared(f);
     int cached = f->mode == NVC_MODE_CACHED;
     if (cached && !NVC_MPI_LARGE_COUNT && tsize > INT_MAX && !simple_type(dt)) {
         nvc_bypass(f, "an element of over 2 GiB cannot be packed with MPI 3.1's int sizes");
+        cached = 0;
+    }
+    if (cached && buf == MPI_BOTTOM && bytes > 0 && !simple_type(dt)) {
+        /* Absolute addresses in the type: MPICH's MPI_Pack_c refuses MPI_BOTTOM as its buffer,
+           so such a transfer cannot be staged; ROMIO takes it. */
+        nvc_bypass(f, "a derived type relative to MPI_BOTTOM is not cached");
         cached = 0;
     }
     if (cached) {
@@ -1540,7 +1552,13 @@ int nvc_get_size(struct nvc_file *f, MPI_Offset *size)
 int nvc_set_size(struct nvc_file *f, MPI_Offset size, int grow_only)
 {
     int rc = grow_only ? PMPI_File_preallocate(f->real, size) : PMPI_File_set_size(f->real, size);
-    if (rc != MPI_SUCCESS || f->mode == NVC_MODE_PASS)
+    if (f->mode == NVC_MODE_PASS)
+        return rc;
+    /* The call may fail on some ranks only (ROMIO preallocates on one rank): every rank goes
+       on to the same collectives below, and the parts change only if it succeeded everywhere. */
+    int64_t bad = rc != MPI_SUCCESS;
+    coll_max(f, &bad, 1);
+    if (bad)
         return rc;
     /* A shrink is durable in the real file before the call returns (both calls are collective):
        nvcache-recover only ever grows files, since a part knows only its own writes' sizes. */
@@ -1629,6 +1647,18 @@ int nvc_set_view(struct nvc_file *f, MPI_Offset disp, MPI_Datatype etype, MPI_Da
     return MPI_SUCCESS;
 }
 
+/* A seek nvcache finds erroneous (an unknown whence, a position before the view's start): the
+ * real handle is asked the same, so MPI-IO reports it as it would without nvcache (error class,
+ * the file's error handler); should it accept it, nvcache takes the position it set. */
+static int seek_error(struct nvc_file *f, MPI_Offset offset, int whence)
+{
+    int rc = PMPI_File_seek(f->real, offset, whence);
+    MPI_Offset pos;
+    if (rc == MPI_SUCCESS && PMPI_File_get_position(f->real, &pos) == MPI_SUCCESS)
+        f->fp = pos;
+    return rc;
+}
+
 int nvc_seek(struct nvc_file *f, MPI_Offset offset, int whence)
 {
     int64_t base;
@@ -1641,12 +1671,14 @@ int nvc_seek(struct nvc_file *f, MPI_Offset offset, int whence)
         int rc = nvc_get_size(f, &size);
         if (rc != MPI_SUCCESS)
             return rc;
+        if (size < f->view.disp)
+            return seek_error(f, offset, whence); /* the end lies before the view */
         int64_t sb = nvc_view_stream_before(&f->view, size);
         base = (sb + f->view.etype_size - 1) / f->view.etype_size;
     } else
-        return MPI_ERR_ARG;
+        return seek_error(f, offset, whence);
     if (base + offset < 0)
-        return MPI_ERR_ARG;
+        return seek_error(f, base + offset, MPI_SEEK_SET);
     f->fp = base + offset;
     return MPI_SUCCESS;
 }

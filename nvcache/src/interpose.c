@@ -413,8 +413,6 @@ static int pass_eager(MPI_File fh, int write, int all, MPI_Offset off, int use_f
     X(MPI_File_get_position_shared, (MPI_File fh, MPI_Offset *o), (fh, o))                                              \
     X(MPI_File_read_at_all_begin, (MPI_File fh, MPI_Offset o, void *b, int c, MPI_Datatype d), (fh, o, b, c, d))        \
     X(MPI_File_write_at_all_begin, (MPI_File fh, MPI_Offset o, const void *b, int c, MPI_Datatype d), (fh, o, b, c, d)) \
-    X(MPI_File_read_all_begin, (MPI_File fh, void *b, int c, MPI_Datatype d), (fh, b, c, d))                            \
-    X(MPI_File_write_all_begin, (MPI_File fh, const void *b, int c, MPI_Datatype d), (fh, b, c, d))                     \
     X(MPI_File_read_ordered_begin, (MPI_File fh, void *b, int c, MPI_Datatype d), (fh, b, c, d))                        \
     X(MPI_File_write_ordered_begin, (MPI_File fh, const void *b, int c, MPI_Datatype d), (fh, b, c, d))
 #define NVC_UNCACHED_LARGE_CALLS(X)                                                                                             \
@@ -426,10 +424,16 @@ static int pass_eager(MPI_File fh, int write, int all, MPI_Offset off, int use_f
     X(MPI_File_write_ordered_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))     \
     X(MPI_File_read_at_all_begin_c, (MPI_File fh, MPI_Offset o, void *b, MPI_Count c, MPI_Datatype d), (fh, o, b, c, d))        \
     X(MPI_File_write_at_all_begin_c, (MPI_File fh, MPI_Offset o, const void *b, MPI_Count c, MPI_Datatype d), (fh, o, b, c, d)) \
-    X(MPI_File_read_all_begin_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d))                            \
-    X(MPI_File_write_all_begin_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d))                     \
     X(MPI_File_read_ordered_begin_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d))                        \
     X(MPI_File_write_ordered_begin_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d))
+
+/* Calls nvcache does not cache that use the individual file pointer (split collectives). */
+#define NVC_UNCACHED_FP_CALLS(X)                                                                       \
+    X(MPI_File_read_all_begin, (MPI_File fh, void *b, int c, MPI_Datatype d), (fh, b, c, d))        \
+    X(MPI_File_write_all_begin, (MPI_File fh, const void *b, int c, MPI_Datatype d), (fh, b, c, d))
+#define NVC_UNCACHED_FP_LARGE_CALLS(X)                                                                    \
+    X(MPI_File_read_all_begin_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d)) \
+    X(MPI_File_write_all_begin_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d))
 
 /* ------------------------------------------------------------------ generated wrappers */
 
@@ -478,17 +482,39 @@ static int pass_eager(MPI_File fh, int write, int all, MPI_Offset off, int use_f
         return P##name args;                                                                         \
     }
 
+/* nvcache keeps the individual file pointer itself (the real handle's stays where the open left
+   it): the real one is set from it before such a call and read back after, or the call would
+   read or write at a stale position. */
+#define NVC_GEN_UNCACHED_FP(name, params, args)                                                      \
+    int name params                                                                                  \
+    {                                                                                                \
+        struct nvc_file *f = nvc_file_lookup(fh);                                                    \
+        if (!f || f->mode == NVC_MODE_PASS)                                                          \
+            return P##name args;                                                                     \
+        nvc_bypass(f, #name " is not cached");                                                       \
+        int rc = PMPI_File_seek(fh, f->fp, MPI_SEEK_SET);                                            \
+        if (rc != MPI_SUCCESS)                                                                       \
+            return rc;                                                                               \
+        rc = P##name args;                                                                           \
+        MPI_Offset pos;                                                                              \
+        if (PMPI_File_get_position(fh, &pos) == MPI_SUCCESS)                                         \
+            f->fp = pos;                                                                             \
+        return rc;                                                                                   \
+    }
+
 NVC_IO_AT_CALLS(NVC_GEN_IO_AT)
 NVC_IO_FP_CALLS(NVC_GEN_IO_FP)
 NVC_IIO_AT_CALLS(NVC_GEN_IIO_AT)
 NVC_IIO_FP_CALLS(NVC_GEN_IIO_FP)
 NVC_UNCACHED_CALLS(NVC_GEN_UNCACHED)
+NVC_UNCACHED_FP_CALLS(NVC_GEN_UNCACHED_FP)
 #if NVC_MPI_LARGE_COUNT /* MPI 4 large-count variants (MPICH 4; Open MPI 4.1 implements MPI 3.1) */
 NVC_IO_AT_LARGE_CALLS(NVC_GEN_IO_AT)
 NVC_IO_FP_LARGE_CALLS(NVC_GEN_IO_FP)
 NVC_IIO_AT_LARGE_CALLS(NVC_GEN_IIO_AT)
 NVC_IIO_FP_LARGE_CALLS(NVC_GEN_IIO_FP)
 NVC_UNCACHED_LARGE_CALLS(NVC_GEN_UNCACHED)
+NVC_UNCACHED_FP_LARGE_CALLS(NVC_GEN_UNCACHED_FP)
 #endif
 
 /* ------------------------------------------------------------------ file management */
@@ -512,7 +538,8 @@ int MPI_File_sync(MPI_File fh)
        (else get_size reported the real file's stale size, and sync neither waited for async
        replies, flushed with NVCACHE_FLUSH=sync, nor made close fsync the drained data). */
     struct nvc_file *f = nvc_file_lookup(fh);
-    if (f && f->mode == NVC_MODE_PASS)
+    /* Read-only: nothing to sync, and MPI-IO reports the error MPI_File_sync is for such a file. */
+    if (f && (f->mode == NVC_MODE_PASS || (f->amode & MPI_MODE_RDONLY)))
         f = NULL;
     return f ? nvc_sync(f) : PMPI_File_sync(fh);
 }
@@ -574,7 +601,7 @@ int MPI_File_get_position(MPI_File fh, MPI_Offset *offset)
 int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 {
     struct nvc_file *f = nvc_file_lookup(fh);
-    if (!f || f->mode == NVC_MODE_PASS)
+    if (!f || f->mode == NVC_MODE_PASS || offset < 0) /* a negative offset: MPI-IO's error */
         return PMPI_File_get_byte_offset(fh, offset, disp);
     *disp = nvc_byte_offset(f, offset);
     return MPI_SUCCESS;

@@ -70,3 +70,19 @@ int nvc_pack(int pack, void *buf, MPI_Count count, MPI_Datatype dt, void *data, 
     return MPI_SUCCESS;
 #endif
 }
+
+int nvc_type_envelope(MPI_Datatype dt, int *ni, int *na, int *nd, int *comb, int *large)
+{
+#if NVC_MPI_LARGE_COUNT
+    MPI_Count cni, cna, cnc, cnd;
+    int rc = PMPI_Type_get_envelope_c(dt, &cni, &cna, &cnc, &cnd, comb);
+    *ni = (int)cni;
+    *na = (int)cna;
+    *nd = (int)cnd;
+    *large = cnc > 0;
+    return rc;
+#else
+    *large = 0;
+    return PMPI_Type_get_envelope(dt, ni, na, nd, comb);
+#endif
+}

@@ -44,6 +44,9 @@ int nvc_file_rw_at(MPI_File fh, int write, MPI_Offset off, void *buf, MPI_Count 
 /** MPI_Pack (pack=1) / MPI_Unpack of count elements of dt between buf and the packed bytes data
  *  (element by element in int-sized groups on MPI 3.1); returns an MPI error code. */
 int nvc_pack(int pack, void *buf, MPI_Count count, MPI_Datatype dt, void *data, MPI_Count bytes);
+/** MPI_Type_get_envelope that also takes types built by MPI 4's _c constructors (whose plain
+ *  envelope MPICH refuses with a fatal error): *large is 1 when dt has large-count arguments. */
+int nvc_type_envelope(MPI_Datatype dt, int *ni, int *na, int *nd, int *comb, int *large);
 
 /* ---------------------------------------------------------------- config.c */
 

@@ -392,8 +392,13 @@ int64_t nvc_view_stream_before(const struct nvc_view *v, int64_t file_off)
         return 0;
     if (ft->contiguous || ft->size == 0)
         return rel;
-    int64_t k = ft->extent > 0 ? rel / ft->extent : 0;
-    int64_t w = ft->extent > 0 ? rel % ft->extent : rel;
+    /* Instance k of the filetype covers [disp + lb + k * extent, + extent): its blocks' offsets
+       count from its origin, so lb is taken off before the division and put back after. */
+    int64_t x = rel - ft->lb;
+    if (x <= 0)
+        return 0;
+    int64_t k = ft->extent > 0 ? x / ft->extent : 0;
+    int64_t w = (ft->extent > 0 ? x % ft->extent : x) + ft->lb;
     int64_t acc = k * ft->size;
     for (size_t i = 0; i < ft->n; i++) {
         if (ft->off[i] >= w) break;
