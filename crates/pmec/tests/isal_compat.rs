@@ -268,3 +268,82 @@ fn isal_abi_functions_identical() {
         assert_eq!(a, b);
     }
 }
+
+#[test]
+fn hand_made_tables_give_the_same_tail_as_isal() {
+    // ISA-L uses a caller's 32-byte tables as they are, whatever they hold. pmec's vector kernels
+    // do so for tables ec_init_tables did not build; the bytes after the last whole 64-byte
+    // block (len not a multiple of 64) must follow the same tables (they took the coefficient
+    // from byte 1 of each table instead).
+    let Some(l) = isal() else { return };
+    let mut rng = Rng::new(23);
+    for len in [65usize, 100, 127, 4095] {
+        for k in [1usize, 3, 8] {
+            let rows = 2;
+            let coefs = rng.bytes(k * rows);
+            let mut tables = l.init_tables(k, rows, &coefs);
+            for t in tables.chunks_exact_mut(32) {
+                t[16 + rng.range(1, 15)] ^= rng.range(1, 255) as u8; // a high-nibble entry
+            }
+            let srcs: Vec<Vec<u8>> = (0..k).map(|_| rng.bytes(len)).collect();
+            let s: Vec<&[u8]> = srcs.iter().map(|v| v.as_slice()).collect();
+            let mut a = vec![vec![0u8; len]; rows];
+            let mut b = vec![vec![0u8; len]; rows];
+            {
+                let mut ar: Vec<&mut [u8]> = a.iter_mut().map(|v| v.as_mut_slice()).collect();
+                l.encode_data(k, &tables, &s, &mut ar);
+            }
+            let dp: Vec<*const u8> = s.iter().map(|d| d.as_ptr()).collect();
+            let cp: Vec<*mut u8> = b.iter_mut().map(|c| c.as_mut_ptr()).collect();
+            // SAFETY: k sources and `rows` outputs of len bytes, tables of k * rows * 32 bytes.
+            unsafe {
+                pmec::isal_abi::ec_encode_data(
+                    len as i32,
+                    k as i32,
+                    rows as i32,
+                    tables.as_ptr(),
+                    dp.as_ptr(),
+                    cp.as_ptr(),
+                )
+            };
+            assert_eq!(a, b, "len {len}, k {k}");
+        }
+    }
+}
+
+#[test]
+fn multiply_in_place_and_degenerate_calls_as_isal() {
+    let Some(l) = isal() else { return };
+    let mut rng = Rng::new(29);
+    // gf_vect_mul with dest == src (ISA-L allows it), lengths whose last 32 bytes are a tail
+    for len in [32usize, 96, 160, 4064] {
+        let c = rng.range(2, 255) as u8;
+        let tbl = l.vect_mul_init(c);
+        let src = rng.bytes(len);
+        let mut want = vec![0u8; len];
+        assert_eq!(l.vect_mul(&tbl, &src, &mut want), 0);
+        let mut buf = src.clone();
+        let p = buf.as_mut_ptr();
+        // SAFETY: a len-byte buffer used as source and destination, a 32-byte table.
+        assert_eq!(
+            unsafe { pmec::isal_abi::gf_vect_mul(len as i32, tbl.as_ptr(), p, p) },
+            0
+        );
+        assert_eq!(buf, want, "in place, len {len}");
+    }
+    // ec_encode_data without sources: parity is the empty sum; gf_invert_matrix of 0 x 0
+    let mut parity = vec![0xa5u8; 40];
+    let cp = [parity.as_mut_ptr()];
+    let dp: [*const u8; 0] = [];
+    // SAFETY: no sources are read; one 40-byte output.
+    unsafe {
+        pmec::isal_abi::ec_encode_data(40, 0, 1, [0u8; 32].as_ptr(), dp.as_ptr(), cp.as_ptr())
+    };
+    assert_eq!(parity, vec![0u8; 40]);
+    let (mut i, mut o) = ([0u8; 1], [0u8; 1]);
+    // SAFETY: n = 0 touches nothing.
+    assert_eq!(
+        unsafe { pmec::isal_abi::gf_invert_matrix(i.as_mut_ptr(), o.as_mut_ptr(), 0) },
+        0
+    );
+}

@@ -163,6 +163,9 @@ pub struct Coefs {
     coef: Vec<u8>,
     nibble: Vec<u8>,
     affine: Vec<u64>,
+    /// Every nibble table is the one `coef` gives (false for hand-made ISA-L tables, whose
+    /// bytes the split-nibble and scalar kernels use as given).
+    canonical: bool,
 }
 
 impl Coefs {
@@ -185,6 +188,7 @@ impl Coefs {
             coef: coef.to_vec(),
             nibble,
             affine,
+            canonical: true,
         }
     }
 
@@ -195,13 +199,31 @@ impl Coefs {
         let nibble = tables[..rows * cols * 32].to_vec();
         let coef: Vec<u8> = (0..rows * cols).map(|i| nibble[i * 32 + 1]).collect();
         let affine = affine_by_source(rows, cols, &coef);
+        let canonical = coef
+            .iter()
+            .zip(nibble.chunks_exact(32))
+            .all(|(&c, t)| t == gf::nibble_table(c));
         Coefs {
             rows,
             cols,
             coef,
             nibble,
             affine,
+            canonical,
         }
+    }
+
+    /// Whether every table is the one its coefficient gives (see [`from_isal_tables`]).
+    ///
+    /// [`from_isal_tables`]: Self::from_isal_tables
+    pub fn canonical(&self) -> bool {
+        self.canonical
+    }
+
+    /// The 32-byte split-nibble table of coefficient (row, col), as given.
+    pub fn nibble_table(&self, row: usize, col: usize) -> &[u8] {
+        let i = (row * self.cols + col) * 32;
+        &self.nibble[i..i + 32]
     }
 
     /// Number of destination rows.

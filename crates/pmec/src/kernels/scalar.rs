@@ -22,8 +22,13 @@ pub unsafe fn run(srcs: &[*const u8], dsts: &[*mut u8], coefs: &Coefs, plan: &Pl
 
 /// Compute bytes `[start, end)` of every destination.
 ///
+/// Destinations may overlap sources (ISA-L's `gf_vect_mul` is used in place): the sources' bytes
+/// are then copied first, so every output is computed from the inputs as they were. Hand-made
+/// ISA-L tables are used as given, byte by byte (the split-nibble lookups ISA-L's code does), so
+/// that the tail matches what the vector kernels computed before it.
+///
 /// # Safety
-/// Sources readable and destinations writable over `[start, end)`, no overlap between them.
+/// Sources readable and destinations writable over `[start, end)`.
 pub unsafe fn range(
     srcs: &[*const u8],
     dsts: &[*mut u8],
@@ -36,6 +41,24 @@ pub unsafe fn range(
         return;
     }
     let len = end - start;
+    let overlaps = |a: *const u8, b: *const u8| {
+        let (a, b) = (a as usize + start, b as usize + start);
+        a < b + len && b < a + len
+    };
+    let aliased = dsts
+        .iter()
+        .any(|&d| srcs.iter().any(|&s| overlaps(s, d as *const u8)));
+    let copies: Vec<u8> = if aliased {
+        srcs.iter()
+            .flat_map(|&s| {
+                std::slice::from_raw_parts(s.add(start), len)
+                    .iter()
+                    .copied()
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     for (p, &d) in dsts.iter().enumerate() {
         let dst = std::slice::from_raw_parts_mut(d.add(start), len);
         if !acc {
@@ -43,15 +66,21 @@ pub unsafe fn range(
         }
         for (j, &s) in srcs.iter().enumerate() {
             let c = coefs.coef(p, j);
-            if c == 0 {
-                continue;
-            }
-            let src = std::slice::from_raw_parts(s.add(start), len);
-            if c == 1 {
+            let src = if aliased {
+                &copies[j * len..(j + 1) * len]
+            } else {
+                std::slice::from_raw_parts(s.add(start), len)
+            };
+            if !coefs.canonical() {
+                let t = coefs.nibble_table(p, j);
+                for (x, y) in dst.iter_mut().zip(src) {
+                    *x ^= t[(*y & 15) as usize] ^ t[16 + (*y >> 4) as usize];
+                }
+            } else if c == 1 {
                 for (x, y) in dst.iter_mut().zip(src) {
                     *x ^= *y;
                 }
-            } else {
+            } else if c != 0 {
                 let t = &gf::MUL[c as usize];
                 for (x, y) in dst.iter_mut().zip(src) {
                     *x ^= t[*y as usize];
