@@ -471,14 +471,10 @@ impl MemorySystem {
         if self.channels[ch].offer(is_write, q, now) == Admission::Queued {
             self.decide_now(ch, now, bank, row);
         }
-        if kept_entry && self.channels[ch].has_waiting() {
-            // It (or the older write of its line that took its entry) merged into a queued
-            // write: the entry kept for it is free for those waiting.
-            self.admit_waiting(ch, now);
-            if let Some(t) = self.channels[ch].next_ready(now) {
-                self.schedule_decision(ch, t);
-            }
-            self.refresh_next();
+        if kept_entry {
+            // It (or the older write of its line that took its entry) may have merged into a
+            // queued write: the entry kept for it is then free for those waiting.
+            self.admit_freed(ch, now);
         }
     }
 
@@ -652,6 +648,19 @@ impl MemorySystem {
         self.channels[ch].reserve_entry();
     }
 
+    /// Lets channel `ch`'s waiting requests into entries freed at `now` (a plug-in's, or one kept
+    /// for a write) and schedules the channel's next decision.
+    fn admit_freed(&mut self, ch: usize, now: Ps) {
+        if !self.channels[ch].has_waiting() {
+            return;
+        }
+        self.admit_waiting(ch, now);
+        if let Some(t) = self.channels[ch].next_ready(now) {
+            self.schedule_decision(ch, t);
+        }
+        self.refresh_next();
+    }
+
     /// A plug-in keeps `pins[ch]` WPQ entries of channel `ch` from `now` (lines it holds in
     /// the ADR domain, e.g. BLOM's buffered log headers). Where it keeps fewer than before,
     /// writes waiting for a slot may enter now.
@@ -665,12 +674,8 @@ impl MemorySystem {
             }
             let freed = n < c.pinned();
             c.set_pinned(n);
-            if freed && c.has_waiting() {
-                self.admit_waiting(ch, now);
-                if let Some(t) = self.channels[ch].next_ready(now) {
-                    self.schedule_decision(ch, t);
-                }
-                self.refresh_next();
+            if freed {
+                self.admit_freed(ch, now);
             }
         }
     }
@@ -765,13 +770,7 @@ impl MemorySystem {
                         // Durable without entering the WPQ: the entry kept for it is free.
                         let ch = q.channel as usize;
                         self.channels[ch].release_entry();
-                        if self.channels[ch].has_waiting() {
-                            self.admit_waiting(ch, time);
-                            if let Some(t) = self.channels[ch].next_ready(time) {
-                                self.schedule_decision(ch, t);
-                            }
-                            self.refresh_next();
-                        }
+                        self.admit_freed(ch, time);
                     }
                 }
             }
