@@ -3,8 +3,7 @@
 # usage: crash.sh MPIEXEC NP CRASH_BIN RECOVER_BIN DATA_DIR   (NVCACHE_DIR and NVCACHE_RANKS_PER_NODE from env;
 # CRASH_MODE=abort ends the job in MPI_Abort instead of SIGKILL)
 # After recovery neither parts nor the job's mailboxes in /dev/shm may be left.
-# Emulated hosts (MPIEXEC is emu_mpiexec.sh, NVCACHE_EMU_MPIEXEC set): every host keeps its parts
-# and mailboxes in its own /dev/shm (NVCACHE_DIR under /dev/shm), and recovery runs on each host.
+# Emulated hosts (MPIEXEC is emu_mpiexec.sh): see nvram_layout.sh.
 # CRASH_NAME=relative: the job opens the file by a name relative to its working directory (DATA_DIR)
 # and recovery runs in /; CRASH_NAME=prefix: the job opens "ufs:" + the path (ROMIO's prefix).
 set -u
@@ -17,19 +16,7 @@ prefix) name=ufs:$file ;;
 *) name=$file ;;
 esac
 rm -f "$file"
-if [ -n "${NVCACHE_EMU_MPIEXEC:-}" ]; then
-    export NVCACHE_EMU_ROOT
-    NVCACHE_EMU_ROOT=$(mktemp -d /dev/shm/nvcache-emu-XXXXXX)
-    trap 'rm -rf "$NVCACHE_EMU_ROOT"' EXIT
-    shms() { ls -d "$NVCACHE_EMU_ROOT"/h*; }
-    recover_all() { "$mpiexec" --each-host "$recover" --dir "$NVCACHE_DIR"; }
-else
-    rm -rf "$NVCACHE_DIR"
-    shms() { echo /dev/shm; }
-    recover_all() { "$recover" --dir "$NVCACHE_DIR"; }
-fi
-mailboxes() { for s in $(shms); do ls "$s" | grep -E '^nvcache-[0-9a-f]{16}-n[0-9]+$' | sed "s|^|$s/|"; done | sort; }
-parts() { for s in $(shms); do ls "$s${NVCACHE_DIR#/dev/shm}"/*.part 2>/dev/null; done; }
+. "$(dirname "$0")/nvram_layout.sh"
 before=$(mailboxes)
 (cd "$dir" && "$mpiexec" -n "$np" "$crash" "$mode" "$name")
 rc=$?
@@ -44,5 +31,5 @@ left=$(comm -13 <(echo "$before") <(mailboxes))
 [ -z "$left" ] || { echo "mailboxes left in /dev/shm after recovery: $left"; exit 1; }
 "$crash" verify "$file" "$np" || exit 1
 rm -f "$file"
-for s in $(shms); do rmdir "$s${NVCACHE_DIR#/dev/shm}" 2>/dev/null; done
+remove_nvram_dirs
 exit 0

@@ -35,6 +35,17 @@ static int fail(const char *what)
     return 1;
 }
 
+/* Opens path on MPI_COMM_WORLD, created read-write (plus extra_amode); 0 on success. Errors of
+ * the file's calls return (MPI's default for files, set here so the checks below see them). */
+static int open_rw(const char *path, int extra_amode, MPI_File *fh)
+{
+    if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR | extra_amode, MPI_INFO_NULL, fh) !=
+        MPI_SUCCESS)
+        return fail("open failed");
+    MPI_File_set_errhandler(*fh, MPI_ERRORS_RETURN);
+    return 0;
+}
+
 /* Bytes [off, off + n) of path all equal c. */
 static int file_has(const char *path, long off, int n, int c)
 {
@@ -72,8 +83,8 @@ static int chdir_case(int rank, const char *dir)
     if (chdir(dir) != 0)
         return fail("chdir DIR failed");
     MPI_File fh;
-    if (MPI_File_open(MPI_COMM_WORLD, "rel.dat", MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
-        return fail("open rel.dat failed");
+    if (open_rw("rel.dat", 0, &fh))
+        return 1;
     char buf[4096];
     memset(buf, 'A' + rank, sizeof buf);
     MPI_File_write_at(fh, (MPI_Offset)rank * 4096, buf, 4096, MPI_BYTE, MPI_STATUS_IGNORE);
@@ -107,9 +118,8 @@ static int past_capacity_case(const char *path)
         MPI_File_delete(path, MPI_INFO_NULL); /* a new, empty file: cached, nothing prefetched */
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_File fh;
-    if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
-        return fail("open failed");
-    MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+    if (open_rw(path, 0, &fh))
+        return 1;
     char buf[100];
     memset(buf, 'x', sizeof buf);
     MPI_File_write_at_all(fh, 0, buf, 100, MPI_BYTE, MPI_STATUS_IGNORE);
@@ -136,9 +146,8 @@ static int past_capacity_case(const char *path)
 static int drain_fail_case(int rank, const char *path)
 {
     MPI_File fh;
-    if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
-        return fail("open failed");
-    MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+    if (open_rw(path, 0, &fh))
+        return 1;
     /* The real file cannot grow past 1.25 MiB (the 1 MiB parts still fit). */
     signal(SIGXFSZ, SIG_IGN);
     struct rlimit rl = {5 << 18, 5 << 18};
@@ -164,8 +173,8 @@ static int drain_fail_case(int rank, const char *path)
 static int shrink_case(int rank, const char *path)
 {
     MPI_File fh;
-    if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
-        return fail("open failed");
+    if (open_rw(path, 0, &fh))
+        return 1;
     char buf[8192];
     if (rank == 1) {
         memset(buf, 'B', sizeof buf);
@@ -190,9 +199,8 @@ static int shrink_case(int rank, const char *path)
 static int temporary_case(const char *path)
 {
     MPI_File fh;
-    if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
-                      &fh) != MPI_SUCCESS)
-        return fail("open failed");
+    if (open_rw(path, MPI_MODE_DELETE_ON_CLOSE, &fh))
+        return 1;
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     char buf[65536];

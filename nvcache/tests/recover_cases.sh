@@ -13,19 +13,8 @@ set -u
 case=$1 mpiexec=$2 prog=$3 recover=$4 dir=$5
 file=$dir/lifecycle-$case.dat
 rm -f "$file"
-if [ -n "${NVCACHE_EMU_MPIEXEC:-}" ]; then
-    export NVCACHE_EMU_ROOT
-    NVCACHE_EMU_ROOT=$(mktemp -d /dev/shm/nvcache-emu-XXXXXX)
-    trap 'rm -rf "$NVCACHE_EMU_ROOT"' EXIT
-    shms() { ls -d "$NVCACHE_EMU_ROOT"/h*; }
-    recover_all() { "$mpiexec" --each-host "$recover" --dir "$NVCACHE_DIR"; }
-else
-    rm -rf "$NVCACHE_DIR"
-    shms() { echo /dev/shm; }
-    recover_all() { "$recover" --dir "$NVCACHE_DIR"; }
-fi
-parts() { for s in $(shms); do ls "$s${NVCACHE_DIR#/dev/shm}"/*.part 2>/dev/null; done; }
-cleanup() { rm -f "$file"; for s in $(shms); do rmdir "$s${NVCACHE_DIR#/dev/shm}" 2>/dev/null; done; }
+. "$(dirname "$0")/nvram_layout.sh"
+cleanup() { rm -f "$file"; remove_nvram_dirs; }
 case $case in
 drain-fail)
     "$mpiexec" -n 2 "$prog" drain-fail "$file" || { echo "the close did not report the failed drain"; exit 1; }

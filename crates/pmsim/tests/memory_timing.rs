@@ -229,33 +229,50 @@ fn read_buffer_amplification_random_vs_sequential() {
     );
 }
 
-#[test]
-fn pinned_wpq_entries_keep_writes_out_until_released() {
-    use pmsim::bmo::NoBmo;
-    use pmsim::image::LineData;
-    use pmsim::memsys::{MemRequest, MemorySystem};
-    use pmsim::scheduler::FrFcfs;
-    // ADR with a 4-entry WPQ, 3 of them kept by a plug-in (BLOM's buffered headers).
+/// A memory system on `base()` with ADR and a 4-entry WPQ (drain watermarks 3 / 1), for the
+/// tests of entries kept by plug-ins.
+fn adr_wpq4() -> pmsim::memsys::MemorySystem {
     let mut cfg = base();
     cfg.controller.adr = true;
     cfg.controller.write_queue = 4;
     cfg.controller.drain_high = 3;
     cfg.controller.drain_low = 1;
     cfg.validate().unwrap();
-    let mut mem = MemorySystem::new(&cfg, Box::new(FrFcfs), Box::new(NoBmo));
-    let write = |id: u64, a: u64| MemRequest {
+    pmsim::memsys::MemorySystem::new(
+        &cfg,
+        Box::new(pmsim::scheduler::FrFcfs),
+        Box::new(pmsim::bmo::NoBmo),
+    )
+}
+
+/// Write `id` of the whole line at `a` (every byte `id`), holding a kept entry or not.
+fn line_write(id: u64, a: u64, holds_entry: bool) -> pmsim::memsys::MemRequest {
+    pmsim::memsys::MemRequest {
         id,
         addr: a,
         is_write: true,
-        data: LineData::new(a, &[id as u8; 64]),
-        holds_entry: false,
-    };
+        data: pmsim::image::LineData::new(a, &[id as u8; 64]),
+        holds_entry,
+    }
+}
+
+/// The acknowledgements produced so far, as (id, time).
+fn acked(mem: &mut pmsim::memsys::MemorySystem) -> Vec<(u64, u64)> {
+    let mut acks = Vec::new();
+    mem.take_acks(&mut acks);
+    acks.iter().map(|a| (a.id, a.time)).collect()
+}
+
+#[test]
+fn pinned_wpq_entries_keep_writes_out_until_released() {
+    // ADR with a 4-entry WPQ, 3 of them kept by a plug-in (BLOM's buffered headers).
+    let mut mem = adr_wpq4();
     mem.set_pinned(&[3], 0);
     // Three writes to one bank at once: the first takes the free entry (durable at once under
     // ADR) and leaves it for the device at once; the second takes it and waits for the bank
     // (the cell write takes 10 + 4 + 2 + 20 ns); the third finds no entry.
     for id in 1..=3 {
-        mem.submit(write(id, addr(0, id, 0)), 0);
+        mem.submit(line_write(id, addr(0, id, 0), false), 0);
     }
     mem.advance_to(1000);
     let mut acks = Vec::new();
@@ -271,35 +288,13 @@ fn pinned_wpq_entries_keep_writes_out_until_released() {
 
 #[test]
 fn a_write_holding_a_kept_entry_enters_ahead_of_waiting_writes() {
-    use pmsim::bmo::NoBmo;
-    use pmsim::image::LineData;
-    use pmsim::memsys::{MemRequest, MemorySystem};
-    use pmsim::scheduler::FrFcfs;
     // ADR with a 4-entry WPQ, 3 of them kept by a plug-in (LAD's reserved lines).
-    let mut cfg = base();
-    cfg.controller.adr = true;
-    cfg.controller.write_queue = 4;
-    cfg.controller.drain_high = 3;
-    cfg.controller.drain_low = 1;
-    cfg.validate().unwrap();
-    let mut mem = MemorySystem::new(&cfg, Box::new(FrFcfs), Box::new(NoBmo));
-    let write = |id: u64, a: u64, holds_entry: bool| MemRequest {
-        id,
-        addr: a,
-        is_write: true,
-        data: LineData::new(a, &[id as u8; 64]),
-        holds_entry,
-    };
-    let acked = |mem: &mut MemorySystem| {
-        let mut acks = Vec::new();
-        mem.take_acks(&mut acks);
-        acks.iter().map(|a| (a.id, a.time)).collect::<Vec<_>>()
-    };
+    let mut mem = adr_wpq4();
     mem.set_pinned(&[3], 0);
     // As in `pinned_wpq_entries_keep_writes_out_until_released`: 1 and 2 enter (2 waits in
     // the WPQ for the busy bank), 3 finds no entry.
     for id in 1..=3 {
-        mem.submit(write(id, addr(0, id, 0), false), 0);
+        mem.submit(line_write(id, addr(0, id, 0), false), 0);
     }
     mem.advance_to(10_000);
     assert_eq!(acked(&mut mem), vec![(1, 0), (2, 0)]);
@@ -309,58 +304,34 @@ fn a_write_holding_a_kept_entry_enters_ahead_of_waiting_writes() {
     mem.reserve_entry(addr(0, 10, 0));
     mem.set_pinned(&[2], 10_000);
     assert_eq!(acked(&mut mem), vec![]);
-    mem.submit(write(10, addr(0, 10, 0), true), 10_000);
+    mem.submit(line_write(10, addr(0, 10, 0), true), 10_000);
     mem.advance_to(20_000);
     assert_eq!(acked(&mut mem), vec![(10, 10_000)]);
     // At 20 ns another kept line, for the line 10 still waits in the WPQ with: it merges into
     // that entry, so the entry kept for it is free, and 3 enters then.
     mem.reserve_entry(addr(0, 10, 0));
     mem.set_pinned(&[1], 20_000);
-    mem.submit(write(11, addr(0, 10, 0), true), 20_000);
+    mem.submit(line_write(11, addr(0, 10, 0), true), 20_000);
     assert_eq!(acked(&mut mem), vec![(11, 20_000), (3, 20_000)]);
 }
 
 #[test]
 fn a_write_holding_a_kept_entry_never_overtakes_an_older_write_of_its_line() {
-    use pmsim::bmo::NoBmo;
-    use pmsim::image::LineData;
-    use pmsim::memsys::{MemRequest, MemorySystem};
-    use pmsim::scheduler::FrFcfs;
-    let mut cfg = base();
-    cfg.controller.adr = true;
-    cfg.controller.write_queue = 4;
-    cfg.controller.drain_high = 3;
-    cfg.controller.drain_low = 1;
-    cfg.validate().unwrap();
-    let mut mem = MemorySystem::new(&cfg, Box::new(FrFcfs), Box::new(NoBmo));
-    let write = |id: u64, a: u64, holds_entry: bool| MemRequest {
-        id,
-        addr: a,
-        is_write: true,
-        data: LineData::new(a, &[id as u8; 64]),
-        holds_entry,
-    };
+    let mut mem = adr_wpq4();
     let line = addr(0, 3, 0);
     mem.set_pinned(&[3], 0);
     // 1 and 2 enter; 3, a write of `line`, waits for an entry.
-    mem.submit(write(1, addr(0, 1, 0), false), 0);
-    mem.submit(write(2, addr(0, 2, 0), false), 0);
-    mem.submit(write(3, line, false), 0);
+    mem.submit(line_write(1, addr(0, 1, 0), false), 0);
+    mem.submit(line_write(2, addr(0, 2, 0), false), 0);
+    mem.submit(line_write(3, line, false), 0);
     mem.advance_to(10_000);
-    let mut acks = Vec::new();
-    mem.take_acks(&mut acks);
-    assert_eq!(acks.iter().map(|a| a.id).collect::<Vec<_>>(), vec![1, 2]);
+    assert_eq!(acked(&mut mem), vec![(1, 0), (2, 0)]);
     // A kept line of the same address arrives holding its entry: the older write 3 takes that
     // entry first (durable first), and 4 merges into it, so the line ends with 4's bytes.
     mem.reserve_entry(line);
     mem.set_pinned(&[2], 10_000);
-    mem.submit(write(4, line, true), 10_000);
-    acks.clear();
-    mem.take_acks(&mut acks);
-    assert_eq!(
-        acks.iter().map(|a| (a.id, a.time)).collect::<Vec<_>>(),
-        vec![(3, 10_000), (4, 10_000)]
-    );
+    mem.submit(line_write(4, line, true), 10_000);
+    assert_eq!(acked(&mut mem), vec![(3, 10_000), (4, 10_000)]);
     assert_eq!(mem.durable_image().line(line), Some(&[4u8; 64]));
     assert_eq!(mem.channels()[0].reserved(), 0);
 }

@@ -175,26 +175,42 @@ fn at_every_fence_the_durable_image_is_the_same_with_and_without_prediction() {
     }
 }
 
-#[test]
-fn a_deduplicated_write_never_lands_before_an_older_write_of_its_line() {
-    use pmsim::bmo::Dedup;
-    use pmsim::image::LineData;
-    use pmsim::memsys::{MemRequest, MemorySystem};
-    use pmsim::scheduler::FrFcfs;
-    // No ADR: a media write is durable only when the cell write ends, long after a duplicate
-    // of other bytes could skip the media.
+/// A memory system on `nvm-ppo` (no ADR: a media write is durable only when the cell write
+/// ends) with the Dedup engine, and two lines L and M of its PM.
+fn dedup_mem() -> (pmsim::memsys::MemorySystem, u64, u64) {
     let cfg = SimConfig::preset("nvm-ppo").unwrap();
-    let mut mem = MemorySystem::new(&cfg, Box::new(FrFcfs), Box::new(Dedup::default()));
+    let mem = pmsim::memsys::MemorySystem::new(
+        &cfg,
+        Box::new(pmsim::scheduler::FrFcfs),
+        Box::new(pmsim::bmo::Dedup::default()),
+    );
     let base = pmsim::config::DEFAULT_PM_BASE;
-    let (l, m) = (base, base + (1 << 20));
-    let (x, y) = ([1u8; 64], [2u8; 64]);
-    let write = |id: u64, addr: u64, bytes: &[u8; 64]| MemRequest {
+    (mem, base, base + (1 << 20))
+}
+
+/// Write `id` of the whole line at `addr` with `bytes`, holding a kept entry or not.
+fn line_write(
+    id: u64,
+    addr: u64,
+    bytes: &[u8; 64],
+    holds_entry: bool,
+) -> pmsim::memsys::MemRequest {
+    pmsim::memsys::MemRequest {
         id,
         addr,
         is_write: true,
-        data: LineData::new(addr, bytes),
-        holds_entry: false,
-    };
+        data: pmsim::image::LineData::new(addr, bytes),
+        holds_entry,
+    }
+}
+
+#[test]
+fn a_deduplicated_write_never_lands_before_an_older_write_of_its_line() {
+    // No ADR: a media write is durable only when the cell write ends, long after a duplicate
+    // of other bytes could skip the media.
+    let (mut mem, l, m) = dedup_mem();
+    let (x, y) = ([1u8; 64], [2u8; 64]);
+    let write = |id: u64, addr: u64, bytes: &[u8; 64]| line_write(id, addr, bytes, false);
     // M holds Y, durably; then L is written X (unique: to the media) and at once Y (a
     // duplicate of M's bytes: no media write of its own).
     mem.submit(write(1, m, &y), 0);
@@ -212,24 +228,11 @@ fn a_deduplicated_write_never_lands_before_an_older_write_of_its_line() {
 
 #[test]
 fn a_duplicate_write_holding_a_kept_entry_gives_the_entry_back() {
-    use pmsim::bmo::Dedup;
-    use pmsim::image::LineData;
-    use pmsim::memsys::{MemRequest, MemorySystem};
-    use pmsim::scheduler::FrFcfs;
     // A write that takes a WPQ entry kept for it (LAD's staged lines) but that deduplication
     // finds needs no media write never enters the WPQ: the kept entry must be free again.
-    let cfg = SimConfig::preset("nvm-ppo").unwrap();
-    let mut mem = MemorySystem::new(&cfg, Box::new(FrFcfs), Box::new(Dedup::default()));
-    let base = pmsim::config::DEFAULT_PM_BASE;
-    let (l, m) = (base, base + (1 << 20));
+    let (mut mem, l, m) = dedup_mem();
     let y = [2u8; 64];
-    let write = |id: u64, addr: u64, holds_entry: bool| MemRequest {
-        id,
-        addr,
-        is_write: true,
-        data: LineData::new(addr, &y),
-        holds_entry,
-    };
+    let write = |id: u64, addr: u64, holds_entry: bool| line_write(id, addr, &y, holds_entry);
     mem.submit(write(1, m, false), 0);
     while mem.step().is_some() {}
     let t = mem.now();
