@@ -71,9 +71,8 @@ static int process_alive(int32_t pid)
     return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
 }
 
-/* True if mailbox /dev/shm/`name` was created by a process that no longer exists (0 when the
-   creator is alive, unknown or the mailbox cannot be read). */
-static int mailbox_is_stale(const char *name)
+/* The PID of the process that created mailbox /dev/shm/`name` (0 when unknown or unreadable). */
+static int32_t mailbox_creator(const char *name)
 {
     char path[512];
     snprintf(path, sizeof path, "/dev/shm/%s", name);
@@ -90,6 +89,14 @@ static int mailbox_is_stale(const char *name)
         }
     }
     close(fd);
+    return pid;
+}
+
+/* True if mailbox /dev/shm/`name` was created by a process that no longer exists (0 when the
+   creator is alive, unknown or the mailbox cannot be read). */
+static int mailbox_is_stale(const char *name)
+{
+    int32_t pid = mailbox_creator(name);
     return pid > 0 && !process_alive(pid);
 }
 
@@ -138,21 +145,7 @@ static int job_alive(uint64_t jobid)
     while (shm && !alive && (e = readdir(shm))) {
         if (strncmp(e->d_name, prefix, strlen(prefix)) || !is_mailbox_name(e->d_name))
             continue;
-        char path[512];
-        snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
-        int fd = open(path, O_RDONLY);
-        struct stat sb;
-        int32_t pid = 0;
-        if (fd >= 0 && fstat(fd, &sb) == 0 && (size_t)sb.st_size >= sizeof(struct nvc_mailbox)) {
-            void *p = mmap(NULL, sizeof(struct nvc_mailbox), PROT_READ, MAP_SHARED, fd, 0);
-            if (p != MAP_FAILED) {
-                pid = ((const struct nvc_mailbox *)p)->creator_pid;
-                munmap(p, sizeof(struct nvc_mailbox));
-            }
-        }
-        if (fd >= 0)
-            close(fd);
-        alive = process_alive(pid);
+        alive = process_alive(mailbox_creator(e->d_name));
     }
     if (shm)
         closedir(shm);

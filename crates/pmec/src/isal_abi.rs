@@ -91,12 +91,13 @@ fn prepared(k: usize, rows: usize, tables: &[u8], last: Option<Rc<Prepared>>) ->
                 return p.clone();
             }
         }
-        let standard = tables.chunks(32).all(|t| t == gf::nibble_table(t[1]));
-        let (coefs, isa) = if standard {
-            let coef: Vec<u8> = tables.chunks(32).map(|t| t[1]).collect();
-            (Coefs::from_bytes(rows, k, &coef), Isa::best())
+        // Tables exactly as ec_init_tables builds them may run on any kernel (GFNI too); others
+        // on split-nibble kernels, which use their bytes as given.
+        let coefs = Coefs::from_isal_tables(rows, k, tables);
+        let isa = if coefs.canonical() {
+            Isa::best()
         } else {
-            (Coefs::from_isal_tables(rows, k, tables), nibble_isa())
+            nibble_isa()
         };
         let coord = Coordinator::new(shim_strategy(), CoordinatorConfig::default(), isa, &coefs);
         let p = Rc::new(Prepared {
