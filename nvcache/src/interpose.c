@@ -333,9 +333,12 @@ static int eager(struct nvc_file *f, int write, MPI_Offset off, int use_fp, cons
 /* Open MPI 4.1's OMPIO advances nonblocking file I/O from its progress callback, which is not
  * thread-safe: while a second thread calls MPI (nvcache's agent, in jobs across hosts), a plain MPI
  * program (no nvcache) crashed in MPI_Waitall on MPI_File_iwrite_at / iwrite_at_all in 4 of 5 runs
- * here. So there the nonblocking calls nvcache passes through run as their blocking counterparts
- * and return a completed request (as cached files' do; a nonblocking collective then completes
- * inside the call, which every rank makes in the same order anyway): pass_blocking, set in MPI_Init. */
+ * here, and the passed-through split collective MPI_File_read_all_begin/end of `patterns split`
+ * crashed in its end in 3 of 30 runs across 4 emulated hosts. So there the nonblocking
+ * calls nvcache passes through run as their blocking counterparts and return a completed request
+ * (as cached files' do; a nonblocking collective then completes inside the call, which every rank
+ * makes in the same order anyway), and split collectives complete in their begin (split_keep):
+ * pass_blocking, set in MPI_Init. */
 static int pass_eager(MPI_File fh, int write, int all, MPI_Offset off, int use_fp, const void *buf, MPI_Count count,
                       MPI_Datatype dt, MPI_Request *request)
 {
@@ -349,6 +352,58 @@ static int pass_eager(MPI_File fh, int write, int all, MPI_Offset off, int use_f
         rc = write ? (all ? PMPI_File_write_at_all(fh, off, b, n, dt, &st) : PMPI_File_write_at(fh, off, b, n, dt, &st))
                    : (all ? PMPI_File_read_at_all(fh, off, b, n, dt, &st) : PMPI_File_read_at(fh, off, b, n, dt, &st));
     return completed(rc, &st, request);
+}
+
+/* Split collectives under pass_blocking: the begin runs the whole blocking operation (as ROMIO
+ * does anyway; MPI 4.1 section 14.4.5 lets an implementation do the work in either call) and its
+ * result waits here for the end. A handle has at most one split collective outstanding. */
+struct split_done {
+    MPI_File fh;
+    int rc;
+    MPI_Status st;
+    struct split_done *next;
+};
+static struct split_done *split_done;
+static pthread_mutex_t split_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Keeps the result (rc, st) of fh's begin for its end; returns rc. */
+static int split_keep(MPI_File fh, int rc, const MPI_Status *st)
+{
+    if (rc != MPI_SUCCESS)
+        return rc; /* no split collective started: its end reports that */
+    struct split_done *d = malloc(sizeof *d);
+    if (!d)
+        return MPI_ERR_NO_MEM;
+    d->fh = fh;
+    d->rc = rc;
+    d->st = *st;
+    pthread_mutex_lock(&split_lock);
+    d->next = split_done;
+    split_done = d;
+    pthread_mutex_unlock(&split_lock);
+    return rc;
+}
+
+/* Takes fh's kept result, if any (1), and removes it; status may be MPI_STATUS_IGNORE, and
+ * status and rc may be NULL (dropping a result, as close does). */
+static int split_take(MPI_File fh, MPI_Status *status, int *rc)
+{
+    pthread_mutex_lock(&split_lock);
+    struct split_done **p = &split_done;
+    while (*p && (*p)->fh != fh)
+        p = &(*p)->next;
+    struct split_done *d = *p;
+    if (d)
+        *p = d->next;
+    pthread_mutex_unlock(&split_lock);
+    if (!d)
+        return 0;
+    if (status && status != MPI_STATUS_IGNORE)
+        *status = d->st;
+    if (rc)
+        *rc = d->rc;
+    free(d);
+    return 1;
 }
 
 /* ------------------------------------------------------------------ X-macro lists */
@@ -402,38 +457,71 @@ static int pass_eager(MPI_File fh, int write, int all, MPI_Offset off, int use_f
     X(MPI_File_iwrite_all_c, const void *, MPI_Count, 1, 1)
 
 /* Calls that are not cached: bypass (flush) first, then forward. X(name, (params), (args)) */
-#define NVC_UNCACHED_CALLS(X)                                                                                           \
-    X(MPI_File_read_shared, (MPI_File fh, void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))             \
-    X(MPI_File_write_shared, (MPI_File fh, const void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))      \
-    X(MPI_File_iread_shared, (MPI_File fh, void *b, int c, MPI_Datatype d, MPI_Request *r), (fh, b, c, d, r))           \
-    X(MPI_File_iwrite_shared, (MPI_File fh, const void *b, int c, MPI_Datatype d, MPI_Request *r), (fh, b, c, d, r))    \
-    X(MPI_File_read_ordered, (MPI_File fh, void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))            \
-    X(MPI_File_write_ordered, (MPI_File fh, const void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))     \
-    X(MPI_File_seek_shared, (MPI_File fh, MPI_Offset o, int w), (fh, o, w))                                             \
-    X(MPI_File_get_position_shared, (MPI_File fh, MPI_Offset *o), (fh, o))                                              \
-    X(MPI_File_read_at_all_begin, (MPI_File fh, MPI_Offset o, void *b, int c, MPI_Datatype d), (fh, o, b, c, d))        \
-    X(MPI_File_write_at_all_begin, (MPI_File fh, MPI_Offset o, const void *b, int c, MPI_Datatype d), (fh, o, b, c, d)) \
-    X(MPI_File_read_ordered_begin, (MPI_File fh, void *b, int c, MPI_Datatype d), (fh, b, c, d))                        \
-    X(MPI_File_write_ordered_begin, (MPI_File fh, const void *b, int c, MPI_Datatype d), (fh, b, c, d))
-#define NVC_UNCACHED_LARGE_CALLS(X)                                                                                             \
-    X(MPI_File_read_shared_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))             \
-    X(MPI_File_write_shared_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))      \
-    X(MPI_File_iread_shared_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d, MPI_Request *r), (fh, b, c, d, r))           \
-    X(MPI_File_iwrite_shared_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d, MPI_Request *r), (fh, b, c, d, r))    \
-    X(MPI_File_read_ordered_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))            \
-    X(MPI_File_write_ordered_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))     \
-    X(MPI_File_read_at_all_begin_c, (MPI_File fh, MPI_Offset o, void *b, MPI_Count c, MPI_Datatype d), (fh, o, b, c, d))        \
-    X(MPI_File_write_at_all_begin_c, (MPI_File fh, MPI_Offset o, const void *b, MPI_Count c, MPI_Datatype d), (fh, o, b, c, d)) \
-    X(MPI_File_read_ordered_begin_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d))                        \
-    X(MPI_File_write_ordered_begin_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d))
+#define NVC_UNCACHED_CALLS(X)                                                                                       \
+    X(MPI_File_read_shared, (MPI_File fh, void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))         \
+    X(MPI_File_write_shared, (MPI_File fh, const void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))  \
+    X(MPI_File_read_ordered, (MPI_File fh, void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))        \
+    X(MPI_File_write_ordered, (MPI_File fh, const void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s)) \
+    X(MPI_File_seek_shared, (MPI_File fh, MPI_Offset o, int w), (fh, o, w))                                         \
+    X(MPI_File_get_position_shared, (MPI_File fh, MPI_Offset *o), (fh, o))
+#define NVC_UNCACHED_LARGE_CALLS(X)                                                                                         \
+    X(MPI_File_read_shared_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))         \
+    X(MPI_File_write_shared_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))  \
+    X(MPI_File_read_ordered_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))        \
+    X(MPI_File_write_ordered_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))
 
-/* Calls nvcache does not cache that use the individual file pointer (split collectives). */
-#define NVC_UNCACHED_FP_CALLS(X)                                                                       \
-    X(MPI_File_read_all_begin, (MPI_File fh, void *b, int c, MPI_Datatype d), (fh, b, c, d))        \
-    X(MPI_File_write_all_begin, (MPI_File fh, const void *b, int c, MPI_Datatype d), (fh, b, c, d))
-#define NVC_UNCACHED_FP_LARGE_CALLS(X)                                                                    \
-    X(MPI_File_read_all_begin_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d)) \
-    X(MPI_File_write_all_begin_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d))
+/* Nonblocking and split-collective calls that are not cached: X(name, (params), (args), blocking
+   counterpart run under pass_blocking, with its status in st). The split collectives through the
+   individual file pointer are apart (nvcache keeps that pointer). */
+#define NVC_UNCACHED_NB_CALLS(X)                                                                                    \
+    X(MPI_File_iread_shared, (MPI_File fh, void *b, int c, MPI_Datatype d, MPI_Request *r), (fh, b, c, d, r),        \
+      PMPI_File_read_shared(fh, b, c, d, &st))                                                                      \
+    X(MPI_File_iwrite_shared, (MPI_File fh, const void *b, int c, MPI_Datatype d, MPI_Request *r), (fh, b, c, d, r), \
+      PMPI_File_write_shared(fh, b, c, d, &st))
+#define NVC_UNCACHED_NB_LARGE_CALLS(X)                                                                                    \
+    X(MPI_File_iread_shared_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d, MPI_Request *r), (fh, b, c, d, r),        \
+      PMPI_File_read_shared_c(fh, b, c, d, &st))                                                                            \
+    X(MPI_File_iwrite_shared_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d, MPI_Request *r), (fh, b, c, d, r), \
+      PMPI_File_write_shared_c(fh, b, c, d, &st))
+#define NVC_SPLIT_BEGIN_CALLS(X)                                                                                 \
+    X(MPI_File_read_at_all_begin, (MPI_File fh, MPI_Offset o, void *b, int c, MPI_Datatype d), (fh, o, b, c, d), \
+      PMPI_File_read_at_all(fh, o, b, c, d, &st))                                                               \
+    X(MPI_File_write_at_all_begin, (MPI_File fh, MPI_Offset o, const void *b, int c, MPI_Datatype d),            \
+      (fh, o, b, c, d), PMPI_File_write_at_all(fh, o, b, c, d, &st))                                            \
+    X(MPI_File_read_ordered_begin, (MPI_File fh, void *b, int c, MPI_Datatype d), (fh, b, c, d),                 \
+      PMPI_File_read_ordered(fh, b, c, d, &st))                                                                 \
+    X(MPI_File_write_ordered_begin, (MPI_File fh, const void *b, int c, MPI_Datatype d), (fh, b, c, d),          \
+      PMPI_File_write_ordered(fh, b, c, d, &st))
+#define NVC_SPLIT_BEGIN_LARGE_CALLS(X)                                                                                 \
+    X(MPI_File_read_at_all_begin_c, (MPI_File fh, MPI_Offset o, void *b, MPI_Count c, MPI_Datatype d),                 \
+      (fh, o, b, c, d), PMPI_File_read_at_all_c(fh, o, b, c, d, &st))                                                 \
+    X(MPI_File_write_at_all_begin_c, (MPI_File fh, MPI_Offset o, const void *b, MPI_Count c, MPI_Datatype d),          \
+      (fh, o, b, c, d), PMPI_File_write_at_all_c(fh, o, b, c, d, &st))                                                \
+    X(MPI_File_read_ordered_begin_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d),               \
+      PMPI_File_read_ordered_c(fh, b, c, d, &st))                                                                     \
+    X(MPI_File_write_ordered_begin_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d),        \
+      PMPI_File_write_ordered_c(fh, b, c, d, &st))
+
+/* Split collectives through the individual file pointer. */
+#define NVC_SPLIT_BEGIN_FP_CALLS(X)                                                                             \
+    X(MPI_File_read_all_begin, (MPI_File fh, void *b, int c, MPI_Datatype d), (fh, b, c, d),                     \
+      PMPI_File_read_all(fh, b, c, d, &st))                                                                     \
+    X(MPI_File_write_all_begin, (MPI_File fh, const void *b, int c, MPI_Datatype d), (fh, b, c, d),              \
+      PMPI_File_write_all(fh, b, c, d, &st))
+#define NVC_SPLIT_BEGIN_FP_LARGE_CALLS(X)                                                                      \
+    X(MPI_File_read_all_begin_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d),            \
+      PMPI_File_read_all_c(fh, b, c, d, &st))                                                                  \
+    X(MPI_File_write_all_begin_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d), (fh, b, c, d),     \
+      PMPI_File_write_all_c(fh, b, c, d, &st))
+
+/* The ends of split collectives: X(name, buffer type) */
+#define NVC_SPLIT_END_CALLS(X)                  \
+    X(MPI_File_read_at_all_end, void *)         \
+    X(MPI_File_write_at_all_end, const void *)  \
+    X(MPI_File_read_all_end, void *)            \
+    X(MPI_File_write_all_end, const void *)     \
+    X(MPI_File_read_ordered_end, void *)        \
+    X(MPI_File_write_ordered_end, const void *)
 
 /* ------------------------------------------------------------------ generated wrappers */
 
@@ -482,24 +570,71 @@ static int pass_eager(MPI_File fh, int write, int all, MPI_Offset off, int use_f
         return P##name args;                                                                         \
     }
 
-/* nvcache keeps the individual file pointer itself (the real handle's stays where the open left
-   it): the real one is set from it before such a call and read back after, or the call would
-   read or write at a stale position. */
-#define NVC_GEN_UNCACHED_FP(name, params, args)                                                      \
+/* A nonblocking call not cached: under pass_blocking its blocking counterpart, done now. */
+#define NVC_GEN_UNCACHED_NB(name, params, args, blocking)                                            \
     int name params                                                                                  \
     {                                                                                                \
         struct nvc_file *f = nvc_file_lookup(fh);                                                    \
-        if (!f || f->mode == NVC_MODE_PASS)                                                          \
+        if (f)                                                                                       \
+            nvc_bypass(f, #name " is not cached");                                                   \
+        if (!pass_blocking)                                                                          \
             return P##name args;                                                                     \
-        nvc_bypass(f, #name " is not cached");                                                       \
-        int rc = PMPI_File_seek(fh, f->fp, MPI_SEEK_SET);                                            \
+        MPI_Status st;                                                                               \
+        int rc = blocking;                                                                           \
+        return completed(rc, &st, r);                                                                \
+    }
+
+/* A split collective's begin: under pass_blocking the whole blocking operation (split_keep). */
+#define NVC_GEN_SPLIT_BEGIN(name, params, args, blocking)                                            \
+    int name params                                                                                  \
+    {                                                                                                \
+        struct nvc_file *f = nvc_file_lookup(fh);                                                    \
+        if (f)                                                                                       \
+            nvc_bypass(f, #name " is not cached");                                                   \
+        if (!pass_blocking)                                                                          \
+            return P##name args;                                                                     \
+        MPI_Status st;                                                                               \
+        int rc = blocking;                                                                           \
+        return split_keep(fh, rc, &st);                                                              \
+    }
+
+/* nvcache keeps the individual file pointer itself (the real handle's stays where the open left
+   it): the real one is set from it before such a call and read back after, or the call would
+   read or write at a stale position. */
+#define NVC_GEN_SPLIT_BEGIN_FP(name, params, args, blocking)                                         \
+    int name params                                                                                  \
+    {                                                                                                \
+        struct nvc_file *f = nvc_file_lookup(fh);                                                    \
+        if (f && f->mode == NVC_MODE_PASS)                                                           \
+            f = NULL;                                                                                \
+        int rc = MPI_SUCCESS;                                                                        \
+        if (f) {                                                                                     \
+            nvc_bypass(f, #name " is not cached");                                                   \
+            rc = PMPI_File_seek(fh, f->fp, MPI_SEEK_SET);                                            \
+        }                                                                                            \
         if (rc != MPI_SUCCESS)                                                                       \
             return rc;                                                                               \
-        rc = P##name args;                                                                           \
+        MPI_Status st;                                                                               \
+        if (pass_blocking) {                                                                         \
+            rc = blocking;                                                                           \
+            rc = split_keep(fh, rc, &st);                                                            \
+        } else {                                                                                     \
+            rc = P##name args;                                                                       \
+        }                                                                                            \
         MPI_Offset pos;                                                                              \
-        if (PMPI_File_get_position(fh, &pos) == MPI_SUCCESS)                                         \
+        if (f && PMPI_File_get_position(fh, &pos) == MPI_SUCCESS)                                    \
             f->fp = pos;                                                                             \
         return rc;                                                                                   \
+    }
+
+/* A split collective's end: the result split_keep kept, or MPI-IO's own end. */
+#define NVC_GEN_SPLIT_END(name, BUF)                                                                 \
+    int name(MPI_File fh, BUF buf, MPI_Status *status)                                               \
+    {                                                                                                \
+        int rc;                                                                                      \
+        if (split_take(fh, status, &rc))                                                             \
+            return rc;                                                                               \
+        return P##name(fh, buf, status);                                                             \
     }
 
 NVC_IO_AT_CALLS(NVC_GEN_IO_AT)
@@ -507,14 +642,19 @@ NVC_IO_FP_CALLS(NVC_GEN_IO_FP)
 NVC_IIO_AT_CALLS(NVC_GEN_IIO_AT)
 NVC_IIO_FP_CALLS(NVC_GEN_IIO_FP)
 NVC_UNCACHED_CALLS(NVC_GEN_UNCACHED)
-NVC_UNCACHED_FP_CALLS(NVC_GEN_UNCACHED_FP)
+NVC_UNCACHED_NB_CALLS(NVC_GEN_UNCACHED_NB)
+NVC_SPLIT_BEGIN_CALLS(NVC_GEN_SPLIT_BEGIN)
+NVC_SPLIT_BEGIN_FP_CALLS(NVC_GEN_SPLIT_BEGIN_FP)
+NVC_SPLIT_END_CALLS(NVC_GEN_SPLIT_END)
 #if NVC_MPI_LARGE_COUNT /* MPI 4 large-count variants (MPICH 4; Open MPI 4.1 implements MPI 3.1) */
 NVC_IO_AT_LARGE_CALLS(NVC_GEN_IO_AT)
 NVC_IO_FP_LARGE_CALLS(NVC_GEN_IO_FP)
 NVC_IIO_AT_LARGE_CALLS(NVC_GEN_IIO_AT)
 NVC_IIO_FP_LARGE_CALLS(NVC_GEN_IIO_FP)
 NVC_UNCACHED_LARGE_CALLS(NVC_GEN_UNCACHED)
-NVC_UNCACHED_FP_LARGE_CALLS(NVC_GEN_UNCACHED_FP)
+NVC_UNCACHED_NB_LARGE_CALLS(NVC_GEN_UNCACHED_NB)
+NVC_SPLIT_BEGIN_LARGE_CALLS(NVC_GEN_SPLIT_BEGIN)
+NVC_SPLIT_BEGIN_FP_LARGE_CALLS(NVC_GEN_SPLIT_BEGIN_FP)
 #endif
 
 /* ------------------------------------------------------------------ file management */
@@ -528,6 +668,9 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
 /** MPI_File_close: flush and discard the cache, then close the real file. */
 int MPI_File_close(MPI_File *fh)
 {
+    /* A begin without its end is erroneous; its result must not reach a later handle that
+       reuses this one's value. */
+    split_take(*fh, NULL, NULL);
     return nvc_close(fh);
 }
 

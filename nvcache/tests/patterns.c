@@ -751,6 +751,60 @@ static void p_large_memtype(const char *path, MPI_Info info, struct result *r)
 }
 #endif
 
+/* 23. the other calls nvcache passes through that MPI-IO may leave running: split collectives at
+ * explicit offsets and through the shared file pointer, and nonblocking shared-pointer access,
+ * each rank in turn (in jobs across hosts on Open MPI they complete inside the first call) */
+static void p_split_shared(const char *path, MPI_Info info, struct result *r)
+{
+    const int n = 1000;
+    unsigned char *b = malloc(n), *c = malloc((size_t)n * nprocs);
+    fill(b, n, rank + 110);
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    MPI_Status st;
+    CHECK(MPI_File_write_at_all_begin(fh, (MPI_Offset)rank * n, b, n, MPI_BYTE));
+    CHECK(MPI_File_write_at_all_end(fh, b, &st));
+    rec_status(r, &st, MPI_BYTE);
+    CHECK(MPI_File_seek_shared(fh, (MPI_Offset)n * nprocs, MPI_SEEK_SET));
+    CHECK(MPI_File_write_ordered_begin(fh, b, n / 2, MPI_BYTE));
+    CHECK(MPI_File_write_ordered_end(fh, b, &st));
+    rec_status(r, &st, MPI_BYTE);
+    for (int k = 0; k < nprocs; k++) {
+        MPI_Request rq;
+        if (k == rank) {
+            CHECK(MPI_File_iwrite_shared(fh, b + n / 2, n / 2, MPI_BYTE, &rq));
+            CHECK(MPI_Wait(&rq, &st));
+            rec_status(r, &st, MPI_BYTE);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    CHECK(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(MPI_File_sync(fh));
+    memset(c, 0, (size_t)n * nprocs);
+    CHECK(MPI_File_read_at_all_begin(fh, (MPI_Offset)((rank + 1) % nprocs) * n, c, n, MPI_BYTE));
+    CHECK(MPI_File_read_at_all_end(fh, c, &st));
+    rec_read(r, c, &st, MPI_BYTE);
+    CHECK(MPI_File_seek_shared(fh, (MPI_Offset)n * nprocs, MPI_SEEK_SET));
+    CHECK(MPI_File_read_ordered_begin(fh, c, n / 2, MPI_BYTE));
+    CHECK(MPI_File_read_ordered_end(fh, c, &st));
+    rec_read(r, c, &st, MPI_BYTE);
+    for (int k = nprocs - 1; k >= 0; k--) {
+        MPI_Request rq;
+        if (k == rank) {
+            CHECK(MPI_File_iread_shared(fh, c, n / 2, MPI_BYTE, &rq));
+            CHECK(MPI_Wait(&rq, &st));
+            rec_read(r, c, &st, MPI_BYTE);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_Offset pos;
+    CHECK(MPI_File_get_position_shared(fh, &pos));
+    rec_i64(r, pos);
+    CHECK(MPI_File_close(&fh));
+    free(b);
+    free(c);
+}
+
 static const struct {
     const char *name;
     pattern_fn fn;
@@ -765,6 +819,7 @@ static const struct {
     {"delete_on_close", p_delete_on_close}, {"comm_self", p_comm_self}, {"permuted", p_permuted},
     {"node_overlap", p_node_overlap}, {"stripe_hints", p_stripe_hints},
     {"split", p_split}, {"view_lb", p_view_lb}, {"bottom", p_bottom}, {"errors", p_errors},
+    {"split_shared", p_split_shared},
 #if MPI_VERSION >= 4
     {"large_memtype", p_large_memtype},
 #endif
