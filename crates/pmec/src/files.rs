@@ -71,9 +71,37 @@ pub struct Manifest {
     pub stripes: u64,
     /// Per-shard names and checksums, in index order.
     pub shards: Vec<ShardInfo>,
+    /// CRC-32 (IEEE) of the original file, checked after every rebuild (`None` in manifests
+    /// written before it was recorded).
+    pub file_crc32: Option<u32>,
 }
 
 const MAGIC: &str = "pmec-manifest 1";
+
+/// Largest stripe unit accepted (64 MiB): a stripe of k such blocks is held in memory.
+pub const MAX_BLOCK: usize = 64 << 20;
+/// Largest stripe (k data blocks) accepted, 1 GiB: what one batch of encoding holds in memory.
+pub const MAX_STRIPE_BYTES: usize = 1 << 30;
+
+/// Checks a block size against k: positive, at most [`MAX_BLOCK`], and k blocks at most
+/// [`MAX_STRIPE_BYTES`].
+fn check_block(k: usize, block: usize) -> std::result::Result<(), String> {
+    if block == 0 {
+        return Err("block size must be positive".into());
+    }
+    if block > MAX_BLOCK {
+        return Err(format!(
+            "block size {block} is larger than the maximum {MAX_BLOCK} (64 MiB)"
+        ));
+    }
+    match k.checked_mul(block) {
+        Some(s) if s <= MAX_STRIPE_BYTES => Ok(()),
+        _ => Err(format!(
+            "a stripe of k = {k} blocks of {block} bytes is larger than the maximum \
+             {MAX_STRIPE_BYTES} bytes (1 GiB)"
+        )),
+    }
+}
 
 impl Manifest {
     /// Bytes per shard file.
@@ -93,6 +121,9 @@ impl Manifest {
             self.block,
             self.stripes
         );
+        if let Some(c) = self.file_crc32 {
+            s.push_str(&format!("crc32 {c:08x}\n"));
+        }
         for sh in &self.shards {
             s.push_str(&format!(
                 "shard {} {:08x} {}\n",
@@ -114,9 +145,10 @@ impl Manifest {
             }
         }
         let bad = |n: usize, what: &str| Error::Format(format!("manifest line {}: {what}", n + 1));
-        let (mut name, mut size, mut k, mut m, mut matrix, mut block, mut stripes) =
-            (None, None, None, None, None, None, None);
+        let (mut name, mut size, mut k, mut m, mut matrix, mut block, mut stripes, mut crc) =
+            (None, None, None, None, None, None, None, None);
         let mut shards = Vec::new();
+        let mut seen: Vec<&str> = Vec::new();
         for (n, line) in lines {
             if line.trim().is_empty() {
                 continue;
@@ -124,6 +156,13 @@ impl Manifest {
             let (key, rest) = line
                 .split_once(' ')
                 .ok_or_else(|| bad(n, "expected 'key value'"))?;
+            if key != "shard" {
+                // A second value would silently win over the first (e.g. a second `size`).
+                if seen.contains(&key) {
+                    return Err(bad(n, &format!("'{key}' given twice")));
+                }
+                seen.push(key);
+            }
             let num = |v: &str| {
                 v.trim()
                     .parse::<u64>()
@@ -141,6 +180,9 @@ impl Manifest {
                 }
                 "block" => block = Some(num(rest)? as usize),
                 "stripes" => stripes = Some(num(rest)?),
+                "crc32" => {
+                    crc = Some(u32::from_str_radix(rest.trim(), 16).map_err(|_| bad(n, "bad crc"))?)
+                }
                 "shard" => {
                     let mut it = rest.splitn(3, ' ');
                     let idx = num(it.next().unwrap_or(""))? as usize;
@@ -172,10 +214,9 @@ impl Manifest {
             block: block.ok_or_else(|| miss("block"))?,
             stripes: stripes.ok_or_else(|| miss("stripes"))?,
             shards,
+            file_crc32: crc,
         };
-        if man.block == 0 {
-            return Err(Error::Format("block size 0".into()));
-        }
+        check_block(man.k, man.block).map_err(Error::Format)?;
         if man.shards.len() != man.k + man.m
             || man.shards.iter().enumerate().any(|(i, s)| s.index != i)
         {
@@ -219,10 +260,10 @@ fn batch_stripes(k: usize, block: usize) -> usize {
 /// Split `input` into shards in `out_dir`; returns the manifest (also written to
 /// `<out_dir>/<name>.pmec`).
 pub fn encode_file(input: &Path, out_dir: &Path, opts: &EncodeOptions) -> Result<Manifest> {
-    if opts.block == 0 {
-        return invalid("block size must be positive");
-    }
     let codec = Codec::builder(opts.k, opts.m).matrix(opts.matrix).build()?;
+    if let Err(e) = check_block(opts.k, opts.block) {
+        return invalid(&e);
+    }
     let (k, m, b) = (opts.k, opts.m, opts.block);
     let name = input
         .file_name()
@@ -230,16 +271,27 @@ pub fn encode_file(input: &Path, out_dir: &Path, opts: &EncodeOptions) -> Result
         .ok_or_else(|| Error::InvalidParameter(format!("{}: not a file name", input.display())))?
         .to_string();
     let mut src = File::open(input).map_err(|e| io(input, e))?;
-    let size = src.metadata().map_err(|e| io(input, e))?.len();
+    let meta = src.metadata().map_err(|e| io(input, e))?;
+    if !meta.is_file() {
+        return Err(Error::Io(format!(
+            "{}: not a regular file",
+            input.display()
+        )));
+    }
+    let size = meta.len();
     std::fs::create_dir_all(out_dir).map_err(|e| io(out_dir, e))?;
     let stripes = size.div_ceil((k * b) as u64);
     let files: Vec<String> = (0..k + m).map(|i| format!("{name}.{i}.shard")).collect();
+    // Shards and manifest are written under temporary names and renamed only once all are
+    // complete: a failed encode leaves an earlier encoding of the file in `out_dir` intact.
+    let mut staged = Staged::default();
     let mut writers = Vec::with_capacity(k + m);
     for f in &files {
-        let p = out_dir.join(f);
-        writers.push(BufWriter::new(File::create(&p).map_err(|e| io(&p, e))?));
+        let p = staged.create(&out_dir.join(f))?;
+        writers.push(BufWriter::new(p));
     }
     let mut crcs: Vec<crc32fast::Hasher> = (0..k + m).map(|_| crc32fast::Hasher::new()).collect();
+    let mut file_crc = crc32fast::Hasher::new();
     let per = batch_stripes(k, b);
     let pool = ThreadPool::new(opts.threads);
     let mut data = vec![0u8; per * k * b];
@@ -249,7 +301,8 @@ pub fn encode_file(input: &Path, out_dir: &Path, opts: &EncodeOptions) -> Result
         let n = (stripes - done).min(per as u64) as usize;
         let want = n * k * b;
         data[..want].fill(0);
-        read_full(&mut src, &mut data[..want]).map_err(|e| io(input, e))?;
+        let got = read_full(&mut src, &mut data[..want]).map_err(|e| io(input, e))?;
+        file_crc.update(&data[..got]);
         {
             let d: Vec<&[u8]> = data[..want].chunks(b).collect();
             let mut p: Vec<&mut [u8]> = parity[..n * m * b].chunks_mut(b).collect();
@@ -270,8 +323,15 @@ pub fn encode_file(input: &Path, out_dir: &Path, opts: &EncodeOptions) -> Result
         }
         done += n as u64;
     }
-    for (w, f) in writers.iter_mut().zip(&files) {
-        w.flush().map_err(|e| io(&out_dir.join(f), e))?;
+    if read_full(&mut src, &mut [0u8; 1]).map_err(|e| io(input, e))? != 0 {
+        return Err(Error::Io(format!(
+            "{}: the file grew while it was encoded",
+            input.display()
+        )));
+    }
+    for (w, f) in writers.into_iter().zip(&files) {
+        w.into_inner()
+            .map_err(|e| io(&out_dir.join(f), e.into_error()))?;
     }
     let shards = crcs
         .into_iter()
@@ -292,10 +352,80 @@ pub fn encode_file(input: &Path, out_dir: &Path, opts: &EncodeOptions) -> Result
         block: b,
         stripes,
         shards,
+        file_crc32: Some(file_crc.finalize()),
     };
     let mp = manifest_path(out_dir, &name);
-    std::fs::write(&mp, man.to_text()).map_err(|e| io(&mp, e))?;
+    staged
+        .create(&mp)?
+        .write_all(man.to_text().as_bytes())
+        .map_err(|e| io(&mp, e))?;
+    staged.commit()?;
     Ok(man)
+}
+
+/// Output files written under temporary names (`<name>.pmec-tmp`) and renamed to their own
+/// names by [`commit`](Self::commit), in the order they were created; dropped uncommitted, it
+/// removes the temporary files.
+#[derive(Default)]
+struct Staged {
+    files: Vec<(PathBuf, PathBuf)>,
+}
+
+impl Staged {
+    /// Creates the temporary file for `dest` (whose parent must be a directory).
+    fn create(&mut self, dest: &Path) -> Result<File> {
+        if dest.is_dir() {
+            return Err(Error::Io(format!("{}: is a directory", dest.display())));
+        }
+        let mut tmp = dest.as_os_str().to_owned();
+        tmp.push(".pmec-tmp");
+        let tmp = PathBuf::from(tmp);
+        let f = File::create(&tmp).map_err(|e| io(&tmp, e))?;
+        self.files.push((tmp, dest.to_path_buf()));
+        Ok(f)
+    }
+
+    /// Makes every temporary file durable, then renames each to its destination (and makes
+    /// the renames durable).
+    fn commit(mut self) -> Result<()> {
+        for (tmp, _) in &self.files {
+            File::open(tmp)
+                .and_then(|f| f.sync_all())
+                .map_err(|e| io(tmp, e))?;
+        }
+        let mut dirs: Vec<PathBuf> = self
+            .files
+            .iter()
+            .filter_map(|(_, d)| d.parent().map(|p| p.to_path_buf()))
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        while !self.files.is_empty() {
+            let (tmp, dest) = self.files.remove(0);
+            if let Err(e) = std::fs::rename(&tmp, &dest) {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(io(&dest, e)); // the drop removes the rest
+            }
+        }
+        for d in dirs {
+            let d = if d.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                d
+            };
+            // Best effort: not every filesystem syncs a directory opened for reading.
+            let _ = File::open(&d).and_then(|f| f.sync_all());
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        for (tmp, _) in &self.files {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
 }
 
 /// Read as much as possible (short only at end of file).
@@ -407,17 +537,17 @@ pub fn decode_file(manifest_path: &Path, output: &Path, repair: bool) -> Result<
         let p = dir.join(&man.shards[i].file);
         readers.push(BufReader::new(File::open(&p).map_err(|e| io(&p, e))?));
     }
-    let tmp_out = output.with_extension("pmec-partial");
-    let mut out = BufWriter::new(File::create(&tmp_out).map_err(|e| io(&tmp_out, e))?);
+    // The output and repaired shards are written under temporary names, checked, then renamed.
+    let mut staged = Staged::default();
+    let mut out = BufWriter::new(staged.create(output)?);
+    let mut file_crc = crc32fast::Hasher::new();
+    let mut rebuilt_crc: Vec<crc32fast::Hasher> =
+        bad.iter().map(|_| crc32fast::Hasher::new()).collect();
     let mut rewriters = Vec::new();
     if repair {
         for &i in &bad {
-            let p = dir.join(format!("{}.tmp", man.shards[i].file));
-            rewriters.push((
-                i,
-                p.clone(),
-                BufWriter::new(File::create(&p).map_err(|e| io(&p, e))?),
-            ));
+            let p = dir.join(&man.shards[i].file);
+            rewriters.push((i, BufWriter::new(staged.create(&p)?)));
         }
     }
     let per = batch_stripes(k, b);
@@ -456,27 +586,49 @@ pub fn decode_file(manifest_path: &Path, output: &Path, repair: bool) -> Result<
                     &rebuilt[(s * bad.len() + e) * b..(s * bad.len() + e + 1) * b]
                 };
                 let take = remaining.min(b as u64) as usize;
+                file_crc.update(&blk[..take]);
                 out.write_all(&blk[..take]).map_err(|e| io(output, e))?;
                 remaining -= take as u64;
             }
-            for (e, (_, p, w)) in rewriters.iter_mut().enumerate() {
+            for (e, h) in rebuilt_crc.iter_mut().enumerate() {
+                h.update(&rebuilt[(s * bad.len() + e) * b..(s * bad.len() + e + 1) * b]);
+            }
+            for (e, (i, w)) in rewriters.iter_mut().enumerate() {
                 let blk = &rebuilt[(s * bad.len() + e) * b..(s * bad.len() + e + 1) * b];
-                w.write_all(blk).map_err(|er| io(p, er))?;
+                w.write_all(blk)
+                    .map_err(|er| io(&dir.join(&man.shards[*i].file), er))?;
             }
         }
         done += n as u64;
     }
-    out.flush().map_err(|e| io(&tmp_out, e))?;
-    drop(out);
-    std::fs::rename(&tmp_out, output).map_err(|e| io(output, e))?;
+    // A rebuilt shard that differs from the one encoded, or a file that differs from the one
+    // encoded, means the manifest or the intact shards were altered (e.g. a wrong matrix or
+    // size): no output then.
+    for (h, &i) in rebuilt_crc.into_iter().zip(&bad) {
+        if h.finalize() != man.shards[i].crc32 {
+            return Err(Error::Format(format!(
+                "shard {i} rebuilt from the others does not match its checksum in the manifest: \
+                 the manifest or the shards were altered"
+            )));
+        }
+    }
+    if let Some(c) = man.file_crc32 {
+        if file_crc.finalize() != c {
+            return Err(Error::Format(
+                "the rebuilt file does not match the manifest's crc32: the manifest or the \
+                 shards were altered"
+                    .into(),
+            ));
+        }
+    }
+    out.into_inner().map_err(|e| io(output, e.into_error()))?;
     let mut repaired = Vec::new();
-    for (i, p, mut w) in rewriters {
-        w.flush().map_err(|e| io(&p, e))?;
-        drop(w);
-        let dst = dir.join(&man.shards[i].file);
-        std::fs::rename(&p, &dst).map_err(|e| io(&dst, e))?;
+    for (i, w) in rewriters {
+        w.into_inner()
+            .map_err(|e| io(&dir.join(&man.shards[i].file), e.into_error()))?;
         repaired.push(i);
     }
+    staged.commit()?;
     Ok(DecodeReport {
         check,
         used,
@@ -494,6 +646,9 @@ pub struct VerifyReport {
     pub recoverable: bool,
     /// With all shards intact: whether parity matches data (re-encoded stripe by stripe).
     pub parity_consistent: Option<bool>,
+    /// With all shards intact and the file's CRC in the manifest: whether the data shards
+    /// hold the file that was encoded.
+    pub file_matches: Option<bool>,
 }
 
 /// Check shards against the manifest, and parity against data when all are intact.
@@ -502,7 +657,8 @@ pub fn verify(manifest_path: &Path) -> Result<VerifyReport> {
     let dir = manifest_path.parent().unwrap_or(Path::new("."));
     let check = check_shards(&man, dir)?;
     let recoverable = check.bad().len() <= man.m;
-    let parity_consistent = if check.bad().is_empty() {
+    let (mut parity_consistent, mut file_matches) = (None, None);
+    if check.bad().is_empty() {
         let codec = Codec::builder(man.k, man.m).matrix(man.matrix).build()?;
         let mut files = Vec::new();
         for sh in &man.shards {
@@ -512,26 +668,30 @@ pub fn verify(manifest_path: &Path) -> Result<VerifyReport> {
         let n = man.k + man.m;
         let mut bufs = vec![vec![0u8; man.block]; n];
         let mut ok = true;
+        let mut file_crc = crc32fast::Hasher::new();
+        let mut remaining = man.file_size;
         for s in 0..man.stripes {
             for (f, buf) in files.iter_mut().zip(bufs.iter_mut()) {
                 f.seek(SeekFrom::Start(s * man.block as u64))
                     .map_err(|e| Error::Io(e.to_string()))?;
                 f.read_exact(buf).map_err(|e| Error::Io(e.to_string()))?;
             }
-            let v: Vec<&[u8]> = bufs.iter().map(|b| b.as_slice()).collect();
-            if !codec.verify(&v)? {
-                ok = false;
-                break;
+            for b in &bufs[..man.k] {
+                let take = remaining.min(man.block as u64) as usize;
+                file_crc.update(&b[..take]);
+                remaining -= take as u64;
             }
+            let v: Vec<&[u8]> = bufs.iter().map(|b| b.as_slice()).collect();
+            ok &= codec.verify(&v)?;
         }
-        Some(ok)
-    } else {
-        None
-    };
+        parity_consistent = Some(ok);
+        file_matches = man.file_crc32.map(|c| c == file_crc.finalize());
+    }
     Ok(VerifyReport {
         check,
         recoverable,
         parity_consistent,
+        file_matches,
     })
 }
 

@@ -188,3 +188,109 @@ fn too_many_bad_shards_says_which_are_missing_and_which_corrupt() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Names in `dir`, sorted.
+fn names(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn failed_encode_and_decode_leave_earlier_output_intact_and_no_temporaries() {
+    let dir = tmpdir("atomic");
+    let input = dir.join("data.bin");
+    let content = Rng::new(9).bytes(300_000);
+    std::fs::write(&input, &content).unwrap();
+    let out = dir.join("shards");
+    files::encode_file(&input, &out, &EncodeOptions::default()).unwrap();
+    let before = names(&out);
+    let shard0 = std::fs::read(out.join("data.bin.0.shard")).unwrap();
+    // A block too large for memory and a stripe that overflows are refused before any file
+    // is touched (an earlier version truncated all shards, then failed).
+    for block in [99_999_999_999usize, usize::MAX / 2, usize::MAX] {
+        let e = files::encode_file(
+            &input,
+            &out,
+            &EncodeOptions {
+                block,
+                ..EncodeOptions::default()
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::InvalidParameter(_)), "{e}");
+    }
+    let e = files::encode_file(&dir, &out, &EncodeOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+    assert_eq!(names(&out), before);
+    assert_eq!(std::fs::read(out.join("data.bin.0.shard")).unwrap(), shard0);
+    let mp = files::manifest_path(&out, "data.bin");
+    // Output into a directory: refused, nothing left beside it.
+    std::fs::create_dir(dir.join("outdir")).unwrap();
+    let e = files::decode_file(&mp, &dir.join("outdir"), false).unwrap_err();
+    assert!(e.to_string().contains("is a directory"), "{e}");
+    files::decode_file(&mp, &dir.join("back.bin"), false).unwrap();
+    assert_eq!(std::fs::read(dir.join("back.bin")).unwrap(), content);
+    assert_eq!(
+        names(&dir),
+        ["back.bin", "data.bin", "outdir", "shards"],
+        "temporary files left behind"
+    );
+    assert_eq!(names(&out), before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_altered_manifest_is_refused_instead_of_rebuilding_a_different_file() {
+    let dir = tmpdir("altered");
+    let input = dir.join("data.bin");
+    std::fs::write(&input, Rng::new(10).bytes(300_000)).unwrap();
+    let out = dir.join("shards");
+    files::encode_file(&input, &out, &EncodeOptions::default()).unwrap();
+    let mp = files::manifest_path(&out, "data.bin");
+    let text = std::fs::read_to_string(&mp).unwrap();
+    assert!(text.contains("\ncrc32 "), "{text}");
+    let edit = |from: &str, to: &str| {
+        assert!(text.contains(from));
+        std::fs::write(&mp, text.replace(from, to)).unwrap();
+    };
+    let decode = || files::decode_file(&mp, &dir.join("o.bin"), false);
+
+    // A second value of a key would silently win.
+    edit("size 300000\n", "size 300000\nsize 299999\n");
+    let e = decode().unwrap_err();
+    assert!(e.to_string().contains("line 4: 'size' given twice"), "{e}");
+    // Another size that keeps the stripe count: the file's checksum differs.
+    edit("size 300000\n", "size 299999\n");
+    let e = decode().unwrap_err();
+    assert!(e.to_string().contains("manifest's crc32"), "{e}");
+    let v = files::verify(&mp).unwrap();
+    assert_eq!(
+        (v.parity_consistent, v.file_matches),
+        (Some(true), Some(false))
+    );
+    // Another matrix with a shard lost: the rebuilt shard is not the one encoded.
+    edit("matrix cauchy\n", "matrix vandermonde\n");
+    let shard0 = out.join("data.bin.0.shard");
+    let kept = std::fs::read(&shard0).unwrap();
+    std::fs::remove_file(&shard0).unwrap();
+    let e = decode().unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("shard 0 rebuilt from the others does not match"),
+        "{e}"
+    );
+    assert!(!dir.join("o.bin").exists());
+    // A block whose stripe overflows is a format error, not a panic.
+    std::fs::write(&shard0, kept).unwrap();
+    edit("block 65536\n", "block 2305843009213693952\n");
+    assert!(matches!(decode(), Err(Error::Format(_))));
+    assert!(matches!(files::verify(&mp), Err(Error::Format(_))));
+    // The manifest as written still decodes.
+    std::fs::write(&mp, &text).unwrap();
+    decode().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}

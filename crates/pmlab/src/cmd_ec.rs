@@ -195,14 +195,26 @@ pub fn run(cmd: EcCommand) -> Result<(), String> {
             let r =
                 files::verify(&manifest).map_err(|err| format!("{}: {err}", manifest.display()))?;
             println!(
-                "missing {:?}, corrupt {:?}, recoverable: {}, parity consistent: {}",
+                "missing {:?}, corrupt {:?}, recoverable: {}, parity consistent: {}, file checksum: {}",
                 r.check.missing,
                 r.check.corrupt,
                 r.recoverable,
                 r.parity_consistent
                     .map_or("not checked (shards missing or corrupt)".into(), |b| b
-                        .to_string())
+                        .to_string()),
+                match (r.parity_consistent, r.file_matches) {
+                    (None, _) => "not checked",
+                    (Some(_), None) => "not in the manifest",
+                    (Some(_), Some(true)) => "matches",
+                    (Some(_), Some(false)) => "differs",
+                }
             );
+            if r.file_matches == Some(false) {
+                return Err(format!(
+                    "{}: the data shards do not hold the file that was encoded (its size or the manifest was altered)",
+                    manifest.display()
+                ));
+            }
             if !r.recoverable {
                 return Err(format!(
                     "{}: more shards are lost than parity can rebuild",
