@@ -171,6 +171,15 @@ pub fn run(a: SimArgs) -> Result<(), String> {
                 out.durable_lines
             ),
         ));
+    } else if let Some(t) = crash_at {
+        rows.push((
+            "crash",
+            format!(
+                "none: the run ended at {:.1} ns, before the crash point ({:.1} ns)",
+                out.sim_time as f64 / 1e3,
+                t as f64 / 1e3
+            ),
+        ));
     }
     for (k, v) in &rows {
         println!("{k:<26} {v}");

@@ -98,6 +98,8 @@ pub struct Replay {
     last_ack: Ps,
     writes_acked: u64,
     stop_at: Option<Ps>,
+    /// Whether the run was cut at `stop_at` with work left (a run that ended before it was not).
+    cut: bool,
     ack_log: Option<Vec<Ack>>,
 }
 
@@ -135,6 +137,7 @@ impl Replay {
             last_ack: 0,
             writes_acked: 0,
             stop_at: None,
+            cut: false,
             ack_log: None,
         })
     }
@@ -423,6 +426,7 @@ impl Replay {
             self.mem.advance_to(t);
             self.absorb_acks();
         }
+        self.cut = crashed;
         progress(self.events);
         Ok(ReplaySummary {
             events: self.events,
@@ -476,11 +480,19 @@ impl Replay {
         }
     }
 
+    /// The replay's simulated time: the cut, or when the last request was acknowledged (also
+    /// under a cut that came after that).
     fn sim_time(&self) -> Ps {
-        let clocks = self.threads.iter().map(|t| t.clock).max().unwrap_or(0);
+        let end = self
+            .threads
+            .iter()
+            .map(|t| t.clock)
+            .max()
+            .unwrap_or(0)
+            .max(self.last_ack);
         match self.stop_at {
-            Some(t) => t,
-            None => clocks.max(self.last_ack),
+            Some(t) if self.cut => t,
+            cut => end.min(cut.unwrap_or(Ps::MAX)),
         }
     }
 

@@ -141,3 +141,20 @@ fn unaligned_and_multi_line_stores_reach_every_line() {
     );
     assert!(r.durable_image().line(64).is_some() && r.durable_image().line(128).is_some());
 }
+
+#[test]
+fn a_crash_point_after_the_end_leaves_the_run_as_it_was() {
+    // A cut later than the run's end is no cut: the simulated time and every statistic are
+    // those of the run without one (it used to report the crash point as the run's time).
+    let cfg = SimConfig::preset("nvm-ppo").unwrap();
+    let evs = trace(7, 2000);
+    let mut plain = Replay::new(&cfg).unwrap();
+    let whole = plain.run(evs.iter().map(|e| Ok(*e)), |_| {}).unwrap();
+    for t in [whole.sim_time + 1, whole.sim_time * 1000, u64::MAX] {
+        let mut r = Replay::new(&cfg).unwrap().crash_at(t);
+        let s = r.run(evs.iter().map(|e| Ok(*e)), |_| {}).unwrap();
+        assert!(!s.crashed);
+        assert_eq!(s.sim_time, whole.sim_time, "cut at {t}");
+        assert_eq!(r.stats().to_json(), plain.stats().to_json(), "cut at {t}");
+    }
+}

@@ -537,3 +537,19 @@ fn a_fence_waiting_at_a_crash_counts_as_stall_up_to_the_cut() {
     assert!(early > 0, "the open fence's stall is counted");
     assert_eq!(late - early, total / 4, "and grows with the cut");
 }
+
+#[test]
+fn a_crash_point_after_the_end_leaves_the_run_as_it_was() {
+    let c = cfg("nvm-ppo", &[]);
+    let mut t = warm_store(PM, 7);
+    t.extend([clwb(0, PM), sfence(0)]);
+    let (_, full) = run(&c, &t);
+    let end = full.counter("sim.time_ps");
+    for cut in [end + 1, u64::MAX] {
+        let mut sys = System::new(&c).unwrap().crash_at(cut);
+        let s = sys.run(t.iter().copied().map(Ok), |_| {}).unwrap();
+        assert!(!s.crashed);
+        assert_eq!(s.sim_time, end, "cut at {cut}");
+        assert_eq!(sys.stats().to_json(), full.to_json(), "cut at {cut}");
+    }
+}

@@ -372,6 +372,8 @@ pub struct System {
     wbs: Vec<Writeback>,
     next_seq: u64,
     stop_at: Option<Ps>,
+    /// Whether the run was cut at `stop_at` with work left (a run that ended before it was not).
+    cut: bool,
     last_ack: Ps,
     events: u64,
     pm_traffic: RegionTraffic,
@@ -464,6 +466,7 @@ impl System {
             wbs: Vec::new(),
             next_seq: 1,
             stop_at: None,
+            cut: false,
             last_ack: 0,
             events: 0,
             pm_traffic: RegionTraffic::default(),
@@ -647,6 +650,7 @@ impl System {
             && (self.threads.iter().any(|th| !th.finished)
                 || !dx.eof()
                 || self.next_mem_time() != Ps::MAX);
+        self.cut = crashed;
         progress(self.events);
         Ok(SystemSummary {
             events: self.events,
@@ -1826,16 +1830,19 @@ impl System {
         }
     }
 
+    /// The run's simulated time: the cut, or when the last thread or write finished (also
+    /// under a cut that came after that).
     fn sim_time(&self) -> Ps {
+        let end = self
+            .threads
+            .iter()
+            .map(|t| t.clock)
+            .max()
+            .unwrap_or(0)
+            .max(self.last_ack);
         match self.stop_at {
-            Some(t) => t,
-            None => self
-                .threads
-                .iter()
-                .map(|t| t.clock)
-                .max()
-                .unwrap_or(0)
-                .max(self.last_ack),
+            Some(t) if self.cut => t,
+            cut => end.min(cut.unwrap_or(Ps::MAX)),
         }
     }
 
