@@ -28,7 +28,7 @@
 static const char usage[] =
     "usage: nvcache-recover [--dir DIR] [--keep] [--dry-run] [--temporary] [FILE...]\n"
     "Writes the dirty data that NVRAM parts of dead jobs hold back to their files, then removes\n"
-    "the parts and the dead jobs' mailboxes in /dev/shm.\n"
+    "the parts and the dead jobs' mailboxes in /dev/shm. Parts of jobs still running are skipped.\n"
     "  --dir DIR     NVRAM directory (default $NVCACHE_DIR, else /dev/shm/nvcache-$USER)\n"
     "  --keep        keep the parts after recovering\n"
     "  --dry-run     only say what would be recovered (implies --keep)\n"
@@ -152,6 +152,25 @@ static int job_alive(uint64_t jobid)
     return alive;
 }
 
+/* job_alive, asked once per job of the directory's parts. */
+static int job_alive_cached(uint64_t jobid)
+{
+    static struct {
+        uint64_t jobid;
+        int alive;
+    } seen[64];
+    static size_t nseen;
+    for (size_t i = 0; i < nseen; i++)
+        if (seen[i].jobid == jobid)
+            return seen[i].alive;
+    int alive = job_alive(jobid);
+    if (nseen < sizeof seen / sizeof seen[0]) {
+        seen[nseen].jobid = jobid;
+        seen[nseen++].alive = alive;
+    }
+    return alive;
+}
+
 static int wanted(int argc, char **argv, int first, const char *path)
 {
     if (first >= argc)
@@ -256,6 +275,16 @@ int main(int argc, char **argv)
         struct nvc_part_hdr *h = p.hdr;
         const char *name = real_name(h->path);
         int active = h->state == NVC_PART_ACTIVE || h->state == NVC_PART_DRAINING;
+        if (job_alive_cached(h->jobid)) {
+            /* The job still runs (NVCACHE_DIR is shared by a user's jobs on a node): its parts
+               are its own to drain; written back and removed here, the data it syncs into them
+               afterwards would be lost. */
+            if (active && wanted(argc, argv, first, name))
+                printf("skipping %s: part of %s of job %016llx, which is still running\n", file, name,
+                       (unsigned long long)h->jobid);
+            nvc_part_close(&p, 0);
+            continue;
+        }
         if (!active) {
             /* A bypassed or closed part holds nothing its file lacks: removed, never used (its
                size must not re-extend a file the application truncated or removed since). Its
@@ -280,10 +309,9 @@ int main(int argc, char **argv)
         }
         if (h->temporary && !temporary) {
             /* A delete-on-close file's data is never written back; its part is debris once its
-               job is gone (kept while a process of the job still runs). */
-            int drop = !keep && !job_alive(h->jobid);
-            printf("%s %s: part of temporary (delete-on-close) file %s\n", drop ? "removing" : "skipping", file, name);
-            nvc_part_close(&p, drop);
+               job is gone (parts of running jobs were kept above). */
+            printf("%s %s: part of temporary (delete-on-close) file %s\n", keep ? "skipping" : "removing", file, name);
+            nvc_part_close(&p, !keep);
             continue;
         }
         if (name[0] != '/') {

@@ -17,6 +17,11 @@
  *                                  rank 0's synced bytes and the size 2 MiB + 4 KiB are there.
  *   lifecycle temporary FILE       a delete-on-close file is open and written when the job is
  *                                  SIGKILLed (its parts are debris for nvcache-recover).
+ *   lifecycle live FILE            (2 ranks) each writes and syncs 4 KiB, rank 0 creates FILE.ready
+ *                                  and waits for FILE.go (meanwhile nvcache-recover runs and must
+ *                                  leave the running job's parts alone), then each writes and syncs
+ *                                  4 KiB more, and the job is SIGKILLed; `lifecycle live-verify
+ *                                  FILE` then checks that all 16 KiB synced are in FILE.
  */
 #include <mpi.h>
 #include <signal.h>
@@ -211,8 +216,51 @@ static int temporary_case(const char *path)
     return 1;
 }
 
+static int live_case(int rank, const char *path)
+{
+    MPI_File fh;
+    if (open_rw(path, 0, &fh))
+        return 1;
+    char buf[4096], flag[4096];
+    for (int phase = 0; phase < 2; phase++) {
+        memset(buf, (phase ? 'A' : 'a') + rank, sizeof buf);
+        MPI_File_write_at(fh, (MPI_Offset)(phase * 2 + rank) * 4096, buf, 4096, MPI_BYTE, MPI_STATUS_IGNORE);
+        if (MPI_File_sync(fh) != MPI_SUCCESS)
+            return fail("sync failed");
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (phase == 0 && rank == 0) {
+            snprintf(flag, sizeof flag, "%s.ready", path);
+            fclose(fopen(flag, "w"));
+            snprintf(flag, sizeof flag, "%s.go", path);
+            for (int i = 0; i < 600 && access(flag, F_OK) != 0; i++)
+                usleep(50000);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    if (rank == 0) {
+        printf("lifecycle live: synced twice; killing\n");
+        fflush(stdout);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    kill(getpid(), SIGKILL);
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && !strcmp(argv[1], "live-verify")) {
+        int ok = 1;
+        for (int block = 0; block < 4; block++) {
+            int c = (block < 2 ? 'a' : 'A') + block % 2;
+            if (!file_has(argv[2], block * 4096L, 4096, c)) {
+                printf("lifecycle live verify: synced block %d (4 KiB of '%c') missing\n", block, c);
+                ok = 0;
+            }
+        }
+        if (ok)
+            printf("lifecycle live verify: all 16 KiB synced are in the file\n");
+        return !ok;
+    }
     if (argc == 4 && !strcmp(argv[1], "shrink") && !strcmp(argv[2], "verify")) {
         long size = file_size(argv[3]);
         int ok = size == 2 * MIB + 4096 && file_has(argv[3], 2 * MIB, 4096, 'C') && file_has(argv[3], MIB, 4096, 'B');
@@ -223,7 +271,7 @@ int main(int argc, char **argv)
     }
     if (argc < 3) {
         fprintf(stderr, "usage: lifecycle chdir DIR | past-capacity FILE | drain-fail FILE | shrink write|verify FILE"
-                        " | temporary FILE\n");
+                        " | temporary FILE | live FILE | live-verify FILE\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -239,6 +287,8 @@ int main(int argc, char **argv)
         rc = shrink_case(rank, argv[3]);
     else if (!strcmp(argv[1], "temporary"))
         rc = temporary_case(argv[2]);
+    else if (!strcmp(argv[1], "live"))
+        rc = live_case(rank, argv[2]);
     MPI_Finalize();
     return rc;
 }

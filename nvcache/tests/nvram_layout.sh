@@ -7,12 +7,27 @@ if [ -n "${NVCACHE_EMU_MPIEXEC:-}" ]; then
     NVCACHE_EMU_ROOT=$(mktemp -d /dev/shm/nvcache-emu-XXXXXX)
     trap 'rm -rf "$NVCACHE_EMU_ROOT"' EXIT
     shms() { ls -d "$NVCACHE_EMU_ROOT"/h*; }
-    recover_all() { "$mpiexec" --each-host "$recover" --dir "$NVCACHE_DIR"; }
+    recover_once() { "$mpiexec" --each-host "$recover" --dir "$NVCACHE_DIR"; }
 else
     rm -rf "$NVCACHE_DIR"
     shms() { echo /dev/shm; }
-    recover_all() { "$recover" --dir "$NVCACHE_DIR"; }
+    recover_once() { "$recover" --dir "$NVCACHE_DIR"; }
 fi
+# Recovery once the job is gone: nvcache-recover skips the parts of a job with a live process,
+# and Open MPI's mpiexec may return while a killed rank is still being torn down (up to 5 s).
+recover_all() {
+    local out rc
+    for _ in $(seq 25); do
+        out=$(recover_once 2>&1)
+        rc=$?
+        echo "$out"
+        [ $rc -eq 0 ] || return $rc
+        echo "$out" | grep -q "still running" || return 0
+        sleep 0.2
+    done
+    echo "the job's processes did not end"
+    return 1
+}
 # The job mailboxes and the parts in every host's /dev/shm.
 mailboxes() { for s in $(shms); do ls "$s" | grep -E '^nvcache-[0-9a-f]{16}-n[0-9]+$' | sed "s|^|$s/|"; done | sort; }
 parts() { for s in $(shms); do ls "$s${NVCACHE_DIR#/dev/shm}"/*.part 2>/dev/null; done; }

@@ -6,6 +6,9 @@
 #   NVCACHE_PART_MAX=1M from the environment).
 # CASE temporary: a job dies with a delete-on-close file open: nvcache-recover removes its parts
 #   (never writes them) once the job is gone.
+# CASE live: nvcache-recover runs while a job that synced is still running (NVCACHE_DIR is shared
+#   by a user's jobs): it must leave that job's parts alone; the job then syncs more and is
+#   SIGKILLed, and recovery afterwards restores every synced byte.
 # CASE shrink: across 2 emulated hosts (MPIEXEC is emu_mpiexec.sh), a shrinking set_size, writes
 #   past it on the other host, sync, SIGKILL: every host's recovery together restores the synced
 #   bytes and the size (a host's recovery never cuts what another's wrote back).
@@ -14,7 +17,7 @@ case=$1 mpiexec=$2 prog=$3 recover=$4 dir=$5
 file=$dir/lifecycle-$case.dat
 rm -f "$file"
 . "$(dirname "$0")/nvram_layout.sh"
-cleanup() { rm -f "$file"; remove_nvram_dirs; }
+cleanup() { rm -f "$file" "$file.ready" "$file.go"; remove_nvram_dirs; }
 case $case in
 drain-fail)
     "$mpiexec" -n 2 "$prog" drain-fail "$file" || { echo "the close did not report the failed drain"; exit 1; }
@@ -39,6 +42,21 @@ temporary)
     done
     [ -z "$(parts)" ] || { echo "parts of the dead job's delete-on-close file left: $(parts)"; exit 1; }
     echo "temporary: the dead job's delete-on-close parts were removed"
+    ;;
+live)
+    rm -f "$file.ready" "$file.go"
+    "$mpiexec" -n 2 "$prog" live "$file" &
+    job=$!
+    for i in $(seq 300); do [ -e "$file.ready" ] && break; sleep 0.1; done
+    [ -e "$file.ready" ] || { echo "the job did not reach its first sync"; touch "$file.go"; wait $job; exit 1; }
+    out=$(recover_once 2>&1)
+    echo "$out"
+    touch "$file.go"
+    wait $job && { echo "expected the ranks to be killed"; exit 1; }
+    recover_all || exit 1
+    [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
+    "$prog" live-verify "$file" || exit 1
+    echo "$out" | grep -q "still running" || { echo "nvcache-recover did not say it skipped the running job"; exit 1; }
     ;;
 shrink)
     "$mpiexec" -n 2 "$prog" shrink write "$file" && { echo "expected the ranks to be killed"; exit 1; }
