@@ -735,8 +735,52 @@ static int drain_run(struct nvc_file *f, uint32_t p, uint64_t l, uint64_t n, con
     return MPI_SUCCESS;
 }
 
+/* The part-local ranges a drain wrote to the real file. Their dirty bits are cleared only once the
+ * file holds them durably (clean_drained, after the fsync): cleared as each was written, a crash
+ * of the node before the fsync lost them from both the part (clean) and the file (page cache). */
+struct drained {
+    struct nvc_seg *seg;
+    size_t n, cap;
+};
+
+static int drained_add(struct drained *d, uint64_t off, uint64_t len)
+{
+    if (d->n && d->seg[d->n - 1].off + d->seg[d->n - 1].len == off) {
+        d->seg[d->n - 1].len += len;
+        return MPI_SUCCESS;
+    }
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? 2 * d->cap : 64;
+        struct nvc_seg *g = realloc(d->seg, cap * sizeof *g);
+        if (!g)
+            return MPI_ERR_NO_MEM;
+        d->seg = g;
+        d->cap = cap;
+    }
+    d->seg[d->n].off = off;
+    d->seg[d->n++].len = len;
+    return MPI_SUCCESS;
+}
+
+/* Clears the dirty bits of the ranges drained from part p (now durable in the file) and empties d. */
+static void clean_drained(struct nvc_file *f, uint32_t p, struct drained *d)
+{
+    if (f->direct && (int)p == f->my_part) {
+        for (size_t i = 0; i < d->n; i++)
+            nvc_part_clear_dirty(f->direct, d->seg[i].off, d->seg[i].len);
+    } else {
+        for (size_t i = 0; i < d->n; i += NVC_MAXSEG) {
+            struct nvc_slot *s = req(f, p, NVC_OP_CLEAN);
+            s->nseg = (uint32_t)(d->n - i < NVC_MAXSEG ? d->n - i : NVC_MAXSEG);
+            memcpy(s->seg, d->seg + i, s->nseg * sizeof *s->seg);
+            call(f, p, s);
+        }
+    }
+    d->n = 0;
+}
+
 /* Drains my node's part from its mapping: no copies through the mailbox. */
-static int drain_direct(struct nvc_file *f, uint32_t p)
+static int drain_direct(struct nvc_file *f, uint32_t p, struct drained *dr)
 {
     struct nvc_part *d = f->direct;
     /* In DRAINING no new direct write starts; wait for the ones already running. */
@@ -749,22 +793,23 @@ static int drain_direct(struct nvc_file *f, uint32_t p)
     while (nvc_part_next_dirty(d, &cursor, &off, &len)) {
         if ((rc = self_handle(f)) != MPI_SUCCESS)
             break;
-        if ((rc = drain_run(f, p, off, len, d->data + off, size, &flushed)) != MPI_SUCCESS)
+        if ((rc = drain_run(f, p, off, len, d->data + off, size, &flushed)) != MPI_SUCCESS ||
+            (rc = drained_add(dr, off, len)) != MPI_SUCCESS)
             break;
-        nvc_part_clear_dirty(d, off, len);
     }
     if (f->st)
         f->st->flush_bytes += flushed;
     return rc;
 }
 
-/* Writes all dirty pages of part p to the real file (clamped to the file size), then cleans them.
- * gone_ok: a part that its open closes meanwhile (the drain of another handle, drain_other_open)
- * ends the drain quietly: that close flushed it itself, or discarded it on purpose. */
-static int drain_part(struct nvc_file *f, uint32_t p, int gone_ok)
+/* Writes all dirty pages of part p to the real file (clamped to the file size) and adds them to dr
+ * (their dirty bits stay set: clean_drained). gone_ok: a part that its open closes meanwhile (the
+ * drain of another handle, drain_other_open) ends the drain quietly: that close flushed it
+ * itself, or discarded it on purpose. */
+static int drain_part(struct nvc_file *f, uint32_t p, int gone_ok, struct drained *dr)
 {
     if (f->direct && (int)p == f->my_part)
-        return drain_direct(f, p);
+        return drain_direct(f, p, dr);
     uint64_t cursor = 0, flushed = 0;
     int rc = MPI_SUCCESS;
     for (;;) {
@@ -797,12 +842,11 @@ static int drain_part(struct nvc_file *f, uint32_t p, int gone_ok)
             return rc;
         const uint8_t *src = nvc_slot_data(s);
         for (uint32_t i = 0; i < s->nseg; i++) {
-            if ((rc = drain_run(f, p, s->seg[i].off, s->seg[i].len, src, size, &flushed)) != MPI_SUCCESS)
+            if ((rc = drain_run(f, p, s->seg[i].off, s->seg[i].len, src, size, &flushed)) != MPI_SUCCESS ||
+                (rc = drained_add(dr, s->seg[i].off, s->seg[i].len)) != MPI_SUCCESS)
                 return rc;
             src += s->seg[i].len;
         }
-        s->op = NVC_OP_CLEAN;
-        call(f, p, s);
     }
     if (f->st)
         f->st->flush_bytes += flushed;
@@ -848,8 +892,9 @@ static int bypass(struct nvc_file *f, const char *why, int quiet)
                 if (!quiet)
                     nvc_msg("%s: %s; flushing part %u and passing through to MPI-IO from now on", f->path, why, p);
                 int prc = MPI_SUCCESS;
+                struct drained dr = {0};
                 do {
-                    if ((prc = drain_part(f, p, quiet)) != MPI_SUCCESS)
+                    if ((prc = drain_part(f, p, quiet, &dr)) != MPI_SUCCESS)
                         break;
                     /* Bytes an MPI_File_sync made durable in NVRAM must be durable in the real
                        file before the part stops holding them. */
@@ -857,8 +902,10 @@ static int bypass(struct nvc_file *f, const char *why, int quiet)
                         nvc_msg("%s: fsync after flushing part %u failed (error %d); the part is kept", f->path, p, prc);
                         break;
                     }
+                    clean_drained(f, p, &dr);
                     s = req(f, p, NVC_OP_BYPASS_END);
                 } while (call(f, p, s) == NVC_RETRY);
+                free(dr.seg);
                 if (prc != MPI_SUCCESS) {
                     /* The part keeps its dirty pages, ACTIVE again (as after a failed drain at
                        close): its close keeps it for nvcache-recover and reports the error. */
@@ -1436,8 +1483,11 @@ int nvc_close(MPI_File *fh)
             int ok = 1;
             int drains = rep && !byp && claim_own_drain(f);
             pthread_mutex_lock(&nvc_rt.slot_lock);
+            /* The drained pages stay dirty: the part is marked CLOSED below once they are
+               durable in the file, or kept whole for nvcache-recover. */
+            struct drained dr = {0};
             if (rep && !byp) {
-                if (drains && drain_part(f, (uint32_t)f->my_part, 0) != MPI_SUCCESS) {
+                if (drains && drain_part(f, (uint32_t)f->my_part, 0, &dr) != MPI_SUCCESS) {
                     ok = 0;
                     struct nvc_slot *s = req(f, (uint32_t)f->my_part, NVC_OP_BYPASS_END);
                     s->arg[0] = NVC_BYPASS_ABANDON;
@@ -1460,6 +1510,7 @@ int nvc_close(MPI_File *fh)
                 }
             }
             pthread_mutex_unlock(&nvc_rt.slot_lock);
+            free(dr.seg);
             if (f->self_fh != MPI_FILE_NULL)
                 PMPI_File_close(&f->self_fh);
             /* A rank whose bypass could not drain a part left its data there: keep every part. */
@@ -1607,9 +1658,13 @@ int nvc_sync(struct nvc_file *f)
         }
     int rep = f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
     if (f->opts.flush == NVC_FLUSH_SYNC && rep && !(f->amode & MPI_MODE_RDONLY)) {
-        rc = drain_part(f, (uint32_t)f->my_part, 0);
+        struct drained dr = {0};
+        rc = drain_part(f, (uint32_t)f->my_part, 0, &dr);
         if (rc == MPI_SUCCESS && f->self_fh != MPI_FILE_NULL)
             rc = PMPI_File_sync(f->self_fh);
+        if (rc == MPI_SUCCESS)
+            clean_drained(f, (uint32_t)f->my_part, &dr);
+        free(dr.seg);
     }
     pthread_mutex_unlock(&nvc_rt.slot_lock);
     if (f->opts.flush == NVC_FLUSH_SYNC) {

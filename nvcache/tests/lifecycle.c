@@ -17,12 +17,19 @@
  *                                  rank 0's synced bytes and the size 2 MiB + 4 KiB are there.
  *   lifecycle temporary FILE       a delete-on-close file is open and written when the job is
  *                                  SIGKILLed (its parts are debris for nvcache-recover).
+ *   lifecycle close-crash FILE     (1 rank) writes 4 runs of 8 KiB, syncs, and is SIGKILLed at the
+ *                                  second write to the real file of the close's drain: the part
+ *                                  must still hold all 32 KiB as dirty (a page may leave the dirty
+ *                                  set only once the file holds it durably, after the fsync), which
+ *                                  `nvcache-recover --dry-run` reports.
  *   lifecycle live FILE            (2 ranks) each writes and syncs 4 KiB, rank 0 creates FILE.ready
  *                                  and waits for FILE.go (meanwhile nvcache-recover runs and must
  *                                  leave the running job's parts alone), then each writes and syncs
  *                                  4 KiB more, and the job is SIGKILLed; `lifecycle live-verify
  *                                  FILE` then checks that all 16 KiB synced are in FILE.
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,6 +37,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define MIB (1 << 20)
@@ -216,6 +224,57 @@ static int temporary_case(const char *path)
     return 1;
 }
 
+/* close-crash: this program's own pwrite, pwrite64 and pwritev come before the C library's for
+ * the MPI-IO library too; once armed, the kill_at-th such write kills the process (a crash in the
+ * middle of a drain to the real file). */
+static int kill_at, writes_seen;
+static void count_write(void)
+{
+    if (kill_at && ++writes_seen == kill_at)
+        kill(getpid(), SIGKILL);
+}
+ssize_t pwrite(int fd, const void *b, size_t n, off_t o)
+{
+    static ssize_t (*real)(int, const void *, size_t, off_t);
+    if (!real)
+        real = (ssize_t(*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite");
+    count_write();
+    return real(fd, b, n, o);
+}
+ssize_t pwrite64(int fd, const void *b, size_t n, off_t o)
+{
+    static ssize_t (*real)(int, const void *, size_t, off_t);
+    if (!real)
+        real = (ssize_t(*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite64");
+    count_write();
+    return real(fd, b, n, o);
+}
+ssize_t pwritev(int fd, const struct iovec *v, int c, off_t o)
+{
+    static ssize_t (*real)(int, const struct iovec *, int, off_t);
+    if (!real)
+        real = (ssize_t(*)(int, const struct iovec *, int, off_t))dlsym(RTLD_NEXT, "pwritev");
+    count_write();
+    return real(fd, v, c, o);
+}
+
+static int close_crash_case(const char *path)
+{
+    MPI_File fh;
+    if (open_rw(path, 0, &fh))
+        return 1;
+    char buf[8192];
+    for (int k = 0; k < 4; k++) {
+        memset(buf, 'a' + k, sizeof buf);
+        MPI_File_write_at(fh, k * 65536, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE);
+    }
+    if (MPI_File_sync(fh) != MPI_SUCCESS)
+        return fail("sync failed");
+    kill_at = 2;
+    MPI_File_close(&fh);
+    return fail("the close did not write to the file twice");
+}
+
 static int live_case(int rank, const char *path)
 {
     MPI_File fh;
@@ -248,6 +307,13 @@ static int live_case(int rank, const char *path)
 
 int main(int argc, char **argv)
 {
+    if (argc == 3 && !strcmp(argv[1], "close-crash-verify")) {
+        int ok = file_size(argv[2]) == 3 * 65536 + 8192;
+        for (int k = 0; k < 4; k++)
+            ok &= file_has(argv[2], k * 65536L, 8192, 'a' + k);
+        printf("lifecycle close-crash verify: %s\n", ok ? "all 32 KiB synced are in the file" : "synced bytes MISSING");
+        return !ok;
+    }
     if (argc == 3 && !strcmp(argv[1], "live-verify")) {
         int ok = 1;
         for (int block = 0; block < 4; block++) {
@@ -271,7 +337,7 @@ int main(int argc, char **argv)
     }
     if (argc < 3) {
         fprintf(stderr, "usage: lifecycle chdir DIR | past-capacity FILE | drain-fail FILE | shrink write|verify FILE"
-                        " | temporary FILE | live FILE | live-verify FILE\n");
+                        " | temporary FILE | live FILE | live-verify FILE | close-crash FILE | close-crash-verify FILE\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -289,6 +355,8 @@ int main(int argc, char **argv)
         rc = temporary_case(argv[2]);
     else if (!strcmp(argv[1], "live"))
         rc = live_case(rank, argv[2]);
+    else if (!strcmp(argv[1], "close-crash"))
+        rc = close_crash_case(argv[2]);
     MPI_Finalize();
     return rc;
 }

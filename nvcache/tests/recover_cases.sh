@@ -6,6 +6,9 @@
 #   NVCACHE_PART_MAX=1M from the environment).
 # CASE temporary: a job dies with a delete-on-close file open: nvcache-recover removes its parts
 #   (never writes them) once the job is gone.
+# CASE close-crash: a job is SIGKILLed in the middle of its close's drain (after a sync): the
+#   part must still count every synced byte as dirty (nvcache-recover --dry-run), since the file
+#   holds none of them durably before the close's fsync; recovery then restores them.
 # CASE live: nvcache-recover runs while a job that synced is still running (NVCACHE_DIR is shared
 #   by a user's jobs): it must leave that job's parts alone; the job then syncs more and is
 #   SIGKILLed, and recovery afterwards restores every synced byte.
@@ -42,6 +45,20 @@ temporary)
     done
     [ -z "$(parts)" ] || { echo "parts of the dead job's delete-on-close file left: $(parts)"; exit 1; }
     echo "temporary: the dead job's delete-on-close parts were removed"
+    ;;
+close-crash)
+    "$mpiexec" -n 1 "$prog" close-crash "$file" && { echo "expected the rank to be killed"; exit 1; }
+    for i in $(seq 25); do
+        dry=$("$recover" --dir "$NVCACHE_DIR" --dry-run 2>&1)
+        echo "$dry" | grep -q "still running" || break
+        sleep 0.2
+    done
+    echo "$dry"
+    echo "$dry" | grep -q "would recover $file: 1 part(s), 32768 dirty byte(s)" ||
+        { echo "the part no longer holds all 32 KiB synced as dirty after a crash in the close's drain"; exit 1; }
+    recover_all || exit 1
+    [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
+    "$prog" close-crash-verify "$file" || exit 1
     ;;
 live)
     rm -f "$file.ready" "$file.go"
