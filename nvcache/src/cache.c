@@ -701,10 +701,36 @@ int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void
 
 /* ------------------------------------------------------------------ draining */
 
+static int file_key(const char *path, uint64_t *dev, uint64_t *ino);
+
+/* Whether f's name still leads to the file f opened. A file deleted while open (MPI_File_delete,
+ * or another program's unlink) keeps its handles, whose writes under plain MPI-IO go to the
+ * unlinked file and vanish with it; a drain that opened the name instead wrote them into whatever
+ * had that name now (a file created since: stale bytes in it) or failed (no file: the close
+ * reported an error and the parts stayed for good). */
+static int same_file(struct nvc_file *f)
+{
+    uint64_t dev, ino;
+    if (!f->file_ino)
+        return 1; /* not known: as before */
+    if (file_key(f->path, &dev, &ino) != 0)
+        return 0;
+    return ino == f->file_ino && (nvc_rt.multi_host || dev == f->file_dev);
+}
+
+/* Opens the COMM_SELF handle drains write through. When the name no longer leads to the file this
+ * handle opened, sets f->file_gone (the drains then discard) and opens nothing. */
 static int self_handle(struct nvc_file *f)
 {
-    if (f->self_fh != MPI_FILE_NULL)
+    if (f->self_fh != MPI_FILE_NULL || f->file_gone)
         return MPI_SUCCESS;
+    if (!same_file(f)) {
+        nvc_msg("%s was deleted (or replaced) while open: its cached writes are discarded, as they are "
+                "with the deleted file under MPI-IO",
+                f->path);
+        f->file_gone = 1;
+        return MPI_SUCCESS;
+    }
     int rc = PMPI_File_open(MPI_COMM_SELF, f->path, MPI_MODE_WRONLY, MPI_INFO_NULL, &f->self_fh);
     if (rc != MPI_SUCCESS) {
         nvc_msg("%s: MPI_File_open(MPI_COMM_SELF, write-only) for flushing failed (error %d)", f->path, rc);
@@ -717,6 +743,8 @@ static int self_handle(struct nvc_file *f)
 static int drain_run(struct nvc_file *f, uint32_t p, uint64_t l, uint64_t n, const uint8_t *q, uint64_t size,
                      uint64_t *flushed)
 {
+    if (f->file_gone)
+        return MPI_SUCCESS; /* see same_file */
     while (n) {
         uint64_t fo, w, k = nvc_part_piece(l, n, f->stripe, f->nparts, p, size, &fo, &w);
         if (w) {
@@ -1062,6 +1090,8 @@ static int reg_enter(struct nvc_file *f, int want_cache)
         reg_untrack();
         return 0;
     }
+    f->file_dev = dev;
+    f->file_ino = ino;
     /* Across hosts one file system's device numbers differ between its mounts: the inode alone
        is the key (two files of different file systems with one inode number only pass through). */
     if (nvc_rt.multi_host)
@@ -1521,8 +1551,15 @@ int nvc_close(MPI_File *fh)
                    (nvc_set_size), and a close never cuts off what anyone else wrote. */
                 MPI_Offset real = 0;
                 PMPI_File_get_size(f->real, &real);
-                if (real < v[0])
-                    rc = PMPI_File_set_size(f->real, v[0]);
+                /* set_size is collective: the ranks decide together, from the largest and the
+                   smallest size any of them sees (sizes seen may differ: an NFS client's cached
+                   attributes; OMPIO's size of a file deleted while open, 0 on one rank and 400 on
+                   the other here), and never cut below the largest. Decided per rank, only some
+                   called it and the job hung. */
+                int64_t w[2] = {(int64_t)real, -(int64_t)real};
+                coll_max(f, w, 2);
+                if (-w[1] < v[0])
+                    rc = PMPI_File_set_size(f->real, v[0] > w[0] ? v[0] : w[0]);
             }
             failed = v[1] != 0;
         } else {

@@ -462,6 +462,9 @@ struct nvc_file {
     size_t path_off;
     int path_ok;
     int drain_failed;          /* a drain of this rank's bypass failed: its parts keep the data */
+    uint64_t file_dev, file_ino; /* the file this handle opened (stat at the open; 0, 0: unknown) */
+    int file_gone;             /* path no longer names that file (deleted, maybe re-created): drains
+                                  discard, as plain MPI-IO's writes went to the unlinked file */
     struct nvc_file_opts opts;
     struct nvc_view view;
     int64_t fp;                /* individual file pointer, etype units */

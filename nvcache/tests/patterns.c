@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -805,6 +806,42 @@ static void p_split_shared(const char *path, MPI_Info info, struct result *r)
     free(c);
 }
 
+/* 24. a file deleted while open: its handle's writes (and its sync) go to the unlinked file under
+ * MPI-IO and vanish with it, and its close succeeds; a file created under the same name meanwhile
+ * holds only its own writes */
+static void p_deleted(const char *path, MPI_Info info, struct result *r)
+{
+    char b[200];
+    MPI_File a = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    memset(b, 'A', sizeof b);
+    CHECK(MPI_File_write_at(a, (MPI_Offset)rank * 200, b, 200, MPI_BYTE, MPI_STATUS_IGNORE));
+    CHECK(MPI_File_sync(a));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        CHECK(MPI_File_delete(path, MPI_INFO_NULL));
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File b2 = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    memset(b, 'B', sizeof b);
+    CHECK(MPI_File_write_at(b2, (MPI_Offset)rank * 20, b, 20, MPI_BYTE, MPI_STATUS_IGNORE));
+    CHECK(MPI_File_write_at(a, (MPI_Offset)rank * 200 + 100, b, 50, MPI_BYTE, MPI_STATUS_IGNORE));
+    MPI_File_set_errhandler(a, MPI_ERRORS_RETURN);
+    rec_i64(r, MPI_File_close(&a) == MPI_SUCCESS);
+    CHECK(MPI_File_close(&b2));
+    /* A second file deleted while open, with no file under its name afterwards. */
+    char other[4096];
+    snprintf(other, sizeof other, "%s.gone", path);
+    a = op(other, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    CHECK(MPI_File_write_at(a, (MPI_Offset)rank * 200, b, 200, MPI_BYTE, MPI_STATUS_IGNORE));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        CHECK(MPI_File_delete(other, MPI_INFO_NULL));
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File_set_errhandler(a, MPI_ERRORS_RETURN);
+    rec_i64(r, MPI_File_close(&a) == MPI_SUCCESS);
+    MPI_Barrier(MPI_COMM_WORLD);
+    rec_i64(r, access(other, F_OK) == 0);
+}
+
 static const struct {
     const char *name;
     pattern_fn fn;
@@ -819,7 +856,7 @@ static const struct {
     {"delete_on_close", p_delete_on_close}, {"comm_self", p_comm_self}, {"permuted", p_permuted},
     {"node_overlap", p_node_overlap}, {"stripe_hints", p_stripe_hints},
     {"split", p_split}, {"view_lb", p_view_lb}, {"bottom", p_bottom}, {"errors", p_errors},
-    {"split_shared", p_split_shared},
+    {"split_shared", p_split_shared}, {"deleted", p_deleted},
 #if MPI_VERSION >= 4
     {"large_memtype", p_large_memtype},
 #endif
