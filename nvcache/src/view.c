@@ -115,8 +115,11 @@ static int flatten_into(MPI_Datatype dt, struct blist *b)
     if (rc != MPI_SUCCESS)
         return rc;
     if (comb == MPI_COMBINER_NAMED) {
-        int sz;
-        PMPI_Type_size(dt, &sz);
+        MPI_Count lb, ext, sz;
+        PMPI_Type_get_true_extent_x(dt, &lb, &ext);
+        PMPI_Type_size_x(dt, &sz);
+        if (lb != 0 || ext != sz)
+            return generic_flatten(dt, b); /* pair types with a gap: MPI_SHORT_INT, MPI_DOUBLE_INT... */
         badd(b, 0, sz);
         return MPI_SUCCESS;
     }
