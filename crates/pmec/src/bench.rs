@@ -379,8 +379,14 @@ enum Engine {
     Lrc(Box<Lrc>),
 }
 
-/// Run one benchmark point.
-pub fn run(pool: &DataPool, cfg: &BenchConfig) -> Result<BenchResult> {
+/// Checks a benchmark point's parameters (code, block, threads, batch) without running it: what
+/// [`run`] would refuse, found before a pool is filled.
+pub fn validate(cfg: &BenchConfig) -> Result<()> {
+    engine(cfg).map(|_| ())
+}
+
+/// The point's parameters checked, and the engine it times with its coefficient rows and output count.
+fn engine(cfg: &BenchConfig) -> Result<(Engine, Matrix, usize)> {
     if cfg.block == 0 || cfg.threads == 0 || cfg.batch == 0 || cfg.reps == 0 {
         return invalid("block, threads, batch and reps must be positive");
     }
@@ -406,6 +412,12 @@ pub fn run(pool: &DataPool, cfg: &BenchConfig) -> Result<BenchResult> {
             Engine::Lrc(Box::new(Lrc::with_isa(cfg.k, cfg.m, l, isa)?))
         }
     };
+    Ok((engine, rows, outputs))
+}
+
+/// Run one benchmark point.
+pub fn run(pool: &DataPool, cfg: &BenchConfig) -> Result<BenchResult> {
+    let (engine, rows, outputs) = engine(cfg)?;
     let stripes = make_stripes(pool, cfg, outputs)?;
     let bytes = (stripes.count * cfg.k * cfg.block) as f64;
     let tp = ThreadPool::new(cfg.threads);

@@ -34,9 +34,9 @@ pub struct CrashArgs {
     value_bytes: u32,
     /// Crash points: half at fence completions (every k-th fence, k chosen so they spread over
     /// the whole run; alternately at and just before the fence), the rest at random times, and
-    /// the last at the end of the run.
+    /// the last at the end of the run. At most 1000000 (each point is a run of its own).
     #[arg(long, value_name = "N", default_value_t = 1000,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     points: usize,
     /// Replay a single crash point (picoseconds), e.g. one a failing run printed.
     #[arg(long, value_name = "PS")]

@@ -270,7 +270,9 @@ pub fn run(cmd: EcCommand) -> Result<(), String> {
                 },
                 strategy: Strategy::parse(&strategy).map_err(e)?,
                 reps,
-                bytes_per_rep: mb_per_rep << 20,
+                bytes_per_rep: mb_per_rep
+                    .checked_mul(1 << 20)
+                    .ok_or_else(|| format!("--mb-per-rep {mb_per_rep}: too large"))?,
                 isal_path: isal.or_else(|| std::env::var("PMEC_ISAL").ok()),
                 ..BenchConfig::default()
             };
@@ -280,7 +282,12 @@ pub fn run(cmd: EcCommand) -> Result<(), String> {
             if reps == 0 || mb_per_rep == 0 {
                 return Err("--reps and --mb-per-rep must be at least 1".into());
             }
-            let pool = DataPool::new(pool_mb << 20).map_err(e)?;
+            // The point's parameters before the pool (up to GiBs) is filled.
+            bench::validate(&cfg).map_err(e)?;
+            let pool_bytes = pool_mb
+                .checked_mul(1 << 20)
+                .ok_or_else(|| format!("--pool-mb {pool_mb}: too large"))?;
+            let pool = DataPool::new(pool_bytes).map_err(e)?;
             let r = bench::run(&pool, &cfg).map_err(e)?;
             print!("{}", bench::markdown(std::slice::from_ref(&r)));
             if let Some(note) = &r.isal_note {

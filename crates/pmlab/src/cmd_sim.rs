@@ -67,9 +67,18 @@ pub struct SimArgs {
 
 /// Runs `pmlab sim`.
 pub fn run(a: SimArgs) -> Result<(), String> {
-    if let Some(p) = &a.json {
-        crate::atomic_file::check_parent_dir("--json", p)?;
-    }
+    // The JSON file's temporary file is made now: an output that cannot be written (a
+    // directory, a read-only place) is found before the simulation, not after it.
+    let mut json_file = match &a.json {
+        Some(p) => {
+            crate::atomic_file::check_parent_dir("--json", p)?;
+            if p.is_dir() {
+                return Err(format!("--json {}: is a directory", p.display()));
+            }
+            Some(crate::atomic_file::AtomicFile::create(p)?)
+        }
+        None => None,
+    };
     let cfg = SimConfig::load(&a.config)
         .and_then(|c| c.with_overrides(&a.sets))
         .map_err(|e| e.to_string())?;
@@ -184,7 +193,7 @@ pub fn run(a: SimArgs) -> Result<(), String> {
     for (k, v) in &rows {
         println!("{k:<26} {v}");
     }
-    if let Some(path) = a.json {
+    if let (Some(path), Some(mut file)) = (a.json, json_file.take()) {
         let doc = serde_json::json!({
             "config": cfg,
             "model": match out.model { SystemModel::Full => "full", SystemModel::Memory => "memory" },
@@ -202,7 +211,10 @@ pub fn run(a: SimArgs) -> Result<(), String> {
             },
         });
         let text = serde_json::to_string_pretty(&doc).expect("json");
-        crate::atomic_file::write_atomic(&path, &(text + "\n"))?;
+        use std::io::Write;
+        file.write_all((text + "\n").as_bytes())
+            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+        file.commit()?;
     }
     Ok(())
 }

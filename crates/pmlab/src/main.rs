@@ -7,6 +7,7 @@ mod cmd_sim;
 mod cmd_sweep;
 mod cmd_trace;
 mod cmd_workloads;
+mod output_errors;
 mod percall;
 mod report;
 mod reproduce;
@@ -76,6 +77,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    output_errors::install();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Sim(args) => cmd_sim::run(args),

@@ -703,6 +703,24 @@ fn small_input_errors_name_what_is_wrong() {
         "{}",
         stderr(&o)
     );
+    // More points than any run can take: refused before the reference run (it panicked
+    // allocating, after that run).
+    let o = pmlab(&[
+        "crash",
+        "--config",
+        "pcm-pmweaver",
+        "--workload",
+        "btree",
+        "--points",
+        "18446744073709551615",
+    ]);
+    assert!(
+        o.status.code() == Some(2)
+            && stderr(&o).contains("--points")
+            && !stderr(&o).contains("panicked"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -744,6 +762,34 @@ fn an_output_in_a_missing_directory_is_refused_before_simulating() {
     let err = stderr(&o);
     assert!(err.contains("no directory /nonexistent-pmlab-dir"), "{err}");
     assert!(o.stdout.is_empty(), "simulated before refusing");
+    // A directory, or a place where no file can be made, as the JSON file: refused at once too
+    // (both were found only after the simulation).
+    let d = tmpdir("json-dir");
+    for (json, says) in [
+        (d.to_str().unwrap(), "is a directory"),
+        ("/proc/pmlab-x.json", "cannot write"),
+    ] {
+        let o = pmlab(&[
+            "sim",
+            "--config",
+            "nvm-ppo",
+            "--workload",
+            "btree",
+            "--ops",
+            "200",
+            "--json",
+            json,
+        ]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains(says), "{err}");
+        assert!(o.stdout.is_empty(), "simulated before refusing");
+    }
+    assert_eq!(
+        std::fs::read_dir(&d).unwrap().count(),
+        0,
+        "temporary file left"
+    );
 }
 
 #[test]
@@ -914,4 +960,84 @@ fn trace_clock_is_explicit_and_survives_import() {
     ]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("program trace"), "{}", stderr(&o));
+}
+
+#[test]
+fn unwritable_standard_output_is_one_line_or_a_quiet_sigpipe_not_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    // A full disk behind standard output: one line, exit status 1.
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pmlab"))
+        .arg("presets")
+        .stdout(full)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("cannot write to standard output"), "{err}");
+    // A reader that closed the pipe: SIGPIPE ends pmlab as it ends other Unix tools.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pmlab"))
+        .arg("presets")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        out.status.success() || out.status.signal() == Some(13),
+        "{:?}: {err}",
+        out.status
+    );
+}
+
+#[test]
+fn a_missing_config_path_is_an_error_not_the_preset_of_its_name() {
+    let out = pmlab(&[
+        "sim",
+        "--config",
+        "/nonexistent-pmlab-dir/optane.toml",
+        "--workload",
+        "btree",
+        "--ops",
+        "10",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("/nonexistent-pmlab-dir/optane.toml: cannot read config"),
+        "{err}"
+    );
+}
+
+#[test]
+fn ec_bench_refuses_bad_points_and_sizes_before_filling_its_pool() {
+    // Each used to fill a 1 GiB pool first (or wrapped to 0 and ran).
+    for (args, says) in [
+        (vec!["-k", "0"], "k (data blocks) must be at least 1"),
+        (vec!["--threads", "0"], "must be positive"),
+        (
+            vec!["--mb-per-rep", "17592186044416"],
+            "--mb-per-rep 17592186044416: too large",
+        ),
+        (
+            vec!["--pool-mb", "17592186044416"],
+            "--pool-mb 17592186044416: too large",
+        ),
+    ] {
+        let mut a = vec!["ec", "bench", "--reps", "1"];
+        a.extend(args);
+        let o = pmlab(&a);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{a:?}: {err}");
+        assert!(err.contains(says), "{a:?}: {err}");
+        assert!(o.stdout.is_empty(), "{a:?} ran");
+    }
 }

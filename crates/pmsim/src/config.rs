@@ -774,7 +774,13 @@ impl SimConfig {
             Err(e) => {
                 let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
                 let bare = !origin.contains('/') && !origin.ends_with(".toml");
-                if preset_text(stem).is_some() && (bare || e.kind() == std::io::ErrorKind::NotFound)
+                // `configs/NAME.toml` (the repository's copy of a preset, as the README writes
+                // it) is the built-in preset where that file is absent, e.g. outside the
+                // repository; any other missing path is an error, not a silent preset.
+                let repo_copy = path.parent() == Some(Path::new("configs"))
+                    && path.extension().is_some_and(|x| x == "toml");
+                if preset_text(stem).is_some()
+                    && (bare || (repo_copy && e.kind() == std::io::ErrorKind::NotFound))
                 {
                     SimConfig::preset(stem)
                 } else if bare {

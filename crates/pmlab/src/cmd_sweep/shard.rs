@@ -4,6 +4,9 @@
 use crate::atomic_file::with_suffix;
 use std::path::{Path, PathBuf};
 
+/// The most shards a sweep is split into (each writes a file; the last to finish reads them all).
+pub const MAX_SHARDS: usize = 65536;
+
 /// Shard `index` of `count`: the process runs the jobs whose index % count == index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shard {
@@ -26,6 +29,9 @@ impl Shard {
     fn new(index: usize, count: usize) -> Result<Shard, String> {
         if count == 0 {
             return Err("the shard count must be at least 1".into());
+        }
+        if count > MAX_SHARDS {
+            return Err(format!("at most {MAX_SHARDS} shards (got {count})"));
         }
         if index >= count {
             return Err(format!(
@@ -165,6 +171,11 @@ mod tests {
             assert!(Shard::parse(bad).is_err(), "{bad}");
         }
         assert!(Shard::parse("2/2").unwrap_err().contains("0 to 1"));
+        // A count no sweep needs (it used to write its shard file, then panic allocating).
+        assert!(Shard::parse("1/18446744073709551615")
+            .unwrap_err()
+            .contains("at most 65536 shards"));
+        assert!(Shard::parse("0/65536").is_ok());
     }
 
     #[test]
