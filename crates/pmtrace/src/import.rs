@@ -30,7 +30,7 @@
 //! **Gap.** `gap = floor(tick / T) − floor(previous tick / T)` with `T` =
 //! [`ImportOptions::ticks_per_gap_unit`] (default 333: one cycle of a 3 GHz core in ps), so the
 //! gap counts core cycles, rounding never drifts over a long trace, and the first event's gap is
-//! 0. A gap larger than `u32::MAX` saturates. Ticks must be non-decreasing (the artifact emits in
+//! 0. A gap larger than `u32::MAX` is an error naming its line. Ticks must be non-decreasing (the artifact emits in
 //! simulation order); a decrease is an error naming the line.
 //!
 //! The dump has no thread id: everything is thread 0 and the header declares 1 thread. Blank
@@ -50,8 +50,8 @@
 //! * operation, case-insensitive: `READ`, `R`, `P_MEM_RD`, `P_FETCH` → [`Op::Load`] of 64 bytes;
 //!   `WRITE`, `W`, `P_MEM_WR` → [`Op::Store`] of 64 bytes with unknown value;
 //! * cycle: decimal, or hexadecimal with `0x`; optional (a line without one happens in the same
-//!   cycle as the previous line). `gap = cycle − previous cycle` (0 for the first line,
-//!   saturating at `u32::MAX`); cycles must be non-decreasing.
+//!   cycle as the previous line). `gap = cycle − previous cycle` (0 for the first line; more
+//!   than `u32::MAX` is an error naming the line); cycles must be non-decreasing.
 //!
 //! `pc` is 0 and the thread is 0. Blank lines are skipped, and `#` starts a comment (whole line
 //! or end of line).
@@ -87,9 +87,15 @@ impl Default for ImportOptions {
     }
 }
 
-/// Converts a time-stamp delta to a gap, saturating.
-fn gap_from(delta: u64) -> u32 {
-    u32::try_from(delta).unwrap_or(u32::MAX)
+/// Converts a time-stamp delta to a gap; a delta no gap can hold is an error (a saturated gap
+/// shortened the trace's time without a word).
+fn gap_from(delta: u64, what: &'static str) -> Result<u32, TraceError> {
+    u32::try_from(delta).map_err(|_| {
+        TraceError::from(ErrorKind::InvalidNumber {
+            field: what,
+            text: format!("{delta} since the previous event (max {})", u32::MAX),
+        })
+    })
 }
 
 /// Reads a PMWeaver artifact store dump (see the module docs).
@@ -158,7 +164,11 @@ impl<R: BufRead> PmweaverReader<R> {
                     current: tick,
                 })))
             }
-            Some(prev) => gap_from(tick / self.ticks_per_unit - prev / self.ticks_per_unit),
+            Some(prev) => gap_from(
+                tick / self.ticks_per_unit - prev / self.ticks_per_unit,
+                "tick gap (in gap units)",
+            )
+            .map_err(at)?,
         };
         self.prev_tick = Some(tick);
         Ok(Some(TraceEvent { gap, ..ev }))
@@ -337,7 +347,7 @@ impl<R: BufRead> PlainReader<R> {
                     current: c,
                 })))
             }
-            (Some(prev), Some(c)) => gap_from(c - prev),
+            (Some(prev), Some(c)) => gap_from(c - prev, "cycle gap").map_err(at)?,
         };
         if let Some(c) = cycle {
             self.prev_cycle = Some(c);
@@ -412,5 +422,16 @@ mod tests {
         assert_eq!(&out[..4], &[0xbc, 0x0a, 0, 0]);
         assert!(le_bytes_from_hex_number("0x1ffffffff", 4, &mut out).is_err());
         assert!(le_bytes_from_hex_number("0x", 4, &mut out).is_err());
+    }
+
+    #[test]
+    fn a_gap_larger_than_a_gap_can_hold_is_an_error_naming_its_line() {
+        // 2^32 cycles after the previous line: it used to be clamped to 2^32 - 1.
+        let text = "0x1000 READ 0\n0x1000 READ 4294967295\n0x1040 READ 8589934591\n";
+        let events: Vec<_> = PlainReader::new(text.as_bytes(), &ImportOptions::default()).collect();
+        assert_eq!(events[1].as_ref().unwrap().gap, u32::MAX);
+        let e = events[2].as_ref().unwrap_err().to_string();
+        assert!(e.contains("line 3") && e.contains("cycle gap"), "{e}");
+        assert_eq!(events.len(), 3);
     }
 }
