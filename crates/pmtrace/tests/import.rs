@@ -159,9 +159,16 @@ fn pmweaver_malformed_lines_name_their_line() {
 }
 
 #[test]
-fn pmweaver_gap_saturates() {
+fn a_pmweaver_gap_too_large_for_a_gap_is_an_error() {
+    // It saturated at u32::MAX without a word, shortening the trace's time.
     let input = "@0x10 P W 0x40 0x8 0x1 0x0\n@0x10 P W 0x40 0x8 0x1 0xffffffffffffffff\n";
-    let ev = pmweaver(input).unwrap();
+    assert_line_error(pmweaver(input), 2, "tick gap");
+    // The largest gap still fits.
+    let t = u32::MAX as u64 * 333;
+    let ev = pmweaver(&format!(
+        "@0x10 P W 0x40 0x8 0x1 0x0\n@0x10 P W 0x40 0x8 0x1 {t:#x}\n"
+    ))
+    .unwrap();
     assert_eq!(ev[1].gap, u32::MAX);
 }
 
