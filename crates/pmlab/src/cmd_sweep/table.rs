@@ -159,8 +159,38 @@ impl Table {
                 });
             }
         }
+        if !is_one_grid(&out.rows) {
+            return Err(
+                "the shard files hold jobs of different sweeps: their configs, workloads \
+                        and --set values do not form one grid"
+                    .into(),
+            );
+        }
         Ok(out)
     }
+}
+
+/// Whether rows (jobs 0..J in order) can be one sweep's grid: configs x workloads x `--set`
+/// combinations in job order (config-major, see `Grid::position`), for some numbers of workloads
+/// and combinations. Shards of unrelated sweeps with the same shard count merged into a table
+/// of rows from both without this.
+fn is_one_grid(rows: &[Row]) -> bool {
+    let jobs = rows.len();
+    let divisors = |n: usize| (1..=n).filter(move |d| n % d == 0);
+    divisors(jobs).any(|combos| {
+        divisors(jobs / combos).any(|workloads| {
+            let block = workloads * combos;
+            rows.iter().enumerate().all(|(i, r)| {
+                let same_config = &rows[i / block * block];
+                let same_workload = &rows[i / combos % workloads * combos];
+                let same_combo = &rows[i % combos];
+                r.config_file == same_config.config_file
+                    && r.config == same_config.config
+                    && r.workload == same_workload.workload
+                    && r.settings == same_combo.settings
+            })
+        })
+    })
 }
 
 /// Merges host-timing CSVs (same header, first column the job index) into one, in job order.
@@ -357,5 +387,54 @@ mod tests {
         let b = "job,seconds\n0,0.2\n2,0.3\n".to_string();
         let m = merge_host_csv(&[("a".into(), a), ("b".into(), b)]).unwrap();
         assert_eq!(m, "job,seconds\n0,0.2\n1,0.5\n2,0.3\n3,0.1\n");
+    }
+
+    #[test]
+    fn rows_of_different_sweeps_are_not_one_grid() {
+        let r = |job: usize, config: &str, workload: &str, set: &str| Row {
+            config: config.into(),
+            config_file: config.into(),
+            workload: workload.into(),
+            ..row(job, &[set], &[])
+        };
+        // 2 configs x 2 workloads x 2 values, config-major; a workload given twice is fine.
+        let mut grid = Vec::new();
+        for c in ["optane", "nvm-ppo"] {
+            for w in ["btree", "btree"] {
+                for v in ["1", "2"] {
+                    grid.push(r(grid.len(), c, w, v));
+                }
+            }
+        }
+        assert!(is_one_grid(&grid));
+        assert!(is_one_grid(&grid[..4]));
+        // Job 1 from another sweep (its workload).
+        let mut mixed = grid.clone();
+        mixed[1] = r(1, "optane", "skiplist", "2");
+        assert!(!is_one_grid(&mixed));
+        // Two shards of two unrelated sweeps: job 0 optane/btree, job 1 nvm-ppo/skiplist.
+        let two = vec![
+            r(0, "optane", "btree", "1"),
+            r(1, "nvm-ppo", "skiplist", "1"),
+        ];
+        assert!(!is_one_grid(&two));
+        let e = Table::merge(vec![
+            (
+                "a".into(),
+                Table {
+                    set_keys: vec!["k".into()],
+                    rows: vec![two[0].clone()],
+                },
+            ),
+            (
+                "b".into(),
+                Table {
+                    set_keys: vec!["k".into()],
+                    rows: vec![two[1].clone()],
+                },
+            ),
+        ])
+        .unwrap_err();
+        assert!(e.contains("different sweeps"), "{e}");
     }
 }
