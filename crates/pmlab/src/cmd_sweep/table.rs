@@ -176,7 +176,7 @@ impl Table {
 /// of rows from both without this.
 fn is_one_grid(rows: &[Row]) -> bool {
     let jobs = rows.len();
-    let divisors = |n: usize| (1..=n).filter(move |d| n % d == 0);
+    let divisors = |n: usize| (1..=n).filter(move |d| n.is_multiple_of(*d));
     divisors(jobs).any(|combos| {
         divisors(jobs / combos).any(|workloads| {
             let block = workloads * combos;
