@@ -1,7 +1,8 @@
 //! Output files written atomically: the bytes go to a temporary file beside the target, which
 //! is synced and renamed over it only when complete. A reader (or a shard merging at the same
-//! moment) sees the old file or the new one, never a partial one; an interrupted writer leaves
-//! no partial output behind.
+//! moment) sees the old file or the new one, never a partial one; a writer that fails, or is
+//! interrupted by SIGINT, SIGTERM or SIGHUP (`signals`), leaves no partial output behind (after
+//! a SIGKILL or a crash, the temporary `NAME.tmp-HOST-PID` stays).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -65,6 +66,8 @@ pub struct AtomicFile {
     path: PathBuf,
     tmp: PathBuf,
     file: Option<BufWriter<File>>,
+    /// Removes the temporary file if pmlab is interrupted meanwhile.
+    _interrupt: crate::signals::TempGuard,
 }
 
 impl AtomicFile {
@@ -74,6 +77,7 @@ impl AtomicFile {
         let f = File::create(&tmp).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
         Ok(AtomicFile {
             path: path.to_path_buf(),
+            _interrupt: crate::signals::remove_on_interrupt(&tmp),
             tmp,
             file: Some(BufWriter::with_capacity(1 << 20, f)),
         })

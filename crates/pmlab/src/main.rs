@@ -11,6 +11,7 @@ mod output_errors;
 mod percall;
 mod report;
 mod reproduce;
+mod signals;
 mod simulate;
 
 use clap::{Parser, Subcommand};
@@ -77,6 +78,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    signals::install();
     output_errors::install();
     let cli = Cli::parse();
     let result = match cli.command {

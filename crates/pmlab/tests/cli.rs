@@ -1041,3 +1041,41 @@ fn ec_bench_refuses_bad_points_and_sizes_before_filling_its_pool() {
         assert!(o.stdout.is_empty(), "{a:?} ran");
     }
 }
+
+#[test]
+fn an_interrupted_writer_leaves_no_temporary_file() {
+    use std::os::unix::process::ExitStatusExt;
+    let d = tmpdir("interrupt");
+    let out = d.join("big.pmt");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pmlab"))
+        .args(["trace", "gen", "--workload", "ycsb", "--ops", "100000000"])
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the temporary file exists (the trace is being written), then interrupt.
+    let mut waited = 0;
+    while std::fs::read_dir(&d).unwrap().count() == 0 && waited < 600 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        waited += 1;
+    }
+    assert_eq!(
+        std::fs::read_dir(&d).unwrap().count(),
+        1,
+        "no temporary file appeared"
+    );
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(15), "{status:?}");
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

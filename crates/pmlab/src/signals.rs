@@ -1,0 +1,86 @@
+//! Signals, handled as Unix tools handle them: a reader closing pmlab's standard output
+//! (`pmlab trace stats x.pmt | head`) ends pmlab quietly on SIGPIPE, and an interrupt (SIGINT,
+//! SIGTERM, SIGHUP) removes the temporary files of outputs still being written (see
+//! `atomic_file`) before pmlab ends with that signal, so that no partial file is left behind.
+
+use std::ffi::{c_char, c_int, CString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::ptr::null_mut;
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+const SIGHUP: c_int = 1;
+const SIGINT: c_int = 2;
+const SIGPIPE: c_int = 13;
+const SIGTERM: c_int = 15;
+const SIG_DFL: usize = 0;
+
+extern "C" {
+    fn signal(signum: c_int, handler: usize) -> usize;
+    fn raise(sig: c_int) -> c_int;
+    fn unlink(path: *const c_char) -> c_int;
+}
+
+/// Temporary files being written (NUL-terminated names); null = free slot. Lock-free, so that
+/// the signal handler may read it.
+const SLOTS: usize = 64;
+static TEMPS: [AtomicPtr<c_char>; SLOTS] = [const { AtomicPtr::new(null_mut()) }; SLOTS];
+
+/// Sets the dispositions; called first thing in `main`, before any other thread exists.
+pub fn install() {
+    // SAFETY: signal(2) of the C library pmlab links anyway; `on_interrupt` only calls the
+    // async-signal-safe unlink, signal and raise, and reads atomics.
+    unsafe {
+        signal(SIGPIPE, SIG_DFL);
+        for sig in [SIGHUP, SIGINT, SIGTERM] {
+            signal(sig, on_interrupt as extern "C" fn(c_int) as usize);
+        }
+    }
+}
+
+extern "C" fn on_interrupt(sig: c_int) {
+    for slot in &TEMPS {
+        let p = slot.load(Ordering::SeqCst);
+        if !p.is_null() {
+            // SAFETY: a NUL-terminated name that is never freed (see `TempGuard`).
+            unsafe { unlink(p) };
+        }
+    }
+    // SAFETY: as in `install`; the default action then ends the process with this signal.
+    unsafe {
+        signal(sig, SIG_DFL);
+        raise(sig);
+    }
+}
+
+/// A temporary file that an interrupt removes, as long as the guard lives.
+pub struct TempGuard(Option<usize>);
+
+/// Registers `path` for removal on an interrupt (beyond 64 files at once, it is not).
+pub fn remove_on_interrupt(path: &Path) -> TempGuard {
+    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
+        return TempGuard(None);
+    };
+    let p = c.into_raw();
+    for (i, slot) in TEMPS.iter().enumerate() {
+        if slot
+            .compare_exchange(null_mut(), p, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            return TempGuard(Some(i));
+        }
+    }
+    // SAFETY: `p` came from `into_raw` above and was never shared.
+    drop(unsafe { CString::from_raw(p) });
+    TempGuard(None)
+}
+
+impl Drop for TempGuard {
+    fn drop(&mut self) {
+        if let Some(i) = self.0 {
+            // The name is not freed: a handler running on another thread may still read it
+            // (a few bytes per output file).
+            TEMPS[i].store(null_mut(), Ordering::SeqCst);
+        }
+    }
+}
