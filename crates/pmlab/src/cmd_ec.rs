@@ -29,8 +29,9 @@ pub enum EcCommand {
         /// Generator matrix: `cauchy` (always MDS) or `vandermonde` (ISA-L's gf_gen_rs_matrix).
         #[arg(long, default_value = "cauchy")]
         matrix: String,
-        /// Encoder threads.
-        #[arg(long, default_value_t = 1)]
+        /// Encoder threads (1 to 1024).
+        #[arg(long, default_value_t = 1,
+              value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
         threads: usize,
     },
     /// Rebuild the original file from any k intact shards; reports missing and corrupt ones.

@@ -38,7 +38,8 @@ pub enum TraceCommand {
         #[arg(long, value_parser = ["plain", "pmweaver", "text", "pmt"])]
         format: Option<String>,
         /// PMWeaver dumps: simulator ticks per cycle (gem5 ticks are ps; 333 = 3 GHz).
-        #[arg(long, default_value_t = 333, value_name = "TICKS")]
+        #[arg(long, default_value_t = 333, value_name = "TICKS",
+              value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
         ticks_per_cycle: u64,
         /// Workload name recorded in the header (default: the input file name).
         #[arg(long, value_name = "NAME")]

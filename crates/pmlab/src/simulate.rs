@@ -188,10 +188,15 @@ pub fn parse_generated(
     let name = parts.next().unwrap_or("");
     let w = pmwork::workload(name).map_err(|e| format!("workload `{spec}`: {e}"))?;
     let mut p = w.info().default_params(1);
+    let mut seen: Vec<&str> = Vec::new();
     for kv in parts {
         let (k, v) = kv
             .split_once('=')
             .ok_or_else(|| format!("workload `{spec}`: `{kv}` is not KEY=VALUE"))?;
+        if seen.contains(&k) {
+            return Err(format!("workload `{spec}`: `{k}` given twice"));
+        }
+        seen.push(k);
         let bad = |_| format!("workload `{spec}`: {k} = `{v}` is not a number");
         match k {
             "ops" => p.ops = v.parse().map_err(bad)?,

@@ -1079,3 +1079,23 @@ fn an_interrupted_writer_leaves_no_temporary_file() {
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+#[test]
+fn a_config_key_set_twice_is_refused() {
+    let o = pmlab(&[
+        "sim",
+        "--config",
+        "optane",
+        "--workload",
+        "btree",
+        "--ops",
+        "10",
+        "--set",
+        "controller.adr=true",
+        "--set",
+        "controller.adr=false",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("key `controller.adr` given twice"), "{err}");
+}

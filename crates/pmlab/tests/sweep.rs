@@ -478,3 +478,29 @@ fn generated_workloads_sweep_and_shard_identically() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("ycsb:ops=x"), "{}", stderr(&o));
 }
+
+#[test]
+fn bad_workload_specs_and_repeated_keys_are_refused_before_any_job_runs() {
+    let d = tmpdir("bad-spec");
+    for (workloads, says) in [
+        // A later bad spec used to fail only when its job ran, after the ones before it.
+        (
+            ["btree:ops=200000", "btree:ops=abc"],
+            "ops = `abc` is not a number",
+        ),
+        // A key given twice used to take the last value without a word.
+        (["btree:ops=20", "btree:ops=20:ops=30"], "`ops` given twice"),
+    ] {
+        let mut a = vec![
+            "sweep", "--config", "optane", "--jobs", "1", "--out", "x.csv",
+        ];
+        a.push("--workload");
+        a.extend(workloads);
+        let o = pmlab(&d, &a);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains(says), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!d.join("x.csv").exists());
+    }
+}

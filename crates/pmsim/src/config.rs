@@ -829,10 +829,19 @@ impl SimConfig {
         }
         let mut table = toml::Table::try_from(self)
             .map_err(|e| ConfigError(format!("cannot re-serialise config: {e}")))?;
+        let mut seen: Vec<&str> = Vec::new();
         for s in sets {
             let (key, raw) = s
                 .split_once('=')
                 .ok_or_else(|| ConfigError(format!("--set {s}: expected KEY=VALUE")))?;
+            // The second value would silently win over the first.
+            if seen.contains(&key.trim()) {
+                return Err(ConfigError(format!(
+                    "--set {s}: key `{}` given twice",
+                    key.trim()
+                )));
+            }
+            seen.push(key.trim());
             let value: toml::Value = format!("v = {raw}")
                 .parse::<toml::Table>()
                 .ok()

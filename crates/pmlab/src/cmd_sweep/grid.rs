@@ -208,6 +208,17 @@ impl Grid {
                 out.push(cfg);
             }
         }
+        // Every workload names a readable trace file or is a valid workload spec, checked now
+        // rather than when its first job runs (possibly after hours of other jobs).
+        for w in &self.workloads {
+            let path = std::path::Path::new(w);
+            if path.exists() {
+                std::fs::File::open(path).map_err(|e| format!("--workload {w}: {e}"))?;
+            } else {
+                crate::simulate::parse_generated(w)
+                    .map_err(|e| format!("{e} (and no trace file has that name)"))?;
+            }
+        }
         Ok(out)
     }
 }
