@@ -152,7 +152,8 @@ pub unsafe fn ec_encode_data(
         return;
     }
     if k <= 0 {
-        // No sources: every parity byte is the empty sum (ISA-L's kernels store zeros).
+        // No sources: every parity byte is the empty sum. (ISA-L's kernels read data[0] and the
+        // table even then and store bytes derived from them; its API leaves k = 0 undefined.)
         for p in 0..rows as usize {
             std::ptr::write_bytes(*coding.add(p), 0, len as usize);
         }
@@ -256,13 +257,14 @@ pub unsafe fn ec_encode_data_update(
 }
 
 /// `gf_vect_mul(len, gftbl, src, dest)`: dest = C x src. Like ISA-L, `len` must be a positive
-/// multiple of 32; otherwise nothing is written and -1 is returned.
+/// multiple of 32; otherwise nothing is written and 1 is returned, as ISA-L 2.32.1's x86 kernels
+/// (all of its SSE, AVX, AVX-512 and GFNI versions) return (only its C fallback returns -1).
 ///
 /// # Safety
 /// `gftbl` has 32 bytes; `src` readable and `dest` writable for `len` bytes.
 pub unsafe fn gf_vect_mul(len: i32, gftbl: *const u8, src: *const u8, dest: *mut u8) -> i32 {
     if len <= 0 || len % 32 != 0 {
-        return -1;
+        return 1;
     }
     let coefs = Coefs::from_isal_tables(1, 1, std::slice::from_raw_parts(gftbl, 32));
     kernels::encode_linear(

@@ -331,6 +331,19 @@ fn multiply_in_place_and_degenerate_calls_as_isal() {
         );
         assert_eq!(buf, want, "in place, len {len}");
     }
+    // A length that is not a multiple of 32: nothing written, 1 returned (ISA-L 2.32.1's x86
+    // kernels; the shim returned -1, as only ISA-L's C fallback does).
+    for len in [0usize, 31, 33] {
+        let tbl = l.vect_mul_init(7);
+        let src = vec![1u8; len.max(1)];
+        let mut dst = vec![0xeeu8; len.max(1)];
+        // SAFETY: buffers of at least len bytes, a 32-byte table.
+        let rc = unsafe {
+            pmec::isal_abi::gf_vect_mul(len as i32, tbl.as_ptr(), src.as_ptr(), dst.as_mut_ptr())
+        };
+        assert_eq!(rc, 1, "len {len}");
+        assert!(dst.iter().all(|&b| b == 0xee), "len {len}: written");
+    }
     // ec_encode_data without sources: parity is the empty sum; gf_invert_matrix of 0 x 0
     let mut parity = vec![0xa5u8; 40];
     let cp = [parity.as_mut_ptr()];

@@ -842,11 +842,20 @@ impl SimConfig {
                 )));
             }
             seen.push(key.trim());
-            let value: toml::Value = format!("v = {raw}")
+            let parsed = format!("v = {raw}")
                 .parse::<toml::Table>()
                 .ok()
-                .and_then(|mut t| t.remove("v"))
-                .unwrap_or_else(|| toml::Value::String(raw.to_string()));
+                .and_then(|mut t| t.remove("v"));
+            let digits = raw.trim().trim_start_matches(['-', '+']);
+            if parsed.is_none() && !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+            {
+                // Not a string the key wants but an integer TOML cannot hold.
+                return Err(ConfigError(format!(
+                    "--set {s}: {} is out of range",
+                    raw.trim()
+                )));
+            }
+            let value = parsed.unwrap_or_else(|| toml::Value::String(raw.to_string()));
             let parts: Vec<&str> = key.trim().split('.').collect();
             let mut cur = &mut table;
             for p in &parts[..parts.len() - 1] {

@@ -73,3 +73,16 @@ fn random_overrides_never_panic() {
         }
     }
 }
+
+#[test]
+fn overrides_name_a_repeated_key_and_an_integer_out_of_range() {
+    let base = SimConfig::preset("optane").unwrap();
+    let e = base
+        .with_overrides(&["controller.adr=true".into(), "controller.adr=false".into()])
+        .unwrap_err();
+    assert!(e.0.contains("key `controller.adr` given twice"), "{e}");
+    let e = base
+        .with_overrides(&["controller.write_queue=99999999999999999999".into()])
+        .unwrap_err();
+    assert!(e.0.contains("99999999999999999999 is out of range"), "{e}");
+}

@@ -214,7 +214,7 @@ pub unsafe extern "C" fn gf_vect_mul_init(c: c_uchar, gftbl: *mut c_uchar) {
     pmec::isal_abi::gf_vect_mul_init(c, gftbl)
 }
 
-/// ISA-L `gf_vect_mul` (len a positive multiple of 32, else -1).
+/// ISA-L `gf_vect_mul` (len a positive multiple of 32, else 1, as ISA-L 2.32.1's x86 kernels).
 ///
 /// # Safety
 /// As ISA-L.
