@@ -103,6 +103,12 @@ struct comm_cache {
     uint32_t nparts;           /* the communicator's parts (nodes do not change) */
     int *part_node, *part_rep, my_part, layout_ok;
     uint64_t id_base, opens;   /* block of file ids reserved by its rank 0 */
+    /* Jobs across hosts: one duplicate of the communicator for the collectives of all its cached
+       files (mcomm_get), freed when the last of them closes. One per file halved the files a
+       job could keep open: MPICH's communicator ids ran out at about 1700 open files, where
+       ROMIO (one duplicate per file itself) crashed in MPI_File_open. */
+    MPI_Comm mdup;
+    int mdup_refs;
     struct comm_cache *next;   /* entries are few (one per communicator files are opened on) and never freed */
 };
 static struct comm_cache *comm_caches;
@@ -136,12 +142,40 @@ static void coll_max(struct nvc_file *f, int64_t *v, int n)
         nvc_coll_run(f->coll, f->size, NVC_COLL_MAX, v, n);
 }
 
+/* Multi-host jobs: sets f->mcomm to the duplicate of comm for nvcache's collectives, shared by the
+ * files open on comm (one duplicate per file where no record of comm is kept: MPI_THREAD_MULTIPLE).
+ * Collective over comm: every rank of it calls this in the same open. */
+static int mcomm_get(struct nvc_file *f, MPI_Comm comm)
+{
+    struct comm_cache *cc = NULL;
+    int found = 0;
+    if (comm_keyval != MPI_KEYVAL_INVALID && (PMPI_Comm_get_attr(comm, comm_keyval, &cc, &found) != MPI_SUCCESS || !found))
+        cc = NULL;
+    if (!cc)
+        return PMPI_Comm_dup(comm, &f->mcomm);
+    if (cc->mdup_refs == 0) {
+        int rc = PMPI_Comm_dup(comm, &cc->mdup);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    cc->mdup_refs++;
+    f->mcomm = cc->mdup;
+    f->mcomm_owner = cc;
+    return MPI_SUCCESS;
+}
+
 static void comm_release(struct nvc_file *f)
 {
     if (f->coll)
         nvc_coll_leave(f->coll, f->size);
     f->coll = NULL;
-    if (f->mcomm != MPI_COMM_NULL)
+    struct comm_cache *cc = f->mcomm_owner;
+    if (cc) {
+        if (--cc->mdup_refs == 0)
+            PMPI_Comm_free(&cc->mdup);
+        f->mcomm = MPI_COMM_NULL;
+        f->mcomm_owner = NULL;
+    } else if (f->mcomm != MPI_COMM_NULL)
         PMPI_Comm_free(&f->mcomm);
 }
 
@@ -1430,7 +1464,12 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
     /* ... and the stripe, as its minimum and (negated) maximum: ranks whose hints differ would
        otherwise place the same file offset in different parts; and whether a representative found
        that another handle was opened meanwhile (the file is then shared: no failure to report). */
-    int64_t ok[NVC_AGREE_VALS] = {ok_local, !ok_local || st == NVC_OK, f->rank == 0 ? -(int64_t)(coll + 1) : 0,
+    /* Jobs across hosts: the duplicate for this file's collectives, made (or shared) before the
+       agreement, by every rank of acomm, so that a failure to make it is agreed on too. */
+    int mcomm_ok = !nvc_rt.multi_host || mcomm_get(f, acomm) == MPI_SUCCESS;
+    if (!mcomm_ok && f->rank == 0)
+        nvc_msg("%s: MPI_Comm_dup for nvcache's collectives failed; using plain MPI-IO for this file", path);
+    int64_t ok[NVC_AGREE_VALS] = {ok_local && mcomm_ok, !ok_local || st == NVC_OK, f->rank == 0 ? -(int64_t)(coll + 1) : 0,
                                   (int64_t)f->stripe, -(int64_t)f->stripe, -(int64_t)lost};
     PMPI_Allreduce(MPI_IN_PLACE, ok, NVC_AGREE_VALS, MPI_INT64_T, MPI_MIN, acomm);
     int stripes_differ = ok[3] != -ok[4];
@@ -1443,6 +1482,7 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
         if (f->reg_owner) /* its handles stay open, uncached: no other open may cache the file meanwhile */
             reg_disown(f);
         f->reg_owner = 0;
+        comm_release(f); /* every rank is here (the agreement): the shared duplicate's count stays equal */
         if (f->direct) {
             nvc_part_close(f->direct, 1);
             free(f->direct);
@@ -1477,9 +1517,7 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
             free(d);
         }
     }
-    if (nvc_rt.multi_host)
-        PMPI_Comm_dup(acomm, &f->mcomm); /* every rank of acomm gets here: the agreement above said so */
-    else
+    if (!nvc_rt.multi_host) /* else f->mcomm, made before the agreement */
         f->coll = nvc_coll_entry(nvc_rt.mbox[0], (int)(-ok[2] - 1));
     MPI_Offset pos = 0;
     PMPI_File_get_position(f->real, &pos);

@@ -483,6 +483,7 @@ struct nvc_file {
     struct nvc_reg *reg;       /* this handle's entry in the job's file table (NULL: untracked or on another host) */
     int64_t reg_idx;           /* the entry's index in node 0's host's table (ranks of other hosts; -1: untracked) */
     MPI_Comm mcomm;            /* multi-host jobs: a duplicate of the file's communicator for nvcache's collectives */
+    void *mcomm_owner;         /* the communicator record (cache.c) whose shared duplicate mcomm is; NULL: f's own */
     int reg_joined;            /* the handle was entered in the table (left at close) */
     int reg_owner;             /* this open cached the file when it was opened (checked before cached operations) */
     pthread_mutex_t lock;
