@@ -338,14 +338,14 @@ mod tests {
     fn validation_names_the_job() {
         let g = Grid::new(
             vec!["optane".into(), "nvm-ppo".into()],
-            v(&["w"]),
+            v(&["btree"]),
             vec![SetAxis::parse("controller.adr=true,false").unwrap()],
         )
         .unwrap();
         assert_eq!(g.validate().unwrap().len(), 4);
         let bad = Grid::new(
             vec!["optane".into(), "no-such-preset".into()],
-            v(&["w"]),
+            v(&["btree"]),
             vec![],
         )
         .unwrap();
@@ -353,7 +353,7 @@ mod tests {
         assert!(e.starts_with("job 1 (config no-such-preset"), "{e}");
         let bad = Grid::new(
             vec!["optane".into()],
-            v(&["w"]),
+            v(&["btree"]),
             vec![SetAxis::parse("controller.nope=1,2").unwrap()],
         )
         .unwrap();
@@ -362,5 +362,9 @@ mod tests {
             e.starts_with("job 0 ") && e.contains("controller.nope"),
             "{e}"
         );
+        // A workload that is neither a trace file nor a workload spec, before any job runs.
+        let bad = Grid::new(vec!["optane".into()], v(&["no-such-workload"]), vec![]).unwrap();
+        let e = bad.validate().unwrap_err();
+        assert!(e.contains("no trace file has that name"), "{e}");
     }
 }
