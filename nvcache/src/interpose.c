@@ -570,8 +570,9 @@ static int split_take(MPI_File fh, MPI_Status *status, int *rc)
         return P##name args;                                                                         \
     }
 
-/* A nonblocking call not cached: under pass_blocking its blocking counterpart, done now. */
-#define NVC_GEN_UNCACHED_NB(name, params, args, blocking)                                            \
+/* A call not cached that MPI-IO may leave running: under pass_blocking its blocking counterpart,
+   done now (status in st, result in rc), then `finish`. */
+#define NVC_GEN_UNCACHED_EAGER(name, params, args, blocking, finish)                                 \
     int name params                                                                                  \
     {                                                                                                \
         struct nvc_file *f = nvc_file_lookup(fh);                                                    \
@@ -581,22 +582,14 @@ static int split_take(MPI_File fh, MPI_Status *status, int *rc)
             return P##name args;                                                                     \
         MPI_Status st;                                                                               \
         int rc = blocking;                                                                           \
-        return completed(rc, &st, r);                                                                \
+        return finish;                                                                               \
     }
-
-/* A split collective's begin: under pass_blocking the whole blocking operation (split_keep). */
-#define NVC_GEN_SPLIT_BEGIN(name, params, args, blocking)                                            \
-    int name params                                                                                  \
-    {                                                                                                \
-        struct nvc_file *f = nvc_file_lookup(fh);                                                    \
-        if (f)                                                                                       \
-            nvc_bypass(f, #name " is not cached");                                                   \
-        if (!pass_blocking)                                                                          \
-            return P##name args;                                                                     \
-        MPI_Status st;                                                                               \
-        int rc = blocking;                                                                           \
-        return split_keep(fh, rc, &st);                                                              \
-    }
+/* A nonblocking call: a completed request. */
+#define NVC_GEN_UNCACHED_NB(name, params, args, blocking) \
+    NVC_GEN_UNCACHED_EAGER(name, params, args, blocking, completed(rc, &st, r))
+/* A split collective's begin: the whole operation, its result kept for the end (split_keep). */
+#define NVC_GEN_SPLIT_BEGIN(name, params, args, blocking) \
+    NVC_GEN_UNCACHED_EAGER(name, params, args, blocking, split_keep(fh, rc, &st))
 
 /* nvcache keeps the individual file pointer itself (the real handle's stays where the open left
    it): the real one is set from it before such a call and read back after, or the call would

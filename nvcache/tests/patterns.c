@@ -40,6 +40,15 @@ static void rec_status(struct result *r, MPI_Status *st, MPI_Datatype dt)
     rec(r, &e, sizeof e);
 }
 
+/* Whether the MPI library is Open MPI (some plain MPI-IO behaviours differ from ROMIO's). */
+static int is_open_mpi(void)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    MPI_Get_library_version(lib, &len);
+    return strstr(lib, "Open MPI") != NULL;
+}
+
 static void rec_i64(struct result *r, long long v) { rec(r, &v, sizeof v); }
 
 /* Records a collective or non-contiguous read: only the `valid` bytes before EOF, no count.
@@ -622,10 +631,7 @@ static void p_view_lb(const char *path, MPI_Info info, struct result *r)
 {
     /* Open MPI 4.1's MPI-IO (OMPIO) puts this end at position 13, not at the 6 data bytes before
        it (ROMIO, nvcache, MPI 4.1 section 14.4.3): no reference to compare with there. */
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len;
-    MPI_Get_library_version(lib, &len);
-    if (strstr(lib, "Open MPI"))
+    if (is_open_mpi())
         return;
     int lens[2] = {4, 4};
     MPI_Aint disps[2] = {8, 20};
@@ -848,10 +854,7 @@ static void p_pair_types(const char *path, MPI_Info info, struct result *r)
 {
     /* MPICH 4.0's ROMIO aborts on both (it asks MPI_Type_get_contents of a named type): no
        reference to compare with there. */
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len;
-    MPI_Get_library_version(lib, &len);
-    if (!strstr(lib, "Open MPI"))
+    if (!is_open_mpi())
         return;
     struct {
         double d;

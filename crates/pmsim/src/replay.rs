@@ -483,17 +483,8 @@ impl Replay {
     /// The replay's simulated time: the cut, or when the last request was acknowledged (also
     /// under a cut that came after that).
     fn sim_time(&self) -> Ps {
-        let end = self
-            .threads
-            .iter()
-            .map(|t| t.clock)
-            .max()
-            .unwrap_or(0)
-            .max(self.last_ack);
-        match self.stop_at {
-            Some(t) if self.cut => t,
-            cut => end.min(cut.unwrap_or(Ps::MAX)),
-        }
+        let end = self.threads.iter().map(|t| t.clock).max().unwrap_or(0);
+        crate::time::run_time(end.max(self.last_ack), self.stop_at, self.cut)
     }
 
     /// All statistics of the run: replay figures under `replay.`, memory system under `mc.`.

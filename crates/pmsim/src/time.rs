@@ -21,6 +21,16 @@ pub fn cycle_ps(ghz: f64) -> Ps {
     (1_000.0 / ghz).round() as Ps
 }
 
+/// A run's simulated time: `end`, when its last thread or acknowledgement finished; or the crash
+/// point `stop_at` when the run was `cut` there with work left. A crash point after the end is no
+/// cut: the time is `end`.
+pub fn run_time(end: Ps, stop_at: Option<Ps>, cut: bool) -> Ps {
+    match stop_at {
+        Some(t) if cut => t,
+        later => end.min(later.unwrap_or(Ps::MAX)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

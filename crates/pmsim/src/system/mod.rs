@@ -1833,17 +1833,8 @@ impl System {
     /// The run's simulated time: the cut, or when the last thread or write finished (also
     /// under a cut that came after that).
     fn sim_time(&self) -> Ps {
-        let end = self
-            .threads
-            .iter()
-            .map(|t| t.clock)
-            .max()
-            .unwrap_or(0)
-            .max(self.last_ack);
-        match self.stop_at {
-            Some(t) if self.cut => t,
-            cut => end.min(cut.unwrap_or(Ps::MAX)),
-        }
+        let end = self.threads.iter().map(|t| t.clock).max().unwrap_or(0);
+        crate::time::run_time(end.max(self.last_ack), self.stop_at, self.cut)
     }
 
     /// All statistics: cores under `cpu.`, caches under `cache.`, traffic under `pm.` and
