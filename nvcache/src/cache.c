@@ -735,8 +735,6 @@ int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void
 
 /* ------------------------------------------------------------------ draining */
 
-static int file_key(const char *path, uint64_t *dev, uint64_t *ino);
-
 /* Whether f's name still leads to the file f opened. A file deleted while open (MPI_File_delete,
  * or another program's unlink) keeps its handles, whose writes under plain MPI-IO go to the
  * unlinked file and vanish with it; a drain that opened the name instead wrote them into whatever
@@ -744,12 +742,12 @@ static int file_key(const char *path, uint64_t *dev, uint64_t *ino);
  * reported an error and the parts stayed for good). */
 static int same_file(struct nvc_file *f)
 {
-    uint64_t dev, ino;
-    if (!f->file_ino)
+    struct nvc_file_id now;
+    if (!f->file_id.ino)
         return 1; /* not known: as before */
-    if (file_key(f->path, &dev, &ino) != 0)
+    if (nvc_file_id_get(f->path, &now) != 0)
         return 0;
-    return ino == f->file_ino && (nvc_rt.multi_host || dev == f->file_dev);
+    return nvc_file_id_same(&f->file_id, &now, !nvc_rt.multi_host);
 }
 
 /* Opens the COMM_SELF handle drains write through. When the name no longer leads to the file this
@@ -1072,17 +1070,6 @@ static int reg_join_remote(struct nvc_file *f, uint64_t dev, uint64_t ino, int w
 }
 
 /* The file's identity: device and inode of path (ROMIO's "fs:" prefixes stripped). */
-static int file_key(const char *path, uint64_t *dev, uint64_t *ino)
-{
-    struct stat sb;
-    const char *colon = strchr(path, ':'), *slash = strchr(path, '/');
-    if (stat(path, &sb) != 0 && !(colon && colon > path && (!slash || colon < slash) && stat(colon + 1, &sb) == 0))
-        return -1;
-    *dev = (uint64_t)sb.st_dev;
-    *ino = (uint64_t)sb.st_ino;
-    return 0;
-}
-
 /* Drains the parts of the open that cached the file (layout from the table) through their managers. */
 static void drain_other_open(const char *path, const struct nvc_reg *lay)
 {
@@ -1115,17 +1102,15 @@ static void drain_other_open(const char *path, const struct nvc_reg *lay)
  * that does), so the file is complete when the open returns. */
 static int reg_enter(struct nvc_file *f, int want_cache)
 {
-    uint64_t dev, ino;
     f->reg_joined = 1;
     f->reg = NULL;
     f->reg_idx = -1;
-    if (file_key(f->path, &dev, &ino) != 0) {
+    if (nvc_file_id_get(f->path, &f->file_id) != 0) {
         nvc_debug("%s: cannot stat the file; not cached", f->path);
         reg_untrack();
         return 0;
     }
-    f->file_dev = dev;
-    f->file_ino = ino;
+    uint64_t dev = f->file_id.dev, ino = f->file_id.ino;
     /* Across hosts one file system's device numbers differ between its mounts: the inode alone
        is the key (two files of different file systems with one inode number only pass through). */
     if (nvc_rt.multi_host)
@@ -1418,7 +1403,7 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
         f->dseg = malloc(NVC_MAXSEG * sizeof *f->dseg);
         int e = d && f->dseg ? nvc_part_make(d, nvc_rt.jobid, f->fileid, f->nparts, (uint32_t)f->my_part, f->stripe,
                                              (uint64_t)size, (amode & MPI_MODE_DELETE_ON_CLOSE) ? 1 : 0,
-                                             f->opts.reply, f->path + f->path_off)
+                                             f->opts.reply, f->path + f->path_off, &f->file_id)
                               : -ENOMEM;
         if (e) {
             free(d);
@@ -1441,6 +1426,7 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
         s->arg[4] = (amode & MPI_MODE_DELETE_ON_CLOSE) ? 1 : 0;
         s->arg[5] = (uint64_t)f->opts.reply;
         snprintf((char *)nvc_slot_data(s), NVC_PATH_MAX, "%s", f->path + f->path_off);
+        memcpy(nvc_slot_data(s) + NVC_PATH_MAX, &f->file_id, sizeof f->file_id);
         st = call(f, (uint32_t)f->my_part, s);
         if (st == NVC_OK && size > 0)
             st = (uint32_t)prefetch_part(f, (uint32_t)f->my_part, size);

@@ -104,6 +104,24 @@ enum nvc_part_state { NVC_PART_ACTIVE = 1, NVC_PART_DRAINING = 2, NVC_PART_BYPAS
 #define NVC_PART_VERSION 2u
 
 /** Persistent header at offset 0 of every part file (crash-consistent metadata). */
+/** What tells one file from another that later took its name: the inode number with the device
+ *  and, where the file system keeps it, the creation time (inode numbers are reused: ext4 hands a
+ *  deleted file's number to the next file created). All zero: unknown. */
+struct nvc_file_id {
+    uint64_t dev, ino;
+    int64_t btime_sec;
+    uint32_t btime_nsec, has_btime;
+};
+
+/** Reads the identity of the file at path (also a ROMIO "prefix:" path); 0 or -1 (cannot stat). */
+int nvc_file_id_get(const char *path, struct nvc_file_id *id);
+/** Reads the identity of the open file fd; 0 or -1. */
+int nvc_file_id_fd(int fd, struct nvc_file_id *id);
+/** Whether b is the file a names, comparing the device only when with_dev is set (one file
+ *  system's device number differs between hosts and can change when it is mounted again).
+ *  An unknown a (never recorded) matches anything. */
+int nvc_file_id_same(const struct nvc_file_id *a, const struct nvc_file_id *b, int with_dev);
+
 struct nvc_part_hdr {
     char magic[8];             /* "NVCPART1" */
     uint32_t version, state;   /* enum nvc_part_state */
@@ -120,7 +138,10 @@ struct nvc_part_hdr {
     uint32_t writers;          /* direct writes in progress (atomic); a drain completes only at 0 */
     uint32_t reply;            /* enum nvc_reply_mode of the file (the manager maps parts it did not create) */
     char path[NVC_PATH_MAX];   /* the real file */
+    struct nvc_file_id file_id; /* which file the path led to when the part was made (zero: unknown) */
 };
+
+_Static_assert(sizeof(struct nvc_part_hdr) <= NVC_PAGE, "part header fits its page");
 
 /** One NVRAM part mapped in the manager. */
 struct nvc_part {
@@ -138,9 +159,10 @@ struct nvc_part {
 
 /** Creates and maps a part file; fills the header; returns 0 or -errno (message printed). */
 int nvc_part_create(struct nvc_part *p, const char *file, const struct nvc_part_hdr *init);
-/** Creates part `index` of file `path` of this job (header from the arguments); returns 0 or -errno. */
+/** Creates part `index` of file `path` of this job (header from the arguments; id: the identity of
+ *  the file the job opened, NULL: unknown); returns 0 or -errno. */
 int nvc_part_make(struct nvc_part *p, uint64_t jobid, uint64_t fileid, uint32_t nparts, uint32_t index, uint64_t stripe,
-                  uint64_t size, int temporary, int reply, const char *path);
+                  uint64_t size, int temporary, int reply, const char *path, const struct nvc_file_id *id);
 /** Maps an existing part file read/write (recovery); returns 0 or -errno. */
 int nvc_part_open(struct nvc_part *p, const char *file);
 /** Maps a live part of this job from a rank of the owning node (direct access) or its manager
@@ -462,7 +484,7 @@ struct nvc_file {
     size_t path_off;
     int path_ok;
     int drain_failed;          /* a drain of this rank's bypass failed: its parts keep the data */
-    uint64_t file_dev, file_ino; /* the file this handle opened (stat at the open; 0, 0: unknown) */
+    struct nvc_file_id file_id; /* the file this handle opened (stat at the open; zero: unknown) */
     int file_gone;             /* path no longer names that file (deleted, maybe re-created): drains
                                   discard, as plain MPI-IO's writes went to the unlinked file */
     struct nvc_file_opts opts;

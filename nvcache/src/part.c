@@ -138,8 +138,52 @@ int nvc_mkdirs(const char *dir)
     return 0;
 }
 
+static void file_id_fill(const struct statx *sx, struct nvc_file_id *id)
+{
+    memset(id, 0, sizeof *id);
+    id->dev = ((uint64_t)sx->stx_dev_major << 32) | sx->stx_dev_minor;
+    id->ino = sx->stx_ino;
+    if (sx->stx_mask & STATX_BTIME) {
+        id->has_btime = 1;
+        id->btime_sec = sx->stx_btime.tv_sec;
+        id->btime_nsec = sx->stx_btime.tv_nsec;
+    }
+}
+
+int nvc_file_id_get(const char *path, struct nvc_file_id *id)
+{
+    struct statx sx;
+    const char *colon = strchr(path, ':'), *slash = strchr(path, '/');
+    const unsigned want = STATX_INO | STATX_BTIME;
+    memset(id, 0, sizeof *id);
+    if (statx(AT_FDCWD, path, 0, want, &sx) != 0 &&
+        !(colon && colon > path && (!slash || colon < slash) && statx(AT_FDCWD, colon + 1, 0, want, &sx) == 0))
+        return -1;
+    file_id_fill(&sx, id);
+    return 0;
+}
+
+int nvc_file_id_fd(int fd, struct nvc_file_id *id)
+{
+    struct statx sx;
+    memset(id, 0, sizeof *id);
+    if (statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_BTIME, &sx) != 0)
+        return -1;
+    file_id_fill(&sx, id);
+    return 0;
+}
+
+int nvc_file_id_same(const struct nvc_file_id *a, const struct nvc_file_id *b, int with_dev)
+{
+    if (!a->ino)
+        return 1;
+    if (a->ino != b->ino || (with_dev && a->dev != b->dev))
+        return 0;
+    return !(a->has_btime && b->has_btime) || (a->btime_sec == b->btime_sec && a->btime_nsec == b->btime_nsec);
+}
+
 int nvc_part_make(struct nvc_part *p, uint64_t jobid, uint64_t fileid, uint32_t nparts, uint32_t index, uint64_t stripe,
-                  uint64_t size, int temporary, int reply, const char *path)
+                  uint64_t size, int temporary, int reply, const char *path, const struct nvc_file_id *id)
 {
     static int dir_made; /* once per process; nvc_part_create makes it again if it went away */
     int e = dir_made ? 0 : nvc_mkdirs(nvc_cfg.dir);
@@ -163,6 +207,8 @@ int nvc_part_make(struct nvc_part *p, uint64_t jobid, uint64_t fileid, uint32_t 
     h.reply = (uint32_t)reply;
     h.capacity = nvc_cfg.part_max / NVC_PAGE * NVC_PAGE;
     snprintf(h.path, sizeof h.path, "%s", path);
+    if (id)
+        h.file_id = *id;
     char file[1200];
     nvc_part_name(file, sizeof file, jobid, fileid, index);
     return nvc_part_create(p, file, &h);

@@ -1,13 +1,15 @@
 /* recover.c: nvcache-recover, rebuilds files from NVRAM parts left by processes that died.
  *
- * Usage: nvcache-recover [--dir DIR] [--keep] [--dry-run] [--temporary] [FILE...]
+ * Usage: nvcache-recover [--dir DIR] [--keep] [--dry-run] [--temporary] [--force] [FILE...]
  * Every part in DIR (default $NVCACHE_DIR or /dev/shm/nvcache-$USER) that is still active or
  * draining has its dirty pages written to the real file recorded in its header (an absolute
  * name; the file must exist); the file is grown to the largest size any part of that file saw,
  * never shrunk. Parts of files opened with MPI_MODE_DELETE_ON_CLOSE are removed once no process
  * of their job runs (--temporary recovers them instead). Recovered parts are removed unless
- * --keep; a part that cannot be written back is kept. With FILE arguments only parts of those
- * files are considered.
+ * --keep; a part that cannot be written back is kept. So is a part whose file was replaced since
+ * (deleted and created again, or another file moved to its name: a different inode or creation
+ * time than the job opened), unless --force. With FILE arguments only parts of those files are
+ * considered.
  * Mailboxes in /dev/shm of the recovered jobs, and of any job whose creating manager process is
  * gone, are removed (not with --dry-run).
  */
@@ -26,7 +28,7 @@
 #include <unistd.h>
 
 static const char usage[] =
-    "usage: nvcache-recover [--dir DIR] [--keep] [--dry-run] [--temporary] [FILE...]\n"
+    "usage: nvcache-recover [--dir DIR] [--keep] [--dry-run] [--temporary] [--force] [FILE...]\n"
     "Writes the dirty data that NVRAM parts of dead jobs hold back to their files, then removes\n"
     "the parts and the dead jobs' mailboxes in /dev/shm. Parts of jobs still running are skipped.\n"
     "  --dir DIR     NVRAM directory (default $NVCACHE_DIR, else /dev/shm/nvcache-$USER)\n"
@@ -34,6 +36,8 @@ static const char usage[] =
     "  --dry-run     only say what would be recovered (implies --keep)\n"
     "  --temporary   recover files opened with MPI_MODE_DELETE_ON_CLOSE too (else their parts\n"
     "                are removed once their job is gone)\n"
+    "  --force       write back into a file that replaced the job's (deleted and created again,\n"
+    "                or moved there: not the inode the job opened); else such parts are kept\n"
     "  FILE...       only parts of these files\n"
     "  -h, --help    this text\n";
 
@@ -117,6 +121,7 @@ struct target {
     char path[NVC_PATH_MAX];
     uint64_t fileid, jobid, size;
     int parts;
+    int replaced;   /* the name leads to another file than the job's: nothing written, size left */
     uint64_t bytes; /* dirty bytes below the file size (written back, or would be with --dry-run) */
 };
 
@@ -185,16 +190,41 @@ static int wanted(int argc, char **argv, int first, const char *path)
     return 0;
 }
 
-static int recover_part(struct nvc_part *p, int dry, uint64_t *bytes)
+/* Writes a part's dirty data back; 0, -1 (failed; the part is kept) or -2 (the name leads to
+   another file than the job opened; nothing written, the part is kept). */
+static int recover_part(struct nvc_part *p, int dry, int force, uint64_t *bytes)
 {
     struct nvc_part_hdr *h = p->hdr;
     const char *name = real_name(h->path);
     /* Never O_CREAT: the job created the file at its open, so a missing file was removed since
        (or the name is wrong), and the data must stay in the part rather than go elsewhere. */
-    int fd = dry ? -1 : open(name, O_WRONLY);
+    int fd = open(name, O_WRONLY);
     if (!dry && fd < 0) {
         fprintf(stderr, "nvcache-recover: open(%s) failed: %s; the part is kept\n", name, strerror(errno));
         return -1;
+    }
+    /* Nor into a file that took the name since: the job's file was deleted (its data is gone
+       under plain MPI-IO too) or replaced, and its bytes would overwrite another file's. The
+       device is not compared: one file system's device number changes when it is mounted again
+       (after the reboot that precedes most recoveries) and differs between hosts. */
+    struct nvc_file_id now;
+    if (fd >= 0 && !force && nvc_file_id_fd(fd, &now) == 0 && !nvc_file_id_same(&h->file_id, &now, 0)) {
+        if (now.ino == h->file_id.ino)
+            fprintf(stderr,
+                    "nvcache-recover: %s is not the file the job wrote (created again since: its inode number, "
+                    "another creation time); the part is kept (--force writes it there)\n",
+                    name);
+        else
+            fprintf(stderr,
+                    "nvcache-recover: %s is not the file the job wrote (inode %llu, the job's was %llu); the part "
+                    "is kept (--force writes it there)\n",
+                    name, (unsigned long long)now.ino, (unsigned long long)h->file_id.ino);
+        close(fd);
+        return -2;
+    }
+    if (dry && fd >= 0) {
+        close(fd);
+        fd = -1;
     }
     uint64_t cursor = 0, off, len;
     while (nvc_part_next_dirty(p, &cursor, &off, &len)) {
@@ -222,6 +252,62 @@ static int recover_part(struct nvc_part *p, int dry, uint64_t *bytes)
     return 0;
 }
 
+/* A part file and when it was made. */
+struct listed {
+    char file[2048];
+    int64_t sec;
+    uint32_t nsec;
+};
+
+static int by_age(const void *a, const void *b)
+{
+    const struct listed *x = a, *y = b;
+    if (x->sec != y->sec)
+        return x->sec < y->sec ? -1 : 1;
+    if (x->nsec != y->nsec)
+        return x->nsec < y->nsec ? -1 : 1;
+    return strcmp(x->file, y->file);
+}
+
+/* The part files in dir, oldest first (creation time where the file system keeps it, else the
+   last change). Parts of two dead jobs that wrote the same file are then written back in the
+   order the jobs made them, so the later job's bytes end up in the file, as they did in the
+   file under plain MPI-IO, instead of in whatever order the directory lists them (tmpfs: newest
+   first, which put the older job's bytes last). Returns NULL with *n 0 for an empty directory. */
+static struct listed *list_parts(DIR *d, const char *dir, size_t *n)
+{
+    struct listed *l = NULL;
+    size_t cap = 0;
+    struct dirent *e;
+    *n = 0;
+    while ((e = readdir(d))) {
+        size_t L = strlen(e->d_name);
+        if (L < 5 || strcmp(e->d_name + L - 5, ".part"))
+            continue;
+        if (*n == cap) {
+            struct listed *nl = realloc(l, (cap = cap ? 2 * cap : 64) * sizeof *l);
+            if (!nl) {
+                free(l);
+                return NULL;
+            }
+            l = nl;
+        }
+        struct listed *x = &l[(*n)++];
+        snprintf(x->file, sizeof x->file, "%s/%s", dir, e->d_name);
+        struct statx sx;
+        x->sec = 0;
+        x->nsec = 0;
+        if (statx(AT_FDCWD, x->file, 0, STATX_BTIME | STATX_CTIME, &sx) == 0) {
+            const struct statx_timestamp *t = (sx.stx_mask & STATX_BTIME) ? &sx.stx_btime : &sx.stx_ctime;
+            x->sec = t->tv_sec;
+            x->nsec = t->tv_nsec;
+        }
+    }
+    if (*n)
+        qsort(l, *n, sizeof *l, by_age);
+    return l;
+}
+
 int main(int argc, char **argv)
 {
     const char *dir = getenv("NVCACHE_DIR");
@@ -231,7 +317,7 @@ int main(int argc, char **argv)
         snprintf(defdir, sizeof defdir, "/dev/shm/nvcache-%s", u && *u ? u : "user");
         dir = defdir;
     }
-    int keep = 0, dry = 0, temporary = 0, first = 1;
+    int keep = 0, dry = 0, temporary = 0, force = 0, first = 1;
     for (; first < argc && argv[first][0] == '-'; first++) {
         if (!strcmp(argv[first], "-h") || !strcmp(argv[first], "--help")) {
             fputs(usage, stdout);
@@ -245,6 +331,8 @@ int main(int argc, char **argv)
             dry = keep = 1;
         else if (!strcmp(argv[first], "--temporary"))
             temporary = 1;
+        else if (!strcmp(argv[first], "--force"))
+            force = 1;
         else {
             fprintf(stderr, "nvcache-recover: unknown option %s\n%s", argv[first], usage);
             return 2;
@@ -260,13 +348,15 @@ int main(int argc, char **argv)
     struct sibling *sib = NULL; /* sizes of the CLOSED and BYPASS parts seen */
     size_t nsib = 0;
     int failed = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t L = strlen(e->d_name);
-        if (L < 5 || strcmp(e->d_name + L - 5, ".part"))
-            continue;
-        char file[2048];
-        snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
+    size_t nlist = 0;
+    struct listed *list = list_parts(d, dir, &nlist);
+    closedir(d);
+    if (!list && nlist) {
+        fprintf(stderr, "nvcache-recover: out of memory listing %s\n", dir);
+        return 1;
+    }
+    for (size_t li = 0; li < nlist; li++) {
+        const char *file = list[li].file;
         struct nvc_part p;
         if (nvc_part_open(&p, file)) {
             failed = 1;
@@ -343,12 +433,14 @@ int main(int argc, char **argv)
         if (h->size > t[i].size)
             t[i].size = h->size;
         t[i].parts++;
-        int rc = active ? recover_part(&p, dry, &t[i].bytes) : 0;
+        int rc = active ? recover_part(&p, dry, force, &t[i].bytes) : 0;
         if (rc)
             failed = 1;
+        if (rc == -2)
+            t[i].replaced = 1;
         nvc_part_close(&p, !rc && !keep);
     }
-    closedir(d);
+    free(list);
     for (size_t k = 0; k < nsib; k++)
         for (size_t i = 0; i < nt; i++)
             if (t[i].fileid == sib[k].fileid && t[i].jobid == sib[k].jobid && !strcmp(t[i].path, sib[k].path) &&
@@ -356,6 +448,11 @@ int main(int argc, char **argv)
                 t[i].size = sib[k].size;
     free(sib);
     for (size_t i = 0; i < nt; i++) {
+        if (t[i].replaced) {
+            printf("kept the parts of %s: the file there now is not the one job %016llx wrote\n", t[i].path,
+                   (unsigned long long)t[i].jobid);
+            continue;
+        }
         if (!dry) {
             struct stat sb;
             /* Only ever grows the file: a part sees its own writes, not those of parts closed or
@@ -376,6 +473,7 @@ int main(int argc, char **argv)
         printf("nothing to recover in %s\n", dir);
     /* Mailboxes of the dead jobs whose parts were recovered, and of any job whose creating
        manager is gone (a job ended by MPI_Abort or a signal), are stale shared memory. */
+    struct dirent *e;
     DIR *shm = dry ? NULL : opendir("/dev/shm");
     while (shm && (e = readdir(shm))) {
         if (!is_mailbox_name(e->d_name))

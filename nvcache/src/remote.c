@@ -122,7 +122,7 @@ static uint64_t request_data(const struct nvc_slot *s)
     switch (s->op) {
     case NVC_OP_WRITE:
     case NVC_OP_FILL: return seg_bytes(s);
-    case NVC_OP_OPEN: return strnlen((const char *)nvc_slot_data((struct nvc_slot *)s), NVC_PATH_MAX - 1) + 1;
+    case NVC_OP_OPEN: return NVC_PATH_MAX + sizeof(struct nvc_file_id); /* the path, then the file's identity */
     case NVC_OP_REG_JOIN: return s->arg[3] * sizeof(uint16_t); /* the caching open's part -> node */
     default: return 0;
     }

@@ -27,6 +27,10 @@
  *                                  leave the running job's parts alone), then each writes and syncs
  *                                  4 KiB more, and the job is SIGKILLed; `lifecycle live-verify
  *                                  FILE` then checks that all 16 KiB synced are in FILE.
+ *   lifecycle sync-kill FILE C     (1 rank) writes 8 KiB of the byte C at offset 0, syncs, and is
+ *                                  SIGKILLed; run twice with different bytes and no recovery in
+ *                                  between, `lifecycle has FILE C` then checks that the later
+ *                                  job's bytes are the ones recovered (exit 0 when they are).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -275,6 +279,20 @@ static int close_crash_case(const char *path)
     return fail("the close did not write to the file twice");
 }
 
+static int sync_kill_case(const char *path, int c)
+{
+    MPI_File fh;
+    if (open_rw(path, 0, &fh))
+        return 1;
+    char buf[8192];
+    memset(buf, c, sizeof buf);
+    MPI_File_write_at(fh, 0, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE);
+    if (MPI_File_sync(fh) != MPI_SUCCESS)
+        return fail("sync failed");
+    kill(getpid(), SIGKILL);
+    return 1;
+}
+
 static int live_case(int rank, const char *path)
 {
     MPI_File fh;
@@ -335,9 +353,15 @@ int main(int argc, char **argv)
                file_has(argv[3], MIB, 4096, 'B') ? "present" : "MISSING");
         return !ok;
     }
+    if (argc == 4 && !strcmp(argv[1], "has")) {
+        int ok = file_has(argv[2], 0, 8192, argv[3][0]);
+        printf("lifecycle has: the first 8 KiB are %s'%c'\n", ok ? "" : "NOT all ", argv[3][0]);
+        return !ok;
+    }
     if (argc < 3) {
         fprintf(stderr, "usage: lifecycle chdir DIR | past-capacity FILE | drain-fail FILE | shrink write|verify FILE"
-                        " | temporary FILE | live FILE | live-verify FILE | close-crash FILE | close-crash-verify FILE\n");
+                        " | temporary FILE | live FILE | live-verify FILE | close-crash FILE | close-crash-verify FILE"
+                        " | sync-kill FILE C | has FILE C\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -357,6 +381,8 @@ int main(int argc, char **argv)
         rc = live_case(rank, argv[2]);
     else if (!strcmp(argv[1], "close-crash"))
         rc = close_crash_case(argv[2]);
+    else if (!strcmp(argv[1], "sync-kill") && argc == 4)
+        rc = sync_kill_case(argv[2], argv[3][0]);
     MPI_Finalize();
     return rc;
 }

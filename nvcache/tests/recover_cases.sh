@@ -9,6 +9,11 @@
 # CASE close-crash: a job is SIGKILLed in the middle of its close's drain (after a sync): the
 #   part must still count every synced byte as dirty (nvcache-recover --dry-run), since the file
 #   holds none of them durably before the close's fsync; recovery then restores them.
+# CASE replaced: as close-crash, but the file is deleted and created again before the recovery:
+#   nvcache-recover must not write the dead job's bytes into the new file (it keeps the parts and
+#   fails), and --force then writes them there.
+# CASE two-jobs: two jobs in turn write and sync the same 8 KiB of the file and are SIGKILLed,
+#   with no recovery in between: one recovery then leaves the later job's bytes in the file.
 # CASE live: nvcache-recover runs while a job that synced is still running (NVCACHE_DIR is shared
 #   by a user's jobs): it must leave that job's parts alone; the job then syncs more and is
 #   SIGKILLed, and recovery afterwards restores every synced byte.
@@ -59,6 +64,36 @@ close-crash)
     recover_all || exit 1
     [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
     "$prog" close-crash-verify "$file" || exit 1
+    ;;
+replaced)
+    "$mpiexec" -n 1 "$prog" close-crash "$file" && { echo "expected the rank to be killed"; exit 1; }
+    for i in $(seq 25); do
+        dry=$("$recover" --dir "$NVCACHE_DIR" --dry-run 2>&1)
+        echo "$dry" | grep -q "still running" || break
+        sleep 0.2
+    done
+    rm -f "$file"
+    head -c 8192 /dev/zero | tr '\0' N >"$file"
+    sum=$(cksum <"$file")
+    out=$(recover_once 2>&1) && { echo "$out"; echo "recovery succeeded into a file that replaced the job's"; exit 1; }
+    echo "$out"
+    echo "$out" | grep -q "is not the file the job wrote" || { echo "no message about the replaced file"; exit 1; }
+    [ "$(cksum <"$file")" = "$sum" ] || { echo "the new file was changed by the recovery"; exit 1; }
+    [ -n "$(parts)" ] || { echo "the parts were removed although nothing was written back"; exit 1; }
+    "$recover" --dir "$NVCACHE_DIR" --force || exit 1
+    [ -z "$(parts)" ] || { echo "parts not removed after recovery with --force"; exit 1; }
+    "$prog" close-crash-verify "$file" || exit 1
+    echo "replaced: the parts were kept for the replaced file, and --force wrote them there"
+    ;;
+two-jobs)
+    for c in x y; do
+        "$mpiexec" -n 1 "$prog" sync-kill "$file" $c && { echo "expected the rank to be killed"; exit 1; }
+        sleep 0.1
+    done
+    [ "$(parts | wc -l)" -eq 2 ] || { echo "expected a part of each job: $(parts)"; exit 1; }
+    recover_all || exit 1
+    [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
+    "$prog" has "$file" y || { echo "the earlier job's bytes were written back over the later job's"; exit 1; }
     ;;
 live)
     rm -f "$file.ready" "$file.go"

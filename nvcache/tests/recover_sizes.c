@@ -36,9 +36,12 @@ int main(int argc, char **argv)
         for (int i = 0; i < BIG; i++)
             fputc(i & 0xff, f);
         fclose(f);
+        struct nvc_file_id id;
+        if (nvc_file_id_get(argv[3], &id))
+            return 1;
         for (uint32_t k = 0; k < 2; k++) {
             struct nvc_part p;
-            if (nvc_part_make(&p, 0x77, 0x99, 2, k, NVC_PAGE, 0, 0, 0, argv[3]))
+            if (nvc_part_make(&p, 0x77, 0x99, 2, k, NVC_PAGE, 0, 0, 0, argv[3], &id))
                 return 1;
             p.hdr->size = k == 0 ? BIG : NVC_PAGE;
             p.hdr->size_set = 1;
