@@ -11,6 +11,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+/// Crash points when `--points` is not given.
+const DEFAULT_POINTS: usize = 1000;
+
 /// Arguments of `pmlab crash`.
 #[derive(Args)]
 pub struct CrashArgs {
@@ -34,11 +37,13 @@ pub struct CrashArgs {
     value_bytes: u32,
     /// Crash points: half at fence completions (every k-th fence, k chosen so they spread over
     /// the whole run; alternately at and just before the fence), the rest at random times, and
-    /// the last at the end of the run. At most 1000000 (each point is a run of its own).
-    #[arg(long, value_name = "N", default_value_t = 1000,
+    /// the last at the end of the run. At most 1000000 (each point is a run of its own);
+    /// default 1000.
+    #[arg(long, value_name = "N", conflicts_with = "at_ps",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
-    points: usize,
-    /// Replay a single crash point (picoseconds), e.g. one a failing run printed.
+    points: Option<usize>,
+    /// Replay a single crash point (picoseconds, at most the run's end), e.g. one a failing run
+    /// printed.
     #[arg(long, value_name = "PS")]
     at_ps: Option<u64>,
     /// Override a config key (repeatable), as in `pmlab sim`.
@@ -141,11 +146,22 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let end = sum.sim_time;
     let points = match a.at_ps {
+        Some(t) if t > end => {
+            return Err(format!(
+                "--at-ps {t}: past the end of the run ({end} ps), where nothing is cut; give a \
+                 time up to {end}"
+            ))
+        }
         Some(t) => vec![Point {
             time: t,
             why: Why::Given,
         }],
-        None => choose_points(a.points, end, full.fence_log(), a.seed),
+        None => choose_points(
+            a.points.unwrap_or(DEFAULT_POINTS),
+            end,
+            full.fence_log(),
+            a.seed,
+        ),
     };
     println!(
         "{} ({}, {} thread(s), {} ops, seed {}) on {}: {} events, {:.1} us, {} fences; {} crash points",

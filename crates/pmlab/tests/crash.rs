@@ -133,6 +133,18 @@ fn bad_workload_arguments_are_one_line_errors() {
             "--workload",
             "hashmap-tx:value=100",
         ],
+        // A crash point past the end of the run cuts nothing.
+        vec![
+            "crash",
+            "--config",
+            "nvm-ppo",
+            "--workload",
+            "btree",
+            "--ops",
+            "20",
+            "--at-ps",
+            "1000000000000000",
+        ],
         // 8 threads asked for on a 4-core, 1-thread-per-core preset.
         vec![
             "sim",
@@ -152,6 +164,25 @@ fn bad_workload_arguments_are_one_line_errors() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
+    // --points beside a single point: refused by the argument parser, which names both.
+    let o = pmlab(&[
+        "crash",
+        "--config",
+        "nvm-ppo",
+        "--workload",
+        "btree",
+        "--points",
+        "5",
+        "--at-ps",
+        "10",
+    ]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    let first = err.lines().next().unwrap_or_default();
+    assert!(
+        first.contains("--points") && first.contains("--at-ps"),
+        "{err}"
+    );
 }
 
 /// `pmlab crash` of hardware-transaction workload `workload` on nvm-lalea (120 operations,
