@@ -957,8 +957,12 @@ static int bypass(struct nvc_file *f, const char *why, int quiet)
                     if ((prc = drain_part(f, p, quiet, &dr)) != MPI_SUCCESS)
                         break;
                     /* Bytes an MPI_File_sync made durable in NVRAM must be durable in the real
-                       file before the part stops holding them. */
-                    if (f->synced && f->self_fh != MPI_FILE_NULL && (prc = PMPI_File_sync(f->self_fh)) != MPI_SUCCESS) {
+                       file before the part stops holding them; and so must bytes not synced yet,
+                       since a later MPI_File_sync reaches only the application's handle, which
+                       MPI-IO does not fsync when it wrote nothing through it (ROMIO), so the bytes
+                       drained here would never be made durable. */
+                    if ((f->synced || dr.n) && f->self_fh != MPI_FILE_NULL &&
+                        (prc = PMPI_File_sync(f->self_fh)) != MPI_SUCCESS) {
                         nvc_msg("%s: fsync after flushing part %u failed (error %d); the part is kept", f->path, p, prc);
                         break;
                     }
@@ -1741,32 +1745,36 @@ int nvc_set_view(struct nvc_file *f, MPI_Offset disp, MPI_Datatype etype, MPI_Da
 {
     struct nvc_flat ft;
     int rc = nvc_flatten(filetype, &ft);
-    if (rc != MPI_SUCCESS) {
+    if (rc != MPI_SUCCESS)
         nvc_msg("%s: cannot flatten the file type (error %d)", f->path, rc);
-        nvc_bypass(f, "file type cannot be flattened");
-        return MPI_SUCCESS;
-    }
     int esz = 1;
     PMPI_Type_size(etype, &esz);
+    /* The view changes and the pointer goes back to 0 whatever follows: pass-through calls with the
+       individual pointer address the real handle's new view from etype 0 (ROMIO's set_view). */
     pthread_mutex_lock(&f->lock);
     nvc_flat_free(&f->view.ft);
-    f->view.ft = ft;
+    if (rc == MPI_SUCCESS)
+        f->view.ft = ft;
     f->view.disp = disp;
     f->view.etype = etype;
     f->view.filetype = filetype;
     f->view.etype_size = esz > 0 ? esz : 1;
     f->view.native = datarep && !strcmp(datarep, "native");
+    f->view.opaque = rc != MPI_SUCCESS || !f->view.native;
     f->fp = 0;
     pthread_mutex_unlock(&f->lock);
-    if (!f->view.native)
+    if (rc != MPI_SUCCESS)
+        nvc_bypass(f, "file type cannot be flattened");
+    else if (!f->view.native)
         nvc_bypass(f, "non-native data representation");
     return MPI_SUCCESS;
 }
 
-/* A seek nvcache finds erroneous (an unknown whence, a position before the view's start): the
- * real handle is asked the same, so MPI-IO reports it as it would without nvcache (error class,
- * the file's error handler); should it accept it, nvcache takes the position it set. */
-static int seek_error(struct nvc_file *f, MPI_Offset offset, int whence)
+/* A seek nvcache finds erroneous (an unknown whence, a position before the view's start), or one
+ * to the end of a view it does not map: the real handle is asked the same, so MPI-IO reports an
+ * error as it would without nvcache (error class, the file's error handler); should it accept it,
+ * nvcache takes the position it set. */
+static int seek_real(struct nvc_file *f, MPI_Offset offset, int whence)
 {
     int rc = PMPI_File_seek(f->real, offset, whence);
     MPI_Offset pos;
@@ -1783,23 +1791,28 @@ int nvc_seek(struct nvc_file *f, MPI_Offset offset, int whence)
     else if (whence == MPI_SEEK_CUR)
         base = f->fp;
     else if (whence == MPI_SEEK_END) {
+        if (f->view.opaque)
+            return seek_real(f, offset, whence);
         MPI_Offset size;
         int rc = nvc_get_size(f, &size);
         if (rc != MPI_SUCCESS)
             return rc;
         if (size < f->view.disp)
-            return seek_error(f, offset, whence); /* the end lies before the view */
+            return seek_real(f, offset, whence); /* the end lies before the view */
         int64_t sb = nvc_view_stream_before(&f->view, size);
         base = (sb + f->view.etype_size - 1) / f->view.etype_size;
     } else
-        return seek_error(f, offset, whence);
+        return seek_real(f, offset, whence);
     if (base + offset < 0)
-        return seek_error(f, base + offset, MPI_SEEK_SET);
+        return seek_real(f, base + offset, MPI_SEEK_SET);
     f->fp = base + offset;
     return MPI_SUCCESS;
 }
 
-MPI_Offset nvc_byte_offset(struct nvc_file *f, MPI_Offset offset)
+int nvc_byte_offset(struct nvc_file *f, MPI_Offset offset, MPI_Offset *disp)
 {
-    return nvc_view_file_offset(&f->view, offset * f->view.etype_size);
+    if (f->view.opaque)
+        return PMPI_File_get_byte_offset(f->real, offset, disp);
+    *disp = nvc_view_file_offset(&f->view, offset * f->view.etype_size);
+    return MPI_SUCCESS;
 }

@@ -739,8 +739,7 @@ int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
     struct nvc_file *f = nvc_file_lookup(fh);
     if (!f || f->mode == NVC_MODE_PASS || offset < 0) /* a negative offset: MPI-IO's error */
         return PMPI_File_get_byte_offset(fh, offset, disp);
-    *disp = nvc_byte_offset(f, offset);
-    return MPI_SUCCESS;
+    return nvc_byte_offset(f, offset, disp);
 }
 
 /** MPI_File_set_atomicity: atomic mode is served by the real file (bypass). */

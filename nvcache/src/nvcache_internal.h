@@ -454,6 +454,8 @@ struct nvc_view {
     int64_t etype_size;
     struct nvc_flat ft;
     int native;                /* datarep is "native" */
+    int opaque;                /* not mapped by nvcache (type not flattened, or not native): the real
+                                  handle computes byte offsets and the end of the view */
 };
 
 /** Calls fn(file_off, len, stream_off, arg) for each file byte range of view stream [s, s+n). Stops if fn returns nonzero. */
@@ -535,7 +537,7 @@ int nvc_set_view(struct nvc_file *f, MPI_Offset disp, MPI_Datatype etype, MPI_Da
 /** MPI_File_seek on the individual pointer. */
 int nvc_seek(struct nvc_file *f, MPI_Offset offset, int whence);
 /** Converts an etype offset of the view into an absolute byte offset. */
-MPI_Offset nvc_byte_offset(struct nvc_file *f, MPI_Offset offset);
+int nvc_byte_offset(struct nvc_file *f, MPI_Offset offset, MPI_Offset *disp);
 
 /* ---------------------------------------------------------------- stats.c */
 

@@ -27,6 +27,11 @@
  *                                  leave the running job's parts alone), then each writes and syncs
  *                                  4 KiB more, and the job is SIGKILLed; `lifecycle live-verify
  *                                  FILE` then checks that all 16 KiB synced are in FILE.
+ *   lifecycle bypass-sync FILE     each rank writes 10000 bytes (cached), the file leaves the cache
+ *                                  (MPI_File_set_atomicity), then MPI_File_sync: some process must
+ *                                  fsync the file between the write and the sync's return (plain
+ *                                  MPI-IO: every rank in the sync), or a node failure loses the
+ *                                  synced bytes from both NVRAM (drained) and the file.
  *   lifecycle sync-kill FILE C     (1 rank) writes 8 KiB of the byte C at offset 0, syncs, and is
  *                                  SIGKILLed; run twice with different bytes and no recovery in
  *                                  between, `lifecycle has FILE C` then checks that the later
@@ -228,6 +233,49 @@ static int temporary_case(const char *path)
     return 1;
 }
 
+/* bypass-sync: this program's own fsync and fdatasync come first too, and count. */
+static int fsyncs_seen;
+int fsync(int fd)
+{
+    static int (*real)(int);
+    if (!real)
+        real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+    fsyncs_seen++;
+    return real(fd);
+}
+int fdatasync(int fd)
+{
+    static int (*real)(int);
+    if (!real)
+        real = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
+    fsyncs_seen++;
+    return real(fd);
+}
+
+static int bypass_sync_case(int rank, const char *path)
+{
+    MPI_File fh;
+    if (rank == 0)
+        MPI_File_delete(path, MPI_INFO_NULL); /* a new file each run */
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (open_rw(path, 0, &fh))
+        return 1;
+    char buf[10000];
+    memset(buf, 'a' + rank, sizeof buf);
+    fsyncs_seen = 0;
+    MPI_File_write_at(fh, (MPI_Offset)rank * sizeof buf, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE);
+    MPI_Barrier(MPI_COMM_WORLD); /* every write cached before any rank takes the file out */
+    MPI_File_set_atomicity(fh, 1);
+    if (MPI_File_sync(fh) != MPI_SUCCESS)
+        return fail("sync failed");
+    int n = fsyncs_seen;
+    MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_File_close(&fh);
+    if (rank == 0)
+        printf("lifecycle bypass-sync: %d fsync(s) between the write and the end of MPI_File_sync\n", n);
+    return n == 0;
+}
+
 /* close-crash: this program's own pwrite, pwrite64 and pwritev come before the C library's for
  * the MPI-IO library too; once armed, the kill_at-th such write kills the process (a crash in the
  * middle of a drain to the real file). */
@@ -361,7 +409,7 @@ int main(int argc, char **argv)
     if (argc < 3) {
         fprintf(stderr, "usage: lifecycle chdir DIR | past-capacity FILE | drain-fail FILE | shrink write|verify FILE"
                         " | temporary FILE | live FILE | live-verify FILE | close-crash FILE | close-crash-verify FILE"
-                        " | sync-kill FILE C | has FILE C\n");
+                        " | bypass-sync FILE | sync-kill FILE C | has FILE C\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -381,6 +429,8 @@ int main(int argc, char **argv)
         rc = live_case(rank, argv[2]);
     else if (!strcmp(argv[1], "close-crash"))
         rc = close_crash_case(argv[2]);
+    else if (!strcmp(argv[1], "bypass-sync"))
+        rc = bypass_sync_case(rank, argv[2]);
     else if (!strcmp(argv[1], "sync-kill") && argc == 4)
         rc = sync_kill_case(argv[2], argv[3][0]);
     MPI_Finalize();
