@@ -1376,6 +1376,26 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
     return open_parts(f, path, amode, ok, t0, comm);
 }
 
+/* Parts of this file that a job which ended without writing them back left on this node (its
+ * representative asks): the file lacks their data, which nvcache-recover would write later, over
+ * whatever this job writes. Said at each such open; an open that may write marks them, so that
+ * recovery keeps them (--force writes them all the same). Recovering them here instead would
+ * change the file under ranks of other nodes that have read its size already. */
+static void warn_dead_parts(struct nvc_file *f)
+{
+    uint64_t job = 0;
+    int w = !(f->amode & MPI_MODE_RDONLY);
+    int n = nvc_dead_parts(nvc_cfg.dir, nvc_rt.jobid, &f->file_id, w ? nvc_rt.jobid : 0, &job);
+    if (n)
+        nvc_msg("%s: %d NVRAM part(s) of job %016llx, which ended without writing them back, are in %s: this "
+                "open does not see their data (run nvcache-recover before reopening a file a crashed job "
+                "wrote)%s",
+                f->path, n, (unsigned long long)job, nvc_cfg.dir,
+                w ? "; they are marked, and nvcache-recover keeps them rather than write their older bytes over "
+                    "this job's (--force writes them)"
+                  : "");
+}
+
 /* Second half of the open: part creation and prefetch by the representatives, then agreement. */
 static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_local, uint64_t t0, MPI_Comm acomm)
 {
@@ -1388,6 +1408,8 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
         f->stripe = f->opts.striping_unit;
     /* One cache state per file: only an open with no other handle of the file in the job caches. */
     ok_local = reg_enter(f, ok_local);
+    if (f->my_part >= 0 && f->part_rep[f->my_part] == f->rank && f->file_id.ino)
+        warn_dead_parts(f);
     /* The size again, now that no other handle can write without draining this open first: a
        handle that wrote and closed between the first look and the join (the table's entry was
        free again) left a longer file, and a prefetch of the old size would make this open drain

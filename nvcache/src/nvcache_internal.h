@@ -115,6 +115,16 @@ struct nvc_file_id {
 
 /** Reads the identity of the file at path (also a ROMIO "prefix:" path); 0 or -1 (cannot stat). */
 int nvc_file_id_get(const char *path, struct nvc_file_id *id);
+/** True if `name` (an entry of /dev/shm) is an nvcache mailbox, nvcache-<16 hex>-n<node>. */
+int nvc_is_mailbox_name(const char *name);
+/** True if mailbox /dev/shm/`name` was created by a process that no longer exists. */
+int nvc_mailbox_is_stale(const char *name);
+/** True if a process of job `jobid` still holds one of its mailboxes in /dev/shm on this host. */
+int nvc_job_alive(uint64_t jobid);
+/** Counts the ACTIVE or DRAINING parts in dir of jobs other than own_job that were dead when the
+ *  process first asked and hold data of the file with identity id (device compared: same host);
+ *  when by is nonzero marks them superseded by job `by`; *job (if given) gets one such job's id. */
+int nvc_dead_parts(const char *dir, uint64_t own_job, const struct nvc_file_id *id, uint64_t by, uint64_t *job);
 /** Reads the identity of the open file fd; 0 or -1. */
 int nvc_file_id_fd(int fd, struct nvc_file_id *id);
 /** Whether b is the file a names, comparing the device only when with_dev is set (one file
@@ -139,6 +149,8 @@ struct nvc_part_hdr {
     uint32_t reply;            /* enum nvc_reply_mode of the file (the manager maps parts it did not create) */
     char path[NVC_PATH_MAX];   /* the real file */
     struct nvc_file_id file_id; /* which file the path led to when the part was made (zero: unknown) */
+    uint64_t superseded_by;    /* a later job that opened the file before this dead job's part was
+                                  recovered (0: none); nvcache-recover keeps the part unless --force */
 };
 
 _Static_assert(sizeof(struct nvc_part_hdr) <= NVC_PAGE, "part header fits its page");

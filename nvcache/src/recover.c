@@ -8,7 +8,8 @@
  * of their job runs (--temporary recovers them instead). Recovered parts are removed unless
  * --keep; a part that cannot be written back is kept. So is a part whose file was replaced since
  * (deleted and created again, or another file moved to its name: a different inode or creation
- * time than the job opened), unless --force. With FILE arguments only parts of those files are
+ * time than the job opened), or that a later job opened before this recovery (its open marked the
+ * part, whose older bytes would overwrite that job's), unless --force. With FILE arguments only parts of those files are
  * considered.
  * Mailboxes in /dev/shm of the recovered jobs, and of any job whose creating manager process is
  * gone, are removed (not with --dry-run).
@@ -37,72 +38,10 @@ static const char usage[] =
     "  --temporary   recover files opened with MPI_MODE_DELETE_ON_CLOSE too (else their parts\n"
     "                are removed once their job is gone)\n"
     "  --force       write back into a file that replaced the job's (deleted and created again,\n"
-    "                or moved there: not the inode the job opened); else such parts are kept\n"
+    "                or moved there: not the inode the job opened), or that a later job opened\n"
+    "                before this recovery; else such parts are kept\n"
     "  FILE...       only parts of these files\n"
     "  -h, --help    this text\n";
-
-/* True if /dev/shm entry `name` is an nvcache mailbox (nvcache-<16 hex>-n<node>). */
-static int is_mailbox_name(const char *name)
-{
-    if (strncmp(name, "nvcache-", 8))
-        return 0;
-    const char *p = name + 8;
-    for (int i = 0; i < 16; i++, p++)
-        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-            return 0;
-    if (strncmp(p, "-n", 2) || !p[2])
-        return 0;
-    for (p += 2; *p; p++)
-        if (*p < '0' || *p > '9')
-            return 0;
-    return 1;
-}
-
-/* True if process pid runs (a zombie, killed and not yet reaped, does not). */
-static int process_alive(int32_t pid)
-{
-    if (pid <= 0 || (kill(pid, 0) != 0 && errno != EPERM))
-        return 0;
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *p = strrchr(buf, ')'); /* "pid (comm) S ...": comm may hold anything */
-    return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
-}
-
-/* The PID of the process that created mailbox /dev/shm/`name` (0 when unknown or unreadable). */
-static int32_t mailbox_creator(const char *name)
-{
-    char path[512];
-    snprintf(path, sizeof path, "/dev/shm/%s", name);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return 0;
-    struct stat sb;
-    int32_t pid = 0;
-    if (fstat(fd, &sb) == 0 && (size_t)sb.st_size >= sizeof(struct nvc_mailbox)) {
-        void *p = mmap(NULL, sizeof(struct nvc_mailbox), PROT_READ, MAP_SHARED, fd, 0);
-        if (p != MAP_FAILED) {
-            pid = ((const struct nvc_mailbox *)p)->creator_pid;
-            munmap(p, sizeof(struct nvc_mailbox));
-        }
-    }
-    close(fd);
-    return pid;
-}
-
-/* True if mailbox /dev/shm/`name` was created by a process that no longer exists (0 when the
-   creator is alive, unknown or the mailbox cannot be read). */
-static int mailbox_is_stale(const char *name)
-{
-    int32_t pid = mailbox_creator(name);
-    return pid > 0 && !process_alive(pid);
-}
 
 /* The recovery tool does not initialize MPI; these satisfy part.c's logging. */
 struct nvc_runtime nvc_rt;
@@ -121,7 +60,7 @@ struct target {
     char path[NVC_PATH_MAX];
     uint64_t fileid, jobid, size;
     int parts;
-    int replaced;   /* the name leads to another file than the job's: nothing written, size left */
+    int replaced;   /* another file, or a later job's writes: nothing written, size left */
     uint64_t bytes; /* dirty bytes below the file size (written back, or would be with --dry-run) */
 };
 
@@ -138,26 +77,7 @@ static const char *real_name(const char *path)
     return colon && colon > path && (!slash || colon < slash) ? colon + 1 : path;
 }
 
-/* True if a process of job `jobid` still holds one of its mailboxes in /dev/shm (its creator is
-   alive): its parts belong to a running job. */
-static int job_alive(uint64_t jobid)
-{
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, "nvcache-%016llx-n", (unsigned long long)jobid);
-    DIR *shm = opendir("/dev/shm");
-    struct dirent *e;
-    int alive = 0;
-    while (shm && !alive && (e = readdir(shm))) {
-        if (strncmp(e->d_name, prefix, strlen(prefix)) || !is_mailbox_name(e->d_name))
-            continue;
-        alive = process_alive(mailbox_creator(e->d_name));
-    }
-    if (shm)
-        closedir(shm);
-    return alive;
-}
-
-/* job_alive, asked once per job of the directory's parts. */
+/* nvc_job_alive, asked once per job of the directory's parts. */
 static int job_alive_cached(uint64_t jobid)
 {
     static struct {
@@ -168,7 +88,7 @@ static int job_alive_cached(uint64_t jobid)
     for (size_t i = 0; i < nseen; i++)
         if (seen[i].jobid == jobid)
             return seen[i].alive;
-    int alive = job_alive(jobid);
+    int alive = nvc_job_alive(jobid);
     if (nseen < sizeof seen / sizeof seen[0]) {
         seen[nseen].jobid = jobid;
         seen[nseen++].alive = alive;
@@ -191,13 +111,22 @@ static int wanted(int argc, char **argv, int first, const char *path)
 }
 
 /* Writes a part's dirty data back; 0, -1 (failed; the part is kept) or -2 (the name leads to
-   another file than the job opened; nothing written, the part is kept). */
+   another file than the job opened, or a later job opened the file before this recovery;
+   nothing written, the part is kept). */
 static int recover_part(struct nvc_part *p, int dry, int force, uint64_t *bytes)
 {
     struct nvc_part_hdr *h = p->hdr;
     const char *name = real_name(h->path);
     /* Never O_CREAT: the job created the file at its open, so a missing file was removed since
        (or the name is wrong), and the data must stay in the part rather than go elsewhere. */
+    if (h->superseded_by && !force) {
+        fprintf(stderr,
+                "nvcache-recover: job %016llx opened %s after this part's job %016llx ended and before its "
+                "recovery; the part's older bytes would overwrite what that job wrote, so it is kept (--force "
+                "writes it there)\n",
+                (unsigned long long)h->superseded_by, name, (unsigned long long)h->jobid);
+        return -2;
+    }
     int fd = open(name, O_WRONLY);
     if (!dry && fd < 0) {
         fprintf(stderr, "nvcache-recover: open(%s) failed: %s; the part is kept\n", name, strerror(errno));
@@ -449,8 +378,9 @@ int main(int argc, char **argv)
     free(sib);
     for (size_t i = 0; i < nt; i++) {
         if (t[i].replaced) {
-            printf("kept the parts of %s: the file there now is not the one job %016llx wrote\n", t[i].path,
-                   (unsigned long long)t[i].jobid);
+            printf("kept the parts of %s: the file there now is not the one job %016llx wrote, or a later job wrote "
+                   "it\n",
+                   t[i].path, (unsigned long long)t[i].jobid);
             continue;
         }
         if (!dry) {
@@ -476,9 +406,9 @@ int main(int argc, char **argv)
     struct dirent *e;
     DIR *shm = dry ? NULL : opendir("/dev/shm");
     while (shm && (e = readdir(shm))) {
-        if (!is_mailbox_name(e->d_name))
+        if (!nvc_is_mailbox_name(e->d_name))
             continue;
-        int stale = mailbox_is_stale(e->d_name);
+        int stale = nvc_mailbox_is_stale(e->d_name);
         for (size_t i = 0; i < nt && !stale; i++) {
             char prefix[64];
             snprintf(prefix, sizeof prefix, "nvcache-%016llx-n", (unsigned long long)t[i].jobid);

@@ -36,6 +36,7 @@
  *                                  SIGKILLed; run twice with different bytes and no recovery in
  *                                  between, `lifecycle has FILE C` then checks that the later
  *                                  job's bytes are the ones recovered (exit 0 when they are).
+ *   lifecycle sync-close FILE C    the same, closing the file instead of being killed.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -327,7 +328,7 @@ static int close_crash_case(const char *path)
     return fail("the close did not write to the file twice");
 }
 
-static int sync_kill_case(const char *path, int c)
+static int sync_kill_case(const char *path, int c, int kill_it)
 {
     MPI_File fh;
     if (open_rw(path, 0, &fh))
@@ -337,8 +338,9 @@ static int sync_kill_case(const char *path, int c)
     MPI_File_write_at(fh, 0, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE);
     if (MPI_File_sync(fh) != MPI_SUCCESS)
         return fail("sync failed");
-    kill(getpid(), SIGKILL);
-    return 1;
+    if (kill_it)
+        kill(getpid(), SIGKILL);
+    return MPI_File_close(&fh) != MPI_SUCCESS;
 }
 
 static int live_case(int rank, const char *path)
@@ -409,7 +411,7 @@ int main(int argc, char **argv)
     if (argc < 3) {
         fprintf(stderr, "usage: lifecycle chdir DIR | past-capacity FILE | drain-fail FILE | shrink write|verify FILE"
                         " | temporary FILE | live FILE | live-verify FILE | close-crash FILE | close-crash-verify FILE"
-                        " | bypass-sync FILE | sync-kill FILE C | has FILE C\n");
+                        " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | has FILE C\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -432,7 +434,9 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[1], "bypass-sync"))
         rc = bypass_sync_case(rank, argv[2]);
     else if (!strcmp(argv[1], "sync-kill") && argc == 4)
-        rc = sync_kill_case(argv[2], argv[3][0]);
+        rc = sync_kill_case(argv[2], argv[3][0], 1);
+    else if (!strcmp(argv[1], "sync-close") && argc == 4)
+        rc = sync_kill_case(argv[2], argv[3][0], 0);
     MPI_Finalize();
     return rc;
 }

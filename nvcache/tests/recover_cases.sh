@@ -13,7 +13,12 @@
 #   nvcache-recover must not write the dead job's bytes into the new file (it keeps the parts and
 #   fails), and --force then writes them there.
 # CASE two-jobs: two jobs in turn write and sync the same 8 KiB of the file and are SIGKILLed,
-#   with no recovery in between: one recovery then leaves the later job's bytes in the file.
+#   with no recovery in between: one recovery then leaves the later job's bytes in the file, and
+#   keeps the earlier job's part (the later job's open marked it).
+# CASE superseded: a job writes and syncs 8 KiB and is SIGKILLed; before any recovery a second
+#   job writes other bytes there and closes the file: its open must say that the dead job's parts
+#   are there, and recovery must keep them rather than write the older bytes over the second
+#   job's (--force then writes them).
 # CASE live: nvcache-recover runs while a job that synced is still running (NVCACHE_DIR is shared
 #   by a user's jobs): it must leave that job's parts alone; the job then syncs more and is
 #   SIGKILLed, and recovery afterwards restores every synced byte.
@@ -91,9 +96,30 @@ two-jobs)
         sleep 0.1
     done
     [ "$(parts | wc -l)" -eq 2 ] || { echo "expected a part of each job: $(parts)"; exit 1; }
-    recover_all || exit 1
-    [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
+    out=$(recover_once 2>&1) && { echo "$out"; echo "recovery did not report the part it kept"; exit 1; }
+    echo "$out"
     "$prog" has "$file" y || { echo "the earlier job's bytes were written back over the later job's"; exit 1; }
+    [ "$(parts | wc -l)" -eq 1 ] || { echo "expected the earlier job's part kept, and only it: $(parts)"; exit 1; }
+    rm -f $(parts)
+    ;;
+superseded)
+    "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }
+    for i in $(seq 25); do
+        dry=$("$recover" --dir "$NVCACHE_DIR" --dry-run 2>&1)
+        echo "$dry" | grep -q "still running" || break
+        sleep 0.2
+    done
+    out=$("$mpiexec" -n 1 "$prog" sync-close "$file" y 2>&1) || { echo "$out"; echo "the second job failed"; exit 1; }
+    echo "$out"
+    echo "$out" | grep -q "which ended without writing them back" || { echo "the second job's open did not warn"; exit 1; }
+    "$prog" has "$file" y || exit 1
+    out=$(recover_once 2>&1) && { echo "$out"; echo "recovery wrote over the later job's file"; exit 1; }
+    echo "$out"
+    "$prog" has "$file" y || { echo "the dead job's older bytes were written over the later job's"; exit 1; }
+    [ -n "$(parts)" ] || { echo "the parts were removed although nothing was written back"; exit 1; }
+    "$recover" --dir "$NVCACHE_DIR" --force || exit 1
+    [ -z "$(parts)" ] || { echo "parts not removed after recovery with --force"; exit 1; }
+    "$prog" has "$file" x || exit 1
     ;;
 live)
     rm -f "$file.ready" "$file.go"

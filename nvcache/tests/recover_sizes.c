@@ -4,6 +4,11 @@
  *                                 flushed, size 3 pages), part 1 still ACTIVE, clean, with a smaller
  *                                 size and size_set (the application shrank the file earlier).
  *   recover_sizes check FILE      FILE must still be 3 pages long after nvcache-recover.
+ *   recover_sizes order DIR FILE  the parts two dead jobs left of FILE, each with its first page
+ *                                 dirty ('x' for the older job, 'y' for the newer), unmarked (as
+ *                                 when the second job ran on other nodes).
+ *   recover_sizes newer FILE      FILE's first page must be the newer job's after nvcache-recover
+ *                                 (recovery writes parts back oldest first).
  */
 #include "nvcache_internal.h"
 #include <stdarg.h>
@@ -11,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 struct nvc_runtime nvc_rt;
 struct nvc_config nvc_cfg;
@@ -51,6 +57,44 @@ int main(int argc, char **argv)
         }
         return 0;
     }
+    if (argc == 4 && !strcmp(argv[1], "order")) {
+        snprintf(nvc_cfg.dir, sizeof nvc_cfg.dir, "%s", argv[2]);
+        nvc_cfg.part_max = 1ull << 24;
+        FILE *f = fopen(argv[3], "wb");
+        if (!f)
+            return 1;
+        fclose(f);
+        struct nvc_file_id id;
+        if (nvc_file_id_get(argv[3], &id))
+            return 1;
+        for (int k = 0; k < 2; k++) {
+            struct nvc_part p;
+            /* Job ids in the opposite order to the ages, so that neither the names nor the ids
+               sort the newer part last. */
+            if (nvc_part_make(&p, k ? 0x11 : 0x22, 0x99, 1, 0, NVC_PAGE, 0, 0, 0, argv[3], &id))
+                return 1;
+            uint64_t used = 0;
+            if (nvc_part_reserve(&p, NVC_PAGE, &used, UINT64_MAX))
+                return 1;
+            memset(p.data, k ? 'y' : 'x', NVC_PAGE);
+            nvc_part_persist(&p, p.data, NVC_PAGE);
+            p.dirty[0] |= 1;
+            nvc_part_persist(&p, p.dirty, sizeof p.dirty[0]);
+            nvc_part_grow_size(&p, NVC_PAGE);
+            nvc_part_close(&p, 0);
+            if (!k)
+                usleep(20000); /* creation times apart */
+        }
+        return 0;
+    }
+    if (argc == 3 && !strcmp(argv[1], "newer")) {
+        FILE *f = fopen(argv[2], "rb");
+        int c = f ? fgetc(f) : EOF;
+        if (f)
+            fclose(f);
+        printf("recover_sizes: first byte after recovery '%c' (the newer job's: 'y')\n", c == EOF ? '?' : c);
+        return c != 'y';
+    }
     if (argc == 3 && !strcmp(argv[1], "check")) {
         struct stat sb;
         if (stat(argv[2], &sb) != 0 || sb.st_size != BIG) {
@@ -61,6 +105,6 @@ int main(int argc, char **argv)
         printf("recover_sizes: size %d kept\n", BIG);
         return 0;
     }
-    fprintf(stderr, "usage: recover_sizes make DIR FILE | recover_sizes check FILE\n");
+    fprintf(stderr, "usage: recover_sizes make|order DIR FILE | recover_sizes check|newer FILE\n");
     return 2;
 }

@@ -1,0 +1,181 @@
+/* jobs.c: whether an nvcache job still runs on this host, and the parts that jobs which ended
+ * without writing them back left of a file.
+ *
+ * A job's manager creates its node's mailbox /dev/shm/nvcache-<job>-n<node> and records its PID
+ * there; the job runs while such a creator lives. Used by nvcache-recover (which leaves running
+ * jobs' parts alone) and by the open of a file (which finds a dead job's unrecovered parts).
+ */
+#define _GNU_SOURCE
+#include "nvcache_internal.h"
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* True if /dev/shm entry `name` is an nvcache mailbox (nvcache-<16 hex>-n<node>). */
+int nvc_is_mailbox_name(const char *name)
+{
+    if (strncmp(name, "nvcache-", 8))
+        return 0;
+    const char *p = name + 8;
+    for (int i = 0; i < 16; i++, p++)
+        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+            return 0;
+    if (strncmp(p, "-n", 2) || !p[2])
+        return 0;
+    for (p += 2; *p; p++)
+        if (*p < '0' || *p > '9')
+            return 0;
+    return 1;
+}
+
+/* True if process pid runs (a zombie, killed and not yet reaped, does not). */
+static int process_alive(int32_t pid)
+{
+    if (pid <= 0 || (kill(pid, 0) != 0 && errno != EPERM))
+        return 0;
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* "pid (comm) S ...": comm may hold anything */
+    return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
+}
+
+/* The PID of the process that created mailbox /dev/shm/`name` (0 when unknown or unreadable). */
+static int32_t mailbox_creator(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "/dev/shm/%s", name);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return 0;
+    struct stat sb;
+    int32_t pid = 0;
+    if (fstat(fd, &sb) == 0 && (size_t)sb.st_size >= sizeof(struct nvc_mailbox)) {
+        void *p = mmap(NULL, sizeof(struct nvc_mailbox), PROT_READ, MAP_SHARED, fd, 0);
+        if (p != MAP_FAILED) {
+            pid = ((const struct nvc_mailbox *)p)->creator_pid;
+            munmap(p, sizeof(struct nvc_mailbox));
+        }
+    }
+    close(fd);
+    return pid;
+}
+
+/* True if mailbox /dev/shm/`name` was created by a process that no longer exists (0 when the
+   creator is alive, unknown or the mailbox cannot be read). */
+int nvc_mailbox_is_stale(const char *name)
+{
+    int32_t pid = mailbox_creator(name);
+    return pid > 0 && !process_alive(pid);
+}
+
+/* True if a process of job `jobid` still holds one of its mailboxes in /dev/shm (its creator is
+   alive): its parts belong to a running job. */
+int nvc_job_alive(uint64_t jobid)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "nvcache-%016llx-n", (unsigned long long)jobid);
+    DIR *shm = opendir("/dev/shm");
+    struct dirent *e;
+    int alive = 0;
+    while (shm && !alive && (e = readdir(shm))) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) || !nvc_is_mailbox_name(e->d_name))
+            continue;
+        alive = process_alive(mailbox_creator(e->d_name));
+    }
+    if (shm)
+        closedir(shm);
+    return alive;
+}
+
+/* A part that a job which ended without writing it back left in NVCACHE_DIR. */
+struct dead_part {
+    char file[2048];
+    struct nvc_file_id id;
+    uint64_t jobid;
+};
+
+static struct {
+    pthread_mutex_t lock;
+    int scanned;
+    struct dead_part *p;
+    size_t n;
+} dead = {PTHREAD_MUTEX_INITIALIZER, 0, NULL, 0};
+
+/* Appends part file `file` to dead.p if a dead job other than own_job left data in it. */
+static void scan_part(const char *file, uint64_t own_job)
+{
+    int fd = open(file, O_RDONLY);
+    if (fd < 0)
+        return;
+    struct nvc_part_hdr *h = malloc(sizeof *h);
+    if (h && pread(fd, h, sizeof *h, 0) == (ssize_t)sizeof *h && !memcmp(h->magic, "NVCPART1", 8) &&
+        h->version == NVC_PART_VERSION && h->jobid != own_job && !h->temporary &&
+        (h->state == NVC_PART_ACTIVE || h->state == NVC_PART_DRAINING) && h->file_id.ino && !nvc_job_alive(h->jobid)) {
+        struct dead_part *np = realloc(dead.p, (dead.n + 1) * sizeof *np);
+        if (np) {
+            dead.p = np;
+            snprintf(np[dead.n].file, sizeof np[dead.n].file, "%s", file);
+            np[dead.n].id = h->file_id;
+            np[dead.n].jobid = h->jobid;
+            dead.n++;
+        }
+    }
+    free(h);
+    close(fd);
+}
+
+int nvc_dead_parts(const char *dir, uint64_t own_job, const struct nvc_file_id *id, uint64_t by, uint64_t *job)
+{
+    pthread_mutex_lock(&dead.lock);
+    if (!dead.scanned) {
+        /* Once per process: dead jobs stay dead, and a directory of many open files' parts read
+           at every open cost O(files^2) (many_files: 1900 opens). A job that dies while this one
+           runs is not seen. */
+        dead.scanned = 1;
+        DIR *d = opendir(dir);
+        char own[32];
+        snprintf(own, sizeof own, "nvcache-%016llx-", (unsigned long long)own_job);
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            size_t L = strlen(e->d_name);
+            /* Parts are nvcache-<job>-<file>-p<index>.part; this job's own need no look inside. */
+            if (L < 5 || strcmp(e->d_name + L - 5, ".part") || !strncmp(e->d_name, own, strlen(own)))
+                continue;
+            char file[2048];
+            snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
+            scan_part(file, own_job);
+        }
+        if (d)
+            closedir(d);
+    }
+    int n = 0;
+    for (size_t i = 0; i < dead.n; i++) {
+        if (!nvc_file_id_same(&dead.p[i].id, id, 1))
+            continue;
+        n++;
+        if (job)
+            *job = dead.p[i].jobid;
+        int fd = by ? open(dead.p[i].file, O_RDWR) : -1;
+        uint64_t v = by;
+        if (fd >= 0 && pwrite(fd, &v, sizeof v, (off_t)offsetof(struct nvc_part_hdr, superseded_by)) == (ssize_t)sizeof v)
+            fdatasync(fd);
+        if (fd >= 0)
+            close(fd);
+    }
+    pthread_mutex_unlock(&dead.lock);
+    return n;
+}
