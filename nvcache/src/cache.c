@@ -63,6 +63,33 @@ struct nvc_file *nvc_file_lookup(MPI_File fh)
     return f;
 }
 
+void nvc_close_left_open(void)
+{
+    /* The files this rank opened, oldest first (the list is newest first): every rank of a file's
+       group opened the group's files in one order (MPI_File_open is collective), so closing them
+       in that order meets the close's collectives as the opens met theirs. Only files all ranks
+       agreed to cache (a pass-through handle holds nothing in NVRAM); delete-on-close files stay
+       open, as under plain MPI-IO, and their parts are removed by nvcache-recover. */
+    pthread_mutex_lock(&files_lock);
+    size_t n = 0;
+    for (struct nvc_file *f = files; f; f = f->next)
+        n++;
+    MPI_File *fh = n ? malloc(n * sizeof *fh) : NULL;
+    size_t k = 0;
+    for (struct nvc_file *f = files; f && fh; f = f->next)
+        if (f->mode != NVC_MODE_PASS && !(f->amode & MPI_MODE_DELETE_ON_CLOSE))
+            fh[k++] = f->real;
+    pthread_mutex_unlock(&files_lock);
+    while (k > 0) {
+        MPI_File h = fh[--k];
+        struct nvc_file *f = nvc_file_lookup(h);
+        if (f)
+            nvc_debug("%s: still open at MPI_Finalize; closing it (its cached data to the file)", f->path);
+        MPI_File_close(&h);
+    }
+    free(fh);
+}
+
 static void file_register(struct nvc_file *f)
 {
     pthread_mutex_lock(&files_lock);

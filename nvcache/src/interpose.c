@@ -258,6 +258,8 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 /** MPI_Finalize: prints statistics, stops the manager, then finalizes MPI. */
 int MPI_Finalize(void)
 {
+    if (nvc_rt.ready)
+        nvc_close_left_open();
     runtime_fini();
     return PMPI_Finalize();
 }

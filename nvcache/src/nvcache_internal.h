@@ -546,6 +546,9 @@ int nvc_set_size(struct nvc_file *f, MPI_Offset size, int grow_only);
 int nvc_sync(struct nvc_file *f);
 /** MPI_File_set_view: records the view (the real handle gets it too). */
 int nvc_set_view(struct nvc_file *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep);
+/** At MPI_Finalize: closes the cached files the application left open (an erroneous program),
+ *  oldest first, so that their data reaches the files as it would have under plain MPI-IO. */
+void nvc_close_left_open(void);
 /** MPI_File_seek on the individual pointer. */
 int nvc_seek(struct nvc_file *f, MPI_Offset offset, int whence);
 /** Converts an etype offset of the view into an absolute byte offset. */

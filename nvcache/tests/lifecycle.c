@@ -37,6 +37,11 @@
  *                                  between, `lifecycle has FILE C` then checks that the later
  *                                  job's bytes are the ones recovered (exit 0 when they are).
  *   lifecycle sync-close FILE C    the same, closing the file instead of being killed.
+ *   lifecycle noclose FILE         (2 ranks) each writes 1000 bytes of the shared FILE and 100 of
+ *                                  its own FILE.self<rank> (opened on MPI_COMM_SELF between two
+ *                                  shared files' opens), then MPI_Finalize with all files open;
+ *   lifecycle noclose-verify FILE  then checks, with no nvcache-recover run, that every byte is in
+ *                                  the files, as plain MPI-IO leaves them.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -343,6 +348,25 @@ static int sync_kill_case(const char *path, int c, int kill_it)
     return MPI_File_close(&fh) != MPI_SUCCESS;
 }
 
+static int noclose_case(int rank, const char *path)
+{
+    MPI_File a, self, b;
+    char p[4096], buf[1000];
+    if (open_rw(path, 0, &a))
+        return 1;
+    snprintf(p, sizeof p, "%s.self%d", path, rank);
+    if (MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &self) != MPI_SUCCESS)
+        return fail("open failed");
+    snprintf(p, sizeof p, "%s.b", path);
+    if (open_rw(p, 0, &b))
+        return 1;
+    memset(buf, 'a' + rank, sizeof buf);
+    MPI_File_write_at(a, rank * 1000, buf, 1000, MPI_BYTE, MPI_STATUS_IGNORE);
+    MPI_File_write_at(b, rank * 1000, buf, 1000, MPI_BYTE, MPI_STATUS_IGNORE);
+    MPI_File_write_at(self, 0, buf, 100, MPI_BYTE, MPI_STATUS_IGNORE);
+    return 0; /* MPI_Finalize follows with the three files open */
+}
+
 static int live_case(int rank, const char *path)
 {
     MPI_File fh;
@@ -403,6 +427,19 @@ int main(int argc, char **argv)
                file_has(argv[3], MIB, 4096, 'B') ? "present" : "MISSING");
         return !ok;
     }
+    if (argc == 3 && !strcmp(argv[1], "noclose-verify")) {
+        char p[4096];
+        int ok = file_size(argv[2]) == 2000 && file_has(argv[2], 0, 1000, 'a') && file_has(argv[2], 1000, 1000, 'b');
+        snprintf(p, sizeof p, "%s.b", argv[2]);
+        ok &= file_size(p) == 2000 && file_has(p, 0, 1000, 'a') && file_has(p, 1000, 1000, 'b');
+        for (int r = 0; r < 2; r++) {
+            snprintf(p, sizeof p, "%s.self%d", argv[2], r);
+            ok &= file_size(p) == 100 && file_has(p, 0, 100, 'a' + r);
+        }
+        printf("lifecycle noclose verify: %s\n", ok ? "every byte written before MPI_Finalize is in the files"
+                                                     : "bytes MISSING from the files left open");
+        return !ok;
+    }
     if (argc == 4 && !strcmp(argv[1], "has")) {
         int ok = file_has(argv[2], 0, 8192, argv[3][0]);
         printf("lifecycle has: the first 8 KiB are %s'%c'\n", ok ? "" : "NOT all ", argv[3][0]);
@@ -411,7 +448,8 @@ int main(int argc, char **argv)
     if (argc < 3) {
         fprintf(stderr, "usage: lifecycle chdir DIR | past-capacity FILE | drain-fail FILE | shrink write|verify FILE"
                         " | temporary FILE | live FILE | live-verify FILE | close-crash FILE | close-crash-verify FILE"
-                        " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | has FILE C\n");
+                        " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | has FILE C"
+                        " | noclose FILE | noclose-verify FILE\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -431,6 +469,8 @@ int main(int argc, char **argv)
         rc = live_case(rank, argv[2]);
     else if (!strcmp(argv[1], "close-crash"))
         rc = close_crash_case(argv[2]);
+    else if (!strcmp(argv[1], "noclose"))
+        rc = noclose_case(rank, argv[2]);
     else if (!strcmp(argv[1], "bypass-sync"))
         rc = bypass_sync_case(rank, argv[2]);
     else if (!strcmp(argv[1], "sync-kill") && argc == 4)
