@@ -14,10 +14,11 @@ else
     recover_once() { "$recover" --dir "$NVCACHE_DIR"; }
 fi
 # Recovery once the job is gone: nvcache-recover skips the parts of a job with a live process,
-# and Open MPI's mpiexec may return while a killed rank is still being torn down (up to 5 s).
+# and Open MPI's mpiexec may return while a killed rank is still being torn down (up to 20 s:
+# seconds on a loaded machine).
 recover_all() {
     local out rc
-    for _ in $(seq 25); do
+    for _ in $(seq 100); do
         out=$(recover_once 2>&1)
         rc=$?
         echo "$out"
@@ -33,3 +34,14 @@ mailboxes() { for s in $(shms); do ls "$s" | grep -E '^nvcache-[0-9a-f]{16}-n[0-
 parts() { for s in $(shms); do ls "$s${NVCACHE_DIR#/dev/shm}"/*.part 2>/dev/null; done; }
 # Removes every host's (empty) NVCACHE_DIR.
 remove_nvram_dirs() { for s in $(shms); do rmdir "$s${NVCACHE_DIR#/dev/shm}" 2>/dev/null; done; }
+# One host: waits (up to 20 s) until no process of a killed job is left, as recover_all does, and
+# prints nvcache-recover's last dry run.
+wait_job_gone() {
+    local dry
+    for _ in $(seq 100); do
+        dry=$("$recover" --dir "$NVCACHE_DIR" --dry-run 2>&1)
+        echo "$dry" | grep -q "still running" || break
+        sleep 0.2
+    done
+    echo "$dry"
+}

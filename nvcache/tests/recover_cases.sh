@@ -46,23 +46,13 @@ drain-fail)
 temporary)
     "$mpiexec" -n 2 "$prog" temporary "$file" && { echo "expected the ranks to be killed"; exit 1; }
     [ -n "$(parts)" ] || { echo "no parts left by the killed job"; exit 1; }
-    # Open MPI's mpiexec may return while a killed rank is still being torn down (recovery keeps
-    # the parts of a job with a live process): try again for up to 5 s.
-    for i in $(seq 25); do
-        recover_all || exit 1
-        [ -z "$(parts)" ] && break
-        sleep 0.2
-    done
+    recover_all || exit 1
     [ -z "$(parts)" ] || { echo "parts of the dead job's delete-on-close file left: $(parts)"; exit 1; }
     echo "temporary: the dead job's delete-on-close parts were removed"
     ;;
 close-crash)
     "$mpiexec" -n 1 "$prog" close-crash "$file" && { echo "expected the rank to be killed"; exit 1; }
-    for i in $(seq 25); do
-        dry=$("$recover" --dir "$NVCACHE_DIR" --dry-run 2>&1)
-        echo "$dry" | grep -q "still running" || break
-        sleep 0.2
-    done
+    dry=$(wait_job_gone)
     echo "$dry"
     echo "$dry" | grep -q "would recover $file: 1 part(s), 32768 dirty byte(s)" ||
         { echo "the part no longer holds all 32 KiB synced as dirty after a crash in the close's drain"; exit 1; }
@@ -72,11 +62,7 @@ close-crash)
     ;;
 replaced)
     "$mpiexec" -n 1 "$prog" close-crash "$file" && { echo "expected the rank to be killed"; exit 1; }
-    for i in $(seq 25); do
-        dry=$("$recover" --dir "$NVCACHE_DIR" --dry-run 2>&1)
-        echo "$dry" | grep -q "still running" || break
-        sleep 0.2
-    done
+    wait_job_gone >/dev/null
     rm -f "$file"
     head -c 8192 /dev/zero | tr '\0' N >"$file"
     sum=$(cksum <"$file")
@@ -93,7 +79,7 @@ replaced)
 two-jobs)
     for c in x y; do
         "$mpiexec" -n 1 "$prog" sync-kill "$file" $c && { echo "expected the rank to be killed"; exit 1; }
-        sleep 0.1
+        wait_job_gone >/dev/null # the second job's open must find the first one dead
     done
     [ "$(parts | wc -l)" -eq 2 ] || { echo "expected a part of each job: $(parts)"; exit 1; }
     out=$(recover_once 2>&1) && { echo "$out"; echo "recovery did not report the part it kept"; exit 1; }
@@ -104,11 +90,7 @@ two-jobs)
     ;;
 superseded)
     "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }
-    for i in $(seq 25); do
-        dry=$("$recover" --dir "$NVCACHE_DIR" --dry-run 2>&1)
-        echo "$dry" | grep -q "still running" || break
-        sleep 0.2
-    done
+    wait_job_gone >/dev/null
     out=$("$mpiexec" -n 1 "$prog" sync-close "$file" y 2>&1) || { echo "$out"; echo "the second job failed"; exit 1; }
     echo "$out"
     echo "$out" | grep -q "which ended without writing them back" || { echo "the second job's open did not warn"; exit 1; }
