@@ -2,35 +2,46 @@
  *
  * MPICH 4 has the MPI 4 large-count calls; Open MPI 4.1 (Debian 12's) implements MPI 3.1, whose
  * file, pack and unpack calls take int counts and sizes. nvcache moves byte runs larger than that
- * (a part's dirty run drained in one call, a packed derived-type buffer), so on MPI 3.1 these
- * helpers split them into int-sized pieces: byte runs by offset, packed data by whole elements.
+ * (a part's dirty run drained in one call, a packed derived-type buffer), so these helpers split
+ * them: byte runs into 1 GiB pieces by offset on every MPI (MPICH 4.0.2's large-count file calls
+ * assert int counts), packed data by whole elements on MPI 3.1.
  */
 #include "nvcache_internal.h"
 #include <limits.h>
 
-int nvc_file_rw_at(MPI_File fh, int write, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt,
-                   MPI_Status *status)
+/* One call: MPI 4's large-count call, or MPI 3.1's int count (MPI_ERR_COUNT past INT_MAX). */
+static int rw_at_once(MPI_File fh, int write, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt,
+                      MPI_Status *status)
 {
 #if NVC_MPI_LARGE_COUNT
     return write ? PMPI_File_write_at_c(fh, off, buf, count, dt, status)
                  : PMPI_File_read_at_c(fh, off, buf, count, dt, status);
 #else
-    if (count <= INT_MAX)
-        return write ? PMPI_File_write_at(fh, off, buf, (int)count, dt, status)
-                     : PMPI_File_read_at(fh, off, buf, (int)count, dt, status);
-    /* Only nvcache's own byte transfers on handles with the default view get here (an application
-       on MPI 3.1 cannot pass such a count): offsets are bytes, pieces of 1 GiB. */
-    if (dt != MPI_BYTE)
+    if (count > INT_MAX)
         return MPI_ERR_COUNT;
+    return write ? PMPI_File_write_at(fh, off, buf, (int)count, dt, status)
+                 : PMPI_File_read_at(fh, off, buf, (int)count, dt, status);
+#endif
+}
+
+int nvc_file_rw_at(MPI_File fh, int write, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt,
+                   MPI_Status *status)
+{
+    /* Byte runs (nvcache's own transfers on handles with the default view: offsets are bytes)
+       move in pieces of 1 GiB on every MPI: MPI 3.1 has int counts, and MPICH 4.0.2's ROMIO
+       asserts count <= INT_MAX inside MPI_File_write_at_c (a drained run of a part whose stripe
+       is over 2 GiB aborted the close). Other types go in one call, as the application made it. */
+    const MPI_Count piece = (MPI_Count)1 << 30;
+    if (dt != MPI_BYTE || count <= piece)
+        return rw_at_once(fh, write, off, buf, count, dt, status);
     MPI_Count done = 0;
     while (done < count) {
-        int k = count - done > (1 << 30) ? (1 << 30) : (int)(count - done), got = 0;
+        MPI_Count k = count - done > piece ? piece : count - done, got = 0;
         MPI_Status st;
-        int rc = write ? PMPI_File_write_at(fh, off + done, (uint8_t *)buf + done, k, MPI_BYTE, &st)
-                       : PMPI_File_read_at(fh, off + done, (uint8_t *)buf + done, k, MPI_BYTE, &st);
+        int rc = rw_at_once(fh, write, off + done, (uint8_t *)buf + done, k, MPI_BYTE, &st);
         if (rc != MPI_SUCCESS)
             return rc;
-        PMPI_Get_count(&st, MPI_BYTE, &got);
+        PMPI_Get_elements_x(&st, MPI_BYTE, &got);
         done += got;
         if (got < k)
             break; /* end of file on a read */
@@ -40,7 +51,6 @@ int nvc_file_rw_at(MPI_File fh, int write, MPI_Offset off, void *buf, MPI_Count 
         PMPI_Status_set_cancelled(status, 0);
     }
     return MPI_SUCCESS;
-#endif
 }
 
 int nvc_pack(int pack, void *buf, MPI_Count count, MPI_Datatype dt, void *data, MPI_Count bytes)

@@ -61,6 +61,7 @@ struct target {
     uint64_t fileid, jobid, size;
     int parts;
     int replaced;   /* another file, or a later job's writes: nothing written, size left */
+    int failed;     /* a part could not be written back (kept) */
     uint64_t bytes; /* dirty bytes below the file size (written back, or would be with --dry-run) */
 };
 
@@ -161,15 +162,22 @@ static int recover_part(struct nvc_part *p, int dry, int force, uint64_t *bytes)
             k = nvc_part_piece(l, off + len - l, h->stripe, h->nparts, h->index, h->size, &fo, &n);
             if (!n)
                 continue;
-            *bytes += n;
-            if (dry)
+            if (dry) {
+                *bytes += n;
                 continue;
-            ssize_t w = pwrite(fd, p->data + l, n, (off_t)fo);
-            if (w != (ssize_t)n) {
-                fprintf(stderr, "nvcache-recover: pwrite(%s, offset %llu) failed: %s\n", name,
-                        (unsigned long long)fo, w < 0 ? strerror(errno) : "short write");
-                close(fd);
-                return -1;
+            }
+            /* One pwrite moves at most 0x7ffff000 bytes (Linux): a piece of a stripe over 2 GiB
+               takes several. */
+            for (uint64_t done = 0; done < n;) {
+                ssize_t w = pwrite(fd, p->data + l + done, n - done, (off_t)(fo + done));
+                if (w <= 0) {
+                    fprintf(stderr, "nvcache-recover: pwrite(%s, offset %llu) failed: %s; the part is kept\n", name,
+                            (unsigned long long)(fo + done), w < 0 ? strerror(errno) : "nothing written");
+                    close(fd);
+                    return -1;
+                }
+                done += (uint64_t)w;
+                *bytes += (uint64_t)w;
             }
         }
     }
@@ -367,6 +375,8 @@ int main(int argc, char **argv)
             failed = 1;
         if (rc == -2)
             t[i].replaced = 1;
+        if (rc == -1)
+            t[i].failed = 1;
         nvc_part_close(&p, !rc && !keep);
     }
     free(list);
@@ -396,7 +406,8 @@ int main(int argc, char **argv)
                 }
             }
         }
-        printf("%s %s: %d part(s), %llu dirty byte(s) written back, size %llu\n", dry ? "would recover" : "recovered", t[i].path,
+        printf("%s %s: %d part(s), %llu dirty byte(s) written back, size %llu\n",
+               dry ? "would recover" : t[i].failed ? "partly recovered (a part that failed is kept)" : "recovered", t[i].path,
                t[i].parts, (unsigned long long)t[i].bytes, (unsigned long long)t[i].size);
     }
     if (!nt)

@@ -37,6 +37,11 @@
  *                                  between, `lifecycle has FILE C` then checks that the later
  *                                  job's bytes are the ones recovered (exit 0 when they are).
  *   lifecycle sync-close FILE C    the same, closing the file instead of being killed.
+ *   lifecycle big FILE close|kill  (1 rank) a part whose stripe is 3 GiB (striping_unit) gets
+ *                                  2 GiB + 8 KiB written in 512 MiB calls, one dirty run over
+ *                                  INT_MAX bytes; then the file is closed (its drain moves the run)
+ *                                  or, after a sync, the rank is SIGKILLed (nvcache-recover moves
+ *                                  it); `lifecycle big-verify FILE` checks size and bytes.
  *   lifecycle noclose FILE         (2 ranks) each writes 1000 bytes of the shared FILE and 100 of
  *                                  its own FILE.self<rank> (opened on MPI_COMM_SELF between two
  *                                  shared files' opens), then MPI_Finalize with all files open;
@@ -348,6 +353,39 @@ static int sync_kill_case(const char *path, int c, int kill_it)
     return MPI_File_close(&fh) != MPI_SUCCESS;
 }
 
+#define BIG_CALL ((MPI_Offset)512 << 20)
+#define BIG_SIZE (4 * BIG_CALL + 8192)
+static int big_byte(MPI_Offset off) { return 'A' + (int)(off / BIG_CALL) % 26; }
+
+static int big_case(const char *path, int kill_it)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "striping_unit", "3221225472");
+    MPI_File fh;
+    MPI_File_delete(path, MPI_INFO_NULL);
+    if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh) != MPI_SUCCESS)
+        return fail("open failed");
+    MPI_Info_free(&info);
+    MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+    char *buf = malloc((size_t)BIG_CALL);
+    if (!buf)
+        return fail("out of memory");
+    for (MPI_Offset off = 0; off < BIG_SIZE; off += BIG_CALL) {
+        int n = (int)(BIG_SIZE - off < BIG_CALL ? BIG_SIZE - off : BIG_CALL);
+        memset(buf, big_byte(off), (size_t)n);
+        if (MPI_File_write_at(fh, off, buf, n, MPI_BYTE, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return fail("write failed");
+    }
+    free(buf);
+    if (kill_it) {
+        if (MPI_File_sync(fh) != MPI_SUCCESS)
+            return fail("sync failed");
+        kill(getpid(), SIGKILL);
+    }
+    return MPI_File_close(&fh) != MPI_SUCCESS ? fail("close failed") : 0;
+}
+
 static int noclose_case(int rank, const char *path)
 {
     MPI_File a, self, b;
@@ -427,6 +465,18 @@ int main(int argc, char **argv)
                file_has(argv[3], MIB, 4096, 'B') ? "present" : "MISSING");
         return !ok;
     }
+    if (argc == 3 && !strcmp(argv[1], "big-verify")) {
+        long long size = file_size(argv[2]);
+        int ok = size == BIG_SIZE;
+        /* Each call's first and last bytes, and both sides of 0x7ffff000 (one pwrite's most). */
+        MPI_Offset at[] = {0, BIG_CALL - 1, BIG_CALL, 2 * BIG_CALL, 0x7ffff000 - 1, 0x7ffff000, 4 * BIG_CALL,
+                           BIG_SIZE - 1};
+        for (size_t i = 0; ok && i < sizeof at / sizeof at[0]; i++)
+            ok = file_has(argv[2], (long)at[i], 1, big_byte(at[i]));
+        printf("lifecycle big verify: size %lld (expected %lld), bytes %s\n", size, (long long)BIG_SIZE,
+               ok ? "right" : "WRONG");
+        return !ok;
+    }
     if (argc == 3 && !strcmp(argv[1], "noclose-verify")) {
         char p[4096];
         int ok = file_size(argv[2]) == 2000 && file_has(argv[2], 0, 1000, 'a') && file_has(argv[2], 1000, 1000, 'b');
@@ -449,7 +499,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: lifecycle chdir DIR | past-capacity FILE | drain-fail FILE | shrink write|verify FILE"
                         " | temporary FILE | live FILE | live-verify FILE | close-crash FILE | close-crash-verify FILE"
                         " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | has FILE C"
-                        " | noclose FILE | noclose-verify FILE\n");
+                        " | noclose FILE | noclose-verify FILE | big FILE close|kill | big-verify FILE\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -469,6 +519,8 @@ int main(int argc, char **argv)
         rc = live_case(rank, argv[2]);
     else if (!strcmp(argv[1], "close-crash"))
         rc = close_crash_case(argv[2]);
+    else if (!strcmp(argv[1], "big") && argc == 4)
+        rc = big_case(argv[2], !strcmp(argv[3], "kill"));
     else if (!strcmp(argv[1], "noclose"))
         rc = noclose_case(rank, argv[2]);
     else if (!strcmp(argv[1], "bypass-sync"))

@@ -19,6 +19,8 @@
 #   job writes other bytes there and closes the file: its open must say that the dead job's parts
 #   are there, and recovery must keep them rather than write the older bytes over the second
 #   job's (--force then writes them).
+# CASE big: one dirty run of 2 GiB + 8 KiB (a 3 GiB stripe), synced, then SIGKILL: recovery must
+#   write it all back (one pwrite moves at most 0x7ffff000 bytes) and say so only then.
 # CASE live: nvcache-recover runs while a job that synced is still running (NVCACHE_DIR is shared
 #   by a user's jobs): it must leave that job's parts alone; the job then syncs more and is
 #   SIGKILLed, and recovery afterwards restores every synced byte.
@@ -102,6 +104,13 @@ superseded)
     "$recover" --dir "$NVCACHE_DIR" --force || exit 1
     [ -z "$(parts)" ] || { echo "parts not removed after recovery with --force"; exit 1; }
     "$prog" has "$file" x || exit 1
+    ;;
+big)
+    "$mpiexec" -n 1 "$prog" big "$file" kill && { echo "expected the rank to be killed"; exit 1; }
+    wait_job_gone >/dev/null
+    recover_all || exit 1
+    [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
+    "$prog" big-verify "$file" || exit 1
     ;;
 live)
     rm -f "$file.ready" "$file.go"
