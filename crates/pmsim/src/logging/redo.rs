@@ -162,10 +162,13 @@ struct ThreadLog {
     records: Vec<Record>,
 }
 
+/// A record of a committed transaction: its header lines and its entries' addresses.
+type Finished = ([u64; 2], Vec<u64>);
+
 struct Applying {
     thread: u16,
     outstanding: usize,
-    records: Vec<([u64; 2], Vec<u64>)>,
+    records: Vec<Finished>,
     /// LAD: the transaction commits when its in-place writes are durable; `TxEnd` time and
     /// the time of its last store.
     commit_pending: Option<(Ps, Ps)>,
@@ -235,8 +238,10 @@ pub struct RedoEngine {
     /// Non-volatile per-thread register: every transaction of the thread with a smaller
     /// stamp is durable in place.
     applied: Vec<u32>,
-    /// Per thread, committed stamps in order and whether their in-place updates are done.
-    order: Vec<VecDeque<(u32, bool)>>,
+    /// Per thread, committed stamps in order; once a stamp's in-place updates are done, its
+    /// records, kept until the register passes the stamp.
+    order: Vec<VecDeque<(u32, Option<Vec<Finished>>)>>,
+
     held: VecDeque<Held>,
     /// BLOM: WPQ entries the held headers take, per channel.
     pinned: Vec<u32>,
@@ -603,7 +608,7 @@ impl RedoEngine {
                 (r.header, r.entries)
             })
             .collect();
-        self.order[t as usize].push_back((stamp, false));
+        self.order[t as usize].push_back((stamp, None));
         for (line, _) in &write_set {
             if let Some(n) = self.open_lines.get_mut(line) {
                 *n -= 1;
@@ -717,7 +722,31 @@ impl RedoEngine {
                 .commit_latency_from_store
                 .record(now.saturating_sub(last_store));
         }
-        for (header, mut entries) in a.records {
+        // The log of a transaction whose in-place updates are durable stays until the thread's
+        // register passes its stamp. With several channels a later transaction's updates can
+        // be durable before an earlier one's; freed at once, its log lines went to other
+        // records while its header, at or above the register, still led recovery to them,
+        // and the earlier record was replayed over its lines with nothing replayed after it
+        // (pmlab crash with device.channels >= 2). Threads own disjoint data (pmwork's
+        // partitions), so no transaction waits for another thread's.
+        let t = a.thread as usize;
+        match self.order[t].iter_mut().find(|(s, _)| *s == stamp) {
+            Some(e) => e.1 = Some(a.records),
+            None => self.free_log(stamp, a.records),
+        }
+        while let Some((s, Some(_))) = self.order[t].front() {
+            let s = *s;
+            let Some((_, Some(records))) = self.order[t].pop_front() else {
+                unreachable!("front checked")
+            };
+            self.applied[t] = s + 1;
+            self.free_log(s, records);
+        }
+    }
+
+    /// Frees the log records of `stamp` and the ADR entries its held headers took.
+    fn free_log(&mut self, stamp: u32, records: Vec<Finished>) {
+        for (header, mut entries) in records {
             self.alloc.release(header, &entries);
             entries.clear();
             self.spare.push(entries);
@@ -732,14 +761,6 @@ impl RedoEngine {
             }
             false
         });
-        let t = a.thread as usize;
-        if let Some(e) = self.order[t].iter_mut().find(|(s, _)| *s == stamp) {
-            e.1 = true;
-        }
-        while let Some(&(s, true)) = self.order[t].front() {
-            self.applied[t] = s + 1;
-            self.order[t].pop_front();
-        }
     }
 }
 
