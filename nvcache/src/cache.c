@@ -1100,7 +1100,6 @@ static int reg_join_remote(struct nvc_file *f, uint64_t dev, uint64_t ino, int w
     return v;
 }
 
-/* The file's identity: device and inode of path (ROMIO's "fs:" prefixes stripped). */
 /* Drains the parts of the open that cached the file (layout from the table) through their managers. */
 static void drain_other_open(const char *path, const struct nvc_reg *lay)
 {

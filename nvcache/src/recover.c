@@ -9,8 +9,8 @@
  * --keep; a part that cannot be written back is kept. So is a part whose file was replaced since
  * (deleted and created again, or another file moved to its name: a different inode or creation
  * time than the job opened), or that a later job opened before this recovery (its open marked the
- * part, whose older bytes would overwrite that job's), unless --force. With FILE arguments only parts of those files are
- * considered.
+ * part, whose older bytes would overwrite that job's), unless --force. Parts of several dead jobs
+ * are written back oldest first. With FILE arguments only parts of those files are considered.
  * Mailboxes in /dev/shm of the recovered jobs, and of any job whose creating manager process is
  * gone, are removed (not with --dry-run).
  */
