@@ -291,7 +291,22 @@ impl ChannelController {
     /// rather than make it wait.
     #[inline]
     pub fn would_accept(&self, is_write: bool, line_addr: u64, bank: u32) -> bool {
-        (is_write && self.wpq_holds(line_addr, bank)) || self.can_enter(is_write)
+        (is_write && self.wpq_holds(line_addr, bank) && !self.line_waits(line_addr))
+            || self.can_enter(is_write)
+    }
+
+    /// Whether a write of `line_addr` waits for a WPQ entry. A later write of the line must
+    /// then wait behind it rather than merge into a queued entry of the line: merged (and,
+    /// under ADR, durable) first, its bytes were overwritten by the older write's when that
+    /// one entered (a committed transaction's line went back to an older value: pmlab crash,
+    /// hardware logging with device.channels = 3 and device.banks = 3).
+    #[inline]
+    fn line_waits(&self, line_addr: u64) -> bool {
+        !self.waiting_writes.is_empty()
+            && self
+                .waiting_writes
+                .iter()
+                .any(|(_, w)| w.line_addr == line_addr)
     }
 
     /// A new request of this class may enter its queue now: a slot is free and no earlier
@@ -301,8 +316,8 @@ impl ChannelController {
         self.waiting(is_write).is_empty() && self.has_room(is_write)
     }
 
-    /// Offers a request at `now`. Writes to a line already in the WPQ merge into that entry.
-    /// A full queue makes the request wait (in order).
+    /// Offers a request at `now`. Writes to a line already in the WPQ merge into that entry,
+    /// unless a write of the line waits. A full queue makes the request wait (in order).
     #[inline(always)]
     pub fn offer(&mut self, is_write: bool, req: QueuedRequest, now: Ps) -> Admission {
         let since_issue = now - req.issued;
@@ -444,12 +459,12 @@ impl ChannelController {
             return Some(r);
         }
         match self.wpq_slot(r.line_addr, r.bank) {
-            Some(i) => {
+            Some(i) if !self.line_waits(r.line_addr) => {
                 self.write_q.get_mut(i).absorb(r);
                 self.stats.writes_coalesced += 1;
                 None
             }
-            None => Some(r),
+            _ => Some(r),
         }
     }
 
@@ -580,6 +595,46 @@ mod tests {
             issued: 0,
             payload: None,
         }
+    }
+
+    /// A write of a line that waits for a WPQ entry keeps its place: a later write of the line
+    /// waits behind it instead of merging into a queued entry of the line, which (durable first
+    /// under ADR) the older write's bytes would then overwrite when it enters.
+    #[test]
+    fn a_later_write_of_a_line_waits_behind_its_waiting_write() {
+        let mut cfg = SimConfig::preset("nvm-ppo").unwrap();
+        cfg.controller.write_queue = 2;
+        cfg.controller.drain_high = 2;
+        cfg.controller.drain_low = 1;
+        let mut c =
+            ChannelController::new(&cfg.controller, ChannelDevice::new(&cfg.device), &FrFcfs);
+        let w = |c: &ChannelController, id, line| request(id, line, &c.device, &cfg);
+        // WPQ full with lines 10 and 11; line 1, line 12 and line 1 again wait, in that order.
+        for (id, line) in [(0, 10), (1, 11)] {
+            assert_eq!(c.offer(true, w(&c, id, line), 0), Admission::Queued);
+        }
+        for (id, line) in [(2, 1), (3, 12), (4, 1)] {
+            assert_eq!(c.offer(true, w(&c, id, line), 0), Admission::Waiting);
+        }
+        // One write issues; the first waiting write (line 1) takes its entry.
+        assert!(matches!(
+            c.decide(&mut FrFcfs, 1_000_000),
+            Decision::Issued { .. }
+        ));
+        let mut entered = Vec::new();
+        c.admit_waiting(true, 1_000_000, &mut entered);
+        assert_eq!(entered.iter().map(|r| r.id).collect::<Vec<_>>(), [2]);
+        assert!(c.wpq_holds(64, w(&c, 9, 1).bank));
+        // Line 1 is in the WPQ, but its second write still waits: a third may not merge.
+        assert!(!c.would_accept(true, 64, w(&c, 9, 1).bank));
+        assert_eq!(c.offer(true, w(&c, 5, 1), 1_000_000), Admission::Waiting);
+        assert_eq!(
+            c.waiting_writes
+                .iter()
+                .map(|(_, r)| r.id)
+                .collect::<Vec<_>>(),
+            [3, 4, 5]
+        );
     }
 
     /// The controller's own FR-FCFS evaluation and the plug-in path make the same decisions,
