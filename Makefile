@@ -251,5 +251,8 @@ crash-check: build
 	    printf "%-24s %-14s " "nvm-lalea logging=$$l" $$w; \
 	    out=$$($$pmlab crash --config nvm-lalea --set controller.logging=$$l --workload $$w --points $(CRASH_POINTS) 2>&1); \
 	    rc=$$?; echo "$$out" | grep -E "^passed|first failing" ; [ $$rc -eq 0 ] || fail=1; \
+	    printf "%-24s %-14s " "  3 channels x 3 banks" $$w; \
+	    out=$$($$pmlab crash --config nvm-lalea --set controller.logging=$$l --set device.channels=3 --set device.banks=3 --workload $$w --points $(CRASH_POINTS) 2>&1); \
+	    rc=$$?; echo "$$out" | grep -E "^passed|first failing" ; [ $$rc -eq 0 ] || fail=1; \
 	  done; \
 	done; exit $$fail
