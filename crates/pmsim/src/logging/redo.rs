@@ -241,7 +241,6 @@ pub struct RedoEngine {
     /// Per thread, committed stamps in order; once a stamp's in-place updates are done, its
     /// records, kept until the register passes the stamp.
     order: Vec<VecDeque<(u32, Option<Vec<Finished>>)>>,
-
     held: VecDeque<Held>,
     /// BLOM: WPQ entries the held headers take, per channel.
     pinned: Vec<u32>,
