@@ -69,7 +69,14 @@ void nvc_close_left_open(void)
        group opened the group's files in one order (MPI_File_open is collective), so closing them
        in that order meets the close's collectives as the opens met theirs. Only files all ranks
        agreed to cache (a pass-through handle holds nothing in NVRAM); delete-on-close files stay
-       open, as under plain MPI-IO, and their parts are removed by nvcache-recover. */
+       open, as under plain MPI-IO, and their parts are removed by nvcache-recover. Threads of an
+       MPI_THREAD_MULTIPLE application may have opened files on different communicators at once,
+       in different orders on different ranks: closing them could deadlock, so their data stays
+       in NVRAM for nvcache-recover, as before. */
+    if (nvc_rt.app_thread_level == MPI_THREAD_MULTIPLE) {
+        nvc_debug("files left open at MPI_Finalize by a multithreaded application stay in NVRAM");
+        return;
+    }
     pthread_mutex_lock(&files_lock);
     size_t n = 0;
     for (struct nvc_file *f = files; f; f = f->next)
@@ -807,7 +814,7 @@ static int drain_run(struct nvc_file *f, uint32_t p, uint64_t l, uint64_t n, con
     while (n) {
         uint64_t fo, w, k = nvc_part_piece(l, n, f->stripe, f->nparts, p, size, &fo, &w);
         if (w) {
-            int rc = nvc_file_rw_at(f->self_fh, 1, (MPI_Offset)fo, (void *)q, (MPI_Count)w, MPI_BYTE, MPI_STATUS_IGNORE);
+            int rc = nvc_file_rw_bytes_at(f->self_fh, 1, (MPI_Offset)fo, (void *)q, (MPI_Count)w, MPI_STATUS_IGNORE);
             if (rc != MPI_SUCCESS) {
                 nvc_msg("%s: MPI_File_write_at(%llu, %llu bytes) while flushing failed (error %d); data stays in %s",
                         f->path, (unsigned long long)fo, (unsigned long long)w, rc, nvc_cfg.dir);
@@ -1197,7 +1204,7 @@ static int prefetch_part(struct nvc_file *f, uint32_t p, int64_t size)
         for (uint64_t x = 0; x < n && st == NVC_OK; x += cap) {
             uint64_t k = n - x < cap ? n - x : cap;
             struct nvc_slot *s = req(f, p, NVC_OP_FILL);
-            rc = nvc_file_rw_at(h, 0, (MPI_Offset)(fo + x), nvc_slot_data(s), (MPI_Count)k, MPI_BYTE, MPI_STATUS_IGNORE);
+            rc = nvc_file_rw_bytes_at(h, 0, (MPI_Offset)(fo + x), nvc_slot_data(s), (MPI_Count)k, MPI_STATUS_IGNORE);
             if (rc != MPI_SUCCESS) {
                 nvc_msg("%s: MPI_File_read_at(%llu) during prefetch failed (error %d)", f->path, (unsigned long long)(fo + x), rc);
                 st = NVC_ERR;

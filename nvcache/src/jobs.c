@@ -164,7 +164,9 @@ int nvc_dead_parts(const char *dir, uint64_t own_job, const struct nvc_file_id *
     }
     int n = 0;
     for (size_t i = 0; i < dead.n; i++) {
-        if (!nvc_file_id_same(&dead.p[i].id, id, 1))
+        /* The device is not compared, as in nvcache-recover: a file system's device number
+           changes when it is mounted again (NVRAM that survived a reboot). */
+        if (!nvc_file_id_same(&dead.p[i].id, id, 0))
             continue;
         n++;
         if (job)

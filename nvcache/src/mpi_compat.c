@@ -3,42 +3,39 @@
  * MPICH 4 has the MPI 4 large-count calls; Open MPI 4.1 (Debian 12's) implements MPI 3.1, whose
  * file, pack and unpack calls take int counts and sizes. nvcache moves byte runs larger than that
  * (a part's dirty run drained in one call, a packed derived-type buffer), so these helpers split
- * them: byte runs into 1 GiB pieces by offset on every MPI (MPICH 4.0.2's large-count file calls
- * assert int counts), packed data by whole elements on MPI 3.1.
+ * them: nvcache's own byte runs into 1 GiB pieces by offset on every MPI (MPICH 4.0.2's
+ * large-count file calls assert int counts), packed data by whole elements on MPI 3.1.
  */
 #include "nvcache_internal.h"
 #include <limits.h>
 
-/* One call: MPI 4's large-count call, or MPI 3.1's int count (MPI_ERR_COUNT past INT_MAX). */
-static int rw_at_once(MPI_File fh, int write, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt,
-                      MPI_Status *status)
+int nvc_file_rw_at(MPI_File fh, int write, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt,
+                   MPI_Status *status)
 {
 #if NVC_MPI_LARGE_COUNT
     return write ? PMPI_File_write_at_c(fh, off, buf, count, dt, status)
                  : PMPI_File_read_at_c(fh, off, buf, count, dt, status);
 #else
     if (count > INT_MAX)
-        return MPI_ERR_COUNT;
+        return MPI_ERR_COUNT; /* an application on MPI 3.1 cannot pass such a count */
     return write ? PMPI_File_write_at(fh, off, buf, (int)count, dt, status)
                  : PMPI_File_read_at(fh, off, buf, (int)count, dt, status);
 #endif
 }
 
-int nvc_file_rw_at(MPI_File fh, int write, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt,
-                   MPI_Status *status)
+int nvc_file_rw_bytes_at(MPI_File fh, int write, MPI_Offset off, void *buf, MPI_Count bytes, MPI_Status *status)
 {
-    /* Byte runs (nvcache's own transfers on handles with the default view: offsets are bytes)
-       move in pieces of 1 GiB on every MPI: MPI 3.1 has int counts, and MPICH 4.0.2's ROMIO
-       asserts count <= INT_MAX inside MPI_File_write_at_c (a drained run of a part whose stripe
-       is over 2 GiB aborted the close). Other types go in one call, as the application made it. */
+    /* Pieces of 1 GiB on every MPI: MPI 3.1 has int counts, and MPICH 4.0.2's ROMIO asserts
+       count <= INT_MAX inside MPI_File_write_at_c (a drained run of a part whose stripe is over
+       2 GiB aborted the close). The offset advances by bytes: only handles with the default view
+       (nvcache's own) come here; an application's transfer goes in one call as it made it, its
+       offset counted in its view's etypes (and an atomic-mode write must stay one call). */
     const MPI_Count piece = (MPI_Count)1 << 30;
-    if (dt != MPI_BYTE || count <= piece)
-        return rw_at_once(fh, write, off, buf, count, dt, status);
     MPI_Count done = 0;
-    while (done < count) {
-        MPI_Count k = count - done > piece ? piece : count - done, got = 0;
+    while (done < bytes) {
+        MPI_Count k = bytes - done > piece ? piece : bytes - done, got = 0;
         MPI_Status st;
-        int rc = rw_at_once(fh, write, off + done, (uint8_t *)buf + done, k, MPI_BYTE, &st);
+        int rc = nvc_file_rw_at(fh, write, off + done, (uint8_t *)buf + done, k, MPI_BYTE, &st);
         if (rc != MPI_SUCCESS)
             return rc;
         PMPI_Get_elements_x(&st, MPI_BYTE, &got);

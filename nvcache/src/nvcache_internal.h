@@ -38,9 +38,13 @@
 #else
 #define NVC_MPI_LARGE_COUNT 0
 #endif
-/** MPI_File_read_at/write_at with an MPI_Count count (a byte count above INT_MAX is split on MPI 3.1). */
+/** MPI_File_read_at/write_at with an MPI_Count count, in one call (MPI_ERR_COUNT above INT_MAX
+ *  on MPI 3.1): an application's transfer, offset in its view's etypes. */
 int nvc_file_rw_at(MPI_File fh, int write, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt,
                    MPI_Status *status);
+/** Reads or writes `bytes` bytes at byte offset off of a handle with the default view (nvcache's
+ *  own: drains, prefetch) in pieces of 1 GiB; the status counts them all. */
+int nvc_file_rw_bytes_at(MPI_File fh, int write, MPI_Offset off, void *buf, MPI_Count bytes, MPI_Status *status);
 /** MPI_Pack (pack=1) / MPI_Unpack of count elements of dt between buf and the packed bytes data
  *  (element by element in int-sized groups on MPI 3.1); returns an MPI error code. */
 int nvc_pack(int pack, void *buf, MPI_Count count, MPI_Datatype dt, void *data, MPI_Count bytes);
@@ -122,7 +126,7 @@ int nvc_mailbox_is_stale(const char *name);
 /** True if a process of job `jobid` still holds one of its mailboxes in /dev/shm on this host. */
 int nvc_job_alive(uint64_t jobid);
 /** Counts the ACTIVE or DRAINING parts in dir of jobs other than own_job that were dead when the
- *  process first asked and hold data of the file with identity id (device compared: same host);
+ *  process first asked and hold data of the file with identity id (inode and creation time);
  *  when by is nonzero marks them superseded by job `by`; *job (if given) gets one such job's id. */
 int nvc_dead_parts(const char *dir, uint64_t own_job, const struct nvc_file_id *id, uint64_t by, uint64_t *job);
 /** Reads the identity of the open file fd; 0 or -1. */

@@ -128,7 +128,7 @@ static int recover_part(struct nvc_part *p, int dry, int force, uint64_t *bytes)
                 (unsigned long long)h->superseded_by, name, (unsigned long long)h->jobid);
         return -2;
     }
-    int fd = open(name, O_WRONLY);
+    int fd = open(name, dry ? O_RDONLY : O_WRONLY);
     if (!dry && fd < 0) {
         fprintf(stderr, "nvcache-recover: open(%s) failed: %s; the part is kept\n", name, strerror(errno));
         return -1;
@@ -350,8 +350,8 @@ int main(int argc, char **argv)
             continue;
         }
         size_t i;
-        for (i = 0; i < nt; i++)
-            if (t[i].fileid == h->fileid && !strcmp(t[i].path, name))
+        for (i = 0; i < nt; i++) /* per job: file ids are per-process open counts */
+            if (t[i].fileid == h->fileid && t[i].jobid == h->jobid && !strcmp(t[i].path, name))
                 break;
         if (i == nt) {
             struct target *nt2 = realloc(t, (nt + 1) * sizeof *t);

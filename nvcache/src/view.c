@@ -110,11 +110,14 @@ static void repl(struct blist *b, const struct blist *c, int64_t child_ext, int6
 
 /* The indices [start, start + len) of one darray dimension of global size g that process
  * coordinate c of p owns (MPI 4.0 section 5.1.4). Returns the number of runs written to st/ln
- * (room for g), or -1 for a distribution nvcache does not know. */
+ * (room for g), or -1 for a distribution nvcache does not know (and MPI_DISTRIBUTE_NONE over
+ * more than one process, which MPICH accepts). */
 static int64_t darray_runs(int64_t g, int distrib, int darg, int64_t p, int64_t c, int64_t *st, int64_t *ln)
 {
     int64_t k, step;
     if (distrib == MPI_DISTRIBUTE_NONE) {
+        if (p != 1)
+            return -1; /* MPICH lays it out as a block distribution: the generic way follows it */
         k = g;
         step = g;
         c = 0;
@@ -338,6 +341,8 @@ static int flatten_into(MPI_Datatype dt, struct blist *b)
         rc = flatten_into(types[0], &c);
         if (rc == MPI_SUCCESS)
             rc = darray_flatten(ints, &c, type_extent(types[0]), b);
+        if (rc == MPI_ERR_TYPE) /* parameters it does not take (nothing added): as MPI lays them out */
+            rc = generic_flatten(dt, b);
         break;
     default:
         rc = generic_flatten(dt, b);

@@ -42,6 +42,9 @@
  *                                  INT_MAX bytes; then the file is closed (its drain moves the run)
  *                                  or, after a sync, the rank is SIGKILLed (nvcache-recover moves
  *                                  it); `lifecycle big-verify FILE` checks size and bytes.
+ *   lifecycle big-view FILE        (1 rank, MPI 4) one MPI_File_write_at_c of 1 GiB + 4 KiB of
+ *                                  MPI_BYTE through an int view in atomic mode (passed through);
+ *                                  `lifecycle big-view-verify FILE` checks where it landed.
  *   lifecycle noclose FILE         (2 ranks) each writes 1000 bytes of the shared FILE and 100 of
  *                                  its own FILE.self<rank> (opened on MPI_COMM_SELF between two
  *                                  shared files' opens), then MPI_Finalize with all files open;
@@ -386,6 +389,32 @@ static int big_case(const char *path, int kill_it)
     return MPI_File_close(&fh) != MPI_SUCCESS ? fail("close failed") : 0;
 }
 
+#if MPI_VERSION >= 4
+/* big-view: an application's own transfer over 1 GiB (MPI_BYTE) through a view whose etype is
+ * an int, on a file that left the cache (atomic mode): it must land where the view puts it, in
+ * one call (nvcache once split it in 1 GiB pieces advancing the etype offset by bytes). */
+static int big_view_case(const char *path)
+{
+    MPI_File fh;
+    MPI_File_delete(path, MPI_INFO_NULL);
+    if (open_rw(path, 0, &fh))
+        return 1;
+    MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL);
+    MPI_File_set_atomicity(fh, 1);
+    size_t n = ((size_t)1 << 30) + 4096;
+    char *buf = malloc(n);
+    if (!buf)
+        return fail("out of memory");
+    memset(buf, 'v', n);
+    MPI_Count count = (MPI_Count)n;
+    int rc = MPI_File_write_at_c(fh, 0, buf, count, MPI_BYTE, MPI_STATUS_IGNORE);
+    free(buf);
+    if (rc != MPI_SUCCESS)
+        return fail("write failed");
+    return MPI_File_close(&fh) != MPI_SUCCESS ? fail("close failed") : 0;
+}
+#endif
+
 static int noclose_case(int rank, const char *path)
 {
     MPI_File a, self, b;
@@ -477,6 +506,12 @@ int main(int argc, char **argv)
                ok ? "right" : "WRONG");
         return !ok;
     }
+    if (argc == 3 && !strcmp(argv[1], "big-view-verify")) {
+        long long size = file_size(argv[2]), want = (1LL << 30) + 4096;
+        int ok = size == want && file_has(argv[2], (long)(want - 1), 1, 'v') && file_has(argv[2], 0, 1, 'v');
+        printf("lifecycle big-view verify: size %lld (expected %lld), bytes %s\n", size, want, ok ? "right" : "WRONG");
+        return !ok;
+    }
     if (argc == 3 && !strcmp(argv[1], "noclose-verify")) {
         char p[4096];
         int ok = file_size(argv[2]) == 2000 && file_has(argv[2], 0, 1000, 'a') && file_has(argv[2], 1000, 1000, 'b');
@@ -499,7 +534,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: lifecycle chdir DIR | past-capacity FILE | drain-fail FILE | shrink write|verify FILE"
                         " | temporary FILE | live FILE | live-verify FILE | close-crash FILE | close-crash-verify FILE"
                         " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | has FILE C"
-                        " | noclose FILE | noclose-verify FILE | big FILE close|kill | big-verify FILE\n");
+                        " | noclose FILE | noclose-verify FILE | big FILE close|kill | big-verify FILE"
+                        " | big-view FILE | big-view-verify FILE\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -523,6 +559,10 @@ int main(int argc, char **argv)
         rc = big_case(argv[2], !strcmp(argv[3], "kill"));
     else if (!strcmp(argv[1], "noclose"))
         rc = noclose_case(rank, argv[2]);
+#if MPI_VERSION >= 4
+    else if (!strcmp(argv[1], "big-view"))
+        rc = big_view_case(argv[2]);
+#endif
     else if (!strcmp(argv[1], "bypass-sync"))
         rc = bypass_sync_case(rank, argv[2]);
     else if (!strcmp(argv[1], "sync-kill") && argc == 4)

@@ -86,6 +86,10 @@ two-jobs)
     [ "$(parts | wc -l)" -eq 2 ] || { echo "expected a part of each job: $(parts)"; exit 1; }
     out=$(recover_once 2>&1) && { echo "$out"; echo "recovery did not report the part it kept"; exit 1; }
     echo "$out"
+    # One line per job: the later one's part recovered, the earlier one's kept.
+    echo "$out" | grep -q "^recovered $file: 1 part(s), 8192 dirty byte(s)" ||
+        { echo "no recovery reported for the later job"; exit 1; }
+    echo "$out" | grep -q "^kept the parts of $file" || { echo "the kept part was not reported"; exit 1; }
     "$prog" has "$file" y || { echo "the earlier job's bytes were written back over the later job's"; exit 1; }
     [ "$(parts | wc -l)" -eq 1 ] || { echo "expected the earlier job's part kept, and only it: $(parts)"; exit 1; }
     rm -f $(parts)
