@@ -81,20 +81,20 @@ void nvc_close_left_open(void)
     size_t n = 0;
     for (struct nvc_file *f = files; f; f = f->next)
         n++;
-    MPI_File *fh = n ? malloc(n * sizeof *fh) : NULL;
+    struct nvc_file **left = n ? malloc(n * sizeof *left) : NULL;
     size_t k = 0;
-    for (struct nvc_file *f = files; f && fh; f = f->next)
+    for (struct nvc_file *f = files; f && left; f = f->next)
         if (f->mode != NVC_MODE_PASS && !(f->amode & MPI_MODE_DELETE_ON_CLOSE))
-            fh[k++] = f->real;
+            left[k++] = f;
     pthread_mutex_unlock(&files_lock);
+    /* Closing one file frees its own state only: the others stay valid until their turn. */
     while (k > 0) {
-        MPI_File h = fh[--k];
-        struct nvc_file *f = nvc_file_lookup(h);
-        if (f)
-            nvc_debug("%s: still open at MPI_Finalize; closing it (its cached data to the file)", f->path);
+        struct nvc_file *f = left[--k];
+        MPI_File h = f->real;
+        nvc_debug("%s: still open at MPI_Finalize; closing it (its cached data to the file)", f->path);
         MPI_File_close(&h);
     }
-    free(fh);
+    free(left);
 }
 
 static void file_register(struct nvc_file *f)

@@ -31,19 +31,26 @@ void nvc_msg(const char *fmt, ...)
 
 #define BIG (3 * (int)NVC_PAGE)
 
+/* Parts go to NVRAM directory dir; writes file path with `bytes` bytes (0, 1, 2...) and reads
+   its identity into id. 0, or 1 on failure. */
+static int new_file(const char *dir, const char *path, int bytes, struct nvc_file_id *id)
+{
+    snprintf(nvc_cfg.dir, sizeof nvc_cfg.dir, "%s", dir);
+    nvc_cfg.part_max = 1ull << 24;
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return 1;
+    for (int i = 0; i < bytes; i++)
+        fputc(i & 0xff, f);
+    fclose(f);
+    return nvc_file_id_get(path, id) != 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "make")) {
-        snprintf(nvc_cfg.dir, sizeof nvc_cfg.dir, "%s", argv[2]);
-        nvc_cfg.part_max = 1ull << 24;
-        FILE *f = fopen(argv[3], "wb");
-        if (!f)
-            return 1;
-        for (int i = 0; i < BIG; i++)
-            fputc(i & 0xff, f);
-        fclose(f);
         struct nvc_file_id id;
-        if (nvc_file_id_get(argv[3], &id))
+        if (new_file(argv[2], argv[3], BIG, &id))
             return 1;
         for (uint32_t k = 0; k < 2; k++) {
             struct nvc_part p;
@@ -58,14 +65,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc == 4 && !strcmp(argv[1], "order")) {
-        snprintf(nvc_cfg.dir, sizeof nvc_cfg.dir, "%s", argv[2]);
-        nvc_cfg.part_max = 1ull << 24;
-        FILE *f = fopen(argv[3], "wb");
-        if (!f)
-            return 1;
-        fclose(f);
         struct nvc_file_id id;
-        if (nvc_file_id_get(argv[3], &id))
+        if (new_file(argv[2], argv[3], 0, &id))
             return 1;
         for (int k = 0; k < 2; k++) {
             struct nvc_part p;
