@@ -151,9 +151,8 @@ int nvc_dead_parts(const char *dir, uint64_t own_job, const struct nvc_file_id *
         snprintf(own, sizeof own, "nvcache-%016llx-", (unsigned long long)own_job);
         struct dirent *e;
         while (d && (e = readdir(d))) {
-            size_t L = strlen(e->d_name);
-            /* Parts are nvcache-<job>-<file>-p<index>.part; this job's own need no look inside. */
-            if (L < 5 || strcmp(e->d_name + L - 5, ".part") || !strncmp(e->d_name, own, strlen(own)))
+            /* This job's own parts (nvc_part_name) need no look inside. */
+            if (!nvc_is_part_name(e->d_name) || !strncmp(e->d_name, own, strlen(own)))
                 continue;
             char file[2048];
             snprintf(file, sizeof file, "%s/%s", dir, e->d_name);

@@ -184,6 +184,8 @@ int nvc_part_open(struct nvc_part *p, const char *file);
 /** Maps a live part of this job from a rank of the owning node (direct access) or its manager
  *  (keep_fd: the descriptor stays open for fallocate); returns 0 or -errno (quiet). */
 int nvc_part_attach(struct nvc_part *p, const char *file, int keep_fd);
+/** Whether directory entry `name` is a part file (nvcache-<job>-<file>-p<index>.part). */
+int nvc_is_part_name(const char *name);
 /** Name of the part file of (job, file, part index). */
 void nvc_part_name(char *buf, size_t n, uint64_t jobid, uint64_t fileid, uint32_t index);
 /** Unmaps; unlinks the file when remove is set. */

@@ -214,6 +214,12 @@ int nvc_part_make(struct nvc_part *p, uint64_t jobid, uint64_t fileid, uint32_t 
     return nvc_part_create(p, file, &h);
 }
 
+int nvc_is_part_name(const char *name)
+{
+    size_t L = strlen(name);
+    return L >= 5 && !strcmp(name + L - 5, ".part");
+}
+
 void nvc_part_name(char *buf, size_t n, uint64_t jobid, uint64_t fileid, uint32_t index)
 {
     snprintf(buf, n, "%s/nvcache-%016llx-%016llx-p%u.part", nvc_cfg.dir, (unsigned long long)jobid,

@@ -218,8 +218,7 @@ static struct listed *list_parts(DIR *d, const char *dir, size_t *n)
     struct dirent *e;
     *n = 0;
     while ((e = readdir(d))) {
-        size_t L = strlen(e->d_name);
-        if (L < 5 || strcmp(e->d_name + L - 5, ".part"))
+        if (!nvc_is_part_name(e->d_name))
             continue;
         if (*n == cap) {
             struct listed *nl = realloc(l, (cap = cap ? 2 * cap : 64) * sizeof *l);
