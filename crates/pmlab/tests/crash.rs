@@ -227,23 +227,17 @@ fn hardware_logging_passes_on_several_channels() {
         ("lalea", "tpcc-hw"),
         ("blom", "btree-hw"),
     ] {
-        let o = pmlab(&[
-            "crash",
-            "--config",
-            "nvm-lalea",
-            "--workload",
+        // 150 operations: with crash_hw's 120 the old controller passed every point.
+        let o = crash_hw_sized(
             workload,
-            "--ops",
             "150",
-            "--points",
             "100",
-            "--set",
-            &format!("controller.logging={scheme}"),
-            "--set",
-            "device.channels=3",
-            "--set",
-            "device.banks=3",
-        ]);
+            &[
+                format!("controller.logging={scheme}"),
+                "device.channels=3".into(),
+                "device.banks=3".into(),
+            ],
+        );
         let (out, err) = text(&o);
         assert!(o.status.success(), "{scheme} {workload}: {out}{err}");
         assert!(
@@ -256,6 +250,11 @@ fn hardware_logging_passes_on_several_channels() {
 /// `pmlab crash` of hardware-transaction workload `workload` on nvm-lalea (120 operations,
 /// 150 points) with config overrides `sets`.
 fn crash_hw(workload: &str, sets: &[String]) -> Output {
+    crash_hw_sized(workload, "120", "150", sets)
+}
+
+/// [`crash_hw`] with `ops` operations and `points` crash points.
+fn crash_hw_sized(workload: &str, ops: &str, points: &str, sets: &[String]) -> Output {
     let mut args = vec![
         "crash",
         "--config",
@@ -263,9 +262,9 @@ fn crash_hw(workload: &str, sets: &[String]) -> Output {
         "--workload",
         workload,
         "--ops",
-        "120",
+        ops,
         "--points",
-        "150",
+        points,
     ];
     for s in sets {
         args.extend(["--set", s.as_str()]);
