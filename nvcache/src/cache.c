@@ -1410,10 +1410,11 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
 }
 
 /* Parts of this file that a job which ended without writing them back left on this node (its
- * representative asks): the file lacks their data, which nvcache-recover would write later, over
- * whatever this job writes. Said at each such open; an open that may write marks them, so that
- * recovery keeps them (--force writes them all the same). Recovering them here instead would
- * change the file under ranks of other nodes that have read its size already. */
+ * representative asks), and that MPI_Init did not write back (recover_at_start: NVCACHE_RECOVER=0,
+ * the job still ran then, or the parts were kept): the file lacks their data, which nvcache-recover
+ * would write later, over whatever this job writes. Said at each such open; an open that may write
+ * marks them, so that recovery keeps them (--force writes them all the same). Recovering them here
+ * instead would change the file under ranks of other nodes that have read its size already. */
 static void warn_dead_parts(struct nvc_file *f)
 {
     uint64_t job = 0;
@@ -1421,8 +1422,8 @@ static void warn_dead_parts(struct nvc_file *f)
     int n = nvc_dead_parts(nvc_cfg.dir, nvc_rt.jobid, &f->file_id, w ? nvc_rt.jobid : 0, &job);
     if (n)
         nvc_msg("%s: %d NVRAM part(s) of job %016llx, which ended without writing them back, are in %s: this "
-                "open does not see their data (run nvcache-recover before reopening a file a crashed job "
-                "wrote)%s",
+                "open does not see their data (MPI_Init writes such parts back only when NVCACHE_RECOVER is on and "
+                "their job had ended; else run nvcache-recover before reopening a file a crashed job wrote)%s",
                 f->path, n, (unsigned long long)job, nvc_cfg.dir,
                 w ? "; they are marked, and nvcache-recover keeps them rather than write their older bytes over "
                     "this job's (--force writes them)"

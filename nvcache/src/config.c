@@ -134,6 +134,7 @@ void nvc_config_load(int ranks_on_host)
     c->flush = NVC_FLUSH_CLOSE;
     c->slot_bytes = 1ull << 20;
     c->direct = 1;
+    c->recover = 1;
 
     env_bool("NVCACHE_ENABLE", &c->enabled);
     const char *d = getenv("NVCACHE_DIR");
@@ -148,6 +149,7 @@ void nvc_config_load(int ranks_on_host)
     env_bool("NVCACHE_STATS", &c->stats);
     env_bool("NVCACHE_VERBOSE", &c->verbose);
     env_bool("NVCACHE_DIRECT", &c->direct);
+    env_bool("NVCACHE_RECOVER", &c->recover);
     const char *rpn = getenv("NVCACHE_RANKS_PER_NODE");
     if (rpn && *rpn) {
         char *end;

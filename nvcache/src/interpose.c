@@ -44,6 +44,27 @@ static int cmp_pair(const void *a, const void *b)
     return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
+/* The host's first rank, in MPI_Init: writes back what jobs that died left in NVCACHE_DIR (every
+ * node of the host keeps its parts there), before any rank of this job opens a file, so that a job
+ * restarted after a crash reads what the crashed job wrote and synced, as it would from the file
+ * under plain MPI-IO, rather than the file's older bytes. The other ranks wait for it in the
+ * agreement that ends runtime_init. Parts of jobs that still run are left alone, and parts whose
+ * file was replaced or that a later job marked are kept, as nvcache-recover keeps them. */
+static void recover_at_start(void)
+{
+    char who[64], prefix[80];
+    snprintf(who, sizeof who, "nvcache[%d]: MPI_Init", nvc_rt.world_rank);
+    snprintf(prefix, sizeof prefix, "%s: ", who);
+    struct nvc_recover_opts o = {.out = stderr, .out_prefix = prefix, .who = who};
+    struct nvc_recover_result res;
+    uint64_t t0 = nvc_now_ns();
+    nvc_recover_dir(nvc_cfg.dir, &o, &res);
+    if (res.recovered || res.kept)
+        nvc_msg("wrote back %d file(s) that jobs which died left in %s (%.2f s)%s", res.recovered, nvc_cfg.dir,
+                (double)(nvc_now_ns() - t0) / 1e9,
+                res.kept ? "; kept the parts of the others (see above; nvcache-recover --force writes them)" : "");
+}
+
 /* Called once after the real MPI_Init: nodes, mailboxes and the node's cache manager. */
 static void runtime_init(void)
 {
@@ -138,6 +159,9 @@ static void runtime_init(void)
             ok = 0;
         }
     }
+    /* Also when caching cannot be set up: this job's plain MPI-IO must read the dead jobs' data too. */
+    if (rt->host_rank == 0 && nvc_cfg.recover && access(nvc_cfg.dir, W_OK | X_OK) == 0)
+        recover_at_start();
     if (rt->is_leader && ok) {
         mailbox_name(name, sizeof name, rt->node);
         rt->mbox[rt->node] = nvc_mailbox_map(name, nslots, nvc_cfg.slot_bytes, 1);

@@ -214,7 +214,14 @@ static void op_read(struct nvc_slot *s)
             s->status = NVC_NOSPACE; /* past what the part holds: the file leaves the cache */
             return;
         }
-        memcpy(dst, p->data + s->seg[i].off, s->seg[i].len);
+        /* Bytes past the reserved space were never written: they read as zeros, without
+           touching unbacked NVRAM (a read of a hole allocated a page of the sparse part each,
+           past NVCACHE_CAPACITY, and a full device raised SIGBUS in the manager). */
+        uint64_t off = s->seg[i].off, len = s->seg[i].len;
+        uint64_t res = __atomic_load_n(&p->hdr->reserved, __ATOMIC_ACQUIRE);
+        uint64_t n = off >= res ? 0 : res - off < len ? res - off : len;
+        memcpy(dst, p->data + off, n);
+        memset(dst + n, 0, len - n);
         dst += s->seg[i].len;
         total += s->seg[i].len;
     }
@@ -230,12 +237,15 @@ static void zero_beyond(struct nvc_part *p, uint64_t newsize)
         uint64_t f = nvc_part_to_file(l, stripe, p->hdr->nparts, p->hdr->index);
         if (f + stripe <= newsize)
             continue;
+        /* [l + from, end): the block's bytes at or past newsize that are reserved (nothing past
+           alloc_end was ever written; a cut past it underflowed the length and zeroed the whole
+           sparse mapping). */
         uint64_t from = newsize > f ? newsize - f : 0;
-        uint64_t n = stripe - from;
-        if (l + from + n > p->alloc_end)
-            n = p->alloc_end - l - from;
-        memset(p->data + l + from, 0, n);
-        nvc_part_persist(p, p->data + l + from, n);
+        uint64_t end = l + stripe < p->alloc_end ? l + stripe : p->alloc_end;
+        if (l + from >= end)
+            continue;
+        memset(p->data + l + from, 0, end - l - from);
+        nvc_part_persist(p, p->data + l + from, end - l - from);
     }
 }
 

@@ -19,6 +19,7 @@
 #include <mpi.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <pthread.h>
 
@@ -75,6 +76,7 @@ struct nvc_config {
     int spin_us;               /* NVCACHE_SPIN_US: spin before futex sleep (auto) */
     uint64_t slot_bytes;       /* NVCACHE_SLOT_BYTES: data bytes per request slot */
     int direct;                /* NVCACHE_DIRECT (default 1): ranks access their own node's part mapping directly */
+    int recover;               /* NVCACHE_RECOVER (default 1): MPI_Init writes back what dead jobs left in dir */
 };
 
 /** Per-file options: the process config overridden by MPI_Info hints. */
@@ -129,6 +131,28 @@ int nvc_job_alive(uint64_t jobid);
  *  process first asked and hold data of the file with identity id (inode and creation time);
  *  when by is nonzero marks them superseded by job `by`; *job (if given) gets one such job's id. */
 int nvc_dead_parts(const char *dir, uint64_t own_job, const struct nvc_file_id *id, uint64_t by, uint64_t *job);
+/** How nvc_recover_dir works and where it reports. */
+struct nvc_recover_opts {
+    int keep;                 /* keep the parts after writing them back */
+    int dry;                  /* only say what would be recovered (implies keep) */
+    int temporary;            /* write back delete-on-close files too (else their parts are removed) */
+    int force;                /* write into a replaced file, or over a later job's writes */
+    int nfiles;               /* only parts of these files (0: all) */
+    char *const *files;
+    uint64_t own_job;         /* a job whose parts are left alone as a running job's (0: none) */
+    FILE *out;                /* what was done, one line each after out_prefix */
+    const char *out_prefix;
+    const char *who;          /* error lines go to stderr as "<who>: ..." */
+};
+/** What nvc_recover_dir did: whether it read the directory, files written back (or that would
+ *  be), files whose parts were kept, active parts of running jobs left alone, files seen in all. */
+struct nvc_recover_result {
+    int listed, recovered, kept, skipped, targets;
+};
+/** Writes the dirty data of the parts that dead jobs left in dir back to their files and removes
+ *  the parts and stale job mailboxes (recovery.c says exactly what). 0, or 1 when something could
+ *  not be recovered (kept) or dir cannot be read. */
+int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nvc_recover_result *res);
 /** Reads the identity of the open file fd; 0 or -1. */
 int nvc_file_id_fd(int fd, struct nvc_file_id *id);
 /** Whether b is the file a names, comparing the device only when with_dev is set (one file

@@ -16,17 +16,10 @@
  */
 #define _GNU_SOURCE
 #include "nvcache_internal.h"
-#include <dirent.h>
 #include <stdarg.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 static const char usage[] =
     "usage: nvcache-recover [--dir DIR] [--keep] [--dry-run] [--temporary] [--force] [FILE...]\n"
@@ -43,7 +36,8 @@ static const char usage[] =
     "  FILE...       only parts of these files\n"
     "  -h, --help    this text\n";
 
-/* The recovery tool does not initialize MPI; these satisfy part.c's logging. */
+/* The recovery tool does not initialize MPI; these satisfy part.c's logging. The work is
+   recovery.c's nvc_recover_dir, which MPI_Init runs too. */
 struct nvc_runtime nvc_rt;
 struct nvc_config nvc_cfg;
 void nvc_msg(const char *fmt, ...)
@@ -56,194 +50,6 @@ void nvc_msg(const char *fmt, ...)
     va_end(ap);
 }
 
-struct target {
-    char path[NVC_PATH_MAX];
-    uint64_t fileid, jobid, size;
-    int parts;
-    int replaced;   /* another file, or a later job's writes: nothing written, size left */
-    int failed;     /* a part could not be written back (kept) */
-    uint64_t bytes; /* dirty bytes below the file size (written back, or would be with --dry-run) */
-};
-
-struct sibling {
-    char path[NVC_PATH_MAX];
-    uint64_t fileid, jobid, size;
-};
-
-/* The file name a part records, without the "fs:" prefix ROMIO accepts (parts of older versions
-   kept it; a POSIX open does not know it). */
-static const char *real_name(const char *path)
-{
-    const char *colon = strchr(path, ':'), *slash = strchr(path, '/');
-    return colon && colon > path && (!slash || colon < slash) ? colon + 1 : path;
-}
-
-/* nvc_job_alive, asked once per job of the directory's parts. */
-static int job_alive_cached(uint64_t jobid)
-{
-    static struct {
-        uint64_t jobid;
-        int alive;
-    } seen[64];
-    static size_t nseen;
-    for (size_t i = 0; i < nseen; i++)
-        if (seen[i].jobid == jobid)
-            return seen[i].alive;
-    int alive = nvc_job_alive(jobid);
-    if (nseen < sizeof seen / sizeof seen[0]) {
-        seen[nseen].jobid = jobid;
-        seen[nseen++].alive = alive;
-    }
-    return alive;
-}
-
-static int wanted(int argc, char **argv, int first, const char *path)
-{
-    if (first >= argc)
-        return 1;
-    char rp[4096];
-    for (int i = first; i < argc; i++) {
-        if (!strcmp(argv[i], path))
-            return 1;
-        if (realpath(argv[i], rp) && !strcmp(rp, path))
-            return 1;
-    }
-    return 0;
-}
-
-/* Writes a part's dirty data back; 0, -1 (failed; the part is kept) or -2 (the name leads to
-   another file than the job opened, or a later job opened the file before this recovery;
-   nothing written, the part is kept). */
-static int recover_part(struct nvc_part *p, int dry, int force, uint64_t *bytes)
-{
-    struct nvc_part_hdr *h = p->hdr;
-    const char *name = real_name(h->path);
-    /* Never O_CREAT: the job created the file at its open, so a missing file was removed since
-       (or the name is wrong), and the data must stay in the part rather than go elsewhere. */
-    if (h->superseded_by && !force) {
-        fprintf(stderr,
-                "nvcache-recover: job %016llx opened %s after this part's job %016llx ended and before its "
-                "recovery; the part's older bytes would overwrite what that job wrote, so it is kept (--force "
-                "writes it there)\n",
-                (unsigned long long)h->superseded_by, name, (unsigned long long)h->jobid);
-        return -2;
-    }
-    int fd = open(name, dry ? O_RDONLY : O_WRONLY);
-    if (!dry && fd < 0) {
-        fprintf(stderr, "nvcache-recover: open(%s) failed: %s; the part is kept\n", name, strerror(errno));
-        return -1;
-    }
-    /* Nor into a file that took the name since: the job's file was deleted (its data is gone
-       under plain MPI-IO too) or replaced, and its bytes would overwrite another file's. The
-       device is not compared: one file system's device number changes when it is mounted again
-       (after the reboot that precedes most recoveries) and differs between hosts. */
-    struct nvc_file_id now;
-    if (fd >= 0 && !force && nvc_file_id_fd(fd, &now) == 0 && !nvc_file_id_same(&h->file_id, &now, 0)) {
-        if (now.ino == h->file_id.ino)
-            fprintf(stderr,
-                    "nvcache-recover: %s is not the file the job wrote (created again since: its inode number, "
-                    "another creation time); the part is kept (--force writes it there)\n",
-                    name);
-        else
-            fprintf(stderr,
-                    "nvcache-recover: %s is not the file the job wrote (inode %llu, the job's was %llu); the part "
-                    "is kept (--force writes it there)\n",
-                    name, (unsigned long long)now.ino, (unsigned long long)h->file_id.ino);
-        close(fd);
-        return -2;
-    }
-    if (dry && fd >= 0) {
-        close(fd);
-        fd = -1;
-    }
-    uint64_t cursor = 0, off, len;
-    while (nvc_part_next_dirty(p, &cursor, &off, &len)) {
-        for (uint64_t l = off, k, fo, n; l < off + len; l += k) {
-            k = nvc_part_piece(l, off + len - l, h->stripe, h->nparts, h->index, h->size, &fo, &n);
-            if (!n)
-                continue;
-            if (dry) {
-                *bytes += n;
-                continue;
-            }
-            /* One pwrite moves at most 0x7ffff000 bytes (Linux): a piece of a stripe over 2 GiB
-               takes several. */
-            for (uint64_t done = 0; done < n;) {
-                ssize_t w = pwrite(fd, p->data + l + done, n - done, (off_t)(fo + done));
-                if (w <= 0) {
-                    fprintf(stderr, "nvcache-recover: pwrite(%s, offset %llu) failed: %s; the part is kept\n", name,
-                            (unsigned long long)(fo + done), w < 0 ? strerror(errno) : "nothing written");
-                    close(fd);
-                    return -1;
-                }
-                done += (uint64_t)w;
-                *bytes += (uint64_t)w;
-            }
-        }
-    }
-    if (fd >= 0) {
-        if (fsync(fd) != 0)
-            fprintf(stderr, "nvcache-recover: fsync(%s) failed: %s\n", name, strerror(errno));
-        close(fd);
-    }
-    return 0;
-}
-
-/* A part file and when it was made. */
-struct listed {
-    char file[2048];
-    int64_t sec;
-    uint32_t nsec;
-};
-
-static int by_age(const void *a, const void *b)
-{
-    const struct listed *x = a, *y = b;
-    if (x->sec != y->sec)
-        return x->sec < y->sec ? -1 : 1;
-    if (x->nsec != y->nsec)
-        return x->nsec < y->nsec ? -1 : 1;
-    return strcmp(x->file, y->file);
-}
-
-/* The part files in dir, oldest first (creation time where the file system keeps it, else the
-   last change). Parts of two dead jobs that wrote the same file are then written back in the
-   order the jobs made them, so the later job's bytes end up in the file, as they did in the
-   file under plain MPI-IO, instead of in whatever order the directory lists them (tmpfs: newest
-   first, which put the older job's bytes last). Returns NULL with *n 0 for an empty directory. */
-static struct listed *list_parts(DIR *d, const char *dir, size_t *n)
-{
-    struct listed *l = NULL;
-    size_t cap = 0;
-    struct dirent *e;
-    *n = 0;
-    while ((e = readdir(d))) {
-        if (!nvc_is_part_name(e->d_name))
-            continue;
-        if (*n == cap) {
-            struct listed *nl = realloc(l, (cap = cap ? 2 * cap : 64) * sizeof *l);
-            if (!nl) {
-                free(l);
-                return NULL;
-            }
-            l = nl;
-        }
-        struct listed *x = &l[(*n)++];
-        snprintf(x->file, sizeof x->file, "%s/%s", dir, e->d_name);
-        struct statx sx;
-        x->sec = 0;
-        x->nsec = 0;
-        if (statx(AT_FDCWD, x->file, 0, STATX_BTIME | STATX_CTIME, &sx) == 0) {
-            const struct statx_timestamp *t = (sx.stx_mask & STATX_BTIME) ? &sx.stx_btime : &sx.stx_ctime;
-            x->sec = t->tv_sec;
-            x->nsec = t->tv_nsec;
-        }
-    }
-    if (*n)
-        qsort(l, *n, sizeof *l, by_age);
-    return l;
-}
-
 int main(int argc, char **argv)
 {
     const char *dir = getenv("NVCACHE_DIR");
@@ -253,7 +59,8 @@ int main(int argc, char **argv)
         snprintf(defdir, sizeof defdir, "/dev/shm/nvcache-%s", u && *u ? u : "user");
         dir = defdir;
     }
-    int keep = 0, dry = 0, temporary = 0, force = 0, first = 1;
+    struct nvc_recover_opts o = {.out = stdout, .out_prefix = "", .who = "nvcache-recover"};
+    int first = 1;
     for (; first < argc && argv[first][0] == '-'; first++) {
         if (!strcmp(argv[first], "-h") || !strcmp(argv[first], "--help")) {
             fputs(usage, stdout);
@@ -262,177 +69,23 @@ int main(int argc, char **argv)
         if (!strcmp(argv[first], "--dir") && first + 1 < argc)
             dir = argv[++first];
         else if (!strcmp(argv[first], "--keep"))
-            keep = 1;
+            o.keep = 1;
         else if (!strcmp(argv[first], "--dry-run"))
-            dry = keep = 1;
+            o.dry = o.keep = 1;
         else if (!strcmp(argv[first], "--temporary"))
-            temporary = 1;
+            o.temporary = 1;
         else if (!strcmp(argv[first], "--force"))
-            force = 1;
+            o.force = 1;
         else {
             fprintf(stderr, "nvcache-recover: unknown option %s\n%s", argv[first], usage);
             return 2;
         }
     }
-    DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "nvcache-recover: cannot open %s: %s\n", dir, strerror(errno));
-        return 1;
-    }
-    struct target *t = NULL;
-    size_t nt = 0;
-    struct sibling *sib = NULL; /* sizes of the CLOSED and BYPASS parts seen */
-    size_t nsib = 0;
-    int failed = 0;
-    size_t nlist = 0;
-    struct listed *list = list_parts(d, dir, &nlist);
-    closedir(d);
-    if (!list && nlist) {
-        fprintf(stderr, "nvcache-recover: out of memory listing %s\n", dir);
-        return 1;
-    }
-    for (size_t li = 0; li < nlist; li++) {
-        const char *file = list[li].file;
-        struct nvc_part p;
-        if (nvc_part_open(&p, file)) {
-            failed = 1;
-            continue;
-        }
-        struct nvc_part_hdr *h = p.hdr;
-        const char *name = real_name(h->path);
-        int active = h->state == NVC_PART_ACTIVE || h->state == NVC_PART_DRAINING;
-        if (job_alive_cached(h->jobid)) {
-            /* The job still runs (NVCACHE_DIR is shared by a user's jobs on a node): its parts
-               are its own to drain; written back and removed here, the data it syncs into them
-               afterwards would be lost. */
-            if (active && wanted(argc, argv, first, name))
-                printf("skipping %s: part of %s of job %016llx, which is still running\n", file, name,
-                       (unsigned long long)h->jobid);
-            nvc_part_close(&p, 0);
-            continue;
-        }
-        if (!active) {
-            /* A bypassed or closed part holds nothing its file lacks: removed, never used (its
-               size must not re-extend a file the application truncated or removed since). Its
-               size is remembered for an ACTIVE sibling of the same open (a crash during a bypass
-               or between two representatives' CLOSED marks): that file's size is the maximum over
-               all its parts. */
-            struct sibling *ns = realloc(sib, (nsib + 1) * sizeof *sib);
-            if (ns) {
-                sib = ns;
-                sib[nsib].fileid = h->fileid;
-                sib[nsib].jobid = h->jobid;
-                sib[nsib].size = h->size;
-                snprintf(sib[nsib].path, sizeof sib[nsib].path, "%s", name);
-                nsib++;
-            }
-            nvc_part_close(&p, !keep && wanted(argc, argv, first, name));
-            continue;
-        }
-        if (!wanted(argc, argv, first, name)) {
-            nvc_part_close(&p, 0);
-            continue;
-        }
-        if (h->temporary && !temporary) {
-            /* A delete-on-close file's data is never written back; its part is debris once its
-               job is gone (parts of running jobs were kept above). */
-            printf("%s %s: part of temporary (delete-on-close) file %s\n", keep ? "skipping" : "removing", file, name);
-            nvc_part_close(&p, !keep);
-            continue;
-        }
-        if (name[0] != '/') {
-            fprintf(stderr,
-                    "nvcache-recover: %s names its file relative to a directory unknown here (%s); the part is kept\n",
-                    file, name);
-            nvc_part_close(&p, 0);
-            failed = 1;
-            continue;
-        }
-        size_t i;
-        for (i = 0; i < nt; i++) /* per job: file ids are per-process open counts */
-            if (t[i].fileid == h->fileid && t[i].jobid == h->jobid && !strcmp(t[i].path, name))
-                break;
-        if (i == nt) {
-            struct target *nt2 = realloc(t, (nt + 1) * sizeof *t);
-            if (!nt2) {
-                nvc_part_close(&p, 0);
-                failed = 1;
-                break;
-            }
-            t = nt2;
-            memset(&t[nt], 0, sizeof *t);
-            snprintf(t[nt].path, sizeof t[nt].path, "%s", name);
-            t[nt].fileid = h->fileid;
-            t[nt].jobid = h->jobid;
-            nt++;
-        }
-        if (h->size > t[i].size)
-            t[i].size = h->size;
-        t[i].parts++;
-        int rc = active ? recover_part(&p, dry, force, &t[i].bytes) : 0;
-        if (rc)
-            failed = 1;
-        if (rc == -2)
-            t[i].replaced = 1;
-        if (rc == -1)
-            t[i].failed = 1;
-        nvc_part_close(&p, !rc && !keep);
-    }
-    free(list);
-    for (size_t k = 0; k < nsib; k++)
-        for (size_t i = 0; i < nt; i++)
-            if (t[i].fileid == sib[k].fileid && t[i].jobid == sib[k].jobid && !strcmp(t[i].path, sib[k].path) &&
-                sib[k].size > t[i].size)
-                t[i].size = sib[k].size;
-    free(sib);
-    for (size_t i = 0; i < nt; i++) {
-        if (t[i].replaced) {
-            printf("kept the parts of %s: the file there now is not the one job %016llx wrote, or a later job wrote "
-                   "it\n",
-                   t[i].path, (unsigned long long)t[i].jobid);
-            continue;
-        }
-        if (!dry) {
-            struct stat sb;
-            /* Only ever grows the file: a part sees its own writes, not those of parts closed or
-               on other hosts, and a shrinking set_size was made durable in the file when it ran
-               (nvc_set_size), so cutting the file to a part's size would drop synced data. */
-            if (stat(t[i].path, &sb) == 0 && (uint64_t)sb.st_size < t[i].size) {
-                if (truncate(t[i].path, (off_t)t[i].size) != 0) {
-                    fprintf(stderr, "nvcache-recover: truncate(%s, %llu) failed: %s\n", t[i].path,
-                            (unsigned long long)t[i].size, strerror(errno));
-                    failed = 1;
-                }
-            }
-        }
-        printf("%s %s: %d part(s), %llu dirty byte(s) written back, size %llu\n",
-               dry ? "would recover" : t[i].failed ? "partly recovered (a part that failed is kept)" : "recovered", t[i].path,
-               t[i].parts, (unsigned long long)t[i].bytes, (unsigned long long)t[i].size);
-    }
-    if (!nt)
+    o.nfiles = argc - first;
+    o.files = argv + first;
+    struct nvc_recover_result res;
+    int failed = nvc_recover_dir(dir, &o, &res);
+    if (res.listed && !res.targets)
         printf("nothing to recover in %s\n", dir);
-    /* Mailboxes of the dead jobs whose parts were recovered, and of any job whose creating
-       manager is gone (a job ended by MPI_Abort or a signal), are stale shared memory. */
-    struct dirent *e;
-    DIR *shm = dry ? NULL : opendir("/dev/shm");
-    while (shm && (e = readdir(shm))) {
-        if (!nvc_is_mailbox_name(e->d_name))
-            continue;
-        int stale = nvc_mailbox_is_stale(e->d_name);
-        for (size_t i = 0; i < nt && !stale; i++) {
-            char prefix[64];
-            snprintf(prefix, sizeof prefix, "nvcache-%016llx-n", (unsigned long long)t[i].jobid);
-            stale = !strncmp(e->d_name, prefix, strlen(prefix));
-        }
-        if (stale) {
-            char m[512];
-            snprintf(m, sizeof m, "/dev/shm/%s", e->d_name);
-            if (unlink(m) == 0)
-                printf("removed stale mailbox %s\n", m);
-        }
-    }
-    if (shm)
-        closedir(shm);
-    free(t);
     return failed;
 }

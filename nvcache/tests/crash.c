@@ -5,6 +5,9 @@
  *                      CRASH_HANDLES=1 writes the synced region through three handles, two at once).
  *   crash abort FILE   the same, but the job ends in MPI_Abort instead.
  *   crash verify FILE NPROCS  checks that every synced byte is in FILE (after nvcache-recover).
+ *   crash restart FILE (under mpiexec, through nvcache, with as many ranks as the crashed job) a job
+ *                      restarted after the crash, with no nvcache-recover run: each rank reads its
+ *                      synced region back through MPI-IO and checks every byte.
  */
 #include <mpi.h>
 #include <signal.h>
@@ -21,7 +24,7 @@ static unsigned char val(long long off, int phase) { return (unsigned char)((off
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: crash write|abort FILE | crash verify FILE NPROCS\n");
+        fprintf(stderr, "usage: crash write|abort|restart FILE | crash verify FILE NPROCS\n");
         return 2;
     }
     if (!strcmp(argv[1], "verify")) {
@@ -49,6 +52,25 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     MPI_File fh;
+    if (!strcmp(argv[1], "restart")) {
+        unsigned char *r = malloc(REGION);
+        long long bad = 0, r0 = (long long)rank * REGION;
+        if (MPI_File_open(MPI_COMM_WORLD, argv[2], MPI_MODE_RDONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        memset(r, 0, REGION);
+        MPI_File_read_at_all(fh, r0, r, REGION, MPI_BYTE, MPI_STATUS_IGNORE);
+        for (int i = 0; i < REGION; i++)
+            if (r[i] != val(r0 + i, 1) && !bad++)
+                fprintf(stderr, "rank %d: synced byte %lld read as %d instead of %d\n", rank, r0 + i, r[i],
+                        val(r0 + i, 1));
+        MPI_File_close(&fh);
+        MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        if (rank == 0)
+            printf("crash restart: %lld synced bytes read back, %lld wrong\n", (long long)np * REGION, bad);
+        free(r);
+        MPI_Finalize();
+        return bad ? 1 : 0;
+    }
     /* CRASH_STRIPING_UNIT: MPI's striping_unit hint, which nvcache takes as its part stripe (a
        value that is not a whole number of pages puts two file blocks in one dirty page). */
     MPI_Info info = MPI_INFO_NULL;

@@ -4,6 +4,8 @@
 # CRASH_MODE=abort ends the job in MPI_Abort instead of SIGKILL)
 # After recovery neither parts nor the job's mailboxes in /dev/shm may be left.
 # Emulated hosts (MPIEXEC is emu_mpiexec.sh): see nvram_layout.sh.
+# CRASH_RECOVERY=restart: instead of nvcache-recover, the job is started again (crash restart) and
+# must read every synced byte back through nvcache; its MPI_Init recovers.
 # CRASH_NAME=relative: the job opens the file by a name relative to its working directory (DATA_DIR)
 # and recovery runs in /; CRASH_NAME=prefix: the job opens "ufs:" + the path (ROMIO's prefix).
 set -u
@@ -25,7 +27,18 @@ rc=$?
 echo "parts before recovery: $(parts | wc -l)"
 # before recovery the real file must not have the data (it lives only in NVRAM)
 "$crash" verify "$file" "$np" >/dev/null 2>&1 && echo "note: file already complete before recovery"
-(cd / && recover_all) || exit 1
+if [ "${CRASH_RECOVERY:-tool}" = restart ]; then
+    # No nvcache-recover: the job is started again and must read every synced byte (its MPI_Init
+    # writes the dead job's parts back on every host), as it would from the file under plain MPI-IO.
+    (cd / && wait_job_gone_all) || exit 1
+    out=$(cd "$dir" && "$mpiexec" -n "$np" "$crash" restart "$name" 2>&1)
+    rc=$?
+    echo "$out"
+    [ $rc -eq 0 ] || { echo "the restarted job did not read the synced bytes back"; exit 1; }
+    echo "$out" | grep -q "MPI_Init: recovered $file: " || { echo "the restarted job's MPI_Init reported no recovery"; exit 1; }
+else
+    (cd / && recover_all) || exit 1
+fi
 [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
 left=$(comm -13 <(echo "$before") <(mailboxes))
 [ -z "$left" ] || { echo "mailboxes left in /dev/shm after recovery: $left"; exit 1; }

@@ -50,6 +50,15 @@
  *                                  shared files' opens), then MPI_Finalize with all files open;
  *   lifecycle noclose-verify FILE  then checks, with no nvcache-recover run, that every byte is in
  *                                  the files, as plain MPI-IO leaves them.
+ *   lifecycle grow-shrink FILE     rank r writes 100 bytes at r * 100 of a new file, which is then
+ *                                  grown to 1 MiB (set_size) and shrunk to 500 KiB, inside the
+ *                                  first stripe but past the NVRAM the part has reserved: size and
+ *                                  bytes must be what plain MPI-IO leaves (a cut past the reserved
+ *                                  space once zeroed the whole sparse part mapping and crashed).
+ *   lifecycle holes FILE           (2 ranks, 2 nodes) one byte each, the file grown to 64 MiB, rank
+ *                                  1 reads all of it (node 0's part through node 0's manager):
+ *                                  zeros where nothing was written, and the part must not take
+ *                                  NVRAM for the holes read (each read page once took a page).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -288,6 +297,87 @@ static int bypass_sync_case(int rank, const char *path)
     if (rank == 0)
         printf("lifecycle bypass-sync: %d fsync(s) between the write and the end of MPI_File_sync\n", n);
     return n == 0;
+}
+
+static int grow_shrink_case(int rank, int np, const char *path)
+{
+    MPI_File fh;
+    if (rank == 0)
+        MPI_File_delete(path, MPI_INFO_NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (open_rw(path, 0, &fh))
+        return 1;
+    char buf[100];
+    memset(buf, 'a' + rank, sizeof buf);
+    int bad = MPI_File_write_at(fh, rank * 100, buf, 100, MPI_BYTE, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+    bad |= MPI_File_set_size(fh, MIB) != MPI_SUCCESS;
+    bad |= MPI_File_set_size(fh, 500 << 10) != MPI_SUCCESS;
+    MPI_Offset size = 0;
+    MPI_File_get_size(fh, &size);
+    /* What every rank reads back before the close, through the cache. */
+    char *r = malloc(500 << 10);
+    MPI_File_read_at_all(fh, 0, r, 500 << 10, MPI_BYTE, MPI_STATUS_IGNORE);
+    for (int i = 0; i < (500 << 10) && !bad; i++)
+        bad = r[i] != (i < np * 100 ? 'a' + i / 100 : 0);
+    free(r);
+    bad |= MPI_File_close(&fh) != MPI_SUCCESS;
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (rank == 0) {
+        for (int k = 0; k < np && !bad; k++)
+            bad = !file_has(path, k * 100, 100, 'a' + k);
+        bad |= !file_has(path, np * 100, (500 << 10) - np * 100, 0) || file_size(path) != 500 << 10;
+        printf("lifecycle grow-shrink: size %lld in the cache, %ld in the file; bytes %s\n", (long long)size,
+               file_size(path), bad ? "WRONG" : "as written");
+    }
+    return bad || size != 500 << 10;
+}
+
+/* NVRAM bytes the part files in NVCACHE_DIR take (allocated blocks). */
+static long long nvram_taken(void)
+{
+    char cmd[1200];
+    const char *d = getenv("NVCACHE_DIR");
+    snprintf(cmd, sizeof cmd, "du -k -c %s/*.part 2>/dev/null | tail -1", d ? d : "/nonexistent");
+    FILE *p = popen(cmd, "r");
+    long long kib = -1;
+    if (!p || fscanf(p, "%lld", &kib) != 1)
+        kib = -1;
+    if (p)
+        pclose(p);
+    return kib * 1024;
+}
+
+static int holes_case(int rank, const char *path)
+{
+    const long total = 64L * MIB;
+    MPI_File fh;
+    if (rank == 0)
+        MPI_File_delete(path, MPI_INFO_NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (open_rw(path, 0, &fh))
+        return 1;
+    MPI_File_write_at(fh, rank * 4096, "x", 1, MPI_BYTE, MPI_STATUS_IGNORE);
+    MPI_File_set_size(fh, total);
+    long bad = 0, got = 0;
+    char *b = malloc(MIB);
+    for (long o = 0; rank == 1 && o < total; o += MIB) {
+        MPI_Status st;
+        int c = 0;
+        MPI_File_read_at(fh, o, b, MIB, MPI_BYTE, &st);
+        MPI_Get_count(&st, MPI_BYTE, &c);
+        got += c;
+        for (int i = 0; i < c; i++)
+            bad += b[i] != (o + i == 0 || o + i == 4096 ? 'x' : 0);
+    }
+    free(b);
+    long long taken = rank == 1 ? nvram_taken() : 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File_close(&fh);
+    if (rank != 1)
+        return 0;
+    /* Two parts of a 2-byte file: a few reservations, far below the 64 MiB of holes. */
+    printf("lifecycle holes: read %ld bytes, %ld wrong; the parts take %lld KiB of NVRAM\n", got, bad, taken / 1024);
+    return got != total || bad || taken < 0 || taken > 8 * MIB;
 }
 
 /* close-crash: this program's own pwrite, pwrite64 and pwritev come before the C library's for
@@ -535,7 +625,7 @@ int main(int argc, char **argv)
                         " | temporary FILE | live FILE | live-verify FILE | close-crash FILE | close-crash-verify FILE"
                         " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | has FILE C"
                         " | noclose FILE | noclose-verify FILE | big FILE close|kill | big-verify FILE"
-                        " | big-view FILE | big-view-verify FILE\n");
+                        " | big-view FILE | big-view-verify FILE | grow-shrink FILE | holes FILE\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -557,6 +647,12 @@ int main(int argc, char **argv)
         rc = close_crash_case(argv[2]);
     else if (!strcmp(argv[1], "big") && argc == 4)
         rc = big_case(argv[2], !strcmp(argv[3], "kill"));
+    else if (!strcmp(argv[1], "grow-shrink")) {
+        int np;
+        MPI_Comm_size(MPI_COMM_WORLD, &np);
+        rc = grow_shrink_case(rank, np, argv[2]);
+    } else if (!strcmp(argv[1], "holes"))
+        rc = holes_case(rank, argv[2]);
     else if (!strcmp(argv[1], "noclose"))
         rc = noclose_case(rank, argv[2]);
 #if MPI_VERSION >= 4

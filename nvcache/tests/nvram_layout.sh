@@ -8,10 +8,12 @@ if [ -n "${NVCACHE_EMU_MPIEXEC:-}" ]; then
     trap 'rm -rf "$NVCACHE_EMU_ROOT"' EXIT
     shms() { ls -d "$NVCACHE_EMU_ROOT"/h*; }
     recover_once() { "$mpiexec" --each-host "$recover" --dir "$NVCACHE_DIR"; }
+    dry_run_all() { "$mpiexec" --each-host "$recover" --dir "$NVCACHE_DIR" --dry-run; }
 else
     rm -rf "$NVCACHE_DIR"
     shms() { echo /dev/shm; }
     recover_once() { "$recover" --dir "$NVCACHE_DIR"; }
+    dry_run_all() { "$recover" --dir "$NVCACHE_DIR" --dry-run; }
 fi
 # Recovery once the job is gone: nvcache-recover skips the parts of a job with a live process,
 # and Open MPI's mpiexec may return while a killed rank is still being torn down (up to 20 s:
@@ -44,4 +46,14 @@ wait_job_gone() {
         sleep 0.2
     done
     echo "$dry"
+}
+# Every host: waits (up to 20 s) until no process of a killed job is left (a restarted job's
+# MPI_Init leaves a live job's parts alone, as nvcache-recover does).
+wait_job_gone_all() {
+    for _ in $(seq 100); do
+        dry_run_all 2>&1 | grep -q "still running" || return 0
+        sleep 0.2
+    done
+    echo "the job's processes did not end"
+    return 1
 }

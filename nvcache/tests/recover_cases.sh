@@ -13,10 +13,10 @@
 #   nvcache-recover must not write the dead job's bytes into the new file (it keeps the parts and
 #   fails), and --force then writes them there.
 # CASE two-jobs: two jobs in turn write and sync the same 8 KiB of the file and are SIGKILLed,
-#   with no recovery in between: one recovery then leaves the later job's bytes in the file, and
+#   with no recovery in between (NVCACHE_RECOVER=0: the second job's MPI_Init does not recover): one recovery then leaves the later job's bytes in the file, and
 #   keeps the earlier job's part (the later job's open marked it).
 # CASE superseded: a job writes and syncs 8 KiB and is SIGKILLed; before any recovery a second
-#   job writes other bytes there and closes the file: its open must say that the dead job's parts
+#   job (NVCACHE_RECOVER=0, else its MPI_Init recovers first) writes other bytes there and closes the file: its open must say that the dead job's parts
 #   are there, and recovery must keep them rather than write the older bytes over the second
 #   job's (--force then writes them).
 # CASE big: one dirty run of 2 GiB + 8 KiB (a 3 GiB stripe), synced, then SIGKILL: recovery must
@@ -80,7 +80,7 @@ replaced)
     ;;
 two-jobs)
     for c in x y; do
-        "$mpiexec" -n 1 "$prog" sync-kill "$file" $c && { echo "expected the rank to be killed"; exit 1; }
+        NVCACHE_RECOVER=0 "$mpiexec" -n 1 "$prog" sync-kill "$file" $c && { echo "expected the rank to be killed"; exit 1; }
         wait_job_gone >/dev/null # the second job's open must find the first one dead
     done
     [ "$(parts | wc -l)" -eq 2 ] || { echo "expected a part of each job: $(parts)"; exit 1; }
@@ -97,7 +97,7 @@ two-jobs)
 superseded)
     "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }
     wait_job_gone >/dev/null
-    out=$("$mpiexec" -n 1 "$prog" sync-close "$file" y 2>&1) || { echo "$out"; echo "the second job failed"; exit 1; }
+    out=$(NVCACHE_RECOVER=0 "$mpiexec" -n 1 "$prog" sync-close "$file" y 2>&1) || { echo "$out"; echo "the second job failed"; exit 1; }
     echo "$out"
     echo "$out" | grep -q "which ended without writing them back" || { echo "the second job's open did not warn"; exit 1; }
     "$prog" has "$file" y || exit 1

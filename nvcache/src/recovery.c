@@ -1,0 +1,447 @@
+/* recovery.c: writes the data that NVRAM parts of dead jobs hold back to their files.
+ *
+ * Used by nvcache-recover (recover.c) and by MPI_Init (interpose.c), where one process per host
+ * recovers its host's NVCACHE_DIR before any rank of the new job opens a file: a job restarted
+ * after a crash then reads what the crashed job wrote, as it would from the file under plain
+ * MPI-IO, instead of the file's older bytes.
+ *
+ * Every part in the directory that is still active or draining has its dirty pages written to the
+ * real file recorded in its header (an absolute name; the file must exist); the file is grown to
+ * the largest size any part of that file saw, never shrunk. Parts of files opened with
+ * MPI_MODE_DELETE_ON_CLOSE are removed once no process of their job runs (opts->temporary recovers
+ * them instead). Recovered parts are removed unless opts->keep; a part that cannot be written back
+ * is kept. So is a part whose file was replaced since (deleted and created again, or another file
+ * moved to its name: a different inode or creation time than the job opened), or that a later job
+ * opened before this recovery (its open marked the part, whose older bytes would overwrite that
+ * job's), unless opts->force. Parts of several dead jobs are written back oldest first. Mailboxes
+ * in /dev/shm of the recovered jobs, and of any job whose creating manager process is gone, are
+ * removed (not in a dry run). Two recoveries of one directory (two jobs starting, or the tool run
+ * beside a starting job) take turns: each holds a lock on the directory while it works.
+ */
+#define _GNU_SOURCE
+#include "nvcache_internal.h"
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Error lines go to stderr as "<who>: ...". */
+static void err(const struct nvc_recover_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void err(const struct nvc_recover_opts *o, const char *fmt, ...)
+{
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: %s\n", o->who, line);
+}
+
+/* What was done goes to o->out, each line after o->out_prefix. */
+static void info(const struct nvc_recover_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void info(const struct nvc_recover_opts *o, const char *fmt, ...)
+{
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(o->out, "%s%s\n", o->out_prefix, line);
+    fflush(o->out);
+}
+
+struct target {
+    char path[NVC_PATH_MAX];
+    uint64_t fileid, jobid, size;
+    int parts;
+    int replaced;   /* another file, or a later job's writes: nothing written, size left */
+    int failed;     /* a part could not be written back (kept) */
+    uint64_t bytes; /* dirty bytes below the file size (written back, or would be with a dry run) */
+};
+
+struct sibling {
+    char path[NVC_PATH_MAX];
+    uint64_t fileid, jobid, size;
+};
+
+/* The file name a part records, without the "fs:" prefix ROMIO accepts (parts of older versions
+   kept it; a POSIX open does not know it). */
+static const char *real_name(const char *path)
+{
+    const char *colon = strchr(path, ':'), *slash = strchr(path, '/');
+    return colon && colon > path && (!slash || colon < slash) ? colon + 1 : path;
+}
+
+/* nvc_job_alive, asked once per job of the directory's parts (during one recovery). */
+struct alive_cache {
+    struct {
+        uint64_t jobid;
+        int alive;
+    } seen[64];
+    size_t n;
+};
+
+static int job_alive_cached(struct alive_cache *c, uint64_t jobid)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->seen[i].jobid == jobid)
+            return c->seen[i].alive;
+    int alive = nvc_job_alive(jobid);
+    if (c->n < sizeof c->seen / sizeof c->seen[0]) {
+        c->seen[c->n].jobid = jobid;
+        c->seen[c->n++].alive = alive;
+    }
+    return alive;
+}
+
+static int wanted(const struct nvc_recover_opts *o, const char *path)
+{
+    if (o->nfiles <= 0)
+        return 1;
+    char rp[4096];
+    for (int i = 0; i < o->nfiles; i++) {
+        if (!strcmp(o->files[i], path))
+            return 1;
+        if (realpath(o->files[i], rp) && !strcmp(rp, path))
+            return 1;
+    }
+    return 0;
+}
+
+/* Writes a part's dirty data back; 0, -1 (failed; the part is kept) or -2 (the name leads to
+   another file than the job opened, or a later job opened the file before this recovery;
+   nothing written, the part is kept). */
+static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, uint64_t *bytes)
+{
+    struct nvc_part_hdr *h = p->hdr;
+    const char *name = real_name(h->path);
+    int dry = o->dry;
+    /* Never O_CREAT: the job created the file at its open, so a missing file was removed since
+       (or the name is wrong), and the data must stay in the part rather than go elsewhere. */
+    if (h->superseded_by && !o->force) {
+        err(o,
+            "job %016llx opened %s after this part's job %016llx ended and before its recovery; the part's older "
+            "bytes would overwrite what that job wrote, so it is kept (--force writes it there)",
+            (unsigned long long)h->superseded_by, name, (unsigned long long)h->jobid);
+        return -2;
+    }
+    int fd = open(name, dry ? O_RDONLY : O_WRONLY);
+    if (!dry && fd < 0) {
+        err(o, "open(%s) failed: %s; the part is kept", name, strerror(errno));
+        return -1;
+    }
+    /* Nor into a file that took the name since: the job's file was deleted (its data is gone
+       under plain MPI-IO too) or replaced, and its bytes would overwrite another file's. The
+       device is not compared: one file system's device number changes when it is mounted again
+       (after the reboot that precedes most recoveries) and differs between hosts. */
+    struct nvc_file_id now;
+    if (fd >= 0 && !o->force && nvc_file_id_fd(fd, &now) == 0 && !nvc_file_id_same(&h->file_id, &now, 0)) {
+        if (now.ino == h->file_id.ino)
+            err(o,
+                "%s is not the file the job wrote (created again since: its inode number, another creation time); "
+                "the part is kept (--force writes it there)",
+                name);
+        else
+            err(o, "%s is not the file the job wrote (inode %llu, the job's was %llu); the part is kept (--force "
+                   "writes it there)",
+                name, (unsigned long long)now.ino, (unsigned long long)h->file_id.ino);
+        close(fd);
+        return -2;
+    }
+    if (dry && fd >= 0) {
+        close(fd);
+        fd = -1;
+    }
+    uint64_t cursor = 0, off, len;
+    while (nvc_part_next_dirty(p, &cursor, &off, &len)) {
+        for (uint64_t l = off, k, fo, n; l < off + len; l += k) {
+            k = nvc_part_piece(l, off + len - l, h->stripe, h->nparts, h->index, h->size, &fo, &n);
+            if (!n)
+                continue;
+            if (dry) {
+                *bytes += n;
+                continue;
+            }
+            /* One pwrite moves at most 0x7ffff000 bytes (Linux): a piece of a stripe over 2 GiB
+               takes several. */
+            for (uint64_t done = 0; done < n;) {
+                ssize_t w = pwrite(fd, p->data + l + done, n - done, (off_t)(fo + done));
+                if (w <= 0) {
+                    err(o, "pwrite(%s, offset %llu) failed: %s; the part is kept", name,
+                        (unsigned long long)(fo + done), w < 0 ? strerror(errno) : "nothing written");
+                    close(fd);
+                    return -1;
+                }
+                done += (uint64_t)w;
+                *bytes += (uint64_t)w;
+            }
+        }
+    }
+    if (fd >= 0) {
+        if (fsync(fd) != 0)
+            err(o, "fsync(%s) failed: %s", name, strerror(errno));
+        close(fd);
+    }
+    return 0;
+}
+
+/* Grows file `path` to `size` bytes if it is shorter, never shrinks it. The look at its size and
+   the growth happen under a write lock on the whole file, so that two recoveries growing one file
+   (every host recovers its own parts of a file on a shared file system) cannot cut what the
+   other grew: a plain stat then truncate let the smaller size win when they interleaved. 0 or -1. */
+static int grow_file(const struct nvc_recover_opts *o, const char *path, uint64_t size)
+{
+    int fd = open(path, O_WRONLY);
+    if (fd < 0) {
+        err(o, "open(%s) to set its size failed: %s", path, strerror(errno));
+        return -1;
+    }
+    struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+    int locked = fcntl(fd, F_SETLKW, &lk) == 0; /* a file system without locks: grown all the same */
+    struct stat sb;
+    int rc = 0;
+    if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_size < size && ftruncate(fd, (off_t)size) != 0) {
+        err(o, "ftruncate(%s, %llu) failed: %s", path, (unsigned long long)size, strerror(errno));
+        rc = -1;
+    }
+    if (locked) {
+        lk.l_type = F_UNLCK;
+        fcntl(fd, F_SETLK, &lk);
+    }
+    close(fd);
+    return rc;
+}
+
+/* A part file and when it was made. */
+struct listed {
+    char file[2048];
+    int64_t sec;
+    uint32_t nsec;
+};
+
+static int by_age(const void *a, const void *b)
+{
+    const struct listed *x = a, *y = b;
+    if (x->sec != y->sec)
+        return x->sec < y->sec ? -1 : 1;
+    if (x->nsec != y->nsec)
+        return x->nsec < y->nsec ? -1 : 1;
+    return strcmp(x->file, y->file);
+}
+
+/* The part files in dir, oldest first (creation time where the file system keeps it, else the
+   last change). Parts of two dead jobs that wrote the same file are then written back in the
+   order the jobs made them, so the later job's bytes end up in the file, as they did in the
+   file under plain MPI-IO, instead of in whatever order the directory lists them (tmpfs: newest
+   first, which put the older job's bytes last). Returns NULL with *n 0 for an empty directory. */
+static struct listed *list_parts(DIR *d, const char *dir, size_t *n)
+{
+    struct listed *l = NULL;
+    size_t cap = 0;
+    struct dirent *e;
+    *n = 0;
+    while ((e = readdir(d))) {
+        if (!nvc_is_part_name(e->d_name))
+            continue;
+        if (*n == cap) {
+            struct listed *nl = realloc(l, (cap = cap ? 2 * cap : 64) * sizeof *l);
+            if (!nl) {
+                free(l);
+                return NULL;
+            }
+            l = nl;
+        }
+        struct listed *x = &l[(*n)++];
+        snprintf(x->file, sizeof x->file, "%s/%s", dir, e->d_name);
+        struct statx sx;
+        x->sec = 0;
+        x->nsec = 0;
+        if (statx(AT_FDCWD, x->file, 0, STATX_BTIME | STATX_CTIME, &sx) == 0) {
+            const struct statx_timestamp *t = (sx.stx_mask & STATX_BTIME) ? &sx.stx_btime : &sx.stx_ctime;
+            x->sec = t->tv_sec;
+            x->nsec = t->tv_nsec;
+        }
+    }
+    if (*n)
+        qsort(l, *n, sizeof *l, by_age);
+    return l;
+}
+
+/* Removes the mailboxes in /dev/shm of the jobs in t[0..nt) and of every job whose creating
+   manager is gone (a job ended by MPI_Abort or a signal): stale shared memory. */
+static void remove_stale_mailboxes(const struct nvc_recover_opts *o, const struct target *t, size_t nt)
+{
+    struct dirent *e;
+    DIR *shm = opendir("/dev/shm");
+    while (shm && (e = readdir(shm))) {
+        if (!nvc_is_mailbox_name(e->d_name))
+            continue;
+        int stale = nvc_mailbox_is_stale(e->d_name);
+        for (size_t i = 0; i < nt && !stale; i++) {
+            char prefix[64];
+            snprintf(prefix, sizeof prefix, "nvcache-%016llx-n", (unsigned long long)t[i].jobid);
+            stale = !strncmp(e->d_name, prefix, strlen(prefix));
+        }
+        if (stale) {
+            char m[512];
+            snprintf(m, sizeof m, "/dev/shm/%s", e->d_name);
+            if (unlink(m) == 0)
+                info(o, "removed stale mailbox %s", m);
+        }
+    }
+    if (shm)
+        closedir(shm);
+}
+
+int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nvc_recover_result *res)
+{
+    memset(res, 0, sizeof *res);
+    DIR *d = opendir(dir);
+    if (!d) {
+        err(o, "cannot open %s: %s", dir, strerror(errno));
+        return 1;
+    }
+    /* One recovery of the directory at a time (a dry run only reads: it shares the lock). */
+    if (flock(dirfd(d), o->dry ? LOCK_SH : LOCK_EX) != 0)
+        err(o, "cannot lock %s: %s; recovering without the lock", dir, strerror(errno));
+    struct alive_cache alive = {.n = 0};
+    struct target *t = NULL;
+    size_t nt = 0;
+    struct sibling *sib = NULL; /* sizes of the CLOSED and BYPASS parts seen */
+    size_t nsib = 0;
+    int failed = 0;
+    size_t nlist = 0;
+    struct listed *list = list_parts(d, dir, &nlist);
+    if (!list && nlist) {
+        err(o, "out of memory listing %s", dir);
+        closedir(d);
+        return 1;
+    }
+    res->listed = 1;
+    for (size_t li = 0; li < nlist; li++) {
+        const char *file = list[li].file;
+        struct nvc_part p;
+        if (nvc_part_open(&p, file)) {
+            failed = 1;
+            continue;
+        }
+        struct nvc_part_hdr *h = p.hdr;
+        const char *name = real_name(h->path);
+        int active = h->state == NVC_PART_ACTIVE || h->state == NVC_PART_DRAINING;
+        if ((o->own_job && h->jobid == o->own_job) || job_alive_cached(&alive, h->jobid)) {
+            /* The job still runs (NVCACHE_DIR is shared by a user's jobs on a node): its parts
+               are its own to drain; written back and removed here, the data it syncs into them
+               afterwards would be lost. */
+            if (active && wanted(o, name)) {
+                info(o, "skipping %s: part of %s of job %016llx, which is still running", file, name,
+                     (unsigned long long)h->jobid);
+                res->skipped++;
+            }
+            nvc_part_close(&p, 0);
+            continue;
+        }
+        if (!active) {
+            /* A bypassed or closed part holds nothing its file lacks: removed, never used (its
+               size must not re-extend a file the application truncated or removed since). Its
+               size is remembered for an ACTIVE sibling of the same open (a crash during a bypass
+               or between two representatives' CLOSED marks): that file's size is the maximum over
+               all its parts. */
+            struct sibling *ns = realloc(sib, (nsib + 1) * sizeof *sib);
+            if (ns) {
+                sib = ns;
+                sib[nsib].fileid = h->fileid;
+                sib[nsib].jobid = h->jobid;
+                sib[nsib].size = h->size;
+                snprintf(sib[nsib].path, sizeof sib[nsib].path, "%s", name);
+                nsib++;
+            }
+            nvc_part_close(&p, !o->keep && wanted(o, name));
+            continue;
+        }
+        if (!wanted(o, name)) {
+            nvc_part_close(&p, 0);
+            continue;
+        }
+        if (h->temporary && !o->temporary) {
+            /* A delete-on-close file's data is never written back; its part is debris once its
+               job is gone (parts of running jobs were kept above). */
+            info(o, "%s %s: part of temporary (delete-on-close) file %s", o->keep ? "skipping" : "removing", file, name);
+            nvc_part_close(&p, !o->keep);
+            continue;
+        }
+        if (name[0] != '/') {
+            err(o, "%s names its file relative to a directory unknown here (%s); the part is kept", file, name);
+            nvc_part_close(&p, 0);
+            failed = 1;
+            continue;
+        }
+        size_t i;
+        for (i = 0; i < nt; i++) /* per job: file ids are per-process open counts */
+            if (t[i].fileid == h->fileid && t[i].jobid == h->jobid && !strcmp(t[i].path, name))
+                break;
+        if (i == nt) {
+            struct target *nt2 = realloc(t, (nt + 1) * sizeof *t);
+            if (!nt2) {
+                nvc_part_close(&p, 0);
+                failed = 1;
+                break;
+            }
+            t = nt2;
+            memset(&t[nt], 0, sizeof *t);
+            snprintf(t[nt].path, sizeof t[nt].path, "%s", name);
+            t[nt].fileid = h->fileid;
+            t[nt].jobid = h->jobid;
+            nt++;
+        }
+        if (h->size > t[i].size)
+            t[i].size = h->size;
+        t[i].parts++;
+        int rc = recover_part(o, &p, &t[i].bytes);
+        if (rc)
+            failed = 1;
+        if (rc == -2)
+            t[i].replaced = 1;
+        if (rc == -1)
+            t[i].failed = 1;
+        nvc_part_close(&p, !rc && !o->keep);
+    }
+    free(list);
+    for (size_t k = 0; k < nsib; k++)
+        for (size_t i = 0; i < nt; i++)
+            if (t[i].fileid == sib[k].fileid && t[i].jobid == sib[k].jobid && !strcmp(t[i].path, sib[k].path) &&
+                sib[k].size > t[i].size)
+                t[i].size = sib[k].size;
+    free(sib);
+    for (size_t i = 0; i < nt; i++) {
+        if (t[i].replaced) {
+            info(o, "kept the parts of %s: the file there now is not the one job %016llx wrote, or a later job wrote it",
+                 t[i].path, (unsigned long long)t[i].jobid);
+            res->kept++;
+            continue;
+        }
+        /* Only ever grows the file: a part sees its own writes, not those of parts closed or on
+           other hosts, and a shrinking set_size was made durable in the file when it ran
+           (nvc_set_size), so cutting the file to a part's size would drop synced data. */
+        if (!o->dry && grow_file(o, t[i].path, t[i].size) != 0)
+            failed = 1;
+        if (t[i].failed)
+            res->kept++;
+        else
+            res->recovered++;
+        info(o, "%s %s: %d part(s), %llu dirty byte(s) written back, size %llu",
+             o->dry ? "would recover" : t[i].failed ? "partly recovered (a part that failed is kept)" : "recovered",
+             t[i].path, t[i].parts, (unsigned long long)t[i].bytes, (unsigned long long)t[i].size);
+    }
+    res->targets = (int)nt;
+    if (!o->dry)
+        remove_stale_mailboxes(o, t, nt);
+    free(t);
+    closedir(d); /* releases the lock */
+    return failed;
+}
