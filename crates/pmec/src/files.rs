@@ -363,12 +363,27 @@ pub fn encode_file(input: &Path, out_dir: &Path, opts: &EncodeOptions) -> Result
     Ok(man)
 }
 
+/// What [`set_temp_file_hook`]'s hook returns for a temporary output file: kept while the file
+/// exists under its temporary name, dropped once it is renamed into place or removed.
+pub type TempFileGuard = Box<dyn std::any::Any>;
+
+static TEMP_FILE_HOOK: std::sync::OnceLock<fn(&Path) -> TempFileGuard> = std::sync::OnceLock::new();
+
+/// Registers `hook`, called with the name of each temporary output file (`<name>.pmec-tmp`)
+/// when it is created, once per process (false if a hook was set already). A command-line
+/// tool uses it to remove those files when it is interrupted by a signal, which skips the
+/// cleanup a failed encode or decode does.
+pub fn set_temp_file_hook(hook: fn(&Path) -> TempFileGuard) -> bool {
+    TEMP_FILE_HOOK.set(hook).is_ok()
+}
+
 /// Output files written under temporary names (`<name>.pmec-tmp`) and renamed to their own
 /// names by [`commit`](Self::commit), in the order they were created; dropped uncommitted, it
 /// removes the temporary files.
 #[derive(Default)]
 struct Staged {
-    files: Vec<(PathBuf, PathBuf)>,
+    /// (temporary name, destination, the hook's guard for the temporary name).
+    files: Vec<(PathBuf, PathBuf, Option<TempFileGuard>)>,
 }
 
 impl Staged {
@@ -380,15 +395,17 @@ impl Staged {
         let mut tmp = dest.as_os_str().to_owned();
         tmp.push(".pmec-tmp");
         let tmp = PathBuf::from(tmp);
+        // Registered before it exists: an interrupt in between finds no file to remove.
+        let guard = TEMP_FILE_HOOK.get().map(|h| h(&tmp));
         let f = File::create(&tmp).map_err(|e| io(&tmp, e))?;
-        self.files.push((tmp, dest.to_path_buf()));
+        self.files.push((tmp, dest.to_path_buf(), guard));
         Ok(f)
     }
 
     /// Makes every temporary file durable, then renames each to its destination (and makes
     /// the renames durable).
     fn commit(mut self) -> Result<()> {
-        for (tmp, _) in &self.files {
+        for (tmp, _, _) in &self.files {
             File::open(tmp)
                 .and_then(|f| f.sync_all())
                 .map_err(|e| io(tmp, e))?;
@@ -396,12 +413,12 @@ impl Staged {
         let mut dirs: Vec<PathBuf> = self
             .files
             .iter()
-            .filter_map(|(_, d)| d.parent().map(|p| p.to_path_buf()))
+            .filter_map(|(_, d, _)| d.parent().map(|p| p.to_path_buf()))
             .collect();
         dirs.sort();
         dirs.dedup();
         while !self.files.is_empty() {
-            let (tmp, dest) = self.files.remove(0);
+            let (tmp, dest, _guard) = self.files.remove(0);
             if let Err(e) = std::fs::rename(&tmp, &dest) {
                 let _ = std::fs::remove_file(&tmp);
                 return Err(io(&dest, e)); // the drop removes the rest
@@ -422,7 +439,7 @@ impl Staged {
 
 impl Drop for Staged {
     fn drop(&mut self) {
-        for (tmp, _) in &self.files {
+        for (tmp, _, _) in &self.files {
             let _ = std::fs::remove_file(tmp);
         }
     }

@@ -5,8 +5,11 @@
 //! cdylib exports them under ISA-L's names so an ISA-L program runs on pmec with `LD_PRELOAD`.
 //! Encoding goes through the DIALGA coordinator, as the paper builds DIALGA into ISA-L's
 //! `ec_encode_data` entry point. Tables that are exactly what `ec_init_tables` builds may run
-//! on the GFNI kernels; any other table contents run on split-nibble kernels using the bytes
-//! as given, so results match ISA-L even for hand-made tables.
+//! on the GFNI kernels; any other table contents run on split-nibble kernels using the 32 bytes
+//! as given, as ISA-L's SIMD kernels do. Tables `ec_init_tables` did not build can still give
+//! other bytes than ISA-L for short buffers: ISA-L sends a call shorter than its vector width
+//! (16, 32 or 64 bytes by host) to its base C code, which reads only byte 1 of each table
+//! (the coefficient), while pmec uses the whole table at every length.
 
 use crate::dialga::coordinator::{Coordinator, CoordinatorConfig, Strategy};
 use crate::dialga::prefetch::{self, Schedule, StripeSet};

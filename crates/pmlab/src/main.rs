@@ -79,6 +79,9 @@ enum Command {
 
 fn main() -> ExitCode {
     signals::install();
+    // pmec's shard and manifest files of `ec encode` / `ec decode --repair` are written under
+    // temporary names too: an interrupt removes them as it removes pmlab's own.
+    pmec::files::set_temp_file_hook(|p| Box::new(signals::remove_on_interrupt(p)));
     output_errors::install();
     let cli = Cli::parse();
     let result = match cli.command {

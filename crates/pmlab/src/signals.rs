@@ -22,8 +22,9 @@ extern "C" {
 }
 
 /// Temporary files being written (NUL-terminated names); null = free slot. Lock-free, so that
-/// the signal handler may read it.
-const SLOTS: usize = 64;
+/// the signal handler may read it. Enough for `ec encode` of the widest code pmec takes (255
+/// shards and the manifest) beside pmlab's own outputs.
+const SLOTS: usize = 320;
 static TEMPS: [AtomicPtr<c_char>; SLOTS] = [const { AtomicPtr::new(null_mut()) }; SLOTS];
 
 /// Sets the dispositions; called first thing in `main`, before any other thread exists.
@@ -56,7 +57,7 @@ extern "C" fn on_interrupt(sig: c_int) {
 /// A temporary file that an interrupt removes, as long as the guard lives.
 pub struct TempGuard(Option<usize>);
 
-/// Registers `path` for removal on an interrupt (beyond 64 files at once, it is not).
+/// Registers `path` for removal on an interrupt (beyond `SLOTS` files at once, it is not).
 pub fn remove_on_interrupt(path: &Path) -> TempGuard {
     let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
         return TempGuard(None);

@@ -1070,6 +1070,56 @@ fn an_interrupted_writer_leaves_no_temporary_file() {
 }
 
 #[test]
+fn an_interrupted_ec_encode_leaves_no_temporary_shard() {
+    use std::os::unix::process::ExitStatusExt;
+    let d = tmpdir("interrupt-ec");
+    // 1 GiB of zeros, sparse: its 1.5 GiB of shards take seconds to write and sync, so the
+    // interrupt lands while they are being written.
+    let input = d.join("big.bin");
+    std::fs::File::create(&input)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let out = d.join("shards");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pmlab"))
+        .args(["ec", "encode", "-k", "4", "-m", "2"])
+        .arg(&input)
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let temps = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&out)
+            .map(|r| r.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default()
+    };
+    let mut waited = 0;
+    while temps().len() < 6 && waited < 600 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        waited += 1;
+    }
+    let before = temps();
+    assert!(
+        before.len() == 6
+            && before
+                .iter()
+                .all(|p| p.to_string_lossy().ends_with(".pmec-tmp")),
+        "not 6 temporary shards being written: {before:?}"
+    );
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(2), "{status:?}");
+    assert!(temps().is_empty(), "left behind: {:?}", temps());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn a_config_key_set_twice_is_refused() {
     let o = pmlab(&[
         "sim",

@@ -193,7 +193,9 @@ impl Coefs {
     }
 
     /// Use ISA-L tables exactly as a caller built them (32 bytes per coefficient, row-major).
-    /// The coefficient is taken from byte 1 of each table, as ISA-L's base code does.
+    /// The coefficient is byte 1 of each table (as in ISA-L's base code); it is used only when
+    /// every table is exactly what `ec_init_tables` builds from it (`canonical`), else every
+    /// kernel uses the 32 bytes as given.
     pub fn from_isal_tables(rows: usize, cols: usize, tables: &[u8]) -> Coefs {
         assert!(tables.len() >= rows * cols * 32, "table length");
         let nibble = tables[..rows * cols * 32].to_vec();
