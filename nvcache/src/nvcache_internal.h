@@ -137,6 +137,7 @@ struct nvc_recover_opts {
     int dry;                  /* only say what would be recovered (implies keep) */
     int temporary;            /* write back delete-on-close files too (else their parts are removed) */
     int force;                /* write into a replaced file, or over a later job's writes */
+    int any_host;             /* also parts another host made (see nvc_part_elsewhere) */
     int nfiles;               /* only parts of these files (0: all) */
     char *const *files;
     uint64_t own_job;         /* a job whose parts are left alone as a running job's (0: none) */
@@ -145,9 +146,10 @@ struct nvc_recover_opts {
     const char *who;          /* error lines go to stderr as "<who>: ..." */
 };
 /** What nvc_recover_dir did: whether it read the directory, files written back (or that would
- *  be), files whose parts were kept, active parts of running jobs left alone, files seen in all. */
+ *  be), files whose parts were kept, active parts of running jobs and of other hosts left alone,
+ *  files seen in all. */
 struct nvc_recover_result {
-    int listed, recovered, kept, skipped, targets;
+    int listed, recovered, kept, skipped, elsewhere, targets;
 };
 /** Writes the dirty data of the parts that dead jobs left in dir back to their files and removes
  *  the parts and stale job mailboxes (recovery.c says exactly what). 0, or 1 when something could
@@ -179,9 +181,17 @@ struct nvc_part_hdr {
     struct nvc_file_id file_id; /* which file the path led to when the part was made (zero: unknown) */
     uint64_t superseded_by;    /* a later job that opened the file before this dead job's part was
                                   recovered (0: none); nvcache-recover keeps the part unless --force */
+    char host[64];             /* gethostname() of the host that made the part ("": unknown, parts of
+                                  earlier builds): whether its job runs is known only there */
 };
 
 _Static_assert(sizeof(struct nvc_part_hdr) <= NVC_PAGE, "part header fits its page");
+
+/** This host's name as parts record it (gethostname, "" if unknown). */
+void nvc_host_name(char *out, size_t n);
+/** True if part header h was made on another host than this one: whether its job still runs
+ *  cannot be told here (NVCACHE_DIR shared between hosts), so recovery leaves it alone. */
+int nvc_part_elsewhere(const struct nvc_part_hdr *h);
 
 /** One NVRAM part mapped in the manager. */
 struct nvc_part {

@@ -209,9 +209,24 @@ int nvc_part_make(struct nvc_part *p, uint64_t jobid, uint64_t fileid, uint32_t 
     snprintf(h.path, sizeof h.path, "%s", path);
     if (id)
         h.file_id = *id;
+    nvc_host_name(h.host, sizeof h.host);
     char file[1200];
     nvc_part_name(file, sizeof file, jobid, fileid, index);
     return nvc_part_create(p, file, &h);
+}
+
+void nvc_host_name(char *out, size_t n)
+{
+    if (gethostname(out, n) != 0)
+        out[0] = 0;
+    out[n - 1] = 0;
+}
+
+int nvc_part_elsewhere(const struct nvc_part_hdr *h)
+{
+    char me[sizeof h->host];
+    nvc_host_name(me, sizeof me);
+    return h->host[0] && me[0] && strncmp(h->host, me, sizeof me) != 0;
 }
 
 int nvc_is_part_name(const char *name)

@@ -1,6 +1,6 @@
 /* recover.c: nvcache-recover, rebuilds files from NVRAM parts left by processes that died.
  *
- * Usage: nvcache-recover [--dir DIR] [--keep] [--dry-run] [--temporary] [--force] [FILE...]
+ * Usage: nvcache-recover [--dir DIR] [--keep] [--dry-run] [--temporary] [--force] [--any-host] [FILE...]
  * Every part in DIR (default $NVCACHE_DIR or /dev/shm/nvcache-$USER) that is still active or
  * draining has its dirty pages written to the real file recorded in its header (an absolute
  * name; the file must exist); the file is grown to the largest size any part of that file saw,
@@ -10,7 +10,8 @@
  * (deleted and created again, or another file moved to its name: a different inode or creation
  * time than the job opened), or that a later job opened before this recovery (its open marked the
  * part, whose older bytes would overwrite that job's), unless --force. Parts of several dead jobs
- * are written back oldest first. With FILE arguments only parts of those files are considered.
+ * are written back oldest first. Parts another host made (NVCACHE_DIR shared between hosts) are
+ * left to that host unless --any-host. With FILE arguments only parts of those files are considered.
  * Mailboxes in /dev/shm of the recovered jobs, and of any job whose creating manager process is
  * gone, are removed (not with --dry-run).
  */
@@ -22,7 +23,7 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: nvcache-recover [--dir DIR] [--keep] [--dry-run] [--temporary] [--force] [FILE...]\n"
+    "usage: nvcache-recover [--dir DIR] [--keep] [--dry-run] [--temporary] [--force] [--any-host] [FILE...]\n"
     "Writes the dirty data that NVRAM parts of dead jobs hold back to their files, then removes\n"
     "the parts and the dead jobs' mailboxes in /dev/shm. Parts of jobs still running are skipped.\n"
     "  --dir DIR     NVRAM directory (default $NVCACHE_DIR, else /dev/shm/nvcache-$USER)\n"
@@ -33,6 +34,8 @@ static const char usage[] =
     "  --force       write back into a file that replaced the job's (deleted and created again,\n"
     "                or moved there: not the inode the job opened), or that a later job opened\n"
     "                before this recovery; else such parts are kept\n"
+    "  --any-host    also parts that another host made (a NVCACHE_DIR shared between hosts:\n"
+    "                whether their job still runs is known only there; else they are left)\n"
     "  FILE...       only parts of these files\n"
     "  -h, --help    this text\n";
 
@@ -76,6 +79,8 @@ int main(int argc, char **argv)
             o.temporary = 1;
         else if (!strcmp(argv[first], "--force"))
             o.force = 1;
+        else if (!strcmp(argv[first], "--any-host"))
+            o.any_host = 1;
         else {
             fprintf(stderr, "nvcache-recover: unknown option %s\n%s", argv[first], usage);
             return 2;

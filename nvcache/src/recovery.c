@@ -15,7 +15,9 @@
  * opened before this recovery (its open marked the part, whose older bytes would overwrite that
  * job's), unless opts->force. Parts of several dead jobs are written back oldest first. Mailboxes
  * in /dev/shm of the recovered jobs, and of any job whose creating manager process is gone, are
- * removed (not in a dry run). Two recoveries of one directory (two jobs starting, or the tool run
+ * removed (not in a dry run). Parts that another host made (a NVCACHE_DIR shared between hosts,
+ * where whether their job runs cannot be seen from here) are left to that host unless
+ * opts->any_host. Two recoveries of one directory (two jobs starting, or the tool run
  * beside a starting job) take turns: each holds a lock on the directory while it works.
  */
 #define _GNU_SOURCE
@@ -334,6 +336,21 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
         struct nvc_part_hdr *h = p.hdr;
         const char *name = real_name(h->path);
         int active = h->state == NVC_PART_ACTIVE || h->state == NVC_PART_DRAINING;
+        if (nvc_part_elsewhere(h) && !o->any_host) {
+            /* NVCACHE_DIR is shared with another host (a network file system): a process of the
+               part's job may run there, unseen from here, and recovering (then removing) the
+               part under it would lose what it syncs afterwards. That host recovers it. */
+            if (active && wanted(o, name)) {
+                char me[sizeof h->host];
+                nvc_host_name(me, sizeof me);
+                info(o, "leaving %s: part of %s of job %016llx made on host %s, not this one (%s); recovered there "
+                        "(nvcache-recover --any-host recovers it here)",
+                     file, name, (unsigned long long)h->jobid, h->host, me);
+                res->elsewhere++;
+            }
+            nvc_part_close(&p, 0);
+            continue;
+        }
         if ((o->own_job && h->jobid == o->own_job) || job_alive_cached(&alive, h->jobid)) {
             /* The job still runs (NVCACHE_DIR is shared by a user's jobs on a node): its parts
                are its own to drain; written back and removed here, the data it syncs into them

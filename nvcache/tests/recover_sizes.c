@@ -9,6 +9,10 @@
  *                                 when the second job ran on other nodes).
  *   recover_sizes newer FILE      FILE's first page must be the newer job's after nvcache-recover
  *                                 (recovery writes parts back oldest first).
+ *   recover_sizes elsewhere DIR FILE  a dead job's part of FILE with its first page dirty ('z'),
+ *                                 recorded as made on another host (a NVCACHE_DIR shared between
+ *                                 hosts): nvcache-recover must leave it, --any-host recover it.
+ *   recover_sizes first FILE C    FILE's first byte is C.
  */
 #include "nvcache_internal.h"
 #include <stdarg.h>
@@ -88,6 +92,34 @@ int main(int argc, char **argv)
         }
         return 0;
     }
+    if (argc == 4 && !strcmp(argv[1], "elsewhere")) {
+        struct nvc_file_id id;
+        if (new_file(argv[2], argv[3], 0, &id))
+            return 1;
+        struct nvc_part p;
+        if (nvc_part_make(&p, 0x33, 0x99, 1, 0, NVC_PAGE, 0, 0, 0, argv[3], &id))
+            return 1;
+        uint64_t used = 0;
+        if (nvc_part_reserve(&p, NVC_PAGE, &used, UINT64_MAX))
+            return 1;
+        memset(p.data, 'z', NVC_PAGE);
+        nvc_part_persist(&p, p.data, NVC_PAGE);
+        p.dirty[0] |= 1;
+        nvc_part_persist(&p, p.dirty, sizeof p.dirty[0]);
+        nvc_part_grow_size(&p, NVC_PAGE);
+        snprintf(p.hdr->host, sizeof p.hdr->host, "another-host.example");
+        nvc_part_persist(&p, p.hdr, sizeof *p.hdr);
+        nvc_part_close(&p, 0);
+        return 0;
+    }
+    if (argc == 4 && !strcmp(argv[1], "first")) {
+        FILE *f = fopen(argv[2], "rb");
+        int c = f ? fgetc(f) : EOF;
+        if (f)
+            fclose(f);
+        printf("recover_sizes: first byte '%c' (expected '%c')\n", c == EOF ? '?' : c, argv[3][0]);
+        return c != argv[3][0];
+    }
     if (argc == 3 && !strcmp(argv[1], "newer")) {
         FILE *f = fopen(argv[2], "rb");
         int c = f ? fgetc(f) : EOF;
@@ -106,6 +138,7 @@ int main(int argc, char **argv)
         printf("recover_sizes: size %d kept\n", BIG);
         return 0;
     }
-    fprintf(stderr, "usage: recover_sizes make|order DIR FILE | recover_sizes check|newer FILE\n");
+    fprintf(stderr, "usage: recover_sizes make|order|elsewhere DIR FILE | recover_sizes check|newer FILE"
+                    " | recover_sizes first FILE C\n");
     return 2;
 }
