@@ -562,8 +562,34 @@ Where the paper's text gives a number for a figure \
     ));
     md.push_str(&single_calls(&dir, quick)?);
     write_file(&dir, "results.csv", &all.to_csv())?;
+    // Which kernels the two sides have here: a baseline without GFNI kernels on a GFNI CPU
+    // (Debian's ISA-L 2.30) is slower than the newest ISA-L (`make bench-ec` compares both).
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let isal_gfni = pmec::isal_dl::IsaL::get().map(|l| {
+        l.encode_variant("avx512_gfni").is_some() || l.encode_variant("avx2_gfni").is_some()
+    });
+    let host_line = format!(
+        "Host: {cpu}; pmec's kernel here: {}; the system's ISA-L {}. ",
+        Isa::best().name(),
+        match isal_gfni {
+            Some(true) => "has GFNI kernels",
+            Some(false) =>
+                "has no GFNI kernels (Debian's 2.30; 2.32 added them), so on a GFNI \
+                            CPU it is slower than the newest ISA-L: `make bench-ec` compares \
+                            single calls with ISA-L 2.32.1 too",
+            None => "is absent",
+        }
+    );
     let section = format!(
-        "## pmec (DIALGA erasure coding)\n\n\
+        "## pmec (DIALGA erasure coding)\n\n{host_line}\
          The paper's methodology on this machine: RS(k+m, k) encoding in GF(2^8) over {pool_mb} \
          MiB of pre-filled data, stripes in random order, m = 4 and 1 KiB blocks unless stated, \
          median of {} runs of {} MiB each (tables give it with the slowest and fastest run; \
@@ -581,34 +607,61 @@ Where the paper's text gives a number for a figure \
     );
     write_file(&dir, "section.md", &section)?;
     // Headline: a few representative ratios, taken from the measurements above.
-    let find = |id: &str, x: f64| {
-        figs.iter()
+    // A point several figures measure (the same configuration: RS(12,8) 1 KiB on one thread
+    // is in Figs. 10-12) gets the range over all of them beside its figure's ratio, since the
+    // runs of one figure understate how much the machine moves a ratio.
+    let find = |id: &str, x: f64| -> Option<String> {
+        let r = figs
+            .iter()
             .filter(|f| f.id == id)
             .flat_map(|f| f.points.iter())
             .find(|(_, px, _)| *px == x)
-            .and_then(|(_, _, r)| r.ratio)
+            .map(|(_, _, r)| r)?;
+        let ratio = r.ratio?;
+        let same = format!("{:?}", r.config);
+        let all: Vec<f64> = figs
+            .iter()
+            .flat_map(|f| f.points.iter())
+            .filter(|(_, _, o)| format!("{:?}", o.config) == same)
+            .filter_map(|(_, _, o)| o.ratio)
+            .collect();
+        let (lo, hi) = all
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+        Some(if all.len() > 1 {
+            format!(
+                "{ratio:.2}x ({lo:.2}-{hi:.2}x over the {} figures measuring it)",
+                all.len()
+            )
+        } else {
+            format!("{ratio:.2}x")
+        })
     };
+    // Every point of every figure where ISA-L's median is ahead, marked `~` where the runs
+    // cannot tell the two apart.
     let isal_ahead: Vec<String> = figs
         .iter()
-        .filter(|f| f.id == "fig10")
-        .flat_map(|f| f.points.iter())
-        .filter(|(_, _, r)| r.ratio.is_some_and(|x| x < 1.0))
-        .map(|(_, x, _)| format!("k = {x}"))
+        .flat_map(|f| f.points.iter().map(move |p| (f.id, p)))
+        .filter(|(_, (_, _, r))| r.ratio.is_some_and(|x| x < 1.0))
+        .map(|(id, (label, x, r))| format!("{id} {label} {x} ({})", bench::ratio_text(r)))
         .collect();
-    let fmt = |v: Option<f64>| v.map_or("n/a".into(), |x| format!("{x:.2}x"));
+    let fmt = |v: Option<String>| v.unwrap_or_else(|| "n/a".into());
     write_file(
         &dir,
         "headline.md",
         &format!(
             "* **pmec beside ISA-L** (same process, same data, 1 KiB blocks): RS(12,8) {}, \
-             RS(28,24) {}, decode RS(12,8) with 4 erasures {}; ISA-L is faster at {}.\n",
+             RS(28,24) {}, decode RS(12,8) with 4 erasures {}; {}.\n",
             fmt(find("fig10", 8.0)),
             fmt(find("fig10", 24.0)),
             fmt(find("fig14", 8.0)),
             if isal_ahead.is_empty() {
-                "no measured point".into()
+                "ISA-L's median is ahead at no measured point".to_string()
             } else {
-                isal_ahead.join(", ")
+                format!(
+                    "ISA-L's median is ahead at {} (`~`: the runs overlap)",
+                    isal_ahead.join(", ")
+                )
             }
         ),
     )?;

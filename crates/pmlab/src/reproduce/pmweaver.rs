@@ -564,7 +564,8 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
          ### Fig. 26a: PC-path length (Enc+Veri)\n\n{}\n\
          ### Fig. 26b: predictor buffer sizes (Enc+Veri)\n\n{}\n\
          Figs. 25 and 26 run a quarter of the default operations.\n\n\
-         Data: `summary.csv` (one row per workload, system, predictor; `geomean` rows), \
+         Data: `summary.csv` (one row per workload, system, predictor; `geomean` rows: the \
+         geomean of the times, the arithmetic mean of the shares and latencies, which can be 0), \
          `fig10_generated_by_stores.csv`, `coverage_worth.csv`, `fence_density.csv`, \
          `fig19_breakdown.csv`, `fig25_multicore.csv`, \
          `fig26a_path_length.csv`, `fig26b_buffer_size.csv`, `paper_vs_pmlab.csv`.\n",

@@ -8,9 +8,10 @@ pub const SCOPE: [(&str, &str); 7] = [
         "Modelled: bus and bank timing (tRCD, tCL, tCWD, tBURST, tRP, tRAS, tWR, tWTR, tRTP, \
          tFAW, tRRD), open-page rows, NVM cell writes that hold their bank, an Optane-like 256 B \
          XPLine read buffer, the read queue and the write pending queue with watermarked write \
-         drain, ADR, FR-FCFS or FCFS. Not modelled: refresh, energy, wear levelling, Optane's \
-         address translation, the on-chip path to the controller (a fixed \
-         `controller.frontend_ns`, 0 in the presets).",
+         drain, ADR, FR-FCFS or FCFS; DDR4 refresh (tREFI, tRFC) and one command clock from \
+         acceptance to the first command (`controller.frontend_ns`) in `ddr4-2400` (the NVM \
+         presets have neither). Not modelled: energy, wear levelling, Optane's address \
+         translation, the on-chip path from the core to the controller.",
     ),
     (
         "workloads",
@@ -38,10 +39,10 @@ pub const SCOPE: [(&str, &str); 7] = [
     (
         "lalea",
         "Modelled: REDU, LAD, LALEA, BLOM and their combinations with real log bytes, commit \
-         stalls, in-place updates and per-scheme recovery; BLOM's headers take ADR (WPQ) \
-         entries. Not modelled: LAD's staged lines taking WPQ entries before `TxEnd` sends \
-         them; any write buffering behind the 16-entry ADR buffer that the paper's \
-         DRAMSim2-based controller may have.",
+         stalls, in-place updates and per-scheme recovery; BLOM's headers and LAD's staged \
+         lines (from their first store) take ADR (WPQ) entries. Not modelled: any write \
+         buffering behind the 16-entry ADR buffer that the paper's DRAMSim2-based controller \
+         may have.",
     ),
     (
         "pmec",
@@ -53,7 +54,9 @@ pub const SCOPE: [(&str, &str); 7] = [
     (
         "nvcache",
         "Measured, not simulated: real `mpiexec` (MPICH), libpmem on /dev/shm as the NVRAM, \
-         files on this machine's ext4. Not available here: a cluster and a parallel file \
-         system; nvcache spans one host only (other hosts' ranks fall back to plain MPI-IO).",
+         files on this machine's ext4; several hosts emulated on this one (private /dev/shm \
+         each, nothing shared but MPI). Not available here: a cluster and a parallel file \
+         system: the emulated hosts share one kernel, so plain MPI-IO reads another host's \
+         data from the page cache they share, where real hosts would go over the network.",
     ),
 ];

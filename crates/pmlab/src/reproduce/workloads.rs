@@ -167,6 +167,10 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
             one_line.push(sh.one_line_epochs as f64 / sh.epochs.max(1) as f64);
             dependent.push(sh.dependent_epochs as f64 / sh.epochs.max(1) as f64);
         }
+        // Hardware transactions persist through the logging scheme, not through epochs: their
+        // few fences are the load phase's, and epoch shares of those would mean nothing.
+        let hw = info.model == pmwork::Model::HwTx;
+        let epoch_col = |v: String| if hw { "-".to_string() } else { v };
         shapes.push(vec![
             info.name.into(),
             info.model.to_string(),
@@ -176,9 +180,9 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
             sh.events.to_string(),
             pct(sh.pm_stores, sh.stores),
             per(sh.fences, sh.ops),
-            per(sh.epochs, sh.ops),
-            pct(sh.one_line_epochs, sh.epochs),
-            pct(sh.dependent_epochs, sh.epochs),
+            epoch_col(per(sh.epochs, sh.ops)),
+            epoch_col(pct(sh.one_line_epochs, sh.epochs)),
+            epoch_col(pct(sh.dependent_epochs, sh.epochs)),
         ]);
         names.push(info.name.to_string());
         for (k, preset) in PRESETS.iter().enumerate() {
@@ -212,8 +216,14 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
             let stall_pct = 100.0 * s.value("cpu.fence_stall_share").unwrap_or(0.0);
             kops[k].push(kops_s);
             stall[k].push(stall_pct);
-            let pm_w = s.counter("pm.write_bytes");
+            // Every line write the PM controller took: the caches' write-backs and evictions,
+            // and under hardware logging the engine's log and in-place writes, which reach the
+            // controller without passing the caches (`pm.write_bytes` counts only the former).
+            let pm_w = s.counter("mc.writes_accepted") * 64;
             let lat_max = s.histogram("pm.persist_latency_ps").map_or(0, |h| h.max());
+            // The program's persists; a hardware transaction's durability is its log's, which
+            // the LALEA section measures (`log_persist_latency_ns`, `commit_latency_ns`).
+            let lat = |v: String| if hw { "-".to_string() } else { v };
             runs.push(vec![
                 info.name.into(),
                 preset.to_string(),
@@ -224,11 +234,11 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
                 format!("{ipc:.3}"),
                 format!("{stall_pct:.1}"),
                 format!("{:.1}", pm_w as f64 / 1024.0),
-                format!(
+                lat(format!(
                     "{:.1}",
                     s.value("pm.persist_latency_ns_mean").unwrap_or(0.0)
-                ),
-                format!("{:.1}", lat_max as f64 / 1e3),
+                )),
+                lat(format!("{:.1}", lat_max as f64 / 1e3)),
             ]);
         }
     }
@@ -268,7 +278,8 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
          WHISPER: {WHISPER}. An *epoch* is what one thread persists (clwb/clflushopt/ntstore \
          of PM lines) between two fences; it *depends* on an earlier epoch of its thread when \
          it touches a line that epoch persisted (no time window: looser than WHISPER's, so \
-         higher). Hardware-transaction workloads (model `hwtx`) \
+         higher); `epochs_per_op` equals `fences_per_op` where every fence follows a \
+         persist. Hardware-transaction workloads (model `hwtx`, epoch columns `-`) \
          have no software persist barriers: their ordering is the logging scheme's job, and they \
          run with hardware logging (`controller.logging = redu`, column `logging`), so their \
          times include the log.\n\n\
@@ -281,7 +292,9 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
          {}\n\
          `load_phase_us`: the load phase alone (setting up the structures: a run with 0 \
          operations); `op_phase_us`: the whole run's time less that, which `kops_per_s` divides \
-         the operations by. The other columns cover the whole run. \
+         the operations by. The other columns cover the whole run. `pm_written_kib`: the \
+         64 B line writes the PM controller accepted (write-backs, evictions, non-temporal \
+         stores, and the hardware logging engine's log and in-place writes). \
          `persist_latency_*_ns`: from a PM write's arrival at the controller to its \
          acknowledgement: with ADR (`pcm-pmweaver`, `nvm-lalea`) the wait for a WPQ entry, 0 \
          when one is free; without ADR (`nvm-ppo`) until the media write ends. Means of 0.1 ms \
@@ -290,7 +303,8 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
          400 operations: 6,941 write-backs), and the model does not bound the write-backs a \
          core has in flight, which a real core's fill buffers would (the fence waits for the \
          same work either way; the latency then counts time a real write would wait in the \
-         core). Written data goes to PM only: the workloads' DRAM data stays in the caches. \
+         core); `-` for the `hwtx` rows, whose durability is the log's (LALEA section). \
+         Written data goes to PM only: the workloads' DRAM data stays in the caches. \
          CSV: `shapes.csv`, `runs.csv`.\n",
         if quick { " --quick" } else { "" },
         if quick { "min(default, 400)" } else { "min(default, 4000)" },
