@@ -269,7 +269,9 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
     let md_text = format!(
         "## Workloads (pmwork) on the full system\n\n\
          Command: `pmlab reproduce{} --only workloads`. Each workload runs with its default \
-         thread count capped at 4 and {} operations in total (seed 1), generated in process \
+         thread count capped at 4 and {} operations in total (seed 1; the `ops` column counts \
+         the operations run, which for ycsb and memcached include the records they insert \
+         first), generated in process \
          and streamed into the full-system simulator under each hardware paper's preset with \
          its baseline plug-ins (no PM-support engine, x86 ordering; the papers' mechanisms \
          have their own sections). Threads own separate partitions, so no request conflicts across threads (WHISPER: \
