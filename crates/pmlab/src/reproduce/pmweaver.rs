@@ -543,6 +543,13 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
          ![Fig. 21](pmweaver/fig21_coverage.svg)\n\n\
          ### The paper's figures beside ours\n\n{}\n\
          ### Geomean execution time over Original\n\n{}\n\
+         PMWeaver at or just below no predictor: a fence waits for its epoch's last \
+         write-back, which PMWeaver almost never covers (the line stored last is flushed \
+         within nanoseconds of its store, too soon for the timeout predictor, and its address \
+         was never stored as a value), while its validator's 5 ns lookup (Table I) is on every \
+         write-back's path; with `predictor.validator_ns = 0` it is 1.005x on both engines \
+         (`docs/validation.md` §10). Fig. 19 below breaks down a speedup that is not there at \
+         this coverage.\n\n\
          ### Can earlier stores generate the write-backs? (Fig. 10's ideal analysis)\n\n\
          Mean over the workloads: address {:.3}, data {:.3}, both {:.3} (paper: 0.808, 0.924, \
          0.807). pmwork's traces hold the stores a data structure makes; compiled code also \
