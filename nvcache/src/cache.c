@@ -1286,6 +1286,20 @@ static int comm_is_world(MPI_Comm comm)
     return res == MPI_IDENT || res == MPI_SIMILAR;
 }
 
+/* MPI_MODE_APPEND: MPI-IO put the file pointers at the end of the file as it was at the real
+ * open, before this open drained the cached bytes of another handle of the file into it
+ * (reg_enter): they go to the end the file has now, where plain MPI-IO's open would have put
+ * them (an append through a second handle overwrote the start of the file). Collective (the
+ * shared pointer): every rank of the open calls it, with the same amode. Sequential opens,
+ * whose pointers cannot be moved, drain before their real open instead (nvc_open). */
+static void append_at_end(MPI_File fh, int amode)
+{
+    if (!(amode & MPI_MODE_APPEND))
+        return;
+    PMPI_File_seek(fh, 0, MPI_SEEK_END);
+    PMPI_File_seek_shared(fh, 0, MPI_SEEK_END);
+}
+
 int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File *fh)
 {
     uint64_t t0 = nvc_now_ns();
@@ -1299,15 +1313,33 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
     if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return PMPI_File_open(comm, path, amode, info, fh);
     if (amode & MPI_MODE_SEQUENTIAL) {
-        /* Not cached, but a handle of the file all the same: entered in the file table. */
-        int rc = PMPI_File_open(comm, path, amode, info, fh);
-        struct nvc_file *f = rc == MPI_SUCCESS ? calloc(1, sizeof *f) : NULL;
-        if (f) {
-            file_init(f, *fh, path, amode);
+        /* Not cached, but a handle of the file all the same: entered in the file table. An
+           append open enters it before the real open, which drains another handle's cached
+           bytes into the file first: MPI-IO puts the shared pointer at the end of the file it
+           finds, and a sequential file's pointer cannot be moved afterwards. */
+        struct nvc_file *f = calloc(1, sizeof *f);
+        struct nvc_file_id id;
+        int early = f && (amode & MPI_MODE_APPEND) && nvc_file_id_get(path, &id) == 0;
+        if (early) {
+            file_init(f, MPI_FILE_NULL, path, amode);
             reg_enter(f, 0);
+        }
+        int rc = PMPI_File_open(comm, path, amode, info, fh);
+        if (rc == MPI_SUCCESS && f) {
+            if (early)
+                f->real = *fh;
+            else {
+                file_init(f, *fh, path, amode);
+                reg_enter(f, 0);
+            }
             file_register(f);
-        } else if (rc == MPI_SUCCESS)
-            reg_untrack(); /* never left: no file may be cached from now on */
+        } else {
+            if (early && f->reg_joined)
+                reg_leave(f->reg, f->reg_idx); /* joined for an open that failed */
+            if (rc == MPI_SUCCESS)
+                reg_untrack(); /* never left: no file may be cached from now on */
+            free(f);
+        }
         return rc;
     }
     if (comm_threads < 0)
@@ -1371,6 +1403,7 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
         /* Every other rank is about to agree on caching: tell them no, then pass through. */
         nvc_msg("%s: out of memory; not cached, and no file is cached from now on", path);
         reg_untrack(); /* a handle nvcache cannot follow: never left */
+        append_at_end(*fh, amode); /* the other ranks' collective seek in open_parts */
         int64_t no[NVC_AGREE_VALS] = {0};
         PMPI_Allreduce(MPI_IN_PLACE, no, NVC_AGREE_VALS, MPI_INT64_T, MPI_MIN, comm);
         if (f) {
@@ -1442,6 +1475,7 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
         f->stripe = f->opts.striping_unit;
     /* One cache state per file: only an open with no other handle of the file in the job caches. */
     ok_local = reg_enter(f, ok_local);
+    append_at_end(f->real, amode);
     if (f->my_part >= 0 && f->part_rep[f->my_part] == f->rank && f->file_id.ino)
         warn_dead_parts(f);
     /* The size again, now that no other handle can write without draining this open first: a

@@ -55,6 +55,13 @@
  *                                  first stripe but past the NVRAM the part has reserved: size and
  *                                  bytes must be what plain MPI-IO leaves (a cut past the reserved
  *                                  space once zeroed the whole sparse part mapping and crashed).
+ *   lifecycle append-second FILE   (2 ranks) rank 0 writes 1000 bytes through a cached handle on
+ *                                  MPI_COMM_WORLD; after sync-barrier-sync it opens the file again
+ *                                  on MPI_COMM_SELF with MPI_MODE_APPEND (FILE, read-write; and
+ *                                  FILE.seq, write-only and sequential) and writes 10 bytes through
+ *                                  the individual (shared) pointer: they must land at the end, as
+ *                                  in plain MPI-IO (they once overwrote the start: the pointers were
+ *                                  set before the cached bytes reached the file).
  *   lifecycle holes FILE           (2 ranks, 2 nodes) one byte each, the file grown to 64 MiB, rank
  *                                  1 reads all of it (node 0's part through node 0's manager):
  *                                  zeros where nothing was written, and the part must not take
@@ -330,6 +337,62 @@ static int grow_shrink_case(int rank, int np, const char *path)
                file_size(path), bad ? "WRONG" : "as written");
     }
     return bad || size != 500 << 10;
+}
+
+static int append_second_case(int rank, const char *path)
+{
+    char seq[4200];
+    snprintf(seq, sizeof seq, "%s.seq", path);
+    int bad = 0;
+    for (int sequential = 0; sequential < 2; sequential++) {
+        const char *p = sequential ? seq : path;
+        MPI_File fw;
+        if (rank == 0)
+            MPI_File_delete(p, MPI_INFO_NULL);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (open_rw(p, 0, &fw))
+            return 1;
+        char buf[1000];
+        memset(buf, 'a', sizeof buf);
+        if (rank == 0)
+            MPI_File_write_at(fw, 0, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE);
+        MPI_File_sync(fw);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_File_sync(fw);
+        if (rank == 0) {
+            MPI_File fs;
+            int amode = sequential ? MPI_MODE_WRONLY | MPI_MODE_APPEND | MPI_MODE_SEQUENTIAL
+                                   : MPI_MODE_RDWR | MPI_MODE_APPEND;
+            if (MPI_File_open(MPI_COMM_SELF, p, amode, MPI_INFO_NULL, &fs) != MPI_SUCCESS)
+                return fail("append open failed");
+            MPI_Offset pos = -1, spos = -1;
+            if (!sequential) {
+                MPI_File_get_position(fs, &pos);
+                MPI_File_get_position_shared(fs, &spos);
+            }
+            memset(buf, 'b', 10);
+            if (sequential)
+                MPI_File_write_shared(fs, buf, 10, MPI_BYTE, MPI_STATUS_IGNORE);
+            else
+                MPI_File_write(fs, buf, 10, MPI_BYTE, MPI_STATUS_IGNORE);
+            MPI_File_close(&fs);
+            if (!sequential && (pos != 1000 || spos != 1000)) {
+                printf("lifecycle append-second: the append handle's pointers at %lld (shared %lld), not 1000\n",
+                       (long long)pos, (long long)spos);
+                bad = 1;
+            }
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_File_close(&fw);
+        if (rank == 0) {
+            int ok = file_size(p) == 1010 && file_has(p, 0, 1000, 'a') && file_has(p, 1000, 10, 'b');
+            printf("lifecycle append-second%s: size %ld, %s\n", sequential ? " (sequential)" : "", file_size(p),
+                   ok ? "the appended bytes at the end" : "the appended bytes NOT at the end");
+            bad |= !ok;
+        }
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return bad;
 }
 
 /* NVRAM bytes the part files in NVCACHE_DIR take (allocated blocks). */
@@ -625,7 +688,8 @@ int main(int argc, char **argv)
                         " | temporary FILE | live FILE | live-verify FILE | close-crash FILE | close-crash-verify FILE"
                         " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | has FILE C"
                         " | noclose FILE | noclose-verify FILE | big FILE close|kill | big-verify FILE"
-                        " | big-view FILE | big-view-verify FILE | grow-shrink FILE | holes FILE\n");
+                        " | big-view FILE | big-view-verify FILE | grow-shrink FILE | holes FILE"
+                        " | append-second FILE\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -651,7 +715,9 @@ int main(int argc, char **argv)
         int np;
         MPI_Comm_size(MPI_COMM_WORLD, &np);
         rc = grow_shrink_case(rank, np, argv[2]);
-    } else if (!strcmp(argv[1], "holes"))
+    } else if (!strcmp(argv[1], "append-second"))
+        rc = append_second_case(rank, argv[2]);
+    else if (!strcmp(argv[1], "holes"))
         rc = holes_case(rank, argv[2]);
     else if (!strcmp(argv[1], "noclose"))
         rc = noclose_case(rank, argv[2]);
