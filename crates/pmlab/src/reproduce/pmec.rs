@@ -537,7 +537,11 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
                 Some(lo) => format!("{lo:.2}-{:.2}x", p.hi),
                 None => format!("up to {:.2}x", p.hi),
             },
-            format!("{lo:.2}-{hi:.2}x ({} points)", ours.len()),
+            if ours.len() == 1 {
+                format!("{lo:.2}x (1 point)")
+            } else {
+                format!("{lo:.2}-{hi:.2}x ({} points)", ours.len())
+            },
         ]);
     }
     write_file(&dir, "paper_vs_pmlab.csv", &beside.to_csv())?;
