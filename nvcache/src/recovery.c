@@ -33,29 +33,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Error lines go to stderr as "<who>: ...". */
-static void err(const struct nvc_recover_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void err(const struct nvc_recover_opts *o, const char *fmt, ...)
+/* One line: an error (error = 1) to stderr as "<who>: ...", what was done to o->out after
+   o->out_prefix. */
+static void say(const struct nvc_recover_opts *o, int error, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void say(const struct nvc_recover_opts *o, int error, const char *fmt, ...)
 {
     char line[2048];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s: %s\n", o->who, line);
-}
-
-/* What was done goes to o->out, each line after o->out_prefix. */
-static void info(const struct nvc_recover_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void info(const struct nvc_recover_opts *o, const char *fmt, ...)
-{
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    fprintf(o->out, "%s%s\n", o->out_prefix, line);
-    fflush(o->out);
+    FILE *to = error ? stderr : o->out;
+    fprintf(to, "%s%s%s\n", error ? o->who : o->out_prefix, error ? ": " : "", line);
+    fflush(to);
 }
 
 struct target {
@@ -127,7 +118,7 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
     /* Never O_CREAT: the job created the file at its open, so a missing file was removed since
        (or the name is wrong), and the data must stay in the part rather than go elsewhere. */
     if (h->superseded_by && !o->force) {
-        err(o,
+        say(o, 1,
             "job %016llx opened %s after this part's job %016llx ended and before its recovery; the part's older "
             "bytes would overwrite what that job wrote, so it is kept (--force writes it there)",
             (unsigned long long)h->superseded_by, name, (unsigned long long)h->jobid);
@@ -135,7 +126,7 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
     }
     int fd = open(name, dry ? O_RDONLY : O_WRONLY);
     if (!dry && fd < 0) {
-        err(o, "open(%s) failed: %s; the part is kept", name, strerror(errno));
+        say(o, 1, "open(%s) failed: %s; the part is kept", name, strerror(errno));
         return -1;
     }
     /* Nor into a file that took the name since: the job's file was deleted (its data is gone
@@ -145,12 +136,12 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
     struct nvc_file_id now;
     if (fd >= 0 && !o->force && nvc_file_id_fd(fd, &now) == 0 && !nvc_file_id_same(&h->file_id, &now, 0)) {
         if (now.ino == h->file_id.ino)
-            err(o,
+            say(o, 1,
                 "%s is not the file the job wrote (created again since: its inode number, another creation time); "
                 "the part is kept (--force writes it there)",
                 name);
         else
-            err(o, "%s is not the file the job wrote (inode %llu, the job's was %llu); the part is kept (--force "
+            say(o, 1, "%s is not the file the job wrote (inode %llu, the job's was %llu); the part is kept (--force "
                    "writes it there)",
                 name, (unsigned long long)now.ino, (unsigned long long)h->file_id.ino);
         close(fd);
@@ -175,7 +166,7 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
             for (uint64_t done = 0; done < n;) {
                 ssize_t w = pwrite(fd, p->data + l + done, n - done, (off_t)(fo + done));
                 if (w <= 0) {
-                    err(o, "pwrite(%s, offset %llu) failed: %s; the part is kept", name,
+                    say(o, 1, "pwrite(%s, offset %llu) failed: %s; the part is kept", name,
                         (unsigned long long)(fo + done), w < 0 ? strerror(errno) : "nothing written");
                     close(fd);
                     return -1;
@@ -187,7 +178,7 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
     }
     if (fd >= 0) {
         if (fsync(fd) != 0)
-            err(o, "fsync(%s) failed: %s", name, strerror(errno));
+            say(o, 1, "fsync(%s) failed: %s", name, strerror(errno));
         close(fd);
     }
     return 0;
@@ -201,7 +192,7 @@ static int grow_file(const struct nvc_recover_opts *o, const char *path, uint64_
 {
     int fd = open(path, O_WRONLY);
     if (fd < 0) {
-        err(o, "open(%s) to set its size failed: %s", path, strerror(errno));
+        say(o, 1, "open(%s) to set its size failed: %s", path, strerror(errno));
         return -1;
     }
     struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
@@ -209,7 +200,7 @@ static int grow_file(const struct nvc_recover_opts *o, const char *path, uint64_
     struct stat sb;
     int rc = 0;
     if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_size < size && ftruncate(fd, (off_t)size) != 0) {
-        err(o, "ftruncate(%s, %llu) failed: %s", path, (unsigned long long)size, strerror(errno));
+        say(o, 1, "ftruncate(%s, %llu) failed: %s", path, (unsigned long long)size, strerror(errno));
         rc = -1;
     }
     if (locked) {
@@ -294,7 +285,7 @@ static void remove_stale_mailboxes(const struct nvc_recover_opts *o, const struc
             char m[512];
             snprintf(m, sizeof m, "/dev/shm/%s", e->d_name);
             if (unlink(m) == 0)
-                info(o, "removed stale mailbox %s", m);
+                say(o, 0, "removed stale mailbox %s", m);
         }
     }
     if (shm)
@@ -306,12 +297,12 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
     memset(res, 0, sizeof *res);
     DIR *d = opendir(dir);
     if (!d) {
-        err(o, "cannot open %s: %s", dir, strerror(errno));
+        say(o, 1, "cannot open %s: %s", dir, strerror(errno));
         return 1;
     }
     /* One recovery of the directory at a time (a dry run only reads: it shares the lock). */
     if (flock(dirfd(d), o->dry ? LOCK_SH : LOCK_EX) != 0)
-        err(o, "cannot lock %s: %s; recovering without the lock", dir, strerror(errno));
+        say(o, 1, "cannot lock %s: %s; recovering without the lock", dir, strerror(errno));
     struct alive_cache alive = {.n = 0};
     struct target *t = NULL;
     size_t nt = 0;
@@ -321,7 +312,7 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
     size_t nlist = 0;
     struct listed *list = list_parts(d, dir, &nlist);
     if (!list && nlist) {
-        err(o, "out of memory listing %s", dir);
+        say(o, 1, "out of memory listing %s", dir);
         closedir(d);
         return 1;
     }
@@ -343,7 +334,7 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
             if (active && wanted(o, name)) {
                 char me[sizeof h->host];
                 nvc_host_name(me, sizeof me);
-                info(o, "leaving %s: part of %s of job %016llx made on host %s, not this one (%s); recovered there "
+                say(o, 0, "leaving %s: part of %s of job %016llx made on host %s, not this one (%s); recovered there "
                         "(nvcache-recover --any-host recovers it here)",
                      file, name, (unsigned long long)h->jobid, h->host, me);
                 res->elsewhere++;
@@ -356,7 +347,7 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
                are its own to drain; written back and removed here, the data it syncs into them
                afterwards would be lost. */
             if (active && wanted(o, name)) {
-                info(o, "skipping %s: part of %s of job %016llx, which is still running", file, name,
+                say(o, 0, "skipping %s: part of %s of job %016llx, which is still running", file, name,
                      (unsigned long long)h->jobid);
                 res->skipped++;
             }
@@ -388,12 +379,12 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
         if (h->temporary && !o->temporary) {
             /* A delete-on-close file's data is never written back; its part is debris once its
                job is gone (parts of running jobs were kept above). */
-            info(o, "%s %s: part of temporary (delete-on-close) file %s", o->keep ? "skipping" : "removing", file, name);
+            say(o, 0, "%s %s: part of temporary (delete-on-close) file %s", o->keep ? "skipping" : "removing", file, name);
             nvc_part_close(&p, !o->keep);
             continue;
         }
         if (name[0] != '/') {
-            err(o, "%s names its file relative to a directory unknown here (%s); the part is kept", file, name);
+            say(o, 1, "%s names its file relative to a directory unknown here (%s); the part is kept", file, name);
             nvc_part_close(&p, 0);
             failed = 1;
             continue;
@@ -437,7 +428,7 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
     free(sib);
     for (size_t i = 0; i < nt; i++) {
         if (t[i].replaced) {
-            info(o, "kept the parts of %s: the file there now is not the one job %016llx wrote, or a later job wrote it",
+            say(o, 0, "kept the parts of %s: the file there now is not the one job %016llx wrote, or a later job wrote it",
                  t[i].path, (unsigned long long)t[i].jobid);
             res->kept++;
             continue;
@@ -451,7 +442,7 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
             res->kept++;
         else
             res->recovered++;
-        info(o, "%s %s: %d part(s), %llu dirty byte(s) written back, size %llu",
+        say(o, 0, "%s %s: %d part(s), %llu dirty byte(s) written back, size %llu",
              o->dry ? "would recover" : t[i].failed ? "partly recovered (a part that failed is kept)" : "recovered",
              t[i].path, t[i].parts, (unsigned long long)t[i].bytes, (unsigned long long)t[i].size);
     }

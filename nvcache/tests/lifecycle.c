@@ -98,6 +98,15 @@ static int open_rw(const char *path, int extra_amode, MPI_File *fh)
     return 0;
 }
 
+/* open_rw of a new file: rank 0 deletes path first (a new file each run). */
+static int open_new(int rank, const char *path, MPI_File *fh)
+{
+    if (rank == 0)
+        MPI_File_delete(path, MPI_INFO_NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    return open_rw(path, 0, fh);
+}
+
 /* Bytes [off, off + n) of path all equal c. */
 static int file_has(const char *path, long off, int n, int c)
 {
@@ -285,10 +294,7 @@ int fdatasync(int fd)
 static int bypass_sync_case(int rank, const char *path)
 {
     MPI_File fh;
-    if (rank == 0)
-        MPI_File_delete(path, MPI_INFO_NULL); /* a new file each run */
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (open_rw(path, 0, &fh))
+    if (open_new(rank, path, &fh))
         return 1;
     char buf[10000];
     memset(buf, 'a' + rank, sizeof buf);
@@ -309,10 +315,7 @@ static int bypass_sync_case(int rank, const char *path)
 static int grow_shrink_case(int rank, int np, const char *path)
 {
     MPI_File fh;
-    if (rank == 0)
-        MPI_File_delete(path, MPI_INFO_NULL);
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (open_rw(path, 0, &fh))
+    if (open_new(rank, path, &fh))
         return 1;
     char buf[100];
     memset(buf, 'a' + rank, sizeof buf);
@@ -347,10 +350,7 @@ static int append_second_case(int rank, const char *path)
     for (int sequential = 0; sequential < 2; sequential++) {
         const char *p = sequential ? seq : path;
         MPI_File fw;
-        if (rank == 0)
-            MPI_File_delete(p, MPI_INFO_NULL);
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (open_rw(p, 0, &fw))
+        if (open_new(rank, p, &fw))
             return 1;
         char buf[1000];
         memset(buf, 'a', sizeof buf);
@@ -414,10 +414,7 @@ static int holes_case(int rank, const char *path)
 {
     const long total = 64L * MIB;
     MPI_File fh;
-    if (rank == 0)
-        MPI_File_delete(path, MPI_INFO_NULL);
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (open_rw(path, 0, &fh))
+    if (open_new(rank, path, &fh))
         return 1;
     MPI_File_write_at(fh, rank * 4096, "x", 1, MPI_BYTE, MPI_STATUS_IGNORE);
     MPI_File_set_size(fh, total);

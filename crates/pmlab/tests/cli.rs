@@ -1031,19 +1031,42 @@ fn ec_bench_refuses_bad_points_and_sizes_before_filling_its_pool() {
     }
 }
 
-#[test]
-fn an_interrupted_writer_leaves_no_temporary_file() {
-    use std::os::unix::process::ExitStatusExt;
-    let d = tmpdir("interrupt");
-    let out = d.join("big.pmt");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pmlab"))
-        .args(["trace", "gen", "--workload", "ycsb", "--ops", "100000000"])
-        .arg("--out")
-        .arg(&out)
+/// Starts pmlab with `args` in the background, its output discarded.
+fn spawn_quiet(args: &[&std::ffi::OsStr]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_pmlab"))
+        .args(args)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
+        .unwrap()
+}
+
+/// Sends signal `sig` to `child` and checks that it ended by that signal.
+fn interrupt(child: &mut std::process::Child, sig: i32) {
+    use std::os::unix::process::ExitStatusExt;
+    let killed = Command::new("kill")
+        .args([format!("-{sig}"), child.id().to_string()])
+        .status()
         .unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(sig), "{status:?}");
+}
+
+#[test]
+fn an_interrupted_writer_leaves_no_temporary_file() {
+    let d = tmpdir("interrupt");
+    let out = d.join("big.pmt");
+    let mut child = spawn_quiet(&[
+        "trace".as_ref(),
+        "gen".as_ref(),
+        "--workload".as_ref(),
+        "ycsb".as_ref(),
+        "--ops".as_ref(),
+        "100000000".as_ref(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ]);
     // Wait until the temporary file exists (the trace is being written), then interrupt.
     let mut waited = 0;
     while std::fs::read_dir(&d).unwrap().count() == 0 && waited < 600 {
@@ -1055,13 +1078,7 @@ fn an_interrupted_writer_leaves_no_temporary_file() {
         1,
         "no temporary file appeared"
     );
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let status = child.wait().unwrap();
-    assert_eq!(status.signal(), Some(15), "{status:?}");
+    interrupt(&mut child, 15);
     let left: Vec<_> = std::fs::read_dir(&d)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -1071,7 +1088,6 @@ fn an_interrupted_writer_leaves_no_temporary_file() {
 
 #[test]
 fn an_interrupted_ec_encode_leaves_no_temporary_shard() {
-    use std::os::unix::process::ExitStatusExt;
     let d = tmpdir("interrupt-ec");
     // 1 GiB of zeros, sparse: its 1.5 GiB of shards take seconds to write and sync, so the
     // interrupt lands while they are being written.
@@ -1081,15 +1097,17 @@ fn an_interrupted_ec_encode_leaves_no_temporary_shard() {
         .set_len(1 << 30)
         .unwrap();
     let out = d.join("shards");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pmlab"))
-        .args(["ec", "encode", "-k", "4", "-m", "2"])
-        .arg(&input)
-        .arg("--out")
-        .arg(&out)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_quiet(&[
+        "ec".as_ref(),
+        "encode".as_ref(),
+        "-k".as_ref(),
+        "4".as_ref(),
+        "-m".as_ref(),
+        "2".as_ref(),
+        input.as_os_str(),
+        "--out".as_ref(),
+        out.as_os_str(),
+    ]);
     let temps = || -> Vec<std::path::PathBuf> {
         std::fs::read_dir(&out)
             .map(|r| r.map(|e| e.unwrap().path()).collect())
@@ -1108,13 +1126,7 @@ fn an_interrupted_ec_encode_leaves_no_temporary_shard() {
                 .all(|p| p.to_string_lossy().ends_with(".pmec-tmp")),
         "not 6 temporary shards being written: {before:?}"
     );
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let status = child.wait().unwrap();
-    assert_eq!(status.signal(), Some(2), "{status:?}");
+    interrupt(&mut child, 2);
     assert!(temps().is_empty(), "left behind: {:?}", temps());
     let _ = std::fs::remove_dir_all(&d);
 }
