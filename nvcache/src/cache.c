@@ -1455,8 +1455,9 @@ static void warn_dead_parts(struct nvc_file *f)
     int n = nvc_dead_parts(nvc_cfg.dir, nvc_rt.jobid, &f->file_id, w ? nvc_rt.jobid : 0, &job);
     if (n)
         nvc_msg("%s: %d NVRAM part(s) of job %016llx, which ended without writing them back, are in %s: this "
-                "open does not see their data (MPI_Init writes such parts back only when NVCACHE_RECOVER is on and "
-                "their job had ended; else run nvcache-recover before reopening a file a crashed job wrote)%s",
+                "open does not see their data (MPI_Init writes such parts back only when NVCACHE_RECOVER is on, "
+                "their job had ended and this host made them; else run nvcache-recover before reopening a file a "
+                "crashed job wrote)%s",
                 f->path, n, (unsigned long long)job, nvc_cfg.dir,
                 w ? "; they are marked, and nvcache-recover keeps them rather than write their older bytes over "
                     "this job's (--force writes them)"

@@ -78,6 +78,15 @@ static void runtime_init(void)
     nvc_config_load(rt->host_size);
     nvc_progress_set_yield(nvc_cfg.yield);
     if (!nvc_cfg.enabled) {
+        /* Switched off, nvcache still writes back what dead jobs left, as a switched-on job
+           does: this job's plain MPI-IO then reads their data, and what it writes is not
+           overwritten by their older bytes at a later job's recovery (a job that caches marks
+           the dead jobs' parts of the files it opens; this one opens none through nvcache). */
+        if (nvc_cfg.recover) {
+            if (rt->host_rank == 0 && access(nvc_cfg.dir, W_OK | X_OK) == 0)
+                recover_at_start();
+            PMPI_Barrier(MPI_COMM_WORLD);
+        }
         PMPI_Comm_free(&host);
         return;
     }

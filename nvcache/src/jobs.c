@@ -115,7 +115,10 @@ static struct {
     size_t n;
 } dead = {PTHREAD_MUTEX_INITIALIZER, 0, NULL, 0};
 
-/* Appends part file `file` to dead.p if a dead job other than own_job left data in it. */
+/* Appends part file `file` to dead.p if a dead job other than own_job left data in it. A part
+   another host made counts too (its job runs, if at all, where this host cannot see it): marking
+   it only makes recovery keep it, while leaving it unmarked let that host's next recovery write
+   its older bytes over what this job writes. */
 static void scan_part(const char *file, uint64_t own_job)
 {
     int fd = open(file, O_RDONLY);
@@ -123,7 +126,7 @@ static void scan_part(const char *file, uint64_t own_job)
         return;
     struct nvc_part_hdr *h = malloc(sizeof *h);
     if (h && pread(fd, h, sizeof *h, 0) == (ssize_t)sizeof *h && !memcmp(h->magic, "NVCPART1", 8) &&
-        h->version == NVC_PART_VERSION && h->jobid != own_job && !h->temporary && !nvc_part_elsewhere(h) &&
+        h->version == NVC_PART_VERSION && h->jobid != own_job && !h->temporary &&
         (h->state == NVC_PART_ACTIVE || h->state == NVC_PART_DRAINING) && h->file_id.ino && !nvc_job_alive(h->jobid)) {
         struct dead_part *np = realloc(dead.p, (dead.n + 1) * sizeof *np);
         if (np) {

@@ -19,6 +19,10 @@
 #   job (NVCACHE_RECOVER=0, else its MPI_Init recovers first) writes other bytes there and closes the file: its open must say that the dead job's parts
 #   are there, and recovery must keep them rather than write the older bytes over the second
 #   job's (--force then writes them).
+# CASE disabled-between: a job writes and syncs 8 KiB and is SIGKILLed; a second job runs with
+#   NVCACHE_ENABLE=0 and writes other bytes there: its MPI_Init must still recover the dead job's
+#   parts first (else nothing marks them, and the next recovery writes the older bytes over the
+#   second job's), so the second job's bytes stay and no part is left.
 # CASE big: one dirty run of 2 GiB + 8 KiB (a 3 GiB stripe), synced, then SIGKILL: recovery must
 #   write it all back (one pwrite moves at most 0x7ffff000 bytes) and say so only then.
 # CASE live: nvcache-recover runs while a job that synced is still running (NVCACHE_DIR is shared
@@ -108,6 +112,16 @@ superseded)
     "$recover" --dir "$NVCACHE_DIR" --force || exit 1
     [ -z "$(parts)" ] || { echo "parts not removed after recovery with --force"; exit 1; }
     "$prog" has "$file" x || exit 1
+    ;;
+disabled-between)
+    "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }
+    wait_job_gone >/dev/null
+    out=$(NVCACHE_ENABLE=0 "$mpiexec" -n 1 "$prog" sync-close "$file" y 2>&1) || { echo "$out"; echo "the second job failed"; exit 1; }
+    echo "$out"
+    echo "$out" | grep -q "MPI_Init: recovered $file" || { echo "the disabled job's MPI_Init did not recover"; exit 1; }
+    [ -z "$(parts)" ] || { echo "the dead job's parts are left for a later recovery: $(parts)"; exit 1; }
+    recover_all || exit 1
+    "$prog" has "$file" y || { echo "the dead job's older bytes were written over the second job's"; exit 1; }
     ;;
 big)
     "$mpiexec" -n 1 "$prog" big "$file" kill && { echo "expected the rank to be killed"; exit 1; }
