@@ -397,18 +397,13 @@ static int direct_seg(struct io_ctx *c, uint64_t local, uint64_t len, uint8_t *p
     if (!c->write) {
         if (__atomic_load_n(&p->hdr->state, __ATOMIC_ACQUIRE) == NVC_PART_BYPASS)
             return -1; /* the manager answers BYPASS */
-        /* Bytes past the reserved space were never written: they read as zeros (as through the
-           manager), without touching unbacked NVRAM. */
-        uint64_t res = __atomic_load_n(&p->hdr->reserved, __ATOMIC_ACQUIRE);
-        uint64_t n = local >= res ? 0 : res - local < len ? res - local : len;
         if (local + len > p->hdr->capacity) {
             /* Past what a part can hold (a file grown by set_size): as for a write there, the
                file leaves the cache and the read goes to MPI-IO. */
             c->status = NVC_NOSPACE;
             return 1;
         }
-        memcpy(ptr, p->data + local, n);
-        memset(ptr + n, 0, len - n);
+        nvc_part_read(p, local, len, __atomic_load_n(&p->hdr->reserved, __ATOMIC_ACQUIRE), ptr);
         if (c->f->st)
             c->f->st->direct_bytes += len;
         return 0;

@@ -44,14 +44,17 @@ static int cmp_pair(const void *a, const void *b)
     return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
-/* The host's first rank, in MPI_Init: writes back what jobs that died left in NVCACHE_DIR (every
- * node of the host keeps its parts there), before any rank of this job opens a file, so that a job
- * restarted after a crash reads what the crashed job wrote and synced, as it would from the file
- * under plain MPI-IO, rather than the file's older bytes. The other ranks wait for it in the
- * agreement that ends runtime_init. Parts of jobs that still run are left alone, and parts whose
+/* The host's first rank, in MPI_Init (NVCACHE_RECOVER on, NVCACHE_DIR a writable directory):
+ * writes back what jobs that died left in NVCACHE_DIR (every node of the host keeps its parts
+ * there), before any rank of this job opens a file, so that a job restarted after a crash reads
+ * what the crashed job wrote and synced, as it would from the file under plain MPI-IO, rather than
+ * the file's older bytes. The other ranks wait for it (the agreement that ends runtime_init, or a
+ * barrier when caching is off). Parts of jobs that still run are left alone, and parts whose
  * file was replaced or that a later job marked are kept, as nvcache-recover keeps them. */
 static void recover_at_start(void)
 {
+    if (nvc_rt.host_rank != 0 || !nvc_cfg.recover || access(nvc_cfg.dir, W_OK | X_OK) != 0)
+        return;
     char who[64], prefix[80];
     snprintf(who, sizeof who, "nvcache[%d]: MPI_Init", nvc_rt.world_rank);
     snprintf(prefix, sizeof prefix, "%s: ", who);
@@ -83,8 +86,7 @@ static void runtime_init(void)
            overwritten by their older bytes at a later job's recovery (a job that caches marks
            the dead jobs' parts of the files it opens; this one opens none through nvcache). */
         if (nvc_cfg.recover) {
-            if (rt->host_rank == 0 && access(nvc_cfg.dir, W_OK | X_OK) == 0)
-                recover_at_start();
+            recover_at_start();
             PMPI_Barrier(MPI_COMM_WORLD);
         }
         PMPI_Comm_free(&host);
@@ -169,8 +171,7 @@ static void runtime_init(void)
         }
     }
     /* Also when caching cannot be set up: this job's plain MPI-IO must read the dead jobs' data too. */
-    if (rt->host_rank == 0 && nvc_cfg.recover && access(nvc_cfg.dir, W_OK | X_OK) == 0)
-        recover_at_start();
+    recover_at_start();
     if (rt->is_leader && ok) {
         mailbox_name(name, sizeof name, rt->node);
         rt->mbox[rt->node] = nvc_mailbox_map(name, nslots, nvc_cfg.slot_bytes, 1);

@@ -214,14 +214,7 @@ static void op_read(struct nvc_slot *s)
             s->status = NVC_NOSPACE; /* past what the part holds: the file leaves the cache */
             return;
         }
-        /* Bytes past the reserved space were never written: they read as zeros, without
-           touching unbacked NVRAM (a read of a hole allocated a page of the sparse part each,
-           past NVCACHE_CAPACITY, and a full device raised SIGBUS in the manager). */
-        uint64_t off = s->seg[i].off, len = s->seg[i].len;
-        uint64_t res = __atomic_load_n(&p->hdr->reserved, __ATOMIC_ACQUIRE);
-        uint64_t n = off >= res ? 0 : res - off < len ? res - off : len;
-        memcpy(dst, p->data + off, n);
-        memset(dst + n, 0, len - n);
+        nvc_part_read(p, s->seg[i].off, s->seg[i].len, __atomic_load_n(&p->hdr->reserved, __ATOMIC_ACQUIRE), dst);
         dst += s->seg[i].len;
         total += s->seg[i].len;
     }

@@ -239,6 +239,11 @@ void nvc_part_grow_size(struct nvc_part *p, uint64_t end);
  *  hdr->writers, then checks that the part is ACTIVE: 0 when it may write, -1 (announcement
  *  withdrawn) when a drain or bypass has begun. A drain waits until writers is 0. */
 int nvc_part_writer_enter(struct nvc_part *p);
+/** Copies part bytes [off, off + len) to dst: those below `reserved` (the header's reserved, as
+ *  the caller loaded it) from NVRAM, the rest as zeros. Bytes past the reserved space were never
+ *  written, and reading them from the sparse mapping would allocate a page each (past
+ *  NVCACHE_CAPACITY; SIGBUS on a full device). */
+void nvc_part_read(const struct nvc_part *p, uint64_t off, uint64_t len, uint64_t reserved, uint8_t *dst);
 /** Completes a direct writer's segments: data durable, then their dirty bits, then the size
  *  raised to end; then the writer leaves hdr->writers. */
 void nvc_part_writer_leave(struct nvc_part *p, const struct nvc_seg *segs, uint32_t n, uint64_t end);

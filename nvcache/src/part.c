@@ -439,6 +439,13 @@ void nvc_part_grow_size(struct nvc_part *p, uint64_t end)
         nvc_part_persist(p, &p->hdr->size, sizeof p->hdr->size);
 }
 
+void nvc_part_read(const struct nvc_part *p, uint64_t off, uint64_t len, uint64_t reserved, uint8_t *dst)
+{
+    uint64_t n = off >= reserved ? 0 : reserved - off < len ? reserved - off : len;
+    memcpy(dst, p->data + off, n);
+    memset(dst + n, 0, len - n);
+}
+
 int nvc_part_writer_enter(struct nvc_part *p)
 {
     __atomic_add_fetch(&p->hdr->writers, 1, __ATOMIC_SEQ_CST);

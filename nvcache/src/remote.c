@@ -393,12 +393,8 @@ static int serve_direct(struct nvc_slot *s)
             return -1;
         uint8_t *dst = nvc_slot_data(s);
         for (uint32_t i = 0; i < s->nseg; i++) {
-            uint64_t off = s->seg[i].off, len = s->seg[i].len;
-            /* Bytes past the reserved space were never written: zeros, as through the manager. */
-            uint64_t n = off >= res ? 0 : res - off < len ? res - off : len;
-            memcpy(dst, p->data + off, n);
-            memset(dst + n, 0, len - n);
-            dst += len;
+            nvc_part_read(p, s->seg[i].off, s->seg[i].len, res, dst);
+            dst += s->seg[i].len;
         }
         s->arg[0] = __atomic_load_n(&p->hdr->size, __ATOMIC_ACQUIRE);
         s->status = NVC_OK;

@@ -138,16 +138,26 @@ fn run_one(
     })
 }
 
-/// Geomean over the workloads of `field` of scheme `si` over scheme `bi` in `rows`
-/// (`[scheme][workload]`), counting only workloads where both figures exist.
-fn ratio_geomean(rows: &[Vec<Run>], field: fn(&Run) -> f64, si: usize, bi: usize) -> f64 {
-    let ratios: Vec<f64> = rows[si]
+/// Per workload (its index), `field` of scheme `si` over scheme `bi` in `rows`
+/// (`[scheme][workload]`), for the workloads where both figures exist.
+fn ratios(rows: &[Vec<Run>], field: fn(&Run) -> f64, si: usize, bi: usize) -> Vec<(usize, f64)> {
+    rows[si]
         .iter()
         .zip(&rows[bi])
         .map(|(r, b)| field(r) / field(b))
-        .filter(|r| r.is_finite())
-        .collect();
-    geomean(&ratios)
+        .enumerate()
+        .filter(|(_, r)| r.is_finite())
+        .collect()
+}
+
+/// Geomean over the workloads of [`ratios`].
+fn ratio_geomean(rows: &[Vec<Run>], field: fn(&Run) -> f64, si: usize, bi: usize) -> f64 {
+    geomean(
+        &ratios(rows, field, si, bi)
+            .iter()
+            .map(|x| x.1)
+            .collect::<Vec<_>>(),
+    )
 }
 
 fn geomean(v: &[f64]) -> f64 {
@@ -267,10 +277,7 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
         };
         if let Some(f) = field {
             let (si, bi) = (idx(scheme), idx(SCHEMES[idx(scheme)].1));
-            let ratios: Vec<(usize, f64)> = (0..names.len())
-                .map(|wi| (wi, f(&runs[0][si][wi]) / f(&runs[0][bi][wi])))
-                .filter(|(_, r)| r.is_finite())
-                .collect();
+            let ratios = ratios(&runs[0], f, si, bi);
             if let Some(&(wi, worst)) = ratios.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
                 if worst > 1.0 && ratios.len() > 1 {
                     let rest: Vec<f64> = ratios

@@ -170,7 +170,8 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
         // Hardware transactions persist through the logging scheme, not through epochs: their
         // few fences are the load phase's, and epoch shares of those would mean nothing.
         let hw = info.model == pmwork::Model::HwTx;
-        let epoch_col = |v: String| if hw { "-".to_string() } else { v };
+        // A column that means nothing for hardware transactions: `-` on their rows.
+        let unless_hw = |v: String| if hw { "-".to_string() } else { v };
         shapes.push(vec![
             info.name.into(),
             info.model.to_string(),
@@ -180,9 +181,9 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
             sh.events.to_string(),
             pct(sh.pm_stores, sh.stores),
             per(sh.fences, sh.ops),
-            epoch_col(per(sh.epochs, sh.ops)),
-            epoch_col(pct(sh.one_line_epochs, sh.epochs)),
-            epoch_col(pct(sh.dependent_epochs, sh.epochs)),
+            unless_hw(per(sh.epochs, sh.ops)),
+            unless_hw(pct(sh.one_line_epochs, sh.epochs)),
+            unless_hw(pct(sh.dependent_epochs, sh.epochs)),
         ]);
         names.push(info.name.to_string());
         for (k, preset) in PRESETS.iter().enumerate() {
@@ -221,9 +222,6 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
             // controller without passing the caches (`pm.write_bytes` counts only the former).
             let pm_w = s.counter("mc.writes_accepted") * 64;
             let lat_max = s.histogram("pm.persist_latency_ps").map_or(0, |h| h.max());
-            // The program's persists; a hardware transaction's durability is its log's, which
-            // the LALEA section measures (`log_persist_latency_ns`, `commit_latency_ns`).
-            let lat = |v: String| if hw { "-".to_string() } else { v };
             runs.push(vec![
                 info.name.into(),
                 preset.to_string(),
@@ -234,11 +232,13 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
                 format!("{ipc:.3}"),
                 format!("{stall_pct:.1}"),
                 format!("{:.1}", pm_w as f64 / 1024.0),
-                lat(format!(
+                // The program's persists; a hardware transaction's durability is its log's,
+                // which the LALEA section measures (`log_persist_latency_ns`).
+                unless_hw(format!(
                     "{:.1}",
                     s.value("pm.persist_latency_ns_mean").unwrap_or(0.0)
                 )),
-                lat(format!("{:.1}", lat_max as f64 / 1e3)),
+                unless_hw(format!("{:.1}", lat_max as f64 / 1e3)),
             ]);
         }
     }
