@@ -5,7 +5,8 @@
 # After recovery neither parts nor the job's mailboxes in /dev/shm may be left.
 # Emulated hosts (MPIEXEC is emu_mpiexec.sh): see nvram_layout.sh.
 # CRASH_RECOVERY=restart: instead of nvcache-recover, the job is started again (crash restart) and
-# must read every synced byte back through nvcache; its MPI_Init recovers.
+# must read every synced byte back through nvcache; its MPI_Init recovers. CRASH_RECOVERY=restart-twice:
+# two such jobs started at once.
 # CRASH_NAME=relative: the job opens the file by a name relative to its working directory (DATA_DIR)
 # and recovery runs in /; CRASH_NAME=prefix: the job opens "ufs:" + the path (ROMIO's prefix).
 set -u
@@ -27,7 +28,26 @@ rc=$?
 echo "parts before recovery: $(parts | wc -l)"
 # before recovery the real file must not have the data (it lives only in NVRAM)
 "$crash" verify "$file" "$np" >/dev/null 2>&1 && echo "note: file already complete before recovery"
-if [ "${CRASH_RECOVERY:-tool}" = restart ]; then
+if [ "${CRASH_RECOVERY:-tool}" = restart-twice ]; then
+    # Two jobs restarted at once on the same NVCACHE_DIR: their MPI_Init recoveries take turns on
+    # the directory's lock, so one writes the dead job's parts back and the other finds none left;
+    # both must read every synced byte.
+    (cd / && wait_job_gone_all) || exit 1
+    out1=$(mktemp) out2=$(mktemp)
+    (cd "$dir" && "$mpiexec" -n "$np" "$crash" restart "$name" >"$out1" 2>&1) &
+    pid1=$!
+    (cd "$dir" && "$mpiexec" -n "$np" "$crash" restart "$name" >"$out2" 2>&1) &
+    pid2=$!
+    wait $pid1
+    rc1=$?
+    wait $pid2
+    rc2=$?
+    echo "--- first job"; cat "$out1"; echo "--- second job"; cat "$out2"
+    recovered=$(cat "$out1" "$out2" | grep -c "MPI_Init: recovered $file: ")
+    rm -f "$out1" "$out2"
+    [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] || { echo "a restarted job did not read the synced bytes back (rc $rc1, $rc2)"; exit 1; }
+    [ "$recovered" -ge 1 ] || { echo "neither restarted job's MPI_Init reported the recovery"; exit 1; }
+elif [ "${CRASH_RECOVERY:-tool}" = restart ]; then
     # No nvcache-recover: the job is started again and must read every synced byte (its MPI_Init
     # writes the dead job's parts back on every host), as it would from the file under plain MPI-IO.
     (cd / && wait_job_gone_all) || exit 1
