@@ -84,13 +84,13 @@ fn shim_strategy() -> Strategy {
 /// rebuilt when the table bytes change); `last` is this thread's last geometry when it has
 /// this `k` and `rows` (its tables are compared here).
 fn prepared(k: usize, rows: usize, tables: &[u8], last: Option<Rc<Prepared>>) -> Rc<Prepared> {
-    if let Some(p) = last.filter(|p| p.tables == tables) {
+    if let Some(p) = last.filter(|p| kernels::same_bytes(&p.tables, tables)) {
         return p;
     }
     let p = PREPARED.with(|c| {
         let mut c = c.borrow_mut();
         if let Some(p) = c.get(&(k, rows)) {
-            if p.tables == tables {
+            if kernels::same_bytes(&p.tables, tables) {
                 return p.clone();
             }
         }
@@ -165,23 +165,6 @@ pub unsafe fn ec_encode_data(
     let (len, k, rows) = (len as usize, k as usize, rows as usize);
     let tables = std::slice::from_raw_parts(gftbls, k * rows * 32);
     let srcs = std::slice::from_raw_parts(data, k);
-    // Bring the stripe in under the decision this thread is reusing before the caller's
-    // tables are compared, whose lines usually miss as well: the two overlap, and the fetch
-    // only reads. A geometry or table that turns out different just gets fetched again.
-    let last = LAST.with(|l| {
-        l.borrow()
-            .as_ref()
-            .filter(|p| p.k == k && p.rows == rows)
-            .cloned()
-    });
-    let early = last.as_ref().and_then(|p| {
-        let (sched, for_len, left) = p.reuse.get();
-        (left > 0 && for_len == len).then_some(sched.fetch)
-    });
-    if let Some(f) = early {
-        kernels::fetch(srcs, len, f);
-    }
-    let p = prepared(k, rows, tables, last);
     let dsts = std::slice::from_raw_parts(coding, rows);
     let set = StripeSet {
         srcs,
@@ -190,12 +173,47 @@ pub unsafe fn ec_encode_data(
         m: rows,
         len,
     };
+    // The common call: this thread's last geometry, with a decision to reuse for this block
+    // length and the same tables. It is served under one borrow of the thread-local, without
+    // touching the reference count or the geometry table. The stripe is brought in as the
+    // decision says before the caller's tables are compared, whose lines usually miss as well:
+    // the two overlap, and the fetch only reads (a table that turns out different just gets
+    // the stripe fetched again).
+    let reused = LAST.with(|l| {
+        let l = l.borrow();
+        let Some(p) = l.as_ref().filter(|p| p.k == k && p.rows == rows) else {
+            return Reused::No(None);
+        };
+        let (sched, for_len, left) = p.reuse.get();
+        if left == 0 || for_len != len {
+            return Reused::No(None);
+        }
+        kernels::fetch(srcs, len, sched.fetch);
+        if !kernels::same_bytes(&p.tables, tables) {
+            return Reused::No(Some(sched.fetch));
+        }
+        p.reuse.set((sched, len, left - 1));
+        run_one(p.isa, &p.coefs, &set, &sched, true);
+        Reused::Yes
+    });
+    let Reused::No(fetched) = reused else {
+        return;
+    };
+    let last = LAST.with(|l| {
+        l.borrow()
+            .as_ref()
+            .filter(|p| p.k == k && p.rows == rows)
+            .cloned()
+    });
+    let p = prepared(k, rows, tables, last);
+    // Another geometry than the last call's (or other tables) may have a decision to reuse too.
     let (sched, for_len, left) = p.reuse.get();
     if left > 0 && for_len == len {
         p.reuse.set((sched, len, left - 1));
-        run_one(p.isa, &p.coefs, &set, &sched, early == Some(sched.fetch));
+        run_one(p.isa, &p.coefs, &set, &sched, fetched == Some(sched.fetch));
         return;
     }
+    // A call the coordinator decides fetches its stripe itself: a timed one must time the fetch.
     let ticket = p.coord.begin(len, 1, 1);
     let sched = ticket.decision.schedule;
     if ticket.decision.measured {
@@ -208,6 +226,13 @@ pub unsafe fn ec_encode_data(
         p.reuse.set((sched, len, REUSE_CALLS));
         run_one(p.isa, &p.coefs, &set, &sched, false);
     }
+}
+
+/// Whether a call was served on the reused decision ([`ec_encode_data`]'s common case); if not,
+/// how the stripe was already brought in.
+enum Reused {
+    Yes,
+    No(Option<prefetch::Fetch>),
 }
 
 /// Encodes the one stripe of `set` under `sched`. A schedule without software prefetch at a
@@ -225,8 +250,9 @@ unsafe fn run_one(isa: Isa, coefs: &Coefs, set: &StripeSet, sched: &Schedule, fe
     if !fetched {
         kernels::fetch(set.srcs, set.len, sched.fetch);
     }
-    kernels::encode_linear_body(
-        isa, set.srcs, set.dsts, coefs, set.len, false, sched.nt, sched.body,
+    // `isa` was chosen among the available kernels when the tables were prepared.
+    kernels::encode_available(
+        isa, set.srcs, set.dsts, coefs, set.len, sched.nt, sched.body,
     );
 }
 

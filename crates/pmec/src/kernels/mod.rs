@@ -490,6 +490,112 @@ pub unsafe fn encode_linear_body(
     }
 }
 
+/// [`encode_linear_body`] (not accumulating) for an `isa` the caller knows is available: a block
+/// of whole bodies (the usual single-call length) is one kernel call, without the general
+/// loop's availability check and body-by-body set-up, which in-cache single calls pay on every
+/// stripe.
+///
+/// # Safety
+/// As [`encode_linear`]; `isa` must be available on this CPU.
+pub unsafe fn encode_available(
+    isa: Isa,
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    coefs: &Coefs,
+    len: usize,
+    nt: bool,
+    body: Body,
+) {
+    let bb = body.bytes();
+    let bodies = len / bb;
+    if len != bodies * bb || bodies == 0 || bodies > IDENT_BODIES {
+        encode_linear_body(isa, srcs, dsts, coefs, len, false, nt, body);
+        return;
+    }
+    let nt = nt && dsts.iter().all(|d| (*d as usize).is_multiple_of(64));
+    let plan = Plan::plain(&identity_offsets(body)[..bodies], 0, body);
+    run_plan(isa, srcs, dsts, coefs, &plan, false, nt);
+    if nt {
+        fence();
+    }
+}
+
+/// Whether `a` and `b` hold the same bytes (false when their lengths differ). The ISA-L entry
+/// points compare the caller's tables with their cached copy on every call (1 KiB at RS(12,8)),
+/// so this runs on every single-call stripe: with AVX-512 or AVX2 it folds the differences of
+/// whole vectors and tests once at the end, where `memcmp` tests every vector.
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let n = a.len();
+    // SAFETY: both slices hold n bytes; the kernels read below n only.
+    let head = unsafe {
+        if n >= 64 && std::is_x86_feature_detected!("avx512f") {
+            same_avx512(a.as_ptr(), b.as_ptr(), n / 64 * 64)
+        } else if n >= 32 && std::is_x86_feature_detected!("avx2") {
+            same_avx2(a.as_ptr(), b.as_ptr(), n / 32 * 32)
+        } else {
+            Some(0)
+        }
+    };
+    match head {
+        Some(done) => a[done..] == b[done..],
+        None => false,
+    }
+}
+
+/// The first `n` bytes (a multiple of 64) of `a` and `b` are equal: `Some(n)`, else `None`.
+/// Four vectors per step, each folded in with one ternary-logic instruction (`d | (x ^ y)`).
+#[target_feature(enable = "avx512f")]
+unsafe fn same_avx512(a: *const u8, b: *const u8, n: usize) -> Option<usize> {
+    use core::arch::x86_64::*;
+    const OR_XOR: i32 = 0xf6; // a | (b ^ c)
+    let (mut d0, mut d1) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+    let mut o = 0;
+    while o + 256 <= n {
+        let ld = |p: *const u8, i: usize| _mm512_loadu_si512(p.add(o + 64 * i) as *const _);
+        d0 = _mm512_ternarylogic_epi64::<OR_XOR>(d0, ld(a, 0), ld(b, 0));
+        d1 = _mm512_ternarylogic_epi64::<OR_XOR>(d1, ld(a, 1), ld(b, 1));
+        d0 = _mm512_ternarylogic_epi64::<OR_XOR>(d0, ld(a, 2), ld(b, 2));
+        d1 = _mm512_ternarylogic_epi64::<OR_XOR>(d1, ld(a, 3), ld(b, 3));
+        o += 256;
+    }
+    while o < n {
+        let x = _mm512_loadu_si512(a.add(o) as *const _);
+        d0 = _mm512_ternarylogic_epi64::<OR_XOR>(d0, x, _mm512_loadu_si512(b.add(o) as *const _));
+        o += 64;
+    }
+    let d = _mm512_or_si512(d0, d1);
+    (_mm512_test_epi64_mask(d, d) == 0).then_some(n)
+}
+
+/// The first `n` bytes (a multiple of 32) of `a` and `b` are equal: `Some(n)`, else `None`.
+#[target_feature(enable = "avx2")]
+unsafe fn same_avx2(a: *const u8, b: *const u8, n: usize) -> Option<usize> {
+    use core::arch::x86_64::*;
+    let (mut d0, mut d1) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+    let mut o = 0;
+    while o + 128 <= n {
+        let ld = |p: *const u8, i: usize| _mm256_loadu_si256(p.add(o + 32 * i) as *const _);
+        d0 = _mm256_or_si256(d0, _mm256_xor_si256(ld(a, 0), ld(b, 0)));
+        d1 = _mm256_or_si256(d1, _mm256_xor_si256(ld(a, 1), ld(b, 1)));
+        d0 = _mm256_or_si256(d0, _mm256_xor_si256(ld(a, 2), ld(b, 2)));
+        d1 = _mm256_or_si256(d1, _mm256_xor_si256(ld(a, 3), ld(b, 3)));
+        o += 128;
+    }
+    while o < n {
+        let x = _mm256_loadu_si256(a.add(o) as *const _);
+        d0 = _mm256_or_si256(
+            d0,
+            _mm256_xor_si256(x, _mm256_loadu_si256(b.add(o) as *const _)),
+        );
+        o += 32;
+    }
+    let d = _mm256_or_si256(d0, d1);
+    (_mm256_testz_si256(d, d) == 1).then_some(n)
+}
+
 /// Store fence after non-temporal stores.
 pub fn fence() {
     // SAFETY: sfence has no memory-safety preconditions; SSE is baseline on x86_64.
