@@ -138,7 +138,13 @@ void nvc_config_load(int ranks_on_host)
 
     env_bool("NVCACHE_ENABLE", &c->enabled);
     const char *d = getenv("NVCACHE_DIR");
-    if (d && *d)
+    if (d && *d && strlen(d) > NVC_DIR_MAX) {
+        /* Cut short, it would name another directory than the one nvcache-recover is told. */
+        nvc_msg("NVCACHE_DIR is %zu bytes long, at most %d are supported; caching and recovery disabled", strlen(d),
+                NVC_DIR_MAX);
+        c->enabled = 0;
+        c->recover = 0;
+    } else if (d && *d)
         snprintf(c->dir, sizeof c->dir, "%s", d);
     env_bytes("NVCACHE_CAPACITY", &c->capacity);
     env_bytes("NVCACHE_PART_MAX", &c->part_max);

@@ -72,6 +72,7 @@ static void recover_at_start(void)
 static void runtime_init(void)
 {
     struct nvc_runtime *rt = &nvc_rt;
+    rt->job_lock = -1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rt->world_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &rt->world_size);
     MPI_Comm host;
@@ -178,6 +179,10 @@ static void runtime_init(void)
         ok = rt->mbox[rt->node] && nvc_manager_start(rt->mbox[rt->node], rt->jobid) == 0;
     }
     PMPI_Barrier(host);
+    /* Before any part of this job exists: recovery tells a running job by this lock, which every
+       process holds until it ends (without it, by the mailboxes' creator PIDs). */
+    if (ok)
+        rt->job_lock = nvc_job_lock_hold(nvc_cfg.dir, rt->jobid);
     for (int k = 0; k < nn && ok; k++) {
         if (keys[2 * k] != host_leader || rt->mbox[k])
             continue; /* other host, or my own (already mapped) */
@@ -238,6 +243,13 @@ static void runtime_fini(void)
     }
     free(rt->mbox);
     rt->mbox = NULL;
+    /* Every file is closed and every part gone (the barrier above): the job's lock is done with. */
+    if (rt->job_lock >= 0) {
+        close(rt->job_lock);
+        rt->job_lock = -1;
+        if (rt->is_leader)
+            nvc_job_lock_remove(nvc_cfg.dir, rt->jobid);
+    }
     free(rt->node_agent);
     rt->node_agent = NULL;
     rt->ready = 0;

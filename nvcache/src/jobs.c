@@ -1,8 +1,10 @@
 /* jobs.c: whether an nvcache job still runs on this host, and the parts that jobs which ended
  * without writing them back left of a file.
  *
- * A job's manager creates its node's mailbox /dev/shm/nvcache-<job>-n<node> and records its PID
- * there; the job runs while such a creator lives. Used by nvcache-recover (which leaves running
+ * Every process of a job holds a shared lock on NVCACHE_DIR/nvcache-<job>.lock; the job runs while
+ * anyone holds it (the lock goes with the last process of the job, whatever its PID, PID namespace
+ * or /dev/shm). Where a job has no lock file, its manager's mailbox /dev/shm/nvcache-<job>-n<node>
+ * says: the job runs while the PID it records lives. Used by nvcache-recover (which leaves running
  * jobs' parts alone) and by the open of a file (which finds a dead job's unrecovered parts).
  */
 #define _GNU_SOURCE
@@ -82,10 +84,91 @@ int nvc_mailbox_is_stale(const char *name)
     return pid > 0 && !process_alive(pid);
 }
 
-/* True if a process of job `jobid` still holds one of its mailboxes in /dev/shm (its creator is
-   alive): its parts belong to a running job. */
-int nvc_job_alive(uint64_t jobid)
+/* Job `jobid`'s lock file in dir. */
+static void lock_name(char *buf, size_t n, const char *dir, uint64_t jobid)
 {
+    snprintf(buf, n, "%s/nvcache-%016llx.lock", dir, (unsigned long long)jobid);
+}
+
+int nvc_job_lock_hold(const char *dir, uint64_t jobid)
+{
+    char name[NVC_DIR_MAX + 64];
+    lock_name(name, sizeof name, dir, jobid);
+    /* A recovery removes lock files nobody holds: one it removed between this open and the lock
+       is not the file at the name any more, so take the lock again on a new one. */
+    for (int tries = 0; tries < 16; tries++) {
+        int fd = open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (fd < 0)
+            return -1;
+        struct flock lk = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+        struct stat held, now;
+        if (fcntl(fd, F_OFD_SETLK, &lk) != 0) {
+            close(fd);
+            return -1;
+        }
+        if (fstat(fd, &held) == 0 && stat(name, &now) == 0 && held.st_ino == now.st_ino && held.st_dev == now.st_dev)
+            return fd;
+        close(fd);
+    }
+    return -1;
+}
+
+/* 1: a process holds job `jobid`'s lock in dir; 0: the lock file is there and nobody holds it
+   (every process of the job ended); -1: no lock file (or it cannot be asked). */
+static int job_lock_state(const char *dir, uint64_t jobid)
+{
+    char name[NVC_DIR_MAX + 64];
+    lock_name(name, sizeof name, dir, jobid);
+    int fd = open(name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+    int r = fcntl(fd, F_OFD_GETLK, &lk);
+    close(fd);
+    return r != 0 ? -1 : lk.l_type != F_UNLCK;
+}
+
+void nvc_job_lock_remove(const char *dir, uint64_t jobid)
+{
+    char name[NVC_DIR_MAX + 64];
+    lock_name(name, sizeof name, dir, jobid);
+    unlink(name);
+}
+
+void nvc_job_locks_prune(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        unsigned long long job;
+        char tail[8];
+        if (sscanf(e->d_name, "nvcache-%16llx%7s", &job, tail) != 2 || strcmp(tail, ".lock") ||
+            job_lock_state(dir, job) != 0)
+            continue;
+        /* Any part of the job left (kept by a failed recovery, or of a file not recovered) still
+           needs the lock file to tell that the job is dead. */
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "nvcache-%016llx-", job);
+        int parts = 0;
+        DIR *d2 = opendir(dir);
+        struct dirent *e2;
+        while (d2 && !parts && (e2 = readdir(d2)))
+            parts = !strncmp(e2->d_name, prefix, strlen(prefix)) && nvc_is_part_name(e2->d_name);
+        if (d2)
+            closedir(d2);
+        if (!parts)
+            nvc_job_lock_remove(dir, job);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* True if job `jobid` still runs (see nvcache_internal.h): its lock, else its mailboxes' creators. */
+int nvc_job_alive(const char *dir, uint64_t jobid)
+{
+    int held = dir ? job_lock_state(dir, jobid) : -1;
+    if (held >= 0)
+        return held;
     char prefix[64];
     snprintf(prefix, sizeof prefix, "nvcache-%016llx-n", (unsigned long long)jobid);
     DIR *shm = opendir("/dev/shm");
@@ -119,7 +202,7 @@ static struct {
    another host made counts too (its job runs, if at all, where this host cannot see it): marking
    it only makes recovery keep it, while leaving it unmarked let that host's next recovery write
    its older bytes over what this job writes. */
-static void scan_part(const char *file, uint64_t own_job)
+static void scan_part(const char *dir, const char *file, uint64_t own_job)
 {
     int fd = open(file, O_RDONLY);
     if (fd < 0)
@@ -127,7 +210,7 @@ static void scan_part(const char *file, uint64_t own_job)
     struct nvc_part_hdr *h = malloc(sizeof *h);
     if (h && pread(fd, h, sizeof *h, 0) == (ssize_t)sizeof *h && !memcmp(h->magic, "NVCPART1", 8) &&
         h->version == NVC_PART_VERSION && h->jobid != own_job && !h->temporary &&
-        (h->state == NVC_PART_ACTIVE || h->state == NVC_PART_DRAINING) && h->file_id.ino && !nvc_job_alive(h->jobid)) {
+        (h->state == NVC_PART_ACTIVE || h->state == NVC_PART_DRAINING) && h->file_id.ino && !nvc_job_alive(dir, h->jobid)) {
         struct dead_part *np = realloc(dead.p, (dead.n + 1) * sizeof *np);
         if (np) {
             dead.p = np;
@@ -159,7 +242,7 @@ int nvc_dead_parts(const char *dir, uint64_t own_job, const struct nvc_file_id *
                 continue;
             char file[2048];
             snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
-            scan_part(file, own_job);
+            scan_part(dir, file, own_job);
         }
         if (d)
             closedir(d);

@@ -26,6 +26,9 @@
 #define NVC_PAGE 4096u
 #define NVC_MAXSEG 4096u
 #define NVC_PATH_MAX 3072
+/* Longest NVCACHE_DIR: part and mailbox names add up to 64 bytes to it within 1200- and 2048-byte
+   buffers. */
+#define NVC_DIR_MAX 960
 
 /* ---------------------------------------------------------------- MPI versions
  *
@@ -63,7 +66,7 @@ enum nvc_flush_policy { NVC_FLUSH_CLOSE = 0, NVC_FLUSH_SYNC = 1, NVC_FLUSH_NEVER
 /** Process-wide configuration read once from the environment at MPI_Init. */
 struct nvc_config {
     int enabled;               /* NVCACHE_ENABLE (default 1) */
-    char dir[1024];            /* NVCACHE_DIR (default /dev/shm/nvcache-$USER) */
+    char dir[NVC_DIR_MAX + 1]; /* NVCACHE_DIR (default /dev/shm/nvcache-$USER) */
     uint64_t capacity;         /* NVCACHE_CAPACITY: bytes of NVRAM per node (0 = until full) */
     uint64_t part_max;         /* NVCACHE_PART_MAX: virtual size of one part mapping */
     uint64_t min_stripe;       /* NVCACHE_STRIPE: minimum stripe (part block) size */
@@ -125,8 +128,20 @@ int nvc_file_id_get(const char *path, struct nvc_file_id *id);
 int nvc_is_mailbox_name(const char *name);
 /** True if mailbox /dev/shm/`name` was created by a process that no longer exists. */
 int nvc_mailbox_is_stale(const char *name);
-/** True if a process of job `jobid` still holds one of its mailboxes in /dev/shm on this host. */
-int nvc_job_alive(uint64_t jobid);
+/** True if job `jobid` still runs: a process of it holds the job's lock in dir (see
+ *  nvc_job_lock_hold), or, where dir has no lock file of the job (it could not be made), a
+ *  process of it still holds one of its mailboxes in /dev/shm on this host. */
+int nvc_job_alive(const char *dir, uint64_t jobid);
+/** Takes this process's share of job `jobid`'s lock in dir (nvcache-<job>.lock, a shared open
+ *  file description lock, released only when the process ends): while any process of the job
+ *  lives, recovery counts the job as running, whatever its PIDs, namespaces or /dev/shm.
+ *  Returns the descriptor to keep, or -1. */
+int nvc_job_lock_hold(const char *dir, uint64_t jobid);
+/** Removes dir's lock files of jobs that no process holds and that left no part in dir (a job
+ *  that died; one that ended removes its own). */
+void nvc_job_locks_prune(const char *dir);
+/** Removes job `jobid`'s lock file from dir (the job ends: its last use of dir is over). */
+void nvc_job_lock_remove(const char *dir, uint64_t jobid);
 /** Counts the ACTIVE or DRAINING parts in dir of jobs other than own_job that were dead when the
  *  process first asked and hold data of the file with identity id (inode and creation time);
  *  when by is nonzero marks them superseded by job `by`; *job (if given) gets one such job's id. */
@@ -181,13 +196,14 @@ struct nvc_part_hdr {
     struct nvc_file_id file_id; /* which file the path led to when the part was made (zero: unknown) */
     uint64_t superseded_by;    /* a later job that opened the file before this dead job's part was
                                   recovered (0: none); nvcache-recover keeps the part unless --force */
-    char host[64];             /* gethostname() of the host that made the part ("": unknown, parts of
-                                  earlier builds): whether its job runs is known only there */
+    char host[64];             /* uname() node name (cut to 63 characters) of the host that made the
+                                  part ("": unknown, parts of earlier builds): whether its job runs
+                                  is known only there */
 };
 
 _Static_assert(sizeof(struct nvc_part_hdr) <= NVC_PAGE, "part header fits its page");
 
-/** This host's name as parts record it (gethostname, "" if unknown). */
+/** This host's name as parts record it (uname node name cut to fit, "" if unknown). */
 void nvc_host_name(char *out, size_t n);
 /** True if part header h was made on another host than this one: whether its job still runs
  *  cannot be told here (NVCACHE_DIR shared between hosts), so recovery leaves it alone. */
@@ -213,8 +229,18 @@ int nvc_part_create(struct nvc_part *p, const char *file, const struct nvc_part_
  *  the file the job opened, NULL: unknown); returns 0 or -errno. */
 int nvc_part_make(struct nvc_part *p, uint64_t jobid, uint64_t fileid, uint32_t nparts, uint32_t index, uint64_t stripe,
                   uint64_t size, int temporary, int reply, const char *path, const struct nvc_file_id *id);
-/** Maps an existing part file read/write (recovery); returns 0 or -errno. */
-int nvc_part_open(struct nvc_part *p, const char *file);
+/** Maps an existing part file read/write (recovery); returns 0, or -errno with *problem saying
+ *  what is wrong (nvc_part_incomplete: its creation was interrupted, it holds no data). */
+int nvc_part_open(struct nvc_part *p, const char *file, const char **problem);
+/** What nvc_part_open reports for a part whose creation was interrupted (shorter than its layout);
+ *  compared by address. */
+extern const char nvc_part_incomplete[];
+/** NULL if the header of a part mapped over `mapped` bytes is one this build can use (magic,
+ *  version, the layout its capacity gives, stripe, part count and index, state, terminated
+ *  names, the file long enough), else what is wrong: a damaged header must not crash anyone. */
+const char *nvc_part_hdr_problem(const struct nvc_part_hdr *h, size_t mapped);
+/** The job id in part file name `name` (a path or a base name); 0, or -1 if it is not one. */
+int nvc_part_name_job(const char *name, uint64_t *job);
 /** Maps a live part of this job from a rank of the owning node (direct access) or its manager
  *  (keep_fd: the descriptor stays open for fallocate); returns 0 or -errno (quiet). */
 int nvc_part_attach(struct nvc_part *p, const char *file, int keep_fd);
@@ -478,6 +504,7 @@ struct nvc_runtime {
     struct nvc_mailbox **mbox; /* node -> mapped mailbox (NULL for other hosts) */
     int is_leader;
     uint64_t jobid;
+    int job_lock;              /* this process's hold on the job's lock in NVCACHE_DIR (-1: none) */
     uint64_t next_fileid;
     uint64_t world_opens;      /* opens of files whose group is the whole job (their file ids) */
     pthread_mutex_t slot_lock; /* serializes this rank's slot use between threads */

@@ -11,9 +11,11 @@
 #include <fcntl.h>
 #include <libpmem.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 /* NVRAM is reserved in steps that grow with the part: the first reservation rounds up to
@@ -217,9 +219,13 @@ int nvc_part_make(struct nvc_part *p, uint64_t jobid, uint64_t fileid, uint32_t 
 
 void nvc_host_name(char *out, size_t n)
 {
-    if (gethostname(out, n) != 0)
-        out[0] = 0;
-    out[n - 1] = 0;
+    /* uname, not gethostname: a name as long as the buffer or longer (Linux allows 64
+       characters) made gethostname fail, which recorded "" (unknown) and disabled the other-host
+       check both ways. Names are cut to the buffer the same way wherever they are compared. */
+    struct utsname u;
+    if (uname(&u) != 0)
+        u.nodename[0] = 0;
+    snprintf(out, n, "%s", u.nodename);
 }
 
 int nvc_part_elsewhere(const struct nvc_part_hdr *h)
@@ -241,6 +247,49 @@ void nvc_part_name(char *buf, size_t n, uint64_t jobid, uint64_t fileid, uint32_
              (unsigned long long)fileid, index);
 }
 
+const char nvc_part_incomplete[] = "incomplete: its creation was interrupted before it could hold data";
+
+const char *nvc_part_hdr_problem(const struct nvc_part_hdr *h, size_t mapped)
+{
+    if (mapped < sizeof *h || memcmp(h->magic, "NVCPART1", 8))
+        return "not an nvcache part (bad magic or size)";
+    if (h->version != NVC_PART_VERSION)
+        /* Version 1 (before direct access) had no reserved/writers/reply fields: its path and
+           every later field would be read 16 bytes off. */
+        return "a header version this build does not read";
+    struct nvc_part_hdr want = {.capacity = h->capacity};
+    layout(&want);
+    if (h->capacity == 0 || h->capacity % NVC_PAGE || h->bitmap_off != want.bitmap_off ||
+        h->data_off != want.data_off)
+        return "corrupt header (capacity, bitmap or data offset)";
+    if (h->stripe == 0 || h->nparts == 0 || h->index >= h->nparts)
+        return "corrupt header (stripe, part count or index)";
+    if (h->state < NVC_PART_ACTIVE || h->state > NVC_PART_CLOSED)
+        return "corrupt header (state)";
+    if (!memchr(h->path, 0, sizeof h->path) || !memchr(h->host, 0, sizeof h->host))
+        return "corrupt header (file or host name not terminated)";
+    if (h->capacity > mapped || h->data_off > mapped - h->capacity)
+        /* Written last at creation (the file is extended to its full length after the header):
+           a creation that was interrupted, before any data could be written. */
+        return nvc_part_incomplete;
+    return NULL;
+}
+
+int nvc_part_name_job(const char *name, uint64_t *job)
+{
+    const char *b = strrchr(name, '/');
+    b = b ? b + 1 : name;
+    char *end;
+    if (strncmp(b, "nvcache-", 8))
+        return -1;
+    errno = 0;
+    unsigned long long j = strtoull(b + 8, &end, 16);
+    if (errno || end != b + 24 || *end != '-')
+        return -1;
+    *job = j;
+    return 0;
+}
+
 int nvc_part_attach(struct nvc_part *p, const char *file, int keep_fd)
 {
     memset(p, 0, sizeof *p);
@@ -260,8 +309,7 @@ int nvc_part_attach(struct nvc_part *p, const char *file, int keep_fd)
         close(fd);
         return -EINVAL;
     }
-    struct nvc_part_hdr *h = (struct nvc_part_hdr *)base;
-    if (memcmp(h->magic, "NVCPART1", 8) || h->version != NVC_PART_VERSION || h->data_off + h->capacity > mapped) {
+    if (nvc_part_hdr_problem((const struct nvc_part_hdr *)base, mapped)) {
         munmap(base, mapped);
         close(fd);
         return -EINVAL;
@@ -278,35 +326,40 @@ int nvc_part_attach(struct nvc_part *p, const char *file, int keep_fd)
     return 0;
 }
 
-int nvc_part_open(struct nvc_part *p, const char *file)
+int nvc_part_open(struct nvc_part *p, const char *file, const char **problem)
 {
     memset(p, 0, sizeof *p);
     snprintf(p->file, sizeof p->file, "%s", file);
-    size_t mapped = 0;
-    void *base = pmem_map_file(file, 0, 0, 0, &mapped, &p->is_pmem);
-    if (!base) {
-        fprintf(stderr, "nvcache-recover: pmem_map_file(%s) failed: %s\n", file, pmem_errormsg());
+    *problem = NULL;
+    int fd = open(file, O_RDWR | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0) {
+        *problem = strerror(errno);
+        if (fd >= 0)
+            close(fd);
         return -EIO;
+    }
+    if ((uint64_t)sb.st_size < sizeof(struct nvc_part_hdr)) {
+        /* Created, then killed before its header was written: it never held data. */
+        close(fd);
+        *problem = nvc_part_incomplete;
+        return -EINVAL;
+    }
+    size_t mapped = (size_t)sb.st_size;
+    void *base = mmap(NULL, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED) {
+        *problem = strerror(errno);
+        return -EIO;
+    }
+    if ((*problem = nvc_part_hdr_problem((const struct nvc_part_hdr *)base, mapped))) {
+        munmap(base, mapped);
+        return -EINVAL;
     }
     p->base = base;
     p->map_len = mapped;
     p->fd = -1;
-    struct nvc_part_hdr *h = (struct nvc_part_hdr *)base;
-    if (mapped < sizeof *h || memcmp(h->magic, "NVCPART1", 8) || h->data_off + h->capacity > mapped) {
-        fprintf(stderr, "nvcache-recover: %s is not an nvcache part (bad magic or size)\n", file);
-        pmem_unmap(base, mapped);
-        p->base = NULL;
-        return -EINVAL;
-    }
-    if (h->version != NVC_PART_VERSION) {
-        /* Version 1 (before direct access) had no reserved/writers/reply fields: its path and
-           every later field would be read 16 bytes off. */
-        fprintf(stderr, "nvcache-recover: %s has header version %u, this build reads %u; not touched\n", file,
-                h->version, NVC_PART_VERSION);
-        pmem_unmap(base, mapped);
-        p->base = NULL;
-        return -EINVAL;
-    }
+    p->own_map = 1;
     attach(p);
     return 0;
 }

@@ -86,11 +86,16 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    if (strlen(dir) > NVC_DIR_MAX) {
+        nvc_msg("the directory is %zu bytes long, at most %d are supported (nvcache never used it)", strlen(dir),
+                NVC_DIR_MAX);
+        return 2;
+    }
     o.nfiles = argc - first;
     o.files = argv + first;
     struct nvc_recover_result res;
     int failed = nvc_recover_dir(dir, &o, &res);
     if (res.listed && !res.targets)
-        printf("nothing to recover in %s\n", dir);
+        printf(failed ? "nothing recovered in %s (see the errors above)\n" : "nothing to recover in %s\n", dir);
     return failed;
 }

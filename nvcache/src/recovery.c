@@ -6,8 +6,11 @@
  * MPI-IO, instead of the file's older bytes.
  *
  * Every part in the directory that is still active or draining has its dirty pages written to the
- * real file recorded in its header (an absolute name; the file must exist); the file is grown to
- * the largest size any part of that file saw, never shrunk. Parts of files opened with
+ * real file recorded in its header (an absolute name; the file must exist) and fsynced; the file is
+ * grown to the largest size any part of that file saw, never shrunk, and fsynced again; only then
+ * are the parts removed (a part whose write-back, fsync or close failed stays). A part whose header
+ * is damaged is reported and kept, never read; one whose creation was cut short (it never held
+ * data) is removed. Whether a job still runs is its lock in the directory (nvc_job_alive). Parts of files opened with
  * MPI_MODE_DELETE_ON_CLOSE are removed once no process of their job runs (opts->temporary recovers
  * them instead). Recovered parts are removed unless opts->keep; a part that cannot be written back
  * is kept. So is a part whose file was replaced since (deleted and created again, or another file
@@ -26,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +67,15 @@ struct sibling {
     uint64_t fileid, jobid, size;
 };
 
+/* A part file to remove once what it holds is durable in its file: after its target's data was
+   written back, the file grown and both fsynced (target: its index in the targets), or, for a
+   closed or bypassed part (target SIZE_MAX), once no target of the same open was kept. */
+struct removal {
+    char file[2048];
+    size_t target;
+    uint64_t fileid, jobid;
+};
+
 /* The file name a part records, without the "fs:" prefix ROMIO accepts (parts of older versions
    kept it; a POSIX open does not know it). */
 static const char *real_name(const char *path)
@@ -80,12 +93,12 @@ struct alive_cache {
     size_t n;
 };
 
-static int job_alive_cached(struct alive_cache *c, uint64_t jobid)
+static int job_alive_cached(struct alive_cache *c, const char *dir, uint64_t jobid)
 {
     for (size_t i = 0; i < c->n; i++)
         if (c->seen[i].jobid == jobid)
             return c->seen[i].alive;
-    int alive = nvc_job_alive(jobid);
+    int alive = nvc_job_alive(dir, jobid);
     if (c->n < sizeof c->seen / sizeof c->seen[0]) {
         c->seen[c->n].jobid = jobid;
         c->seen[c->n++].alive = alive;
@@ -176,18 +189,27 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
             }
         }
     }
+    /* The part is the only durable copy of its data until the file's is: a write-back whose fsync
+       or close reports an error (quota, ENOSPC or EIO on a network file system surface there) has
+       not made it durable, so the part stays. */
     if (fd >= 0) {
-        if (fsync(fd) != 0)
-            say(o, 1, "fsync(%s) failed: %s", name, strerror(errno));
-        close(fd);
+        int e = fsync(fd) != 0 ? errno : 0;
+        if (close(fd) != 0 && !e)
+            e = errno;
+        if (e) {
+            say(o, 1, "%s(%s) failed: %s; the part is kept", "fsync", name, strerror(e));
+            return -1;
+        }
     }
     return 0;
 }
 
-/* Grows file `path` to `size` bytes if it is shorter, never shrinks it. The look at its size and
-   the growth happen under a write lock on the whole file, so that two recoveries growing one file
-   (every host recovers its own parts of a file on a shared file system) cannot cut what the
-   other grew: a plain stat then truncate let the smaller size win when they interleaved. 0 or -1. */
+/* Grows file `path` to `size` bytes if it is shorter, never shrinks it, and makes the size
+   durable. fallocate of the last byte extends a shorter file and leaves a longer one and every
+   byte in it alone, so another host's recovery writing back beyond the old end at the same moment
+   (every host recovers its own parts of a file on a shared file system) keeps its bytes. Where the
+   file system has no fallocate, the size is looked at and set under a write lock on the whole
+   file, which keeps two growing recoveries from cutting each other short. 0 or -1. */
 static int grow_file(const struct nvc_recover_opts *o, const char *path, uint64_t size)
 {
     int fd = open(path, O_WRONLY);
@@ -195,20 +217,51 @@ static int grow_file(const struct nvc_recover_opts *o, const char *path, uint64_
         say(o, 1, "open(%s) to set its size failed: %s", path, strerror(errno));
         return -1;
     }
-    struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
-    int locked = fcntl(fd, F_SETLKW, &lk) == 0; /* a file system without locks: grown all the same */
-    struct stat sb;
     int rc = 0;
-    if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_size < size && ftruncate(fd, (off_t)size) != 0) {
-        say(o, 1, "ftruncate(%s, %llu) failed: %s", path, (unsigned long long)size, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_size < size && fallocate(fd, 0, (off_t)(size - 1), 1) != 0) {
+        if (errno != EOPNOTSUPP && errno != ENOSYS) {
+            say(o, 1, "fallocate(%s) to size %llu failed: %s", path, (unsigned long long)size, strerror(errno));
+            rc = -1;
+        } else {
+            struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+            int locked = fcntl(fd, F_SETLKW, &lk) == 0; /* a file system without locks: grown all the same */
+            if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_size < size && ftruncate(fd, (off_t)size) != 0) {
+                say(o, 1, "ftruncate(%s, %llu) failed: %s", path, (unsigned long long)size, strerror(errno));
+                rc = -1;
+            }
+            if (locked) {
+                lk.l_type = F_UNLCK;
+                fcntl(fd, F_SETLK, &lk);
+            }
+        }
+    }
+    if (!rc && fsync(fd) != 0) {
+        say(o, 1, "fsync(%s) after setting its size failed: %s", path, strerror(errno));
         rc = -1;
     }
-    if (locked) {
-        lk.l_type = F_UNLCK;
-        fcntl(fd, F_SETLK, &lk);
+    if (close(fd) != 0 && !rc) {
+        say(o, 1, "close(%s) after setting its size failed: %s", path, strerror(errno));
+        rc = -1;
     }
-    close(fd);
     return rc;
+}
+
+/* Notes part file `file` for removal at the end of the recovery (see struct removal); 0, or 1
+   when out of memory (the part then stays). */
+static int defer_removal(struct removal **rm, size_t *n, const char *file, size_t target, uint64_t fileid,
+                         uint64_t jobid)
+{
+    struct removal *r = realloc(*rm, (*n + 1) * sizeof **rm);
+    if (!r)
+        return 1;
+    *rm = r;
+    snprintf(r[*n].file, sizeof r[*n].file, "%s", file);
+    r[*n].target = target;
+    r[*n].fileid = fileid;
+    r[*n].jobid = jobid;
+    (*n)++;
+    return 0;
 }
 
 /* A part file and when it was made. */
@@ -308,6 +361,8 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
     size_t nt = 0;
     struct sibling *sib = NULL; /* sizes of the CLOSED and BYPASS parts seen */
     size_t nsib = 0;
+    struct removal *rm = NULL;
+    size_t nrm = 0;
     int failed = 0;
     size_t nlist = 0;
     struct listed *list = list_parts(d, dir, &nlist);
@@ -320,7 +375,24 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
     for (size_t li = 0; li < nlist; li++) {
         const char *file = list[li].file;
         struct nvc_part p;
-        if (nvc_part_open(&p, file)) {
+        const char *problem;
+        if (nvc_part_open(&p, file, &problem)) {
+            /* A part that cannot be used: left alone while its job may still be making it;
+               removed when its creation was cut short (it never held data); else kept and
+               reported, never read (a damaged header must not crash a recovery). */
+            uint64_t job;
+            int named = nvc_part_name_job(file, &job) == 0;
+            if (named && ((o->own_job && job == o->own_job) || job_alive_cached(&alive, dir, job)))
+                continue;
+            if (named && problem == nvc_part_incomplete) {
+                say(o, 0, "%s %s: %s", o->keep ? "leaving" : "removing", file, problem);
+                if (!o->keep && unlink(file) != 0 && errno != ENOENT) {
+                    say(o, 1, "unlink(%s) failed: %s", file, strerror(errno));
+                    failed = 1;
+                }
+                continue;
+            }
+            say(o, 1, "%s: %s; it is kept and not read", file, problem);
             failed = 1;
             continue;
         }
@@ -342,7 +414,7 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
             nvc_part_close(&p, 0);
             continue;
         }
-        if ((o->own_job && h->jobid == o->own_job) || job_alive_cached(&alive, h->jobid)) {
+        if ((o->own_job && h->jobid == o->own_job) || job_alive_cached(&alive, dir, h->jobid)) {
             /* The job still runs (NVCACHE_DIR is shared by a user's jobs on a node): its parts
                are its own to drain; written back and removed here, the data it syncs into them
                afterwards would be lost. */
@@ -369,7 +441,9 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
                 snprintf(sib[nsib].path, sizeof sib[nsib].path, "%s", name);
                 nsib++;
             }
-            nvc_part_close(&p, !o->keep && wanted(o, name));
+            if (!o->keep && wanted(o, name) && ns)
+                failed |= defer_removal(&rm, &nrm, file, SIZE_MAX, h->fileid, h->jobid);
+            nvc_part_close(&p, 0);
             continue;
         }
         if (!wanted(o, name)) {
@@ -417,7 +491,9 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
             t[i].replaced = 1;
         if (rc == -1)
             t[i].failed = 1;
-        nvc_part_close(&p, !rc && !o->keep);
+        if (!rc && !o->keep && !o->dry)
+            failed |= defer_removal(&rm, &nrm, file, i, h->fileid, h->jobid);
+        nvc_part_close(&p, 0);
     }
     free(list);
     for (size_t k = 0; k < nsib; k++)
@@ -436,8 +512,10 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
         /* Only ever grows the file: a part sees its own writes, not those of parts closed or on
            other hosts, and a shrinking set_size was made durable in the file when it ran
            (nvc_set_size), so cutting the file to a part's size would drop synced data. */
-        if (!o->dry && grow_file(o, t[i].path, t[i].size) != 0)
+        if (!o->dry && grow_file(o, t[i].path, t[i].size) != 0) {
             failed = 1;
+            t[i].failed = 1;
+        }
         if (t[i].failed)
             res->kept++;
         else
@@ -446,9 +524,26 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
              o->dry ? "would recover" : t[i].failed ? "partly recovered (a part that failed is kept)" : "recovered",
              t[i].path, t[i].parts, (unsigned long long)t[i].bytes, (unsigned long long)t[i].size);
     }
+    /* Only now, with every target's bytes and size durable, are the parts that held them
+       removed; a part of a target that failed (or was kept) stays, and so does a closed or
+       bypassed part whose size a kept target of the same open may need. */
+    for (size_t r = 0; r < nrm; r++) {
+        int keep = 0;
+        for (size_t i = 0; i < nt && !keep; i++)
+            keep = (rm[r].target == i || (rm[r].target == SIZE_MAX && t[i].fileid == rm[r].fileid &&
+                                          t[i].jobid == rm[r].jobid)) &&
+                   (t[i].failed || t[i].replaced);
+        if (!keep && unlink(rm[r].file) != 0 && errno != ENOENT) {
+            say(o, 1, "unlink(%s) failed: %s", rm[r].file, strerror(errno));
+            failed = 1;
+        }
+    }
+    free(rm);
     res->targets = (int)nt;
-    if (!o->dry)
+    if (!o->dry) {
         remove_stale_mailboxes(o, t, nt);
+        nvc_job_locks_prune(dir);
+    }
     free(t);
     closedir(d); /* releases the lock */
     return failed;

@@ -31,6 +31,20 @@
 # CASE shrink: across 2 emulated hosts (MPIEXEC is emu_mpiexec.sh), a shrinking set_size, writes
 #   past it on the other host, sync, SIGKILL: every host's recovery together restores the synced
 #   bytes and the size (a host's recovery never cuts what another's wrote back).
+# CASE fsync-fail: the write-back's fsync fails (EIO, as a network file system reports a lost
+#   write-back there; tests/fail_io.c, FAIL_IO_LIB from the environment): recovery must fail and
+#   keep the part, the only durable copy; a later recovery then restores the synced bytes.
+# CASE bad-header: a dead job's part whose header is damaged (stripe 0, then a bitmap offset far
+#   beyond the file): recovery must report it, keep it and not crash, and a job's MPI_Init
+#   (which recovers too) must run; a part whose creation was cut short (shorter than its layout)
+#   is removed, since it never held data.
+# CASE pid-reuse: a job is SIGKILLed after its sync and another process takes its manager's PID
+#   (recorded in the job's mailbox): recovery must still see the job as dead (no process holds its
+#   lock in NVCACHE_DIR) and restore the synced bytes (RECOVER_SIZES: tests/recover_sizes).
+# CASE live-ns: a job runs in a private mount namespace with its own /dev/shm (a container on this
+#   host sharing NVCACHE_DIR, which is then outside /dev/shm): a recovery outside must see it
+#   running by its lock and leave its parts; afterwards it syncs more, is SIGKILLed, and recovery
+#   restores every synced byte.
 set -u
 case=$1 mpiexec=$2 prog=$3 recover=$4 dir=$5
 file=$dir/lifecycle-$case.dat
@@ -96,7 +110,9 @@ two-jobs)
     echo "$out" | grep -q "^kept the parts of $file" || { echo "the kept part was not reported"; exit 1; }
     "$prog" has "$file" y || { echo "the earlier job's bytes were written back over the later job's"; exit 1; }
     [ "$(parts | wc -l)" -eq 1 ] || { echo "expected the earlier job's part kept, and only it: $(parts)"; exit 1; }
+    # a user who removes a kept part by hand: the next recovery removes the dead job's lock file
     rm -f $(parts)
+    recover_once >/dev/null || { echo "recovery after the kept part was removed failed"; exit 1; }
     ;;
 superseded)
     "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }
@@ -123,6 +139,53 @@ disabled-between)
     recover_all || exit 1
     "$prog" has "$file" y || { echo "the dead job's older bytes were written over the second job's"; exit 1; }
     ;;
+fsync-fail)
+    "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }
+    wait_job_gone >/dev/null
+    out=$(FAIL_FSYNC=$(basename "$file") LD_PRELOAD=$FAIL_IO_LIB "$recover" --dir "$NVCACHE_DIR" 2>&1)
+    rc=$?
+    echo "$out"
+    [ $rc -ne 0 ] || { echo "recovery reported success although the write-back's fsync failed"; exit 1; }
+    [ -n "$(parts)" ] || { echo "the part was removed although its write-back is not durable"; exit 1; }
+    recover_all || exit 1
+    [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
+    "$prog" has "$file" x || { echo "the synced bytes are not in the file"; exit 1; }
+    ;;
+bad-header)
+    # offsets in struct nvc_part_hdr (nvcache_internal.h): stripe at 40, bitmap_off at 72
+    poke() { printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none; }
+    zero8='\0\0\0\0\0\0\0\0' far='\0\0\0\0\0\1\0\0'
+    for damage in "40 $zero8 stripe" "72 $far bitmap"; do
+        set -- $damage
+        "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }
+        wait_job_gone >/dev/null
+        part=$(parts)
+        poke "$part" "$1" "$2"
+        out=$("$recover" --dir "$NVCACHE_DIR" 2>&1)
+        rc=$?
+        echo "$out"
+        [ $rc -eq 1 ] || { echo "recovery of a part with a damaged $3 header field: rc $rc, expected 1"; exit 1; }
+        echo "$out" | grep -q "corrupt header" || { echo "recovery did not say the header is damaged"; exit 1; }
+        [ -e "$part" ] || { echo "the damaged part was removed"; exit 1; }
+        out=$("$mpiexec" -n 1 "$prog" sync-close "$file.other" y 2>&1)
+        rc=$?
+        echo "$out"
+        [ $rc -eq 0 ] || { echo "a job beside a part with a damaged $3 header field failed (rc $rc)"; exit 1; }
+        rm -f "$part" "$file.other"
+        recover_once >/dev/null || { echo "recovery after the damaged part was removed failed"; exit 1; }
+    done
+    # creation cut short: the header page only (the file is extended to its layout after it)
+    "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }
+    wait_job_gone >/dev/null
+    part=$(parts)
+    truncate -s 4096 "$part"
+    : >"$(dirname "$part")/nvcache-00000000000000ff-0000000000000001-p0.part"
+    out=$("$recover" --dir "$NVCACHE_DIR" 2>&1)
+    rc=$?
+    echo "$out"
+    [ $rc -eq 0 ] || { echo "recovery of parts whose creation was cut short failed (rc $rc)"; exit 1; }
+    [ -z "$(parts)" ] || { echo "parts whose creation was cut short were left: $(parts)"; exit 1; }
+    ;;
 big)
     "$mpiexec" -n 1 "$prog" big "$file" kill && { echo "expected the rank to be killed"; exit 1; }
     wait_job_gone >/dev/null
@@ -144,6 +207,46 @@ live)
     [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
     "$prog" live-verify "$file" || exit 1
     echo "$out" | grep -q "still running" || { echo "nvcache-recover did not say it skipped the running job"; exit 1; }
+    ;;
+pid-reuse)
+    "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }
+    wait_job_gone >/dev/null
+    job=$(basename "$(parts)" | sed 's/^nvcache-\([0-9a-f]*\)-.*/\1/')
+    mbox=nvcache-$job-n0
+    sleep 60 &
+    holder=$!
+    "$RECOVER_SIZES" creator "$mbox" $holder || { kill $holder; exit 1; }
+    out=$(recover_once 2>&1)
+    rc=$?
+    kill $holder
+    echo "$out"
+    [ $rc -eq 0 ] || { echo "recovery failed"; exit 1; }
+    echo "$out" | grep -q "still running" && { echo "a dead job was taken for running by its manager's reused PID"; exit 1; }
+    [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
+    "$prog" has "$file" x || { echo "the synced bytes are not in the file"; exit 1; }
+    rm -f "/dev/shm/$mbox"
+    ;;
+live-ns)
+    export NVCACHE_DIR=$dir/nvram-live-ns
+    rm -rf "$NVCACHE_DIR" "$file.ready" "$file.go"
+    unshare --mount --propagation private sh -c 'mount -t tmpfs tmpfs /dev/shm && exec "$@"' sh \
+        "$mpiexec" -n 2 "$prog" live "$file" &
+    job=$!
+    for i in $(seq 300); do [ -e "$file.ready" ] && break; sleep 0.1; done
+    [ -e "$file.ready" ] || { echo "the job did not reach its first sync"; touch "$file.go"; wait $job; exit 1; }
+    out=$("$recover" --dir "$NVCACHE_DIR" 2>&1)
+    echo "$out"
+    touch "$file.go"
+    wait $job && { echo "expected the ranks to be killed"; exit 1; }
+    for i in $(seq 100); do
+        out2=$("$recover" --dir "$NVCACHE_DIR" 2>&1) && ! echo "$out2" | grep -q "still running" && break
+        sleep 0.2
+    done
+    echo "$out2"
+    [ -z "$(ls "$NVCACHE_DIR")" ] || { echo "left in NVCACHE_DIR after recovery: $(ls "$NVCACHE_DIR")"; exit 1; }
+    rmdir "$NVCACHE_DIR"
+    "$prog" live-verify "$file" || exit 1
+    echo "$out" | grep -q "still running" || { echo "nvcache-recover did not see the job in the other namespace running"; exit 1; }
     ;;
 shrink)
     "$mpiexec" -n 2 "$prog" shrink write "$file" && { echo "expected the ranks to be killed"; exit 1; }

@@ -13,9 +13,13 @@
  *                                 recorded as made on another host (a NVCACHE_DIR shared between
  *                                 hosts): nvcache-recover must leave it, --any-host recover it.
  *   recover_sizes first FILE C    FILE's first byte is C.
+ *   recover_sizes creator MAILBOX PID  records PID as the creator of /dev/shm/MAILBOX (a dead job's
+ *                                 mailbox whose manager's PID another process now has; made if gone).
  */
 #include "nvcache_internal.h"
+#include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +123,23 @@ int main(int argc, char **argv)
             fclose(f);
         printf("recover_sizes: first byte '%c' (expected '%c')\n", c == EOF ? '?' : c, argv[3][0]);
         return c != argv[3][0];
+    }
+    if (argc == 4 && !strcmp(argv[1], "creator")) {
+        /* made again if gone: any recovery on the host removes mailboxes whose creator is gone */
+        char path[512];
+        snprintf(path, sizeof path, "/dev/shm/%s", argv[2]);
+        int fd = open(path, O_RDWR | O_CREAT, 0600);
+        int32_t pid = (int32_t)atoi(argv[3]);
+        struct stat sb;
+        int ok = fd >= 0 && fstat(fd, &sb) == 0 &&
+                 ((size_t)sb.st_size >= sizeof(struct nvc_mailbox) ||
+                  ftruncate(fd, (off_t)sizeof(struct nvc_mailbox)) == 0) &&
+                 pwrite(fd, &pid, sizeof pid, (off_t)offsetof(struct nvc_mailbox, creator_pid)) == (ssize_t)sizeof pid;
+        if (fd >= 0)
+            ok = close(fd) == 0 && ok;
+        if (!ok)
+            fprintf(stderr, "recover_sizes creator: cannot write %s\n", path);
+        return !ok;
     }
     if (argc == 3 && !strcmp(argv[1], "newer")) {
         FILE *f = fopen(argv[2], "rb");
