@@ -18,6 +18,13 @@ fn reference(coef: &[u8], k: usize, rows: usize, data: &[Vec<u8>], len: usize) -
         .collect()
 }
 
+/// `k` blocks of `len` random bytes.
+fn random_blocks(rng: &mut Rng, k: usize, len: usize) -> Vec<Vec<u8>> {
+    (0..k)
+        .map(|_| (0..len).map(|_| rng.next() as u8).collect())
+        .collect()
+}
+
 fn encode(tables: &[u8], k: usize, rows: usize, data: &[Vec<u8>], len: usize) -> Vec<Vec<u8>> {
     let mut par = vec![vec![0u8; len]; rows];
     let srcs: Vec<*const u8> = data.iter().map(|d| d.as_ptr()).collect();
@@ -60,9 +67,7 @@ fn stripe_after_stripe_with_tables_rewritten_in_place_and_lengths_changing() {
             11 => 1000,
             _ => 1024,
         };
-        let data: Vec<Vec<u8>> = (0..k)
-            .map(|_| (0..len).map(|_| rng.next() as u8).collect())
-            .collect();
+        let data = random_blocks(&mut rng, k, len);
         let got = encode(&tables, k, rows, &data, len);
         assert_eq!(
             got,
@@ -106,9 +111,7 @@ fn one_table_byte_changed_anywhere_between_calls_is_seen() {
                 let at = (call / 3 * 37) % tables.len();
                 tables[at] ^= 1 + (rng.next() % 255) as u8;
             }
-            let data: Vec<Vec<u8>> = (0..k)
-                .map(|_| (0..len).map(|_| rng.next() as u8).collect())
-                .collect();
+            let data = random_blocks(&mut rng, k, len);
             let got = encode(&tables, k, rows, &data, len);
             assert_eq!(
                 got,
@@ -137,9 +140,7 @@ fn geometries_taking_turns_each_reuse_their_own_decision() {
         let g = call % 2;
         let (k, rows) = geos[g];
         let len = if call % 7 == 3 { 2048 } else { 1024 };
-        let data: Vec<Vec<u8>> = (0..k)
-            .map(|_| (0..len).map(|_| rng.next() as u8).collect())
-            .collect();
+        let data = random_blocks(&mut rng, k, len);
         let got = encode(&tables[g].0, k, rows, &data, len);
         assert_eq!(
             got,
