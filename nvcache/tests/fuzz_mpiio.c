@@ -546,6 +546,12 @@ enum {
 #define NUM_INDEPENDENT_OPS OP_READ_AT_ALL
 #define NUM_POINTER_OPS OP_READ_SHARED /* the first ops: no shared pointer */
 #define NUM_UNORDERED_COLLECTIVE_OPS (OP_READ_ORDERED - OP_READ_AT_ALL)
+#define NUM_WHOLE_COLLECTIVE_OPS (OP_READ_AT_ALL_BEGIN - OP_READ_AT_ALL) /* neither split nor ordered */
+
+/* FUZZ_MPIIO_MIX=cached: only calls that nvcache serves from its cache (no shared file pointer,
+ * split collectives, atomic mode or SELF handles beside the WORLD one, each of which passes a file
+ * through to MPI-IO), so that the cached paths get most of the program. */
+static int cached_mix;
 
 static const struct {
     const char *name;
@@ -715,10 +721,13 @@ static void do_data(const struct access_op *o)
     if (rc == MPI_SUCCESS && rc2 == MPI_SUCCESS)
         MPI_Get_count(&st, MPI_BYTE, &got);
     /* At the end of the file ROMIO reports the requested count for collective, nonblocking and
-     * non-contiguous reads; the count is compared where every implementation gets it right. */
+     * non-contiguous reads; the count is compared where every implementation gets it right. A
+     * view of the struct etypes (S8, S7) counts as non-contiguous there even when its bytes are
+     * not: a read through one entirely past the end reported all 56 bytes asked for (MPICH
+     * 4.0.2, seed 88 with FUZZ_MPIIO_MIX=cached). */
     int show_count = !o->forbidden && (w || !o->acc.hits_eof ||
                                        (!op_is(o->op, IS_COLLECTIVE | IS_NONBLOCKING) &&
-                                        view_contiguous(&h->view) && !o->every_other));
+                                        view_contiguous(&h->view) && h->view.etype < 2 && !o->every_other));
     uint64_t hash = 0;
     long hashed = 0;
     char mismatch[64] = "";
@@ -1011,6 +1020,8 @@ static void step_independent(void)
         struct handle *h = &handles[hi];
         long es = etypes[h->view.etype].size;
         int op = (int)rng_below(&Rr, NUM_INDEPENDENT_OPS);
+        if (cached_mix && op_is(op, IS_SHARED))
+            op = (int)rng_below(&Rr, NUM_POINTER_OPS);
         /* one rank at a time on the shared pointer; none on partitioned views (every rank's
          * shared-pointer accesses would go to its own tiles) nor on SELF handles (ROMIO: rank 0's
          * shares the WORLD handle's shared pointer file) */
@@ -1142,7 +1153,7 @@ static void step_collective(struct rng *R)
         return;
     int hi = usable[rng_below(R, nusable)];
     struct handle *h = &handles[hi];
-    int op = OP_READ_AT_ALL + (int)rng_below(R, NUM_OPS - OP_READ_AT_ALL);
+    int op = OP_READ_AT_ALL + (int)rng_below(R, cached_mix ? NUM_WHOLE_COLLECTIVE_OPS : NUM_OPS - OP_READ_AT_ALL);
     if (op_is(op, IS_SHARED) && h->view.partitioned)
         op = OP_READ_AT_ALL + (int)rng_below(R, NUM_UNORDERED_COLLECTIVE_OPS);
     int w = op_is(op, IS_WRITE);
@@ -1421,6 +1432,7 @@ int main(int argc, char **argv)
     int nsteps = atoi(argv[4]);
     char *keep = read_keep(argc > 5 ? argv[5] : NULL, nsteps);
     trace = getenv("FUZZ_MPIIO_TRACE") && atoi(getenv("FUZZ_MPIIO_TRACE"));
+    cached_mix = getenv("FUZZ_MPIIO_MIX") && !strcmp(getenv("FUZZ_MPIIO_MIX"), "cached");
     char path[700];
     snprintf(path, sizeof path, "%s.%d", logprefix, rank);
     log_file = fopen(path, "w");
@@ -1513,15 +1525,15 @@ int main(int argc, char **argv)
             step_set_view_self();
         else if (kind < 82)
             step_set_size(&R);
-        else if (kind < 85)
+        else if (kind < 85 && !cached_mix)
             step_atomicity(&R);
         else if (kind < 89)
             step_reopen(&R);
-        else if (kind < 93)
+        else if (kind < 93 && !cached_mix)
             step_self_handles();
         else if (kind < 97)
             step_delete_on_close(&R);
-        else
+        else if (!cached_mix)
             step_shared_pointer(&R);
     }
 

@@ -13,7 +13,7 @@ alone; its work directories are kept under WORKDIR. Exit status 0: all seeds agr
 differ; 2: bad usage.
 
 usage: fuzz_mpiio.py [--seeds A-B] [--np 2,3,4] [--configs NAME,...] [--steps N] [--timeout S]
-                     [--max-failures N] [--keep FILE] [--shrink [--shrink-on TEXT]]
+                     [--max-failures N] [--mix all|cached] [--keep FILE] [--shrink [--shrink-on TEXT]]
                      MPIEXEC FUZZ_MPIIO LIBNVCACHE WORKDIR
 
   MPIEXEC       mpiexec.mpich or mpiexec.openmpi, or tests/emu_mpiexec.sh to run across emulated
@@ -28,6 +28,9 @@ usage: fuzz_mpiio.py [--seeds A-B] [--np 2,3,4] [--configs NAME,...] [--steps N]
                 C x len(NP) seeds from there every pair
   --np          rank counts (at most 4; default 2,3,4); --configs: names from CONFIGS (default: all)
   --steps       steps of each program (default 60); --timeout: seconds for one run (default 60)
+  --mix cached  only calls nvcache serves from its cache (no shared file pointer, split
+                collectives, atomic mode or SELF handles beside the WORLD one, which pass a file
+                through to MPI-IO); default all
   --keep FILE   run only the steps FILE lists (see --shrink)
   --shrink      (one seed, one np, one configuration) delta-debugging of the steps: finds a small
                 set of steps that still fails (with --shrink-on TEXT: still fails with a line
@@ -199,6 +202,8 @@ class Fuzz:
                     if k == 'FUZZ_MPIIO_TRACE' or (k.startswith('NVCACHE_') and
                                                    not k.startswith('NVCACHE_EMU_') and k not in CONFIG_VARS)}
         rank_env.update(LD_PRELOAD=self.lib, NVCACHE_DIR=self.nvdir, NVCACHE_ENABLE='1' if enable else '0')
+        if self.args.mix == 'cached':
+            rank_env['FUZZ_MPIIO_MIX'] = 'cached'
         if enable:
             rank_env.update(CONFIGS[config], NVCACHE_STATS='1')
         program = [self.fuzz, str(seed), os.path.join(rundir, 'files'), os.path.join(rundir, 'log'),
@@ -245,7 +250,8 @@ class Fuzz:
             env += [f'NVCACHE_EMU_MPIEXEC={os.environ["NVCACHE_EMU_MPIEXEC"]}',
                     f'NVCACHE_EMU_HOSTS={self.launcher.hosts}']
         cmd = [os.path.abspath(__file__), '--seeds', str(seed), '--np', str(np_), '--configs', config,
-               '--steps', str(self.args.steps)] + (['--keep', os.path.abspath(keep)] if keep else [])
+               '--steps', str(self.args.steps), '--mix', self.args.mix] + \
+            (['--keep', os.path.abspath(keep)] if keep else [])
         mpiexec = os.path.abspath(self.args.mpiexec) if os.sep in self.args.mpiexec else self.args.mpiexec
         cmd += [mpiexec, self.fuzz, self.lib, self.workdir]
         return shlex.join(env + cmd)
@@ -434,6 +440,7 @@ def main():
     ap.add_argument('--np', default='2,3,4')
     ap.add_argument('--configs', default=','.join(CONFIGS))
     ap.add_argument('--steps', type=int, default=60)
+    ap.add_argument('--mix', choices=('all', 'cached'), default='all')
     ap.add_argument('--timeout', type=float, default=60)
     ap.add_argument('--max-failures', type=int, default=3)
     ap.add_argument('--keep')
