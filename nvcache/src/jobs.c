@@ -166,7 +166,7 @@ void nvc_job_locks_prune(const char *dir)
 /* True if job `jobid` still runs (see nvcache_internal.h): its lock, else its mailboxes' creators. */
 int nvc_job_alive(const char *dir, uint64_t jobid)
 {
-    int held = dir ? job_lock_state(dir, jobid) : -1;
+    int held = job_lock_state(dir, jobid);
     if (held >= 0)
         return held;
     char prefix[64];

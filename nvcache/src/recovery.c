@@ -10,8 +10,8 @@
  * grown to the largest size any part of that file saw, never shrunk, and fsynced again; only then
  * are the parts removed (a part whose write-back, fsync or close failed stays). A part whose header
  * is damaged is reported and kept, never read; one whose creation was cut short (it never held
- * data) is removed. Whether a job still runs is its lock in the directory (nvc_job_alive). Parts of files opened with
- * MPI_MODE_DELETE_ON_CLOSE are removed once no process of their job runs (opts->temporary recovers
+ * data) is removed. Whether a job still runs is its lock in the directory (nvc_job_alive). Parts
+ * of files opened with MPI_MODE_DELETE_ON_CLOSE are removed once no process of their job runs (opts->temporary recovers
  * them instead). Recovered parts are removed unless opts->keep; a part that cannot be written back
  * is kept. So is a part whose file was replaced since (deleted and created again, or another file
  * moved to its name: a different inode or creation time than the job opened), or that a later job
@@ -193,11 +193,14 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
        or close reports an error (quota, ENOSPC or EIO on a network file system surface there) has
        not made it durable, so the part stays. */
     if (fd >= 0) {
-        int e = fsync(fd) != 0 ? errno : 0;
-        if (close(fd) != 0 && !e)
-            e = errno;
-        if (e) {
-            say(o, 1, "%s(%s) failed: %s; the part is kept", "fsync", name, strerror(e));
+        const char *call = NULL;
+        int e = 0;
+        if (fsync(fd) != 0)
+            call = "fsync", e = errno;
+        if (close(fd) != 0 && !call)
+            call = "close", e = errno;
+        if (call) {
+            say(o, 1, "%s(%s) failed: %s; the part is kept", call, name, strerror(e));
             return -1;
         }
     }

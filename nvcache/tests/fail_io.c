@@ -27,22 +27,23 @@ static int chosen(int fd, const char *var)
     return strstr(path, pat) != NULL;
 }
 
-int fsync(int fd)
+/* EIO for a chosen descriptor, else the C library's `call` (fsync or fdatasync) on it. */
+static int fail_or_call(int fd, const char *call)
 {
     if (chosen(fd, "FAIL_FSYNC")) {
         errno = EIO;
         return -1;
     }
-    int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+    int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, call);
     return real(fd);
+}
+
+int fsync(int fd)
+{
+    return fail_or_call(fd, "fsync");
 }
 
 int fdatasync(int fd)
 {
-    if (chosen(fd, "FAIL_FSYNC")) {
-        errno = EIO;
-        return -1;
-    }
-    int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
-    return real(fd);
+    return fail_or_call(fd, "fdatasync");
 }

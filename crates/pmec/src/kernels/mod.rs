@@ -462,7 +462,51 @@ pub unsafe fn encode_linear_body(
     body: Body,
 ) {
     let isa = if isa.available() { isa } else { Isa::Scalar };
+    encode_bodies(isa, srcs, dsts, coefs, len, accumulate, nt, body);
+}
+
+/// [`encode_linear_body`] (not accumulating) for an `isa` the caller knows is available, without
+/// the availability check, which in-cache single calls would pay on every stripe.
+///
+/// # Safety
+/// As [`encode_linear`]; `isa` must be available on this CPU.
+pub unsafe fn encode_available(
+    isa: Isa,
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    coefs: &Coefs,
+    len: usize,
+    nt: bool,
+    body: Body,
+) {
+    encode_bodies(isa, srcs, dsts, coefs, len, false, nt, body);
+}
+
+/// [`encode_linear_body`] for an available `isa`: bodies of at most `body` in address order (a
+/// block of whole bodies is one kernel call), then the byte tail.
+#[allow(clippy::too_many_arguments)]
+unsafe fn encode_bodies(
+    isa: Isa,
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    coefs: &Coefs,
+    len: usize,
+    accumulate: bool,
+    nt: bool,
+    body: Body,
+) {
     let nt = nt && dsts.iter().all(|d| (*d as usize).is_multiple_of(64));
+    // The usual block, whole bodies: one kernel call and nothing after it (single calls pay the
+    // general loop's set-up on every stripe otherwise).
+    let whole = len / body.bytes();
+    if len == whole * body.bytes() && (1..=IDENT_BODIES).contains(&whole) {
+        let plan = Plan::plain(&identity_offsets(body)[..whole], 0, body);
+        run_plan(isa, srcs, dsts, coefs, &plan, accumulate, nt);
+        if nt {
+            fence();
+        }
+        return;
+    }
     let bodies: &[Body] = match body {
         Body::XpLine => &[Body::XpLine, Body::Line],
         Body::Line => &[Body::Line],
@@ -487,36 +531,6 @@ pub unsafe fn encode_linear_body(
     }
     if rows * 64 < len {
         scalar::range(srcs, dsts, coefs, rows * 64, len, accumulate);
-    }
-}
-
-/// [`encode_linear_body`] (not accumulating) for an `isa` the caller knows is available: a block
-/// of whole bodies (the usual single-call length) is one kernel call, without the general
-/// loop's availability check and body-by-body set-up, which in-cache single calls pay on every
-/// stripe.
-///
-/// # Safety
-/// As [`encode_linear`]; `isa` must be available on this CPU.
-pub unsafe fn encode_available(
-    isa: Isa,
-    srcs: &[*const u8],
-    dsts: &[*mut u8],
-    coefs: &Coefs,
-    len: usize,
-    nt: bool,
-    body: Body,
-) {
-    let bb = body.bytes();
-    let bodies = len / bb;
-    if len != bodies * bb || bodies == 0 || bodies > IDENT_BODIES {
-        encode_linear_body(isa, srcs, dsts, coefs, len, false, nt, body);
-        return;
-    }
-    let nt = nt && dsts.iter().all(|d| (*d as usize).is_multiple_of(64));
-    let plan = Plan::plain(&identity_offsets(body)[..bodies], 0, body);
-    run_plan(isa, srcs, dsts, coefs, &plan, false, nt);
-    if nt {
-        fence();
     }
 }
 
