@@ -75,6 +75,10 @@ static void runtime_init(void)
     rt->job_lock = -1;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rt->world_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &rt->world_size);
+    /* Also with caching off: the job names itself the last writer of the files it opens to write. */
+    if (rt->world_rank == 0)
+        rt->jobid = ((uint64_t)getpid() << 24) ^ nvc_now_ns();
+    PMPI_Bcast(&rt->jobid, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     MPI_Comm host;
     PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
     PMPI_Comm_rank(host, &rt->host_rank);
@@ -147,9 +151,6 @@ static void runtime_init(void)
     rt->node = rt->rank_node[rt->world_rank];
     rt->is_leader = leader[rt->node] == rt->world_rank;
 
-    if (rt->world_rank == 0)
-        rt->jobid = ((uint64_t)getpid() << 24) ^ nvc_now_ns();
-    PMPI_Bcast(&rt->jobid, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
 
     char name[128];
     int ok = rt->node_agent != NULL;

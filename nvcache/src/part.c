@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -184,8 +185,33 @@ int nvc_file_id_same(const struct nvc_file_id *a, const struct nvc_file_id *b, i
     return !(a->has_btime && b->has_btime) || (a->btime_sec == b->btime_sec && a->btime_nsec == b->btime_nsec);
 }
 
+int nvc_file_mark_writer(const char *path, uint64_t jobid)
+{
+    char v[17];
+    snprintf(v, sizeof v, "%016llx", (unsigned long long)jobid);
+    return setxattr(path, NVC_WRITER_XATTR, v, 16, 0) == 0 ? 0 : -errno;
+}
+
+int nvc_file_writer(int fd, uint64_t *jobid)
+{
+    char v[17];
+    ssize_t n = fgetxattr(fd, NVC_WRITER_XATTR, v, 16);
+    if (n < 0)
+        return errno == ENODATA ? 0 : -1;
+    if (n != 16)
+        return -1;
+    v[16] = 0;
+    char *end;
+    errno = 0;
+    unsigned long long j = strtoull(v, &end, 16);
+    if (errno || *end)
+        return -1;
+    *jobid = j;
+    return 1;
+}
+
 int nvc_part_make(struct nvc_part *p, uint64_t jobid, uint64_t fileid, uint32_t nparts, uint32_t index, uint64_t stripe,
-                  uint64_t size, int temporary, int reply, const char *path, const struct nvc_file_id *id)
+                  uint64_t size, int temporary, int reply, const char *path, const struct nvc_file_id *id, int writer)
 {
     static int dir_made; /* once per process; nvc_part_create makes it again if it went away */
     int e = dir_made ? 0 : nvc_mkdirs(nvc_cfg.dir);
@@ -212,6 +238,8 @@ int nvc_part_make(struct nvc_part *p, uint64_t jobid, uint64_t fileid, uint32_t 
     if (id)
         h.file_id = *id;
     nvc_host_name(h.host, sizeof h.host);
+    /* Before the part exists: a later job's mark then always follows this one. */
+    h.marked_file = writer && nvc_file_mark_writer(path, jobid) == 0;
     char file[1200];
     nvc_part_name(file, sizeof file, jobid, fileid, index);
     return nvc_part_create(p, file, &h);

@@ -15,8 +15,9 @@
  * them instead). Recovered parts are removed unless opts->keep; a part that cannot be written back
  * is kept. So is a part whose file was replaced since (deleted and created again, or another file
  * moved to its name: a different inode or creation time than the job opened), or that a later job
- * opened before this recovery (its open marked the part, whose older bytes would overwrite that
- * job's), unless opts->force. Parts of several dead jobs are written back oldest first. Mailboxes
+ * opened for writing before this recovery (its open marked the part when it ran on the part's
+ * node, and named itself in the file's NVC_WRITER_XATTR, which the part's job set when it made the
+ * part, wherever it ran: the part's older bytes would overwrite that job's), unless opts->force. Parts of several dead jobs are written back oldest first. Mailboxes
  * in /dev/shm of the recovered jobs, and of any job whose creating manager process is gone, are
  * removed (not in a dry run). Parts that another host made (a NVCACHE_DIR shared between hosts,
  * where whether their job runs cannot be seen from here) are left to that host unless
@@ -157,6 +158,18 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
             say(o, 1, "%s is not the file the job wrote (inode %llu, the job's was %llu); the part is kept (--force "
                    "writes it there)",
                 name, (unsigned long long)now.ino, (unsigned long long)h->file_id.ino);
+        close(fd);
+        return -2;
+    }
+    /* Nor over what a later job wrote: the part's job named itself the file's last writer when it
+       made the part, and a job that opened the file for writing since (on any host, this
+       recovery's host among them or not, through nvcache with caching on or off) renamed it. */
+    uint64_t writer = 0;
+    if (fd >= 0 && !o->force && h->marked_file && nvc_file_writer(fd, &writer) == 1 && writer != h->jobid) {
+        say(o, 1,
+            "job %016llx opened %s for writing after this part's job %016llx made the part (the file's %s names "
+            "it); the part's older bytes would overwrite what that job wrote, so it is kept (--force writes it there)",
+            (unsigned long long)writer, name, (unsigned long long)h->jobid, NVC_WRITER_XATTR);
         close(fd);
         return -2;
     }

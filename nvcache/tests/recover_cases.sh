@@ -19,10 +19,20 @@
 #   job (NVCACHE_RECOVER=0, else its MPI_Init recovers first) writes other bytes there and closes the file: its open must say that the dead job's parts
 #   are there, and recovery must keep them rather than write the older bytes over the second
 #   job's (--force then writes them).
+# CASE fewer-hosts: across 2 emulated hosts (MPIEXEC is emu_mpiexec.sh, 4 KiB stripes, so each
+#   host holds half of the 8 KiB), a job writes and syncs and is SIGKILLed; it is restarted on the
+#   first host only, whose MPI_Init writes that host's part back, and the restarted job writes
+#   other bytes over all 8 KiB and closes the file. The second host's recovery must then keep its
+#   part rather than write the older bytes over the restarted job's: the restarted job's open
+#   marked the file itself (--force writes the part all the same). Once with the restarted job
+#   caching, once with NVCACHE_ENABLE=0 (plain MPI-IO through nvcache, which marks the file too).
 # CASE disabled-between: a job writes and syncs 8 KiB and is SIGKILLed; a second job runs with
 #   NVCACHE_ENABLE=0 and writes other bytes there: its MPI_Init must still recover the dead job's
 #   parts first (else nothing marks them, and the next recovery writes the older bytes over the
 #   second job's), so the second job's bytes stay and no part is left.
+# CASE disabled-norecover: as superseded, but the second job runs with NVCACHE_ENABLE=0 and
+#   NVCACHE_RECOVER=0 (plain MPI-IO through nvcache, no recovery): it neither recovers nor marks
+#   the parts, but names itself the file's last writer, so recovery must keep the parts.
 # CASE big: one dirty run of 2 GiB + 8 KiB (a 3 GiB stripe), synced, then SIGKILL: recovery must
 #   write it all back (one pwrite moves at most 0x7ffff000 bytes) and say so only then.
 # CASE live: nvcache-recover runs while a job that synced is still running (NVCACHE_DIR is shared
@@ -129,6 +139,27 @@ superseded)
     [ -z "$(parts)" ] || { echo "parts not removed after recovery with --force"; exit 1; }
     "$prog" has "$file" x || exit 1
     ;;
+fewer-hosts)
+    for enable in 1 0; do
+        rm -f "$file"
+        NVCACHE_STRIPE=4096 "$mpiexec" -n 2 "$prog" sync-kill "$file" x && { echo "expected the ranks to be killed"; exit 1; }
+        wait_job_gone_all || exit 1
+        [ "$(parts | wc -l)" -eq 2 ] || { echo "expected a part on each host: $(parts)"; exit 1; }
+        out=$(NVCACHE_ENABLE=$enable "$mpiexec" -n 1 "$prog" sync-close "$file" y 2>&1) ||
+            { echo "$out"; echo "the restarted job (NVCACHE_ENABLE=$enable) failed"; exit 1; }
+        echo "$out"
+        "$prog" has "$file" y || exit 1
+        [ "$(parts | wc -l)" -eq 1 ] || { echo "expected only the second host's part left: $(parts)"; exit 1; }
+        out=$(recover_once 2>&1) &&
+            { echo "$out"; echo "the second host's recovery wrote over the restarted job's file (NVCACHE_ENABLE=$enable)"; exit 1; }
+        echo "$out"
+        "$prog" has "$file" y ||
+            { echo "the second host's older bytes were written over the restarted job's (NVCACHE_ENABLE=$enable)"; exit 1; }
+        [ "$(parts | wc -l)" -eq 1 ] || { echo "the part was removed although nothing was written back"; exit 1; }
+        "$mpiexec" --each-host "$recover" --dir "$NVCACHE_DIR" --force || exit 1
+        [ -z "$(parts)" ] || { echo "parts not removed after recovery with --force: $(parts)"; exit 1; }
+    done
+    ;;
 disabled-between)
     "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }
     wait_job_gone >/dev/null
@@ -138,6 +169,21 @@ disabled-between)
     [ -z "$(parts)" ] || { echo "the dead job's parts are left for a later recovery: $(parts)"; exit 1; }
     recover_all || exit 1
     "$prog" has "$file" y || { echo "the dead job's older bytes were written over the second job's"; exit 1; }
+    ;;
+disabled-norecover)
+    "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }
+    wait_job_gone >/dev/null
+    out=$(NVCACHE_ENABLE=0 NVCACHE_RECOVER=0 "$mpiexec" -n 1 "$prog" sync-close "$file" y 2>&1) ||
+        { echo "$out"; echo "the second job failed"; exit 1; }
+    echo "$out"
+    [ -n "$(parts)" ] || { echo "the second job recovered although NVCACHE_RECOVER=0"; exit 1; }
+    out=$(recover_once 2>&1) && { echo "$out"; echo "recovery wrote over the later job's file"; exit 1; }
+    echo "$out"
+    "$prog" has "$file" y || { echo "the dead job's older bytes were written over the later job's"; exit 1; }
+    [ -n "$(parts)" ] || { echo "the parts were removed although nothing was written back"; exit 1; }
+    "$recover" --dir "$NVCACHE_DIR" --force || exit 1
+    [ -z "$(parts)" ] || { echo "parts not removed after recovery with --force"; exit 1; }
+    "$prog" has "$file" x || exit 1
     ;;
 fsync-fail)
     "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }

@@ -81,7 +81,7 @@ pub fn pm_program(
 /// design's overrides (`key=value` strings), interleaved over `rounds` rounds (only
 /// `System::run` is timed). Prints, per workload and design, the median, minimum and maximum
 /// host time and the median's ratio to the first design's; `label` names the benchmark in each
-/// line.
+/// line. `PMSIM_BENCH_ONLY=NAME` restricts the run to one workload (for profiling).
 #[allow(dead_code)] // used by the plug-in speed benchmarks only
 #[allow(clippy::too_many_arguments)]
 pub fn plugin_host_cost(
@@ -96,8 +96,12 @@ pub fn plugin_host_cost(
     use pmwork::{GenOptions, VecSink};
     use std::time::Instant;
     let names: Vec<String> = designs.iter().map(|d| d.join(",")).collect();
+    let only = std::env::var("PMSIM_BENCH_ONLY").ok();
     for w in workloads {
         let name = w.info().name;
+        if only.as_deref().is_some_and(|o| o != name) {
+            continue;
+        }
         let mut p = w.info().default_params(1);
         p.ops = ops;
         p.threads = threads;
