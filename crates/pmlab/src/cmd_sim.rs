@@ -164,11 +164,17 @@ pub fn run(a: SimArgs) -> Result<(), String> {
                 out.stats.counter("replay.writes_acknowledged"),
                 out.stats.counter("replay.writes"),
             ),
+            // Every PM line write issued: the cores' (less the write-backs a logging engine
+            // took over, which never leave for the controller) and the logging engine's own;
+            // it reached the controller when the write queue took it, alone or merged into a
+            // queued write of its line.
             SystemModel::Full => (
-                out.stats.counter("mc.writes_accepted"),
-                out.stats.counter("pm.writebacks")
+                out.stats.counter("mc.writes_accepted") + out.stats.counter("mc.writes_coalesced"),
+                (out.stats.counter("pm.writebacks")
                     + out.stats.counter("pm.evictions")
-                    + out.stats.counter("pm.nt_writes"),
+                    + out.stats.counter("pm.nt_writes"))
+                .saturating_sub(out.stats.counter("logging.absorbed_writebacks"))
+                    + out.stats.counter("pm.engine_writes"),
             ),
         };
         rows.push((
@@ -263,12 +269,16 @@ fn full_rows(cfg: &SimConfig, out: &simulate::Outcome, rows: &mut Vec<(&'static 
         (
             "PM traffic",
             format!(
-                "read {}, written {} ({} clwb/clflushopt write-backs, {} evictions, {} non-temporal)",
+                "read {}, written {} ({} clwb/clflushopt write-backs, {} evictions, {} non-temporal{})",
                 bytes_text(s.counter("pm.read_bytes")),
-                bytes_text(s.counter("pm.write_bytes")),
+                bytes_text(s.counter("pm.write_bytes") + 64 * s.counter("pm.engine_writes")),
                 s.counter("pm.writebacks"),
                 s.counter("pm.evictions"),
-                s.counter("pm.nt_writes")
+                s.counter("pm.nt_writes"),
+                match s.counter("pm.engine_writes") {
+                    0 => String::new(),
+                    n => format!("; {n} line writes of the logging engine"),
+                }
             ),
         ),
         (

@@ -423,3 +423,87 @@ fn a_broi_that_ignores_barriers_fails_the_crash_oracle() {
         "{err}"
     );
 }
+
+/// The counts of `(issued, reached)` PM line writes in a `pmlab sim` summary's crash row.
+fn crash_counts(out: &str) -> (u64, u64) {
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("crash"))
+        .unwrap_or_else(|| panic!("no crash row: {out}"));
+    let words: Vec<&str> = row.split_whitespace().collect();
+    let of = words.iter().position(|&w| w == "of").expect("'A of W'");
+    (
+        words[of + 1].parse().unwrap(),
+        words[of - 1].parse().unwrap(),
+    )
+}
+
+#[test]
+fn logged_pm_writes_count_in_the_summary_and_at_a_crash() {
+    // A hardware-logging engine's writes (entries, headers, in-place updates) reach the
+    // controller without passing the caches: the summary's PM traffic and the crash row's
+    // "A of W PM writes reached the controller" must count them, and what reached the
+    // controller never exceeds what was issued (the engine's writes once made it 3294 of 107).
+    for scheme in ["redu", "lad", "lalea", "blom", "lalea+blom", "lalea-lad"] {
+        let set = format!("controller.logging={scheme}");
+        let base = [
+            "sim",
+            "--config",
+            "nvm-lalea",
+            "--workload",
+            "queue-hw",
+            "--ops",
+            "400",
+            "--set",
+            set.as_str(),
+        ];
+        let json =
+            std::env::temp_dir().join(format!("pmlab-logged-{}-{scheme}.json", std::process::id()));
+        let mut args = base.to_vec();
+        args.extend(["--json", json.to_str().unwrap()]);
+        let o = pmlab(&args);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{scheme}: {err}");
+        // A whole run: every PM line write issued reached the controller, alone or merged.
+        let stats = std::fs::read_to_string(&json).unwrap();
+        std::fs::remove_file(&json).unwrap();
+        let counter = |k: &str| -> u64 {
+            let at = stats.find(&format!("\"{k}\":")).map(|i| i + k.len() + 3);
+            at.map_or(0, |i| {
+                let v = stats[i..].trim_start();
+                v[..v.find(|c: char| !c.is_ascii_digit()).unwrap()]
+                    .parse()
+                    .unwrap()
+            })
+        };
+        let issued = counter("pm.writebacks") + counter("pm.evictions") + counter("pm.nt_writes")
+            - counter("logging.absorbed_writebacks")
+            + counter("pm.engine_writes");
+        let reached = counter("mc.writes_accepted") + counter("mc.writes_coalesced");
+        assert_eq!(reached, issued, "{scheme}: {stats}");
+        assert!(counter("pm.engine_writes") > 0, "{scheme}");
+        let traffic = out.lines().find(|l| l.starts_with("PM traffic")).unwrap();
+        assert!(
+            traffic.contains("line writes of the logging engine"),
+            "{scheme}: {traffic}"
+        );
+        let us: f64 = out
+            .lines()
+            .find_map(|l| l.strip_prefix("execution time"))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{scheme}: no execution time: {out}"));
+        // Crash points at a quarter, half and three quarters of the run, and at its end.
+        for frac in [0.25, 0.5, 0.75, 1.0] {
+            let ns = format!("{}", ((us * 1000.0 * frac) as u64).max(1));
+            let mut args = base.to_vec();
+            args.extend(["--crash-at-ns", ns.as_str()]);
+            let o = pmlab(&args);
+            let (out, err) = text(&o);
+            assert!(o.status.success(), "{scheme} at {ns} ns: {err}");
+            let (issued, reached) = crash_counts(&out);
+            assert!(reached <= issued, "{scheme} at {ns} ns: {out}");
+            assert!(issued > 0, "{scheme} at {ns} ns: {out}");
+        }
+    }
+}

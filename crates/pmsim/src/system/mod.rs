@@ -368,6 +368,9 @@ pub struct System {
     /// Of `log_writes`, the first ones whose WPQ entries are kept (see
     /// [`keep_entries_of_log_writes`](Self::keep_entries_of_log_writes)).
     log_writes_kept: usize,
+    /// PM line writes the logging engine sent (log entries, headers, in-place updates): they
+    /// reach the controller without passing the caches, so `pm_traffic` does not count them.
+    engine_writes: u64,
     acks: Vec<Ack>,
     wbs: Vec<Writeback>,
     next_seq: u64,
@@ -462,6 +465,7 @@ impl System {
             gate: PersistGate::default(),
             log_writes: Vec::new(),
             log_writes_kept: 0,
+            engine_writes: 0,
             acks: Vec::new(),
             wbs: Vec::new(),
             next_seq: 1,
@@ -1561,6 +1565,7 @@ impl System {
         self.keep_entries_of_log_writes();
         self.log_writes_kept = 0;
         let writes = std::mem::take(&mut self.log_writes);
+        self.engine_writes += writes.len() as u64;
         for w in &writes {
             let at = match w.source {
                 LogSource::Core => now + self.hier.path_latency(),
@@ -1949,6 +1954,10 @@ impl System {
                 (r.writebacks + r.evictions) * 64 + r.nt_bytes,
             );
             s.set(format!("{name}.read_bytes"), r.reads * 64);
+        }
+        if self.engine_writes > 0 {
+            // Only when there are any: the baselines' statistics keep their keys.
+            s.set("pm.engine_writes", self.engine_writes);
         }
         self.pm.export_stats(&mut s);
         self.logging.export_stats(&mut s);
