@@ -261,9 +261,16 @@ fn full_rows(cfg: &SimConfig, out: &simulate::Outcome, rows: &mut Vec<(&'static 
         (
             "fence stall share",
             format!(
-                "{:.1} % of thread time ({} fences)",
+                "{:.1} % of thread time ({} fences{})",
                 100.0 * s.value("cpu.fence_stall_share").unwrap_or(0.0),
-                s.counter("cpu.fences")
+                s.counter("cpu.fences"),
+                // Under hardware logging a transaction's end waits for its commit as a fence does.
+                match s.counter("cpu.tx_ends") {
+                    n if n > 0 && cfg.controller.logging != "none" => {
+                        format!(", {n} hardware-transaction ends waiting for their commits")
+                    }
+                    _ => String::new(),
+                }
             ),
         ),
         (

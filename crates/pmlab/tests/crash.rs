@@ -482,6 +482,15 @@ fn logged_pm_writes_count_in_the_summary_and_at_a_crash() {
         let reached = counter("mc.writes_accepted") + counter("mc.writes_coalesced");
         assert_eq!(reached, issued, "{scheme}: {stats}");
         assert!(counter("pm.engine_writes") > 0, "{scheme}");
+        // The stall a commit causes is named as such, not left to the program's few fences.
+        let stall = out
+            .lines()
+            .find(|l| l.starts_with("fence stall share"))
+            .unwrap();
+        assert!(
+            stall.contains("hardware-transaction ends"),
+            "{scheme}: {stall}"
+        );
         let traffic = out.lines().find(|l| l.starts_with("PM traffic")).unwrap();
         assert!(
             traffic.contains("line writes of the logging engine"),
