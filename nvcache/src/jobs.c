@@ -135,32 +135,57 @@ void nvc_job_lock_remove(const char *dir, uint64_t jobid)
     unlink(name);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 void nvc_job_locks_prune(const char *dir)
 {
+    /* One pass over the directory: the jobs with a lock file nobody holds, and the jobs with a
+       part left (kept by a failed recovery, or of a file not recovered), whose lock file still
+       tells that the job is dead. */
     DIR *d = opendir(dir);
+    if (!d)
+        return;
+    uint64_t *dead = NULL, *with_parts = NULL;
+    size_t ndead = 0, nparts = 0, cap_dead = 0, cap_parts = 0;
+    int ok = 1;
     struct dirent *e;
-    while (d && (e = readdir(d))) {
+    while (ok && (e = readdir(d))) {
         unsigned long long job;
         char tail[8];
-        if (sscanf(e->d_name, "nvcache-%16llx%7s", &job, tail) != 2 || strcmp(tail, ".lock") ||
-            job_lock_state(dir, job) != 0)
-            continue;
-        /* Any part of the job left (kept by a failed recovery, or of a file not recovered) still
-           needs the lock file to tell that the job is dead. */
-        char prefix[64];
-        snprintf(prefix, sizeof prefix, "nvcache-%016llx-", job);
-        int parts = 0;
-        DIR *d2 = opendir(dir);
-        struct dirent *e2;
-        while (d2 && !parts && (e2 = readdir(d2)))
-            parts = !strncmp(e2->d_name, prefix, strlen(prefix)) && nvc_is_part_name(e2->d_name);
-        if (d2)
-            closedir(d2);
-        if (!parts)
-            nvc_job_lock_remove(dir, job);
+        uint64_t pjob;
+        if (nvc_is_part_name(e->d_name) && nvc_part_name_job(e->d_name, &pjob) == 0) {
+            if (nparts == cap_parts) {
+                uint64_t *n = realloc(with_parts, (cap_parts = cap_parts ? 2 * cap_parts : 64) * sizeof *n);
+                ok = n != NULL;
+                with_parts = n ? n : with_parts;
+            }
+            if (ok)
+                with_parts[nparts++] = pjob;
+        } else if (sscanf(e->d_name, "nvcache-%16llx%7s", &job, tail) == 2 && !strcmp(tail, ".lock") &&
+                   job_lock_state(dir, job) == 0) {
+            if (ndead == cap_dead) {
+                uint64_t *n = realloc(dead, (cap_dead = cap_dead ? 2 * cap_dead : 16) * sizeof *n);
+                ok = n != NULL;
+                dead = n ? n : dead;
+            }
+            if (ok)
+                dead[ndead++] = job;
+        }
     }
-    if (d)
-        closedir(d);
+    closedir(d);
+    if (ok && ndead) {
+        if (nparts)
+            qsort(with_parts, nparts, sizeof *with_parts, cmp_u64);
+        for (size_t i = 0; i < ndead; i++)
+            if (!nparts || !bsearch(&dead[i], with_parts, nparts, sizeof *with_parts, cmp_u64))
+                nvc_job_lock_remove(dir, dead[i]);
+    }
+    free(dead);
+    free(with_parts);
 }
 
 /* True if job `jobid` still runs (see nvcache_internal.h): its lock, else its mailboxes' creators. */
