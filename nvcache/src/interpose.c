@@ -151,7 +151,6 @@ static void runtime_init(void)
     rt->node = rt->rank_node[rt->world_rank];
     rt->is_leader = leader[rt->node] == rt->world_rank;
 
-
     char name[128];
     int ok = rt->node_agent != NULL;
     /* Another host's requests come through one more slot per mailbox: its agent's. */
