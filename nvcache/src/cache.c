@@ -1295,12 +1295,15 @@ static void append_at_end(MPI_File fh, int amode)
     PMPI_File_seek_shared(fh, 0, MPI_SEEK_END);
 }
 
-/* After a successful open of path on comm that may write: the communicator's rank 0 names this job
- * the file's last writer (NVC_WRITER_XATTR), so that no recovery on any host writes the older
- * bytes of a dead job's part over what this job writes (the parts' makers name it too, before
- * they make them). Every process of the job finished its host's recovery in MPI_Init before this
- * open, so no part this job's own hosts recover is judged by this mark. A file system without
- * user attributes keeps no mark: recovery then writes such parts back as before (README). */
+/* Before an open of path on comm that may write: the communicator's rank 0 names this job, now, the
+ * file's last writer (NVC_WRITER_XATTR), so that no recovery on any host writes a dead job's part
+ * whose last write is older over what this job writes. The mark waits for a write-back of the file
+ * in progress (nvc_file_writeback_lock), and no rank writes before it: the collective open that
+ * follows returns on no rank before rank 0 entered it. A file that does not exist yet gets no mark:
+ * no part is ever written into a file made after it (the parts record the file's identity). Every
+ * process of the job finished its host's recovery in MPI_Init before this open, so no part this
+ * job's own hosts recover is judged by this mark. A file system without user attributes keeps no
+ * mark: recovery then writes such parts back as before (README). */
 static void mark_writer(MPI_Comm comm, const char *path, int amode)
 {
     int rank = 0;
@@ -1315,10 +1318,8 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
     uint64_t t0 = nvc_now_ns();
     /* The same on every rank (environment; agreed in MPI_Init; amode): plain MPI-IO, no handshake. */
     if (!nvc_cfg.enabled || !nvc_rt.ready) {
-        int rc = PMPI_File_open(comm, path, amode, info, fh);
-        if (rc == MPI_SUCCESS)
-            mark_writer(comm, path, amode);
-        return rc;
+        mark_writer(comm, path, amode);
+        return PMPI_File_open(comm, path, amode, info, fh);
     }
     /* An invalid or inter-communicator is erroneous for MPI_File_open: let MPICH report it through
        the file error handler (MPI_ERRORS_RETURN by default). The calls on comm below would raise
@@ -1338,9 +1339,8 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
             file_init(f, MPI_FILE_NULL, path, amode);
             reg_enter(f, 0);
         }
+        mark_writer(comm, path, amode);
         int rc = PMPI_File_open(comm, path, amode, info, fh);
-        if (rc == MPI_SUCCESS)
-            mark_writer(comm, path, amode);
         if (rc == MPI_SUCCESS && f) {
             if (early)
                 f->real = *fh;
@@ -1391,10 +1391,10 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
     uint64_t fileid = 0;
     if (cc && cc->world)
         fileid = (1ull << 63) | ++nvc_rt.world_opens; /* the n-th whole-job open on every rank, failed ones too */
+    mark_writer(comm, path, amode);
     int rc = PMPI_File_open(comm, path, amode, info, fh);
     if (rc != MPI_SUCCESS)
         return rc;
-    mark_writer(comm, path, amode);
     if (!(cc && cc->world)) {
         if (!cc || cc->opens + 1 >= NVC_IDS_PER_COMM) {
             /* A block of file ids from the communicator's rank 0 (its world rank makes it unique). */
@@ -1515,8 +1515,7 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
         f->dseg = malloc(NVC_MAXSEG * sizeof *f->dseg);
         int e = d && f->dseg ? nvc_part_make(d, nvc_rt.jobid, f->fileid, f->nparts, (uint32_t)f->my_part, f->stripe,
                                              (uint64_t)size, (amode & MPI_MODE_DELETE_ON_CLOSE) ? 1 : 0,
-                                             f->opts.reply, f->path + f->path_off, &f->file_id,
-                                             !(amode & MPI_MODE_RDONLY))
+                                             f->opts.reply, f->path + f->path_off, &f->file_id)
                               : -ENOMEM;
         if (e) {
             free(d);
@@ -1536,7 +1535,7 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
         s->arg[1] = (uint64_t)f->my_part;
         s->arg[2] = f->stripe;
         s->arg[3] = (uint64_t)size;
-        s->arg[4] = ((amode & MPI_MODE_DELETE_ON_CLOSE) ? 1u : 0u) | ((amode & MPI_MODE_RDONLY) ? 0u : 2u);
+        s->arg[4] = (amode & MPI_MODE_DELETE_ON_CLOSE) ? 1 : 0;
         s->arg[5] = (uint64_t)f->opts.reply;
         snprintf((char *)nvc_slot_data(s), NVC_PATH_MAX, "%s", f->path + f->path_off);
         memcpy(nvc_slot_data(s) + NVC_PATH_MAX, &f->file_id, sizeof f->file_id);

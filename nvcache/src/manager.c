@@ -52,13 +52,11 @@ static void op_open(struct nvc_slot *s)
         s->status = NVC_ERR;
         return;
     }
-    /* The slot carries the path, then the identity of the file the ranks opened; arg[4]: bit 0
-       delete on close, bit 1 the open may write. */
+    /* The slot carries the path, then the identity of the file the ranks opened. */
     struct nvc_file_id id;
     memcpy(&id, nvc_slot_data(s) + NVC_PATH_MAX, sizeof id);
     int e = nvc_part_make(&m->part, mgr.jobid, s->fileid, (uint32_t)s->arg[0], (uint32_t)s->arg[1], s->arg[2], s->arg[3],
-                          (int)(s->arg[4] & 1), (int)s->arg[5], (const char *)nvc_slot_data(s), &id,
-                          (int)(s->arg[4] >> 1 & 1));
+                          (int)(s->arg[4] & 1), (int)s->arg[5], (const char *)nvc_slot_data(s), &id);
     if (e) {
         free(m);
         s->status = e == -ENOSPC ? NVC_NOSPACE : NVC_ERR;

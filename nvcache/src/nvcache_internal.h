@@ -170,16 +170,25 @@ struct nvc_recover_result {
  *  the parts and stale job mailboxes (recovery.c says exactly what). 0, or 1 when something could
  *  not be recovered (kept) or dir cannot be read. */
 int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nvc_recover_result *res);
-/** The extended attribute naming the last job that opened a file for writing through nvcache (16
- *  hex digits): a dead job's part whose job marked the file recovers only while the file still
- *  names that job (a later job's bytes are not overwritten by the part's older ones). */
+/** The extended attribute naming the last job that opened a file for writing through nvcache and
+ *  when ("<16 hex digits> <CLOCK_REALTIME ns>"): recovery keeps a dead job's part instead of
+ *  writing it back when another job opened the file for writing after the part's last write (its
+ *  older bytes would overwrite that job's). */
 #define NVC_WRITER_XATTR "user.nvcache.job"
-/** Names job `jobid` as the file's last writer (NVC_WRITER_XATTR); 0, or -errno (e.g. ENOTSUP:
- *  the file system keeps no user attributes). */
+/** Wall-clock time (CLOCK_REALTIME) in ns: comparable between hosts and across reboots. */
+uint64_t nvc_realtime_ns(void);
+/** Waits until this process holds the write-back lock of the open file fd (an open-file-description
+ *  write lock on one byte far past any data, so that it meets no data lock of MPI-IO): recovery
+ *  holds it while it checks a part's file and writes the part back, a job's mark takes it, so a
+ *  mark waits for a write-back in progress. fd must be open for writing. 0, or -1 (no such locks
+ *  on this file system: nothing is held). Closing fd releases it. */
+int nvc_file_writeback_lock(int fd);
+/** Names job `jobid`, now, as the file's last writer (NVC_WRITER_XATTR), under the write-back lock;
+ *  0, or -errno (e.g. ENOTSUP: the file system keeps no user attributes). */
 int nvc_file_mark_writer(const char *path, uint64_t jobid);
-/** The job the open file fd names as its last writer: 1 with *jobid set, 0 when it names none,
- *  -1 when it cannot be read. */
-int nvc_file_writer(int fd, uint64_t *jobid);
+/** The job the open file fd names as its last writer, and when it opened the file: 1 with *jobid
+ *  and *when_ns set, 0 when it names none, -1 when it cannot be read. */
+int nvc_file_writer(int fd, uint64_t *jobid, uint64_t *when_ns);
 /** Reads the identity of the open file fd; 0 or -1. */
 int nvc_file_id_fd(int fd, struct nvc_file_id *id);
 /** Whether b is the file a names, comparing the device only when with_dev is set (one file
@@ -209,9 +218,11 @@ struct nvc_part_hdr {
     char host[64];             /* uname() node name (cut to 63 characters) of the host that made the
                                   part ("": unknown, parts of earlier builds): whether its job runs
                                   is known only there */
-    uint32_t marked_file;      /* 1: the part's job named itself the file's last writer when it made
-                                  the part (NVC_WRITER_XATTR); recovery then writes the part back only
-                                  while the file still names that job (0: not marked, no check) */
+    uint64_t last_write_ns;    /* CLOCK_REALTIME of the part's last dirtying write (its creation before
+                                  any); recovery keeps the part when its file names another job that
+                                  opened it for writing later (NVC_WRITER_XATTR). Not persisted with
+                                  each write: an older value only keeps a part that could have been
+                                  written back. 0: unknown (parts of earlier builds), no check */
 };
 
 _Static_assert(sizeof(struct nvc_part_hdr) <= NVC_PAGE, "part header fits its page");
@@ -239,10 +250,9 @@ struct nvc_part {
 /** Creates and maps a part file; fills the header; returns 0 or -errno (message printed). */
 int nvc_part_create(struct nvc_part *p, const char *file, const struct nvc_part_hdr *init);
 /** Creates part `index` of file `path` of this job (header from the arguments; id: the identity of
- *  the file the job opened, NULL: unknown; writer: the open may write, so the part's job first
- *  names itself the file's last writer, nvc_file_mark_writer); returns 0 or -errno. */
+ *  the file the job opened, NULL: unknown); returns 0 or -errno. */
 int nvc_part_make(struct nvc_part *p, uint64_t jobid, uint64_t fileid, uint32_t nparts, uint32_t index, uint64_t stripe,
-                  uint64_t size, int temporary, int reply, const char *path, const struct nvc_file_id *id, int writer);
+                  uint64_t size, int temporary, int reply, const char *path, const struct nvc_file_id *id);
 /** Maps an existing part file read/write (recovery); returns 0, or -errno with *problem saying
  *  what is wrong (nvc_part_incomplete: its creation was interrupted, it holds no data). */
 int nvc_part_open(struct nvc_part *p, const char *file, const char **problem);

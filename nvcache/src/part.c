@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -185,33 +186,58 @@ int nvc_file_id_same(const struct nvc_file_id *a, const struct nvc_file_id *b, i
     return !(a->has_btime && b->has_btime) || (a->btime_sec == b->btime_sec && a->btime_nsec == b->btime_nsec);
 }
 
-int nvc_file_mark_writer(const char *path, uint64_t jobid)
+uint64_t nvc_realtime_ns(void)
 {
-    char v[17];
-    snprintf(v, sizeof v, "%016llx", (unsigned long long)jobid);
-    return setxattr(path, NVC_WRITER_XATTR, v, 16, 0) == 0 ? 0 : -errno;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int nvc_file_writer(int fd, uint64_t *jobid)
+/* The byte the write-back lock covers: far past any file's data. */
+#define WRITEBACK_LOCK_BYTE ((off_t)1 << 62)
+
+int nvc_file_writeback_lock(int fd)
 {
-    char v[17];
-    ssize_t n = fgetxattr(fd, NVC_WRITER_XATTR, v, 16);
+    struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = WRITEBACK_LOCK_BYTE, .l_len = 1};
+    while (fcntl(fd, F_OFD_SETLKW, &l) != 0)
+        if (errno != EINTR)
+            return -1;
+    return 0;
+}
+
+int nvc_file_mark_writer(const char *path, uint64_t jobid)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return -errno;
+    /* After a write-back of this file in progress elsewhere (it checked an older name), before this
+       job writes: then that write-back's bytes precede this job's. */
+    nvc_file_writeback_lock(fd);
+    char v[64];
+    int n = snprintf(v, sizeof v, "%016llx %llu", (unsigned long long)jobid, (unsigned long long)nvc_realtime_ns());
+    int e = fsetxattr(fd, NVC_WRITER_XATTR, v, (size_t)n, 0) == 0 ? 0 : -errno;
+    close(fd);
+    return e;
+}
+
+int nvc_file_writer(int fd, uint64_t *jobid, uint64_t *when_ns)
+{
+    char v[64];
+    ssize_t n = fgetxattr(fd, NVC_WRITER_XATTR, v, sizeof v - 1);
     if (n < 0)
         return errno == ENODATA ? 0 : -1;
-    if (n != 16)
-        return -1;
-    v[16] = 0;
-    char *end;
-    errno = 0;
-    unsigned long long j = strtoull(v, &end, 16);
-    if (errno || *end)
+    v[n] = 0;
+    unsigned long long j, t;
+    int used = 0;
+    if (sscanf(v, "%16llx %llu%n", &j, &t, &used) != 2 || used != n)
         return -1;
     *jobid = j;
+    *when_ns = t;
     return 1;
 }
 
 int nvc_part_make(struct nvc_part *p, uint64_t jobid, uint64_t fileid, uint32_t nparts, uint32_t index, uint64_t stripe,
-                  uint64_t size, int temporary, int reply, const char *path, const struct nvc_file_id *id, int writer)
+                  uint64_t size, int temporary, int reply, const char *path, const struct nvc_file_id *id)
 {
     static int dir_made; /* once per process; nvc_part_create makes it again if it went away */
     int e = dir_made ? 0 : nvc_mkdirs(nvc_cfg.dir);
@@ -238,8 +264,7 @@ int nvc_part_make(struct nvc_part *p, uint64_t jobid, uint64_t fileid, uint32_t 
     if (id)
         h.file_id = *id;
     nvc_host_name(h.host, sizeof h.host);
-    /* Before the part exists: a later job's mark then always follows this one. */
-    h.marked_file = writer && nvc_file_mark_writer(path, jobid) == 0;
+    h.last_write_ns = nvc_realtime_ns();
     char file[1200];
     nvc_part_name(file, sizeof file, jobid, fileid, index);
     return nvc_part_create(p, file, &h);
@@ -494,6 +519,10 @@ void nvc_part_mark_dirty_segments(struct nvc_part *p, const struct nvc_seg *segs
     }
     if (first_word != UINT64_MAX)
         nvc_part_persist(p, &p->dirty[first_word], (last_word - first_word + 1) * sizeof(uint64_t));
+    /* A racy maximum over the node's writers (any recent time will do; see last_write_ns). */
+    uint64_t now = nvc_realtime_ns();
+    if (__atomic_load_n(&p->hdr->last_write_ns, __ATOMIC_RELAXED) < now)
+        __atomic_store_n(&p->hdr->last_write_ns, now, __ATOMIC_RELAXED);
 }
 void nvc_part_clear_dirty(struct nvc_part *p, uint64_t off, uint64_t len)
 {

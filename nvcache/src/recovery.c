@@ -16,8 +16,9 @@
  * is kept. So is a part whose file was replaced since (deleted and created again, or another file
  * moved to its name: a different inode or creation time than the job opened), or that a later job
  * opened for writing before this recovery (its open marked the part when it ran on the part's
- * node, and named itself in the file's NVC_WRITER_XATTR, which the part's job set when it made the
- * part, wherever it ran: the part's older bytes would overwrite that job's), unless opts->force. Parts of several dead jobs are written back oldest first. Mailboxes
+ * node, and named itself in the file's NVC_WRITER_XATTR wherever it ran, later than the part's
+ * last write: the part's older bytes would overwrite that job's), unless opts->force. A part's
+ * write-back holds the file's write-back lock, which such a job's open waits for. Parts of several dead jobs are written back oldest first. Mailboxes
  * in /dev/shm of the recovered jobs, and of any job whose creating manager process is gone, are
  * removed (not in a dry run). Parts that another host made (a NVCACHE_DIR shared between hosts,
  * where whether their job runs cannot be seen from here) are left to that host unless
@@ -143,6 +144,12 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
         say(o, 1, "open(%s) failed: %s; the part is kept", name, strerror(errno));
         return -1;
     }
+    /* From the checks below to the end of the write-back: a job that opens the file for writing
+       meanwhile (on another host) waits to name itself its writer until this write-back is done,
+       so its bytes follow this part's, and one that named itself before is seen below. Released
+       when fd is closed. */
+    if (!dry)
+        nvc_file_writeback_lock(fd);
     /* Nor into a file that took the name since: the job's file was deleted (its data is gone
        under plain MPI-IO too) or replaced, and its bytes would overwrite another file's. The
        device is not compared: one file system's device number changes when it is mounted again
@@ -161,15 +168,21 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
         close(fd);
         return -2;
     }
-    /* Nor over what a later job wrote: the part's job named itself the file's last writer when it
-       made the part, and a job that opened the file for writing since (on any host, this
-       recovery's host among them or not, through nvcache with caching on or off) renamed it. */
-    uint64_t writer = 0;
-    if (fd >= 0 && !o->force && h->marked_file && nvc_file_writer(fd, &writer) == 1 && writer != h->jobid) {
+    /* Nor over what a later job wrote: a job that opened the file for writing after the part's last
+       write (on any host, this recovery's host among them or not, through nvcache with caching on
+       or off) named itself in the file's attribute. A job that opened it while the part's job
+       still wrote is no later writer: the part's bytes are the newer ones. Host clocks are taken
+       to agree to better than the time from a crash to the next job's open. A part with nothing
+       dirty writes nothing over anybody's bytes. */
+    uint64_t writer = 0, when = 0, first = 0, doff, dlen;
+    if (fd >= 0 && !o->force && h->last_write_ns && nvc_part_next_dirty(p, &first, &doff, &dlen) &&
+        nvc_file_writer(fd, &writer, &when) == 1 && writer != h->jobid && when > h->last_write_ns) {
         say(o, 1,
-            "job %016llx opened %s for writing after this part's job %016llx made the part (the file's %s names "
-            "it); the part's older bytes would overwrite what that job wrote, so it is kept (--force writes it there)",
-            (unsigned long long)writer, name, (unsigned long long)h->jobid, NVC_WRITER_XATTR);
+            "job %016llx opened %s for writing %.3f s after this part's job %016llx last wrote to the part (the "
+            "file's %s says so); the part's older bytes would overwrite what that job wrote, so it is kept "
+            "(--force writes it there)",
+            (unsigned long long)writer, name, (double)(when - h->last_write_ns) / 1e9, (unsigned long long)h->jobid,
+            NVC_WRITER_XATTR);
         close(fd);
         return -2;
     }

@@ -37,6 +37,7 @@
  *                                  between, `lifecycle has FILE C` then checks that the later
  *                                  job's bytes are the ones recovered (exit 0 when they are).
  *   lifecycle sync-close FILE C    the same, closing the file instead of being killed.
+ *   lifecycle open-close FILE      opens FILE for reading and writing and closes it, writing nothing.
  *   lifecycle big FILE close|kill  (1 rank) a part whose stripe is 3 GiB (striping_unit) gets
  *                                  2 GiB + 8 KiB written in 512 MiB calls, one dirty run over
  *                                  INT_MAX bytes; then the file is closed (its drain moves the run)
@@ -683,7 +684,7 @@ int main(int argc, char **argv)
     if (argc < 3) {
         fprintf(stderr, "usage: lifecycle chdir DIR | past-capacity FILE | drain-fail FILE | shrink write|verify FILE"
                         " | temporary FILE | live FILE | live-verify FILE | close-crash FILE | close-crash-verify FILE"
-                        " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | has FILE C"
+                        " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | open-close FILE | has FILE C"
                         " | noclose FILE | noclose-verify FILE | big FILE close|kill | big-verify FILE"
                         " | big-view FILE | big-view-verify FILE | grow-shrink FILE | holes FILE"
                         " | append-second FILE\n");
@@ -728,6 +729,10 @@ int main(int argc, char **argv)
         rc = sync_kill_case(argv[2], argv[3][0], 1);
     else if (!strcmp(argv[1], "sync-close") && argc == 4)
         rc = sync_kill_case(argv[2], argv[3][0], 0);
+    else if (!strcmp(argv[1], "open-close")) {
+        MPI_File fh;
+        rc = open_rw(argv[2], 0, &fh) || MPI_File_close(&fh) != MPI_SUCCESS;
+    }
     MPI_Finalize();
     return rc;
 }

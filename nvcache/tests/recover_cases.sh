@@ -36,8 +36,10 @@
 # CASE big: one dirty run of 2 GiB + 8 KiB (a 3 GiB stripe), synced, then SIGKILL: recovery must
 #   write it all back (one pwrite moves at most 0x7ffff000 bytes) and say so only then.
 # CASE live: nvcache-recover runs while a job that synced is still running (NVCACHE_DIR is shared
-#   by a user's jobs): it must leave that job's parts alone; the job then syncs more and is
-#   SIGKILLed, and recovery afterwards restores every synced byte.
+#   by a user's jobs): it must leave that job's parts alone; another job opens the file for
+#   writing and closes it without writing (its mark on the file must not make the running job's
+#   later bytes look older); the job then syncs more and is SIGKILLed, and recovery afterwards
+#   restores every synced byte.
 # CASE shrink: across 2 emulated hosts (MPIEXEC is emu_mpiexec.sh), a shrinking set_size, writes
 #   past it on the other host, sync, SIGKILL: every host's recovery together restores the synced
 #   bytes and the size (a host's recovery never cuts what another's wrote back).
@@ -48,6 +50,10 @@
 #   beyond the file): recovery must report it, keep it and not crash, and a job's MPI_Init
 #   (which recovers too) must run; a part whose creation was cut short (shorter than its layout)
 #   is removed, since it never held data.
+# CASE writeback-race: across 2 emulated hosts (as fewer-hosts), the second host's recovery writes
+#   its part back slowly (tests/fail_io.c, SLOW_PWRITE) while the job restarted on the first host
+#   opens the file, writes other bytes over all 8 KiB and closes it: the restarted job's open must
+#   wait for that write-back, so its bytes are the ones left in the file.
 # CASE pid-reuse: a job is SIGKILLed after its sync and another process takes its manager's PID
 #   (recorded in the job's mailbox): recovery must still see the job as dead (no process holds its
 #   lock in NVCACHE_DIR) and restore the synced bytes (RECOVER_SIZES: tests/recover_sizes).
@@ -61,6 +67,14 @@ file=$dir/lifecycle-$case.dat
 rm -f "$file"
 . "$(dirname "$0")/nvram_layout.sh"
 cleanup() { rm -f "$file" "$file.ready" "$file.go"; remove_nvram_dirs; }
+# Cases whose guard is the file's user.nvcache.job attribute: skipped (exit 77) where the data
+# directory's file system keeps no user extended attributes (NFSv3, tmpfs before Linux 6.6).
+need_xattrs() {
+    touch "$file"
+    python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.nvcache.probe", b"1")' "$file" 2>/dev/null ||
+        { echo "SKIPPED: $(dirname "$file") keeps no user extended attributes"; rm -f "$file"; exit 77; }
+    rm -f "$file"
+}
 case $case in
 drain-fail)
     "$mpiexec" -n 2 "$prog" drain-fail "$file" || { echo "the close did not report the failed drain"; exit 1; }
@@ -139,7 +153,25 @@ superseded)
     [ -z "$(parts)" ] || { echo "parts not removed after recovery with --force"; exit 1; }
     "$prog" has "$file" x || exit 1
     ;;
+writeback-race)
+    NVCACHE_STRIPE=4096 "$mpiexec" -n 2 "$prog" sync-kill "$file" x && { echo "expected the ranks to be killed"; exit 1; }
+    wait_job_gone_all || exit 1
+    [ "$(parts | wc -l)" -eq 2 ] || { echo "expected a part on each host: $(parts)"; exit 1; }
+    rm -f "$file.slow"
+    SLOW_PWRITE=$(basename "$file") SLOW_PWRITE_FLAG=$file.slow LD_PRELOAD=$FAIL_IO_LIB \
+        "$(dirname "$mpiexec")/emu_ssh.sh" h1 "$recover --dir $NVCACHE_DIR" &
+    rec=$!
+    for i in $(seq 100); do [ -e "$file.slow" ] && break; sleep 0.1; done
+    [ -e "$file.slow" ] || { echo "the second host's write-back did not start"; wait $rec; exit 1; }
+    out=$("$mpiexec" -n 1 "$prog" sync-close "$file" y 2>&1) || { echo "$out"; echo "the restarted job failed"; exit 1; }
+    echo "$out"
+    wait $rec || { echo "the second host's recovery failed"; exit 1; }
+    rm -f "$file.slow"
+    "$prog" has "$file" y || { echo "the second host's write-back landed over the restarted job's bytes"; exit 1; }
+    [ -z "$(parts)" ] || { echo "parts left: $(parts)"; exit 1; }
+    ;;
 fewer-hosts)
+    need_xattrs
     for enable in 1 0; do
         rm -f "$file"
         NVCACHE_STRIPE=4096 "$mpiexec" -n 2 "$prog" sync-kill "$file" x && { echo "expected the ranks to be killed"; exit 1; }
@@ -171,6 +203,7 @@ disabled-between)
     "$prog" has "$file" y || { echo "the dead job's older bytes were written over the second job's"; exit 1; }
     ;;
 disabled-norecover)
+    need_xattrs
     "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }
     wait_job_gone >/dev/null
     out=$(NVCACHE_ENABLE=0 NVCACHE_RECOVER=0 "$mpiexec" -n 1 "$prog" sync-close "$file" y 2>&1) ||
@@ -247,6 +280,9 @@ live)
     [ -e "$file.ready" ] || { echo "the job did not reach its first sync"; touch "$file.go"; wait $job; exit 1; }
     out=$(recover_once 2>&1)
     echo "$out"
+    # Another job opens the file for writing while this one runs, and writes nothing: the running
+    # job's later writes are still the newest, and recovery must write them back.
+    "$mpiexec" -n 1 "$prog" open-close "$file" || { echo "the job opening the file failed"; touch "$file.go"; exit 1; }
     touch "$file.go"
     wait $job && { echo "expected the ranks to be killed"; exit 1; }
     recover_all || exit 1

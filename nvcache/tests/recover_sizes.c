@@ -62,7 +62,7 @@ int main(int argc, char **argv)
             return 1;
         for (uint32_t k = 0; k < 2; k++) {
             struct nvc_part p;
-            if (nvc_part_make(&p, 0x77, 0x99, 2, k, NVC_PAGE, 0, 0, 0, argv[3], &id, 0))
+            if (nvc_part_make(&p, 0x77, 0x99, 2, k, NVC_PAGE, 0, 0, 0, argv[3], &id))
                 return 1;
             p.hdr->size = k == 0 ? BIG : NVC_PAGE;
             p.hdr->size_set = 1;
@@ -80,7 +80,7 @@ int main(int argc, char **argv)
             struct nvc_part p;
             /* Job ids in the opposite order to the ages, so that neither the names nor the ids
                sort the newer part last. */
-            if (nvc_part_make(&p, k ? 0x11 : 0x22, 0x99, 1, 0, NVC_PAGE, 0, 0, 0, argv[3], &id, 0))
+            if (nvc_part_make(&p, k ? 0x11 : 0x22, 0x99, 1, 0, NVC_PAGE, 0, 0, 0, argv[3], &id))
                 return 1;
             uint64_t used = 0;
             if (nvc_part_reserve(&p, NVC_PAGE, &used, UINT64_MAX))
@@ -101,7 +101,7 @@ int main(int argc, char **argv)
         if (new_file(argv[2], argv[3], 0, &id))
             return 1;
         struct nvc_part p;
-        if (nvc_part_make(&p, 0x33, 0x99, 1, 0, NVC_PAGE, 0, 0, 0, argv[3], &id, 0))
+        if (nvc_part_make(&p, 0x33, 0x99, 1, 0, NVC_PAGE, 0, 0, 0, argv[3], &id))
             return 1;
         uint64_t used = 0;
         if (nvc_part_reserve(&p, NVC_PAGE, &used, UINT64_MAX))
