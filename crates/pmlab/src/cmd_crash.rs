@@ -163,8 +163,11 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
             a.seed,
         ),
     };
+    // The fence log holds every completed persist wait: fences, and under hardware logging the
+    // transaction commits a core waited for.
+    let commit_waits = full.stats().counter("cpu.commit_waits") as usize;
     println!(
-        "{} ({}, {} thread(s), {} ops, seed {}) on {}: {} events, {:.1} us, {} fences; {} crash points",
+        "{} ({}, {} thread(s), {} ops, seed {}) on {}: {} events, {:.1} us, {} fences{}; {} crash points",
         info.name,
         info.model,
         p.threads,
@@ -173,7 +176,11 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
         cfg.name,
         events.len(),
         end as f64 / 1e6,
-        full.fence_log().len(),
+        full.fence_log().len().saturating_sub(commit_waits),
+        match commit_waits {
+            0 => String::new(),
+            n => format!(" and {n} hardware-transaction commits"),
+        },
         points.len()
     );
 

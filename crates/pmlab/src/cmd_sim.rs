@@ -160,6 +160,8 @@ pub fn run(a: SimArgs) -> Result<(), String> {
     ));
     if out.crashed {
         let (acked, writes) = match out.model {
+            // A replayed write counts once acknowledged (ADR: accepted into the write queue;
+            // else its media write done).
             SystemModel::Memory => (
                 out.stats.counter("replay.writes_acknowledged"),
                 out.stats.counter("replay.writes"),
@@ -167,9 +169,12 @@ pub fn run(a: SimArgs) -> Result<(), String> {
             // Every PM line write issued: the cores' (less the write-backs a logging engine
             // took over, which never leave for the controller) and the logging engine's own;
             // it reached the controller when the write queue took it, alone or merged into a
-            // queued write of its line.
+            // queued write of its line, or when the PM-support engine found it needs no media
+            // write (dedup: a duplicate line).
             SystemModel::Full => (
-                out.stats.counter("mc.writes_accepted") + out.stats.counter("mc.writes_coalesced"),
+                out.stats.counter("mc.writes_accepted")
+                    + out.stats.counter("mc.writes_coalesced")
+                    + out.stats.counter("bmo.media_writes_skipped"),
                 (out.stats.counter("pm.writebacks")
                     + out.stats.counter("pm.evictions")
                     + out.stats.counter("pm.nt_writes"))
@@ -180,9 +185,13 @@ pub fn run(a: SimArgs) -> Result<(), String> {
         rows.push((
             "crash",
             format!(
-                "power failed at {:.1} ns: {acked} of {writes} PM writes reached the controller \
-                 ({} PM lines with known data durable)",
+                "power failed at {:.1} ns: {acked} of {writes} PM writes {} ({} PM lines with \
+                 known data durable)",
                 out.sim_time as f64 / 1e3,
+                match out.model {
+                    SystemModel::Memory => "acknowledged",
+                    SystemModel::Full => "reached the controller",
+                },
                 out.durable_lines
             ),
         ));
@@ -264,24 +273,29 @@ fn full_rows(cfg: &SimConfig, out: &simulate::Outcome, rows: &mut Vec<(&'static 
                 "{:.1} % of thread time ({} fences{})",
                 100.0 * s.value("cpu.fence_stall_share").unwrap_or(0.0),
                 s.counter("cpu.fences"),
-                // Under hardware logging a transaction's end waits for its commit as a fence does.
-                match s.counter("cpu.tx_ends") {
-                    n if n > 0 && cfg.controller.logging != "none" => {
-                        format!(", {n} hardware-transaction ends waiting for their commits")
-                    }
-                    _ => String::new(),
+                // Under hardware logging a transaction's end waits for its commit as a fence does
+                // (a read-only transaction's does not).
+                match s.counter("cpu.commit_waits") {
+                    0 => String::new(),
+                    n => format!(", {n} hardware-transaction commits waited for"),
                 }
             ),
         ),
         (
             "PM traffic",
             format!(
-                "read {}, written {} ({} clwb/clflushopt write-backs, {} evictions, {} non-temporal{})",
+                "read {}, written {} ({} clwb/clflushopt write-backs, {} evictions, {} non-temporal{}{})",
                 bytes_text(s.counter("pm.read_bytes")),
                 bytes_text(s.counter("pm.write_bytes") + 64 * s.counter("pm.engine_writes")),
                 s.counter("pm.writebacks"),
                 s.counter("pm.evictions"),
-                s.counter("pm.nt_writes"),
+                // `pm.nt_writes` counts the line writes that arrived over RDMA too.
+                s.counter("pm.nt_writes")
+                    .saturating_sub(s.counter("pm.rdma_writes")),
+                match s.counter("pm.rdma_writes") {
+                    0 => String::new(),
+                    n => format!(", {n} RDMA line writes"),
+                },
                 match s.counter("pm.engine_writes") {
                     0 => String::new(),
                     n => format!("; {n} line writes of the logging engine"),

@@ -1150,3 +1150,25 @@ fn a_config_key_set_twice_is_refused() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("key `controller.adr` given twice"), "{err}");
 }
+
+#[test]
+fn a_memory_replay_cut_counts_acknowledged_writes() {
+    // A replayed write counts once acknowledged (not when it reached the controller, which every
+    // issued write has by the cut), and says so.
+    let d = tmpdir("cut");
+    let t = plain_trace(&d);
+    let o = pmlab(&[
+        "sim",
+        "--config",
+        "nvm-ppo",
+        "--trace",
+        t.to_str().unwrap(),
+        "--crash-at-ns",
+        "1000",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let row = out.lines().find(|l| l.starts_with("crash")).unwrap();
+    assert!(row.contains("PM writes acknowledged"), "{row}");
+    let _ = std::fs::remove_dir_all(&d);
+}

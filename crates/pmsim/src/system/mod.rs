@@ -385,6 +385,10 @@ pub struct System {
     fence_stall: Histogram,
     tx_begins: u64,
     tx_ends: u64,
+    /// Transaction ends that waited for their commit (a read-only transaction's does not).
+    commit_waits: u64,
+    /// PM line writes that arrived over the network (RDMA), also in `pm_traffic.nt_writes`.
+    pm_rdma_writes: u64,
     persist_log: Option<PersistLog>,
     fence_log: Option<Vec<(Ps, u16)>>,
     /// Evictions in flight by request id, and the newest one per line.
@@ -479,6 +483,8 @@ impl System {
             fence_stall: Histogram::default(),
             tx_begins: 0,
             tx_ends: 0,
+            commit_waits: 0,
+            pm_rdma_writes: 0,
             persist_log: None,
             fence_log: None,
             evicting: FastMap::default(),
@@ -1082,6 +1088,7 @@ impl System {
                 self.sync_adr_pins(now);
                 self.send_log_writes(now);
                 if action == CommitAction::WaitForLog {
+                    self.commit_waits += 1;
                     self.block_on_persists(t, false);
                 }
             }
@@ -1739,10 +1746,13 @@ impl System {
                         None
                     };
                     let r = if self.is_pm(line << 6) {
+                        self.pm_rdma_writes += 1;
                         &mut self.pm_traffic
                     } else {
                         &mut self.dram_traffic
                     };
+                    // Counted with the non-temporal writes (as DDIO-off RDMA writes are), and on
+                    // their own in `pm_rdma_writes`.
                     r.nt_writes += 1;
                     r.nt_bytes += len as u64;
                     let w = LineWrite {
@@ -1908,6 +1918,10 @@ impl System {
         s.set("cpu.fences", self.threads.iter().map(|t| t.fences).sum());
         s.set("cpu.tx_begins", self.tx_begins);
         s.set("cpu.tx_ends", self.tx_ends);
+        if self.commit_waits > 0 {
+            // Only when there are any: the baselines' statistics keep their keys.
+            s.set("cpu.commit_waits", self.commit_waits);
+        }
         let thread_time: Ps = self
             .threads
             .iter()
@@ -1955,9 +1969,12 @@ impl System {
             );
             s.set(format!("{name}.read_bytes"), r.reads * 64);
         }
+        // Only when there are any: the baselines' statistics keep their keys.
         if self.engine_writes > 0 {
-            // Only when there are any: the baselines' statistics keep their keys.
             s.set("pm.engine_writes", self.engine_writes);
+        }
+        if self.pm_rdma_writes > 0 {
+            s.set("pm.rdma_writes", self.pm_rdma_writes);
         }
         self.pm.export_stats(&mut s);
         self.logging.export_stats(&mut s);
