@@ -428,7 +428,16 @@ fn memory_rows(cfg: &SimConfig, out: &simulate::Outcome, rows: &mut Vec<(&'stati
     ]);
     if let Some(amp) = stats.value("mc.read_amplification") {
         if cfg.device.read_buffer.entries > 0 || cfg.device.media_access_bytes > 64 {
-            rows.push(("read amplification", format!("{amp:.2} x")));
+            // Every row activation reads a media access unit, a write's too (the read of an
+            // XPLine's read-modify-write), so with writes in the mix this exceeds what reads
+            // alone fetch (at most one unit per 64 B read).
+            rows.push((
+                "read amplification",
+                format!(
+                    "{amp:.2} x (media bytes read per byte the host read; the activations of \
+                     writes read media too)"
+                ),
+            ));
         }
     }
 }

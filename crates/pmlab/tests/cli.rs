@@ -1172,3 +1172,119 @@ fn a_memory_replay_cut_counts_acknowledged_writes() {
     assert!(row.contains("PM writes acknowledged"), "{row}");
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// `pmlab sim --workload` statistics (JSON text) for `args`.
+fn sim_json(d: &Path, name: &str, args: &[&str]) -> String {
+    let json = d.join(name);
+    let mut all = vec!["sim"];
+    all.extend(args);
+    all.extend(["--json", json.to_str().unwrap()]);
+    let o = pmlab(&all);
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    std::fs::read_to_string(json).unwrap()
+}
+
+/// A statistics counter of a `--json` file's text (0 when absent).
+fn json_counter(stats: &str, k: &str) -> f64 {
+    stats.find(&format!("\"{k}\":")).map_or(0.0, |i| {
+        let v = stats[i + k.len() + 3..].trim_start();
+        v[..v.find(|c: char| !c.is_ascii_digit()).unwrap()]
+            .parse()
+            .unwrap()
+    })
+}
+
+#[test]
+fn reproduced_throughputs_count_the_operations_time_only() {
+    // Independent oracle: the same runs through `pmlab sim`, the run with no operations (the
+    // load phase) subtracted from the run's time and work. tatp-hw's load phase takes nearly
+    // all of a 400-operation run, so a throughput over the whole run would be far off; ycsb
+    // inserts its records as operations, 16 per thread already in the load run.
+    let d = tmpdir("throughputs");
+    let o = pmlab(&[
+        "reproduce",
+        "--quick",
+        "--only",
+        "lalea",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(d.join("lalea/summary.csv")).unwrap();
+    let reported: f64 = csv
+        .lines()
+        .find_map(|l| l.strip_prefix("tx_per_s,tatp-hw,redu,"))
+        .expect("tatp-hw's throughput under REDU")
+        .parse()
+        .unwrap();
+    let run = |ops: &str| {
+        sim_json(
+            &d,
+            &format!("tatp-{ops}.json"),
+            &[
+                "--config",
+                "nvm-lalea",
+                "--workload",
+                "tatp-hw",
+                "--threads",
+                "4",
+                "--ops",
+                ops,
+                "--set",
+                "controller.logging=redu",
+            ],
+        )
+    };
+    let (full, load) = (run("400"), run("0"));
+    let c = json_counter;
+    let expected = (c(&full, "cpu.tx_ends") - c(&load, "cpu.tx_ends"))
+        / ((c(&full, "sim.time_ps") - c(&load, "sim.time_ps")) * 1e-12);
+    assert!(
+        (reported / expected - 1.0).abs() < 1e-3,
+        "reported {reported}, expected {expected} transactions/s"
+    );
+    // The workloads section: ycsb on nvm-lalea.
+    let o = pmlab(&[
+        "reproduce",
+        "--quick",
+        "--only",
+        "workloads",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = std::fs::read_to_string(d.join("workloads/runs.csv")).unwrap();
+    let row: Vec<&str> = csv
+        .lines()
+        .find(|l| l.starts_with("ycsb,nvm-lalea,"))
+        .expect("ycsb on nvm-lalea")
+        .split(',')
+        .collect();
+    let reported: f64 = row[5].parse().unwrap();
+    let run = |ops: &str| {
+        sim_json(
+            &d,
+            &format!("ycsb-{ops}.json"),
+            &[
+                "--config",
+                "nvm-lalea",
+                "--workload",
+                "ycsb",
+                "--threads",
+                "4",
+                "--ops",
+                ops,
+            ],
+        )
+    };
+    let (full, load) = (run("400"), run("0"));
+    // ycsb's records: a fifth of each thread's operations, at least 16 (pmwork's ycsb.rs); the
+    // window holds the requested operations and the inserts past the load run's 16 per thread.
+    let window_ops = 400.0 + 4.0 * ((100.0f64 / 5.0).max(16.0) - 16.0);
+    let expected = window_ops / ((c(&full, "sim.time_ps") - c(&load, "sim.time_ps")) * 1e-12) / 1e3;
+    assert!(
+        (reported / expected - 1.0).abs() < 2e-3,
+        "reported {reported}, expected {expected} kops/s"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

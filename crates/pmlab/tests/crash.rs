@@ -615,3 +615,31 @@ fn summary_rows_count_what_they_name() {
         "{traffic}"
     );
 }
+
+#[test]
+fn a_cut_run_keeps_each_thread_within_the_cut() {
+    // A thread waiting in a fence at the cut has run until the cut (its stall does); none runs
+    // past it. Its stall never exceeds its time, nor its time the run's.
+    let (_, stats) = sim_with_stats(&[
+        "--config",
+        "optane",
+        "--workload",
+        "ycsb",
+        "--threads",
+        "4",
+        "--ops",
+        "1000",
+        "--crash-at-ns",
+        "200000",
+    ]);
+    let c = |k: &str| json_counter(&stats, k);
+    let ps_per_cycle = c("sim.time_ps") / c("cpu.cycles");
+    for t in 0..4 {
+        let cycles = c(&format!("cpu.t{t}.cycles"));
+        assert!(cycles <= c("cpu.cycles"), "thread {t}: {stats}");
+        assert!(
+            c(&format!("cpu.t{t}.stall_fence_ps")) <= cycles * ps_per_cycle,
+            "thread {t}: {stats}"
+        );
+    }
+}

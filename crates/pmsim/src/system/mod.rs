@@ -1868,8 +1868,16 @@ impl System {
             (Some(cut), Block::Fence { .. }) => cut.saturating_sub(th.block_since),
             _ => 0,
         };
+        // Cut by a power failure, a thread's time ends at the cut: one waiting in a fence there
+        // has run until it (its stall does), and none ran past it (an event's time is charged
+        // before the cut is checked).
+        let thread_time = |th: &Thread| match self.stop_at {
+            Some(cut) if open_fence(th) > 0 => cut,
+            Some(cut) => th.clock.min(cut),
+            None => th.clock,
+        };
         for (i, th) in self.threads.iter().enumerate() {
-            let cycles = th.clock / self.cycle.max(1);
+            let cycles = thread_time(th) / self.cycle.max(1);
             let p = format!("cpu.t{i}.");
             s.set(format!("{p}instructions"), th.instrs);
             s.set(format!("{p}cycles"), cycles);
