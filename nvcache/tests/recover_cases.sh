@@ -67,6 +67,18 @@ file=$dir/lifecycle-$case.dat
 rm -f "$file"
 . "$(dirname "$0")/nvram_layout.sh"
 cleanup() { rm -f "$file" "$file.ready" "$file.go"; remove_nvram_dirs; }
+# A later job wrote 'y' over a dead job's synced 'x' (one host): recovery must keep the dead job's
+# parts and leave the later bytes; --force then writes the parts.
+kept_until_forced() {
+    local out
+    out=$(recover_once 2>&1) && { echo "$out"; echo "recovery wrote over the later job's file"; exit 1; }
+    echo "$out"
+    "$prog" has "$file" y || { echo "the dead job's older bytes were written over the later job's"; exit 1; }
+    [ -n "$(parts)" ] || { echo "the parts were removed although nothing was written back"; exit 1; }
+    "$recover" --dir "$NVCACHE_DIR" --force || exit 1
+    [ -z "$(parts)" ] || { echo "parts not removed after recovery with --force"; exit 1; }
+    "$prog" has "$file" x || exit 1
+}
 # Cases whose guard is the file's user.nvcache.job attribute: skipped (exit 77) where the data
 # directory's file system keeps no user extended attributes (NFSv3, tmpfs before Linux 6.6).
 need_xattrs() {
@@ -145,13 +157,7 @@ superseded)
     echo "$out"
     echo "$out" | grep -q "which ended without writing them back" || { echo "the second job's open did not warn"; exit 1; }
     "$prog" has "$file" y || exit 1
-    out=$(recover_once 2>&1) && { echo "$out"; echo "recovery wrote over the later job's file"; exit 1; }
-    echo "$out"
-    "$prog" has "$file" y || { echo "the dead job's older bytes were written over the later job's"; exit 1; }
-    [ -n "$(parts)" ] || { echo "the parts were removed although nothing was written back"; exit 1; }
-    "$recover" --dir "$NVCACHE_DIR" --force || exit 1
-    [ -z "$(parts)" ] || { echo "parts not removed after recovery with --force"; exit 1; }
-    "$prog" has "$file" x || exit 1
+    kept_until_forced
     ;;
 writeback-race)
     NVCACHE_STRIPE=4096 "$mpiexec" -n 2 "$prog" sync-kill "$file" x && { echo "expected the ranks to be killed"; exit 1; }
@@ -210,13 +216,7 @@ disabled-norecover)
         { echo "$out"; echo "the second job failed"; exit 1; }
     echo "$out"
     [ -n "$(parts)" ] || { echo "the second job recovered although NVCACHE_RECOVER=0"; exit 1; }
-    out=$(recover_once 2>&1) && { echo "$out"; echo "recovery wrote over the later job's file"; exit 1; }
-    echo "$out"
-    "$prog" has "$file" y || { echo "the dead job's older bytes were written over the later job's"; exit 1; }
-    [ -n "$(parts)" ] || { echo "the parts were removed although nothing was written back"; exit 1; }
-    "$recover" --dir "$NVCACHE_DIR" --force || exit 1
-    [ -z "$(parts)" ] || { echo "parts not removed after recovery with --force"; exit 1; }
-    "$prog" has "$file" x || exit 1
+    kept_until_forced
     ;;
 fsync-fail)
     "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }

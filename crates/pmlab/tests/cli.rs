@@ -1,5 +1,7 @@
 //! End-to-end tests of the `pmlab` binary: real files in, exit codes and outputs checked.
 
+mod common;
+use common::json_counter;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -1184,16 +1186,6 @@ fn sim_json(d: &Path, name: &str, args: &[&str]) -> String {
     std::fs::read_to_string(json).unwrap()
 }
 
-/// A statistics counter of a `--json` file's text (0 when absent).
-fn json_counter(stats: &str, k: &str) -> f64 {
-    stats.find(&format!("\"{k}\":")).map_or(0.0, |i| {
-        let v = stats[i + k.len() + 3..].trim_start();
-        v[..v.find(|c: char| !c.is_ascii_digit()).unwrap()]
-            .parse()
-            .unwrap()
-    })
-}
-
 #[test]
 fn reproduced_throughputs_count_the_operations_time_only() {
     // Independent oracle: the same runs through `pmlab sim`, the run with no operations (the
@@ -1236,7 +1228,7 @@ fn reproduced_throughputs_count_the_operations_time_only() {
         )
     };
     let (full, load) = (run("400"), run("0"));
-    let c = json_counter;
+    let c = |s: &str, k: &str| json_counter(s, k) as f64;
     let expected = (c(&full, "cpu.tx_ends") - c(&load, "cpu.tx_ends"))
         / ((c(&full, "sim.time_ps") - c(&load, "sim.time_ps")) * 1e-12);
     assert!(

@@ -1,6 +1,8 @@
 //! `pmlab crash` and `pmlab sim --workload`: generated workloads on the full system, crash
 //! points recovered and checked by the workloads' oracles, a broken library caught.
 
+mod common;
+use common::json_counter;
 use std::process::{Command, Output};
 
 fn pmlab(args: &[&str]) -> Output {
@@ -467,15 +469,7 @@ fn logged_pm_writes_count_in_the_summary_and_at_a_crash() {
         // A whole run: every PM line write issued reached the controller, alone or merged.
         let stats = std::fs::read_to_string(&json).unwrap();
         std::fs::remove_file(&json).unwrap();
-        let counter = |k: &str| -> u64 {
-            let at = stats.find(&format!("\"{k}\":")).map(|i| i + k.len() + 3);
-            at.map_or(0, |i| {
-                let v = stats[i..].trim_start();
-                v[..v.find(|c: char| !c.is_ascii_digit()).unwrap()]
-                    .parse()
-                    .unwrap()
-            })
-        };
+        let counter = |k: &str| json_counter(&stats, k);
         let issued = counter("pm.writebacks") + counter("pm.evictions") + counter("pm.nt_writes")
             - counter("logging.absorbed_writebacks")
             + counter("pm.engine_writes");
@@ -515,16 +509,6 @@ fn logged_pm_writes_count_in_the_summary_and_at_a_crash() {
             assert!(issued > 0, "{scheme} at {ns} ns: {out}");
         }
     }
-}
-
-/// A statistics counter of a `--json` file's text (0 when absent).
-fn json_counter(stats: &str, k: &str) -> u64 {
-    stats.find(&format!("\"{k}\":")).map_or(0, |i| {
-        let v = stats[i + k.len() + 3..].trim_start();
-        v[..v.find(|c: char| !c.is_ascii_digit()).unwrap()]
-            .parse()
-            .unwrap()
-    })
 }
 
 /// `pmlab sim` with `args`, its summary and its statistics.
