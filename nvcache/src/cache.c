@@ -1225,8 +1225,7 @@ static int prefetch_part(struct nvc_file *f, uint32_t p, int64_t size)
  * knows no prefixes) gets out + *off. Returns 0, or -1 when the name does not fit. */
 static int canonical_path(char *out, size_t n, const char *path, size_t *off)
 {
-    const char *colon = strchr(path, ':'), *slash = strchr(path, '/');
-    size_t pre = colon && colon > path && (!slash || colon < slash) ? (size_t)(colon - path) + 1 : 0;
+    size_t pre = nvc_fs_prefix_len(path);
     const char *rest = path + pre;
     char abs[PATH_MAX], cwd[PATH_MAX];
     int len;
@@ -1295,22 +1294,32 @@ static void append_at_end(MPI_File fh, int amode)
     PMPI_File_seek_shared(fh, 0, MPI_SEEK_END);
 }
 
-/* Before an open of path on comm that may write: the communicator's rank 0 names this job, now, the
- * file's last writer (NVC_WRITER_XATTR), so that no recovery on any host writes a dead job's part
- * whose last write is older over what this job writes. The mark waits for a write-back of the file
- * in progress (nvc_file_writeback_lock), and no rank writes before it: the collective open that
- * follows returns on no rank before rank 0 entered it. A file that does not exist yet gets no mark:
- * no part is ever written into a file made after it (the parts record the file's identity). Every
- * process of the job finished its host's recovery in MPI_Init before this open, so no part this
- * job's own hosts recover is judged by this mark. A file system without user attributes keeps no
- * mark: recovery then writes such parts back as before (README). */
+/* After a successful open of path on comm that may write: the communicator's rank 0 names this job,
+ * now, the file's last writer (NVC_WRITER_XATTR), so that no recovery on any host writes a dead
+ * job's part whose last write is older over what this job writes; a barrier then keeps every rank
+ * from writing before the mark. The mark waits for a write-back of the file in progress
+ * (nvc_file_writeback_lock). Every process of the job finished its host's recovery in MPI_Init
+ * before this open, so no part this job's own hosts recover is judged by this mark. A file system
+ * without user attributes keeps no mark: recovery then writes such parts back as before (README);
+ * any other failure is said once per process. */
 static void mark_writer(MPI_Comm comm, const char *path, int amode)
 {
-    int rank = 0;
-    if ((amode & MPI_MODE_RDONLY) || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != 0)
+    int rank = 0, inter = 0;
+    if ((amode & MPI_MODE_RDONLY) || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
+        inter || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
         return;
-    const char *colon = strchr(path, ':'), *slash = strchr(path, '/');
-    nvc_file_mark_writer(colon && colon > path && (!slash || colon < slash) ? colon + 1 : path, nvc_rt.jobid);
+    if (rank == 0) {
+        static int said;
+        int e = nvc_file_mark_writer(path + nvc_fs_prefix_len(path), nvc_rt.jobid);
+        if (e && e != -ENOTSUP && e != -EOPNOTSUPP && !said) {
+            said = 1;
+            nvc_msg("%s: cannot name this job the file's last writer (%s: %s): a dead job's NVRAM part of it on a "
+                    "host outside this job could later be written back over this job's bytes (said once)",
+                    path, NVC_WRITER_XATTR, e == -EAGAIN ? "a write-back of the file, or a lock over the whole file, "
+                                                           "held it for 5 s" : strerror(-e));
+        }
+    }
+    PMPI_Barrier(comm);
 }
 
 int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File *fh)
@@ -1318,8 +1327,10 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
     uint64_t t0 = nvc_now_ns();
     /* The same on every rank (environment; agreed in MPI_Init; amode): plain MPI-IO, no handshake. */
     if (!nvc_cfg.enabled || !nvc_rt.ready) {
-        mark_writer(comm, path, amode);
-        return PMPI_File_open(comm, path, amode, info, fh);
+        int rc = PMPI_File_open(comm, path, amode, info, fh);
+        if (rc == MPI_SUCCESS)
+            mark_writer(comm, path, amode);
+        return rc;
     }
     /* An invalid or inter-communicator is erroneous for MPI_File_open: let MPICH report it through
        the file error handler (MPI_ERRORS_RETURN by default). The calls on comm below would raise
@@ -1339,8 +1350,9 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
             file_init(f, MPI_FILE_NULL, path, amode);
             reg_enter(f, 0);
         }
-        mark_writer(comm, path, amode);
         int rc = PMPI_File_open(comm, path, amode, info, fh);
+        if (rc == MPI_SUCCESS)
+            mark_writer(comm, path, amode);
         if (rc == MPI_SUCCESS && f) {
             if (early)
                 f->real = *fh;
@@ -1391,10 +1403,10 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
     uint64_t fileid = 0;
     if (cc && cc->world)
         fileid = (1ull << 63) | ++nvc_rt.world_opens; /* the n-th whole-job open on every rank, failed ones too */
-    mark_writer(comm, path, amode);
     int rc = PMPI_File_open(comm, path, amode, info, fh);
     if (rc != MPI_SUCCESS)
         return rc;
+    mark_writer(comm, path, amode);
     if (!(cc && cc->world)) {
         if (!cc || cc->opens + 1 >= NVC_IDS_PER_COMM) {
             /* A block of file ids from the communicator's rank 0 (its world rank makes it unique). */

@@ -154,14 +154,29 @@ static void file_id_fill(const struct statx *sx, struct nvc_file_id *id)
     }
 }
 
+size_t nvc_fs_prefix_len(const char *path)
+{
+    /* ROMIO's file-system names (ad_fstype.c of MPICH 4); Open MPI's OMPIO keeps other names. */
+    static const char *const known[] = {"ufs",   "nfs",   "pfs",     "piofs", "hfs",    "xfs",  "sfs",
+                                        "pvfs",  "pvfs2", "zoidfs",  "ftp",   "gsiftp", "testfs",
+                                        "lustre", "bgl",  "bglockless", "panfs", "gpfs", "ime", "daos",
+                                        "quobytefs"};
+    const char *colon = strchr(path, ':'), *slash = strchr(path, '/');
+    if (!colon || colon == path || (slash && slash < colon))
+        return 0;
+    size_t n = (size_t)(colon - path);
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strlen(known[i]) == n && !strncmp(path, known[i], n))
+            return n + 1;
+    return 0;
+}
+
 int nvc_file_id_get(const char *path, struct nvc_file_id *id)
 {
     struct statx sx;
-    const char *colon = strchr(path, ':'), *slash = strchr(path, '/');
     const unsigned want = STATX_INO | STATX_BTIME;
     memset(id, 0, sizeof *id);
-    if (statx(AT_FDCWD, path, 0, want, &sx) != 0 &&
-        !(colon && colon > path && (!slash || colon < slash) && statx(AT_FDCWD, colon + 1, 0, want, &sx) == 0))
+    if (statx(AT_FDCWD, path + nvc_fs_prefix_len(path), 0, want, &sx) != 0)
         return -1;
     file_id_fill(&sx, id);
     return 0;
@@ -196,14 +211,24 @@ uint64_t nvc_realtime_ns(void)
 /* The byte the write-back lock covers: far past any file's data. */
 #define WRITEBACK_LOCK_BYTE ((off_t)1 << 62)
 
-int nvc_file_writeback_lock(int fd)
+int nvc_file_writeback_lock(int fd, int wait_ms)
 {
+    /* Polled, not F_OFD_SETLKW: a POSIX lock over the whole file (lockf, or flock emulated on NFS)
+       covers this byte too, even in this very process, and must cost a bounded wait, not a hang. */
     struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = WRITEBACK_LOCK_BYTE, .l_len = 1};
-    while (fcntl(fd, F_OFD_SETLKW, &l) != 0)
-        if (errno != EINTR)
+    for (int waited = 0;; waited += 10) {
+        if (fcntl(fd, F_OFD_SETLK, &l) == 0)
+            return 0;
+        if (errno != EAGAIN && errno != EACCES && errno != EINTR)
             return -1;
-    return 0;
+        if (waited >= wait_ms)
+            return -2;
+        usleep(10000);
+    }
 }
+
+/* How long a job's mark waits for a write-back of the file in progress. */
+#define MARK_WAIT_MS 5000
 
 int nvc_file_mark_writer(const char *path, uint64_t jobid)
 {
@@ -212,7 +237,10 @@ int nvc_file_mark_writer(const char *path, uint64_t jobid)
         return -errno;
     /* After a write-back of this file in progress elsewhere (it checked an older name), before this
        job writes: then that write-back's bytes precede this job's. */
-    nvc_file_writeback_lock(fd);
+    if (nvc_file_writeback_lock(fd, MARK_WAIT_MS) == -2) {
+        close(fd);
+        return -EAGAIN;
+    }
     char v[64];
     int n = snprintf(v, sizeof v, "%016llx %llu", (unsigned long long)jobid, (unsigned long long)nvc_realtime_ns());
     int e = fsetxattr(fd, NVC_WRITER_XATTR, v, (size_t)n, 0) == 0 ? 0 : -errno;

@@ -82,8 +82,7 @@ struct removal {
    kept it; a POSIX open does not know it). */
 static const char *real_name(const char *path)
 {
-    const char *colon = strchr(path, ':'), *slash = strchr(path, '/');
-    return colon && colon > path && (!slash || colon < slash) ? colon + 1 : path;
+    return path + nvc_fs_prefix_len(path);
 }
 
 /* nvc_job_alive, asked once per job of the directory's parts (during one recovery). */
@@ -122,10 +121,51 @@ static int wanted(const struct nvc_recover_opts *o, const char *path)
     return 0;
 }
 
+/* A part file of the directory, with its creation time (list_parts). */
+struct listed {
+    char file[2048];
+    int64_t sec;
+    uint32_t nsec;
+};
+
+/* The latest last_write_ns of job `jobid`'s parts of file `fileid` among the listed parts: the
+   parts of one open on this host are judged together (one whose last write came before another
+   job's open, another's after, must not be split: the file would get half the job's bytes). */
+struct latest {
+    uint64_t jobid, fileid, ns;
+};
+static uint64_t job_latest_write(const struct listed *l, size_t n, uint64_t jobid, uint64_t fileid, struct latest **cache,
+                                 size_t *ncache)
+{
+    for (size_t i = 0; i < *ncache; i++)
+        if ((*cache)[i].jobid == jobid && (*cache)[i].fileid == fileid)
+            return (*cache)[i].ns;
+    uint64_t ns = 0;
+    struct nvc_part_hdr *h = malloc(sizeof *h);
+    for (size_t i = 0; h && i < n; i++) {
+        int fd = open(l[i].file, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        if (pread(fd, h, sizeof *h, 0) == (ssize_t)sizeof *h && !memcmp(h->magic, "NVCPART1", 8) &&
+            h->version == NVC_PART_VERSION && h->jobid == jobid && h->fileid == fileid && h->last_write_ns > ns)
+            ns = h->last_write_ns;
+        close(fd);
+    }
+    free(h);
+    struct latest *nc = realloc(*cache, (*ncache + 1) * sizeof **cache);
+    if (nc) {
+        *cache = nc;
+        nc[(*ncache)++] = (struct latest){jobid, fileid, ns};
+    }
+    return ns;
+}
+
 /* Writes a part's dirty data back; 0, -1 (failed; the part is kept) or -2 (the name leads to
    another file than the job opened, or a later job opened the file before this recovery;
-   nothing written, the part is kept). */
-static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, uint64_t *bytes)
+   nothing written, the part is kept). last_write_ns: the latest write of the part's job to the
+   file in any of its parts here (job_latest_write). */
+static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, uint64_t last_write_ns,
+                        uint64_t *bytes)
 {
     struct nvc_part_hdr *h = p->hdr;
     const char *name = real_name(h->path);
@@ -147,9 +187,15 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
     /* From the checks below to the end of the write-back: a job that opens the file for writing
        meanwhile (on another host) waits to name itself its writer until this write-back is done,
        so its bytes follow this part's, and one that named itself before is seen below. Released
-       when fd is closed. */
-    if (!dry)
-        nvc_file_writeback_lock(fd);
+       when fd is closed. Not waited for long: a process holding a POSIX lock over the whole file
+       holds it too, and this recovery holds the directory's lock. */
+    if (!dry && nvc_file_writeback_lock(fd, 5000) == -2) {
+        say(o, 1, "%s stayed locked for 5 s (a write-back of it elsewhere, or a POSIX lock over the whole file); the "
+                  "part is kept for a later recovery",
+            name);
+        close(fd);
+        return -1;
+    }
     /* Nor into a file that took the name since: the job's file was deleted (its data is gone
        under plain MPI-IO too) or replaced, and its bytes would overwrite another file's. The
        device is not compared: one file system's device number changes when it is mounted again
@@ -175,13 +221,13 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
        to agree to better than the time from a crash to the next job's open. A part with nothing
        dirty writes nothing over anybody's bytes. */
     uint64_t writer = 0, when = 0, first = 0, doff, dlen;
-    if (fd >= 0 && !o->force && h->last_write_ns && nvc_part_next_dirty(p, &first, &doff, &dlen) &&
-        nvc_file_writer(fd, &writer, &when) == 1 && writer != h->jobid && when > h->last_write_ns) {
+    if (fd >= 0 && !o->force && last_write_ns && nvc_part_next_dirty(p, &first, &doff, &dlen) &&
+        nvc_file_writer(fd, &writer, &when) == 1 && writer != h->jobid && when > last_write_ns) {
         say(o, 1,
-            "job %016llx opened %s for writing %.3f s after this part's job %016llx last wrote to the part (the "
+            "job %016llx opened %s for writing %.3f s after this part's job %016llx last wrote to it here (the "
             "file's %s says so); the part's older bytes would overwrite what that job wrote, so it is kept "
             "(--force writes it there)",
-            (unsigned long long)writer, name, (double)(when - h->last_write_ns) / 1e9, (unsigned long long)h->jobid,
+            (unsigned long long)writer, name, (double)(when - last_write_ns) / 1e9, (unsigned long long)h->jobid,
             NVC_WRITER_XATTR);
         close(fd);
         return -2;
@@ -294,12 +340,6 @@ static int defer_removal(struct removal **rm, size_t *n, const char *file, size_
 }
 
 /* A part file and when it was made. */
-struct listed {
-    char file[2048];
-    int64_t sec;
-    uint32_t nsec;
-};
-
 static int by_age(const void *a, const void *b)
 {
     const struct listed *x = a, *y = b;
@@ -392,6 +432,8 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
     size_t nsib = 0;
     struct removal *rm = NULL;
     size_t nrm = 0;
+    struct latest *latest = NULL;
+    size_t nlatest = 0;
     int failed = 0;
     size_t nlist = 0;
     struct listed *list = list_parts(d, dir, &nlist);
@@ -513,7 +555,7 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
         if (h->size > t[i].size)
             t[i].size = h->size;
         t[i].parts++;
-        int rc = recover_part(o, &p, &t[i].bytes);
+        int rc = recover_part(o, &p, job_latest_write(list, nlist, h->jobid, h->fileid, &latest, &nlatest), &t[i].bytes);
         if (rc)
             failed = 1;
         if (rc == -2)
@@ -525,6 +567,7 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
         nvc_part_close(&p, 0);
     }
     free(list);
+    free(latest);
     for (size_t k = 0; k < nsib; k++)
         for (size_t i = 0; i < nt; i++)
             if (t[i].fileid == sib[k].fileid && t[i].jobid == sib[k].jobid && !strcmp(t[i].path, sib[k].path) &&

@@ -255,6 +255,15 @@ int main(int argc, char **argv)
     MPI_File nf;
     char np_[1024];
     name(np_, sizeof np_, 0, "null", 0);
+#ifdef MPICH
+    /* Under MPICH it returns whatever MPI_COMM_WORLD's handler: nvcache must not ask the null
+       communicator anything that raises on MPI_COMM_WORLD's (a rank query once did, with caching
+       off, and the job aborted). */
+    if (MPI_File_open(MPI_COMM_NULL, np_, MPI_MODE_CREATE | MPI_MODE_RDWR, on, &nf) == MPI_SUCCESS) {
+        fprintf(stderr, "multicomm: MPI_File_open(MPI_COMM_NULL) succeeded\n");
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    }
+#endif
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (MPI_File_open(MPI_COMM_NULL, np_, MPI_MODE_CREATE | MPI_MODE_RDWR, on, &nf) == MPI_SUCCESS) {
         fprintf(stderr, "multicomm: MPI_File_open(MPI_COMM_NULL) succeeded\n");

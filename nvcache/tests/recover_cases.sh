@@ -38,8 +38,9 @@
 # CASE live: nvcache-recover runs while a job that synced is still running (NVCACHE_DIR is shared
 #   by a user's jobs): it must leave that job's parts alone; another job opens the file for
 #   writing and closes it without writing (its mark on the file must not make the running job's
-#   later bytes look older); the job then syncs more and is SIGKILLed, and recovery afterwards
-#   restores every synced byte.
+#   later bytes look older, nor split its parts: with 8 KiB stripes only one part is written after
+#   the mark); the job then syncs more and is SIGKILLed, and recovery afterwards restores every
+#   synced byte.
 # CASE shrink: across 2 emulated hosts (MPIEXEC is emu_mpiexec.sh), a shrinking set_size, writes
 #   past it on the other host, sync, SIGKILL: every host's recovery together restores the synced
 #   bytes and the size (a host's recovery never cuts what another's wrote back).
@@ -54,6 +55,13 @@
 #   its part back slowly (tests/fail_io.c, SLOW_PWRITE) while the job restarted on the first host
 #   opens the file, writes other bytes over all 8 KiB and closes it: the restarted job's open must
 #   wait for that write-back, so its bytes are the ones left in the file.
+# CASE whole-file-lock: a job writes and syncs 8 KiB and is SIGKILLed; another process holds a POSIX
+#   lock over the whole file (lockf), which covers the write-back lock's byte: recovery must give
+#   up on the file after its bounded wait and keep the part (not hang, holding the directory's lock
+#   against every job's MPI_Init), and a job opening the file for writing must go on after its
+#   bounded wait, saying that it could not mark the file (it runs with caching and recovery off, so
+#   it marks neither the parts nor, the lock being held, the file); once the lock is gone, recovery
+#   restores the synced bytes.
 # CASE pid-reuse: a job is SIGKILLed after its sync and another process takes its manager's PID
 #   (recorded in the job's mailbox): recovery must still see the job as dead (no process holds its
 #   lock in NVCACHE_DIR) and restore the synced bytes (RECOVER_SIZES: tests/recover_sizes).
@@ -176,6 +184,37 @@ writeback-race)
     "$prog" has "$file" y || { echo "the second host's write-back landed over the restarted job's bytes"; exit 1; }
     [ -z "$(parts)" ] || { echo "parts left: $(parts)"; exit 1; }
     ;;
+whole-file-lock)
+    "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }
+    wait_job_gone >/dev/null
+    python3 -c 'import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.lockf(fd, fcntl.LOCK_EX)
+open(sys.argv[1] + ".ready", "w").close()
+time.sleep(60)' "$file" &
+holder=$!
+    for i in $(seq 100); do [ -e "$file.ready" ] && break; sleep 0.1; done
+    out=$(timeout 60 "$recover" --dir "$NVCACHE_DIR" 2>&1)
+    rc=$?
+    echo "$out"
+    [ $rc -ne 124 ] || { kill $holder; echo "recovery hung on the locked file"; exit 1; }
+    [ $rc -ne 0 ] || { kill $holder; echo "recovery reported success although it wrote nothing"; exit 1; }
+    echo "$out" | grep -q "stayed locked" || { kill $holder; echo "recovery did not say why it kept the part"; exit 1; }
+    [ -n "$(parts)" ] || { kill $holder; echo "the part was removed although nothing was written back"; exit 1; }
+    # Caching off and no recovery: this job neither recovers nor marks the dead job's parts, only the file.
+    out=$(NVCACHE_ENABLE=0 NVCACHE_RECOVER=0 timeout 60 "$mpiexec" -n 1 "$prog" open-close "$file" 2>&1)
+    rc=$?
+    echo "$out"
+    kill $holder
+    wait $holder 2>/dev/null
+    rm -f "$file.ready"
+    [ $rc -eq 0 ] || { echo "the job opening the locked file failed or hung (rc $rc)"; exit 1; }
+    echo "$out" | grep -q "cannot name this job the file's last writer" ||
+        { echo "the job did not say that it could not mark the file"; exit 1; }
+    recover_all || exit 1
+    [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
+    "$prog" has "$file" x || exit 1
+    ;;
 fewer-hosts)
     need_xattrs
     for enable in 1 0; do
@@ -274,7 +313,9 @@ big)
     ;;
 live)
     rm -f "$file.ready" "$file.go"
-    "$mpiexec" -n 2 "$prog" live "$file" &
+    # 8 KiB stripes over the two nodes: the first sync's blocks live in one part, the second's in
+    # the other, so the open in between falls after one part's last write and before the other's.
+    NVCACHE_STRIPE=8192 "$mpiexec" -n 2 "$prog" live "$file" &
     job=$!
     for i in $(seq 300); do [ -e "$file.ready" ] && break; sleep 0.1; done
     [ -e "$file.ready" ] || { echo "the job did not reach its first sync"; touch "$file.go"; wait $job; exit 1; }
@@ -312,7 +353,9 @@ live-ns)
     export NVCACHE_DIR=$dir/nvram-live-ns
     rm -rf "$NVCACHE_DIR" "$file.ready" "$file.go"
     unshare --mount --propagation private sh -c 'mount -t tmpfs tmpfs /dev/shm && exec "$@"' sh \
-        "$mpiexec" -n 2 "$prog" live "$file" &
+        # 8 KiB stripes over the two nodes: the first sync's blocks live in one part, the second's in
+    # the other, so the open in between falls after one part's last write and before the other's.
+    NVCACHE_STRIPE=8192 "$mpiexec" -n 2 "$prog" live "$file" &
     job=$!
     for i in $(seq 300); do [ -e "$file.ready" ] && break; sleep 0.1; done
     [ -e "$file.ready" ] || { echo "the job did not reach its first sync"; touch "$file.go"; wait $job; exit 1; }
