@@ -32,9 +32,13 @@ bind= # mpiexec -bind-to level for the runs below (none: the kernel places ranks
 ops=1000; mb=256; sizes="64,512,4096,65536"
 [ -n "$quick" ] && { ops=300; mb=64; }
 echo "bench,label,case,size_bytes,procs,ops,mean_us,p50_us,p99_us"
-for np in 1 2; do
-    for label in plain nvcache; do
-        run $label $np NVCACHE_RANKS_PER_NODE=1 -- "$build/bench/latency" -f "$scratch/latency.dat" -m $mb -o $ops -l $label -s $sizes
+lat_runs=3
+for i in $(seq $lat_runs); do     # interleaved: plain nvcache, nvcache plain, ...
+    order="plain nvcache"; [ $((i % 2)) = 0 ] && order="nvcache plain"
+    for np in 1 2; do
+        for label in $order; do
+            run $label $np NVCACHE_RANKS_PER_NODE=1 -- "$build/bench/latency" -f "$scratch/latency.dat" -m $mb -o $ops -l $label -s $sizes
+        done
     done
 done
 

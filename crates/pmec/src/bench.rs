@@ -688,10 +688,15 @@ fn median_of_3(run: impl Fn() -> f64) -> f64 {
     median((0..3).map(|_| run()).collect())
 }
 
-/// The median of `v` (the upper one for an even count; 0 for none).
+/// The median of `v` (the mean of the middle two for an even count; 0 for none).
 pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(0.0)
+    let n = v.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => v[n / 2],
+        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
 }
 
 /// The pool's base pointer, shared by the reader threads.

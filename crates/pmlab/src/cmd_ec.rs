@@ -55,8 +55,9 @@ pub enum EcCommand {
         /// Data blocks per stripe.
         #[arg(short, default_value_t = 8)]
         k: usize,
-        /// Parity blocks per stripe.
-        #[arg(short, default_value_t = 4)]
+        /// Parity blocks per stripe (at least 1).
+        #[arg(short, default_value_t = 4,
+              value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
         m: usize,
         /// Block size in bytes.
         #[arg(long, default_value_t = 1024, value_name = "BYTES")]
@@ -312,13 +313,27 @@ pub fn run(cmd: EcCommand) -> Result<(), String> {
                     client.display()
                 ));
             }
-            if seconds.is_nan() || seconds <= 0.0 || pool_mb == 0 || rounds == 0 {
-                return Err("--seconds, --pool-mb and --rounds must be positive".into());
+            if !(seconds > 0.0 && seconds <= 3600.0) || pool_mb == 0 || rounds == 0 {
+                return Err(
+                    "--seconds must be in (0, 3600]; --pool-mb and --rounds must be positive".into(),
+                );
             }
             let libs = libs
                 .iter()
                 .map(|l| crate::percall::Library::parse(l))
                 .collect::<Result<Vec<_>, _>>()?;
+            // One row per library and point: a repeat would merge into one row with twice the
+            // runs the footer states.
+            for (i, l) in libs.iter().enumerate() {
+                if libs[..i].iter().any(|o| o.name == l.name) {
+                    return Err(format!("--lib {}: a library of that name is given twice", l.name));
+                }
+            }
+            for (i, p) in points.iter().enumerate() {
+                if points[..i].contains(p) {
+                    return Err(format!("point {p} is given twice"));
+                }
+            }
             let against = against.unwrap_or_else(|| libs[0].name.clone());
             if !libs.iter().any(|l| l.name == against) {
                 return Err(format!("--against {against}: no library of that name"));
