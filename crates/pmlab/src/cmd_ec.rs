@@ -315,7 +315,8 @@ pub fn run(cmd: EcCommand) -> Result<(), String> {
             }
             if !(seconds > 0.0 && seconds <= 3600.0) || pool_mb == 0 || rounds == 0 {
                 return Err(
-                    "--seconds must be in (0, 3600]; --pool-mb and --rounds must be positive".into(),
+                    "--seconds must be in (0, 3600]; --pool-mb and --rounds must be positive"
+                        .into(),
                 );
             }
             let libs = libs
@@ -326,7 +327,10 @@ pub fn run(cmd: EcCommand) -> Result<(), String> {
             // runs the footer states.
             for (i, l) in libs.iter().enumerate() {
                 if libs[..i].iter().any(|o| o.name == l.name) {
-                    return Err(format!("--lib {}: a library of that name is given twice", l.name));
+                    return Err(format!(
+                        "--lib {}: a library of that name is given twice",
+                        l.name
+                    ));
                 }
             }
             for (i, p) in points.iter().enumerate() {

@@ -478,6 +478,46 @@ fn ec_bad_arguments_give_clear_errors() {
         "x",
     ]);
     assert_eq!(o.status.code(), Some(1));
+    // Benchmarks: no code without parity (it printed a speed-up for RS(8,8) computing nothing),
+    // no endless run (`--seconds inf` never returned), no repeated library or point (their runs
+    // merged into one row under a footer counting half of them). Rejected before any run.
+    std::fs::write(d.join("libisal.so.2"), b"").unwrap(); // named only, never loaded
+    let lib = format!("x={}", d.display());
+    let client = input.to_str().unwrap(); // exists: the arguments are refused before it runs
+    for (args, needle) in [
+        (vec!["ec", "bench", "-m", "0"], "-m"),
+        (
+            vec![
+                "ec",
+                "percall",
+                "--client",
+                client,
+                "--lib",
+                &lib,
+                "--seconds",
+                "inf",
+                "8:4:1024",
+            ],
+            "--seconds",
+        ),
+        (
+            vec![
+                "ec", "percall", "--client", client, "--lib", &lib, "--lib", &lib, "8:4:1024",
+            ],
+            "given twice",
+        ),
+        (
+            vec![
+                "ec", "percall", "--client", client, "--lib", &lib, "8:4:1024", "8:4:1024",
+            ],
+            "given twice",
+        ),
+    ] {
+        let o = pmlab(&args);
+        let e = stderr(&o);
+        assert_ne!(o.status.code(), Some(0), "{args:?}");
+        assert!(e.contains(needle), "{args:?}: {e}");
+    }
 }
 
 #[test]

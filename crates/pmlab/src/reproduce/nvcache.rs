@@ -622,10 +622,11 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
                 )
             })
     };
-    let key = key_rows
-        .iter()
-        .map(|(c, p, a, b, mean_ratio)| {
-            format!(
+    let key =
+        key_rows
+            .iter()
+            .map(|(c, p, a, b, mean_ratio)| {
+                format!(
                 "{c} 4 KiB, {p} rank(s): median p50 {:.1} us plain vs {:.1} us nvcache ({:.1}x; \
                  {mean_ratio:.1}x by the means){}",
                 a.median,
@@ -633,9 +634,9 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
                 a.median / b.median,
                 if c == "cold_read" { opens(p) } else { String::new() }
             )
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
     let md = format!(
         "## nvcache (NVRAM MPI-IO cache)\n\n\
          `nvcache/bench/run_bench.sh` runs each program under `mpiexec` twice with \
