@@ -45,7 +45,9 @@ pub enum EcCommand {
         #[arg(long)]
         repair: bool,
     },
-    /// Check every shard's checksum and, when all are intact, that parity matches the data.
+    /// Check every shard's checksum and, when all are intact, that parity matches the data; exit
+    /// status 1 when anything is wrong, a shard missing or corrupt included (even if the file
+    /// can still be rebuilt).
     Verify {
         /// The manifest written by `encode`.
         manifest: PathBuf,
@@ -227,6 +229,17 @@ pub fn run(cmd: EcCommand) -> Result<(), String> {
                 return Err(format!(
                     "{}: parity does not match the data",
                     manifest.display()
+                ));
+            }
+            // Damaged but recoverable is still damaged: a script that checks only the exit
+            // status must not take it for healthy.
+            if !r.check.missing.is_empty() || !r.check.corrupt.is_empty() {
+                return Err(format!(
+                    "{}: {} shard(s) missing and {} corrupt; the file can be rebuilt (`pmlab ec \
+                     decode --repair` rewrites them)",
+                    manifest.display(),
+                    r.check.missing.len(),
+                    r.check.corrupt.len()
                 ));
             }
             Ok(())

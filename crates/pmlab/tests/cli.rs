@@ -430,6 +430,11 @@ fn ec_round_trips_with_m_shards_lost_or_corrupt() {
         "{report}"
     );
     assert_eq!(std::fs::read(&out).unwrap(), bytes);
+    // Damaged but recoverable: verify says so and fails, so that a script checking only the exit
+    // status does not take the shards for healthy.
+    let o = pmlab(&["ec", "verify", manifest.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("can be rebuilt"), "{}", stderr(&o));
     // A fourth loss is beyond m: a clear error, no output claimed.
     std::fs::remove_file(shards.join("data.bin.0.shard")).unwrap();
     let o = pmlab(&["ec", "verify", manifest.to_str().unwrap()]);
