@@ -190,7 +190,10 @@ pub fn compare(
 }
 
 /// A Markdown table of `rows`: per point and library the encode median [min-max], the plain
-/// move's median, encode over move, and the ratio of medians to library `against`.
+/// move's median, encode over move, and the ratio of medians to library `against`. The plain
+/// move does not depend on the library: each point's reference is the median of every
+/// library's move runs of that point (each process measures it beside its own encodes), one
+/// figure for all its rows.
 pub fn markdown(rows: &[Row], against: Option<&str>) -> String {
     let mut s = String::from(
         "| point | block | library | encode GB/s | plain move GB/s | encode / move | ratio |\n\
@@ -202,7 +205,12 @@ pub fn markdown(rows: &[Row], against: Option<&str>) -> String {
             min: elo,
             max: ehi,
         } = Spread::of(&r.encode);
-        let mv = Spread::of(&r.moved).median;
+        let moved: Vec<f64> = rows
+            .iter()
+            .filter(|o| o.point == r.point && o.block == r.block)
+            .flat_map(|o| o.moved.iter().copied())
+            .collect();
+        let mv = Spread::of(&moved).median;
         let ratio = against
             .and_then(|a| {
                 rows.iter()

@@ -432,7 +432,8 @@ fn single_calls(dir: &Path, quick: bool) -> Result<String, String> {
          `ec_encode_data` call per stripe, run on each library by `LD_LIBRARY_PATH` ({rounds} \
          interleaved round(s), {seconds} s per point); \"plain move\" is the same client moving \
          the same bytes without GF arithmetic (the better of regular and non-temporal stores), \
-         what the memory allows. Parity is identical on every library (checked). ISA-L 2.32.1 \
+         what the memory allows: one reference per point, the median of the move runs of every \
+         library's processes. Parity is identical on every library (checked). ISA-L 2.32.1 \
          is present where `make isal-anchor` built it from `../shared/anchors`.\n\n{}\n\
          Data: `pmec/single_call.csv`.\n\n",
         crate::percall::markdown(&rows, against.as_deref())
