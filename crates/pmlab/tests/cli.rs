@@ -1231,6 +1231,19 @@ fn sim_json(d: &Path, name: &str, args: &[&str]) -> String {
     std::fs::read_to_string(json).unwrap()
 }
 
+/// `pmlab reproduce --quick --only SECTION --out DIR`, which must succeed.
+fn reproduce_quick(section: &str, d: &Path) {
+    let o = pmlab(&[
+        "reproduce",
+        "--quick",
+        "--only",
+        section,
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{section}: {}", stderr(&o));
+}
+
 #[test]
 fn reproduced_throughputs_count_the_operations_time_only() {
     // Independent oracle: the same runs through `pmlab sim`, the run with no operations (the
@@ -1238,15 +1251,7 @@ fn reproduced_throughputs_count_the_operations_time_only() {
     // all of a 400-operation run, so a throughput over the whole run would be far off; ycsb
     // inserts its records as operations, 16 per thread already in the load run.
     let d = tmpdir("throughputs");
-    let o = pmlab(&[
-        "reproduce",
-        "--quick",
-        "--only",
-        "lalea",
-        "--out",
-        d.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    reproduce_quick("lalea", &d);
     let csv = std::fs::read_to_string(d.join("lalea/summary.csv")).unwrap();
     let reported: f64 = csv
         .lines()
@@ -1281,15 +1286,7 @@ fn reproduced_throughputs_count_the_operations_time_only() {
         "reported {reported}, expected {expected} transactions/s"
     );
     // The workloads section: ycsb on nvm-lalea.
-    let o = pmlab(&[
-        "reproduce",
-        "--quick",
-        "--only",
-        "workloads",
-        "--out",
-        d.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    reproduce_quick("workloads", &d);
     let csv = std::fs::read_to_string(d.join("workloads/runs.csv")).unwrap();
     let row: Vec<&str> = csv
         .lines()
