@@ -124,8 +124,9 @@ struct nvc_file_id {
 
 /** Reads the identity of the file at path (also a ROMIO "prefix:" path); 0 or -1 (cannot stat). */
 int nvc_file_id_get(const char *path, struct nvc_file_id *id);
-/** Length of the file-system prefix ROMIO strips from a file name ("ufs:", "lustre:", ...; one of
- *  the names ROMIO knows), 0 when path has none: "run:1.dat" is a file of that name. */
+/** Length of the file-system prefix MPI-IO strips from a file name: one of the names ROMIO knows
+ *  ("ufs:", "lustre:", ...) before the first slash, unless a file of the whole name exists (Open
+ *  MPI's OMPIO opens "ufs:a.dat" as a file of that name); 0 when there is none. */
 size_t nvc_fs_prefix_len(const char *path);
 /** True if `name` (an entry of /dev/shm) is an nvcache mailbox, nvcache-<16 hex>-n<node>. */
 int nvc_is_mailbox_name(const char *name);
@@ -180,16 +181,8 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
 #define NVC_WRITER_XATTR "user.nvcache.job"
 /** Wall-clock time (CLOCK_REALTIME) in ns: comparable between hosts and across reboots. */
 uint64_t nvc_realtime_ns(void);
-/** Takes the write-back lock of the open file fd (an open-file-description write lock on one byte
- *  far past any data, so that it meets no data lock of MPI-IO): recovery holds it while it checks
- *  a part's file and writes the part back, a job's mark takes it, so a mark waits for a write-back
- *  in progress. Waits at most `wait_ms` (a process holding a POSIX lock over the whole file, e.g.
- *  lockf, holds that byte too). fd must be open for writing. 0, -1 when the file system has no
- *  such locks, -2 when it stayed held; closing fd releases it. */
-int nvc_file_writeback_lock(int fd, int wait_ms);
-/** Names job `jobid`, now, as the file's last writer (NVC_WRITER_XATTR), under the write-back lock
- *  (waiting for it at most a few seconds); 0, or -errno (ENOTSUP: the file system keeps no user
- *  attributes; EAGAIN: the lock stayed held). */
+/** Names job `jobid`, now, as the file's last writer (NVC_WRITER_XATTR); 0, or -errno (ENOTSUP:
+ *  the file system keeps no user attributes). */
 int nvc_file_mark_writer(const char *path, uint64_t jobid);
 /** The job the open file fd names as its last writer, and when it opened the file: 1 with *jobid
  *  and *when_ns set, 0 when it names none, -1 when it cannot be read. */

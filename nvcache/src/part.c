@@ -165,9 +165,10 @@ size_t nvc_fs_prefix_len(const char *path)
     if (!colon || colon == path || (slash && slash < colon))
         return 0;
     size_t n = (size_t)(colon - path);
+    struct stat st;
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strlen(known[i]) == n && !strncmp(path, known[i], n))
-            return n + 1;
+            return stat(path, &st) == 0 ? 0 : n + 1;
     return 0;
 }
 
@@ -208,44 +209,11 @@ uint64_t nvc_realtime_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The byte the write-back lock covers: far past any file's data. */
-#define WRITEBACK_LOCK_BYTE ((off_t)1 << 62)
-
-int nvc_file_writeback_lock(int fd, int wait_ms)
-{
-    /* Polled, not F_OFD_SETLKW: a POSIX lock over the whole file (lockf, or flock emulated on NFS)
-       covers this byte too, even in this very process, and must cost a bounded wait, not a hang. */
-    struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = WRITEBACK_LOCK_BYTE, .l_len = 1};
-    for (int waited = 0;; waited += 10) {
-        if (fcntl(fd, F_OFD_SETLK, &l) == 0)
-            return 0;
-        if (errno != EAGAIN && errno != EACCES && errno != EINTR)
-            return -1;
-        if (waited >= wait_ms)
-            return -2;
-        usleep(10000);
-    }
-}
-
-/* How long a job's mark waits for a write-back of the file in progress. */
-#define MARK_WAIT_MS 5000
-
 int nvc_file_mark_writer(const char *path, uint64_t jobid)
 {
-    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return -errno;
-    /* After a write-back of this file in progress elsewhere (it checked an older name), before this
-       job writes: then that write-back's bytes precede this job's. */
-    if (nvc_file_writeback_lock(fd, MARK_WAIT_MS) == -2) {
-        close(fd);
-        return -EAGAIN;
-    }
     char v[64];
     int n = snprintf(v, sizeof v, "%016llx %llu", (unsigned long long)jobid, (unsigned long long)nvc_realtime_ns());
-    int e = fsetxattr(fd, NVC_WRITER_XATTR, v, (size_t)n, 0) == 0 ? 0 : -errno;
-    close(fd);
-    return e;
+    return setxattr(path, NVC_WRITER_XATTR, v, (size_t)n, 0) == 0 ? 0 : -errno;
 }
 
 int nvc_file_writer(int fd, uint64_t *jobid, uint64_t *when_ns)

@@ -17,8 +17,8 @@
  * moved to its name: a different inode or creation time than the job opened), or that a later job
  * opened for writing before this recovery (its open marked the part when it ran on the part's
  * node, and named itself in the file's NVC_WRITER_XATTR wherever it ran, later than the part's
- * last write: the part's older bytes would overwrite that job's), unless opts->force. A part's
- * write-back holds the file's write-back lock, which such a job's open waits for. Parts of several dead jobs are written back oldest first. Mailboxes
+ * last write: the part's older bytes would overwrite that job's; a clean part of such a file
+ * does not grow it), unless opts->force. Parts of several dead jobs are written back oldest first. Mailboxes
  * in /dev/shm of the recovered jobs, and of any job whose creating manager process is gone, are
  * removed (not in a dry run). Parts that another host made (a NVCACHE_DIR shared between hosts,
  * where whether their job runs cannot be seen from here) are left to that host unless
@@ -61,6 +61,7 @@ struct target {
     int parts;
     int replaced;   /* another file, or a later job's writes: nothing written, size left */
     int failed;     /* a part could not be written back (kept) */
+    int rewritten;  /* a later job wrote the file; the parts hold nothing dirty: size left */
     uint64_t bytes; /* dirty bytes below the file size (written back, or would be with a dry run) */
 };
 
@@ -137,33 +138,47 @@ struct latest {
 static uint64_t job_latest_write(const struct listed *l, size_t n, uint64_t jobid, uint64_t fileid, struct latest **cache,
                                  size_t *ncache)
 {
+    if (!*cache) {
+        /* One pass over every listed part's header, the first time (then only lookups). */
+        struct nvc_part_hdr *h = malloc(sizeof *h);
+        size_t cap = 0;
+        for (size_t i = 0; h && i < n; i++) {
+            int fd = open(l[i].file, O_RDONLY | O_CLOEXEC);
+            if (fd < 0)
+                continue;
+            int ok = pread(fd, h, sizeof *h, 0) == (ssize_t)sizeof *h && !memcmp(h->magic, "NVCPART1", 8) &&
+                     h->version == NVC_PART_VERSION;
+            close(fd);
+            if (!ok)
+                continue;
+            size_t k = 0;
+            while (k < *ncache && ((*cache)[k].jobid != h->jobid || (*cache)[k].fileid != h->fileid))
+                k++;
+            if (k == *ncache) {
+                if (*ncache == cap) {
+                    struct latest *nc = realloc(*cache, (cap = cap ? 2 * cap : 16) * sizeof **cache);
+                    if (!nc)
+                        break;
+                    *cache = nc;
+                }
+                (*cache)[(*ncache)++] = (struct latest){h->jobid, h->fileid, 0};
+            }
+            if (h->last_write_ns > (*cache)[k].ns)
+                (*cache)[k].ns = h->last_write_ns;
+        }
+        free(h);
+    }
     for (size_t i = 0; i < *ncache; i++)
         if ((*cache)[i].jobid == jobid && (*cache)[i].fileid == fileid)
             return (*cache)[i].ns;
-    uint64_t ns = 0;
-    struct nvc_part_hdr *h = malloc(sizeof *h);
-    for (size_t i = 0; h && i < n; i++) {
-        int fd = open(l[i].file, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        if (pread(fd, h, sizeof *h, 0) == (ssize_t)sizeof *h && !memcmp(h->magic, "NVCPART1", 8) &&
-            h->version == NVC_PART_VERSION && h->jobid == jobid && h->fileid == fileid && h->last_write_ns > ns)
-            ns = h->last_write_ns;
-        close(fd);
-    }
-    free(h);
-    struct latest *nc = realloc(*cache, (*ncache + 1) * sizeof **cache);
-    if (nc) {
-        *cache = nc;
-        nc[(*ncache)++] = (struct latest){jobid, fileid, ns};
-    }
-    return ns;
+    return 0;
 }
 
-/* Writes a part's dirty data back; 0, -1 (failed; the part is kept) or -2 (the name leads to
+/* Writes a part's dirty data back; 0, -1 (failed; the part is kept), -2 (the name leads to
    another file than the job opened, or a later job opened the file before this recovery;
-   nothing written, the part is kept). last_write_ns: the latest write of the part's job to the
-   file in any of its parts here (job_latest_write). */
+   nothing written, the part is kept) or 1 (a later job wrote the file and this part holds
+   nothing dirty: nothing to write, and its size must not grow that job's file). last_write_ns:
+   the latest write of the part's job to the file in any of its parts here (job_latest_write). */
 static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, uint64_t last_write_ns,
                         uint64_t *bytes)
 {
@@ -182,18 +197,6 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
     int fd = open(name, dry ? O_RDONLY : O_WRONLY);
     if (!dry && fd < 0) {
         say(o, 1, "open(%s) failed: %s; the part is kept", name, strerror(errno));
-        return -1;
-    }
-    /* From the checks below to the end of the write-back: a job that opens the file for writing
-       meanwhile (on another host) waits to name itself its writer until this write-back is done,
-       so its bytes follow this part's, and one that named itself before is seen below. Released
-       when fd is closed. Not waited for long: a process holding a POSIX lock over the whole file
-       holds it too, and this recovery holds the directory's lock. */
-    if (!dry && nvc_file_writeback_lock(fd, 5000) == -2) {
-        say(o, 1, "%s stayed locked for 5 s (a write-back of it elsewhere, or a POSIX lock over the whole file); the "
-                  "part is kept for a later recovery",
-            name);
-        close(fd);
         return -1;
     }
     /* Nor into a file that took the name since: the job's file was deleted (its data is gone
@@ -219,10 +222,14 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
        or off) named itself in the file's attribute. A job that opened it while the part's job
        still wrote is no later writer: the part's bytes are the newer ones. Host clocks are taken
        to agree to better than the time from a crash to the next job's open. A part with nothing
-       dirty writes nothing over anybody's bytes. */
+       dirty writes nothing over anybody's bytes, but its size must not grow that job's file. */
     uint64_t writer = 0, when = 0, first = 0, doff, dlen;
-    if (fd >= 0 && !o->force && last_write_ns && nvc_part_next_dirty(p, &first, &doff, &dlen) &&
-        nvc_file_writer(fd, &writer, &when) == 1 && writer != h->jobid && when > last_write_ns) {
+    if (fd >= 0 && !o->force && last_write_ns && nvc_file_writer(fd, &writer, &when) == 1 && writer != h->jobid &&
+        when > last_write_ns && !nvc_part_next_dirty(p, &first, &doff, &dlen)) {
+        close(fd);
+        return 1;
+    }
+    if (fd >= 0 && !o->force && last_write_ns && writer && writer != h->jobid && when > last_write_ns) {
         say(o, 1,
             "job %016llx opened %s for writing %.3f s after this part's job %016llx last wrote to it here (the "
             "file's %s says so); the part's older bytes would overwrite what that job wrote, so it is kept "
@@ -299,9 +306,27 @@ static int grow_file(const struct nvc_recover_opts *o, const char *path, uint64_
             say(o, 1, "fallocate(%s) to size %llu failed: %s", path, (unsigned long long)size, strerror(errno));
             rc = -1;
         } else {
+            /* Polled for at most 5 s: another process's lock over the file (lockf) must not hang
+               this recovery, which holds the directory's lock against every job's MPI_Init. */
             struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
-            int locked = fcntl(fd, F_SETLKW, &lk) == 0; /* a file system without locks: grown all the same */
-            if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_size < size && ftruncate(fd, (off_t)size) != 0) {
+            int locked = 0, busy = 0;
+            for (int waited = 0;; waited += 10) {
+                if (fcntl(fd, F_SETLK, &lk) == 0) {
+                    locked = 1;
+                    break;
+                }
+                if ((errno != EAGAIN && errno != EACCES && errno != EINTR) || waited >= 5000) {
+                    busy = errno == EAGAIN || errno == EACCES || errno == EINTR;
+                    break; /* a file system without locks: grown all the same */
+                }
+                usleep(10000);
+            }
+            if (busy) {
+                say(o, 1, "%s stayed locked by another process for 5 s; its size is not set (%llu bytes) and its parts "
+                          "are kept for a later recovery",
+                    path, (unsigned long long)size);
+                rc = -1;
+            } else if (fstat(fd, &sb) == 0 && (uint64_t)sb.st_size < size && ftruncate(fd, (off_t)size) != 0) {
                 say(o, 1, "ftruncate(%s, %llu) failed: %s", path, (unsigned long long)size, strerror(errno));
                 rc = -1;
             }
@@ -552,17 +577,19 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
             t[nt].jobid = h->jobid;
             nt++;
         }
-        if (h->size > t[i].size)
-            t[i].size = h->size;
         t[i].parts++;
         int rc = recover_part(o, &p, job_latest_write(list, nlist, h->jobid, h->fileid, &latest, &nlatest), &t[i].bytes);
-        if (rc)
+        if (rc < 0)
             failed = 1;
         if (rc == -2)
             t[i].replaced = 1;
         if (rc == -1)
             t[i].failed = 1;
-        if (!rc && !o->keep && !o->dry)
+        if (rc == 1)
+            t[i].rewritten = 1;
+        if (rc >= 0 && h->size > t[i].size)
+            t[i].size = h->size;
+        if (rc >= 0 && !o->keep && !o->dry)
             failed |= defer_removal(&rm, &nrm, file, i, h->fileid, h->jobid);
         nvc_part_close(&p, 0);
     }
@@ -579,6 +606,14 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
             say(o, 0, "kept the parts of %s: the file there now is not the one job %016llx wrote, or a later job wrote it",
                  t[i].path, (unsigned long long)t[i].jobid);
             res->kept++;
+            continue;
+        }
+        if (t[i].rewritten && !t[i].bytes && !t[i].failed) {
+            say(o, 0, "%s %s: job %016llx's parts hold nothing dirty and a later job wrote the file; its size is left "
+                      "as that job left it",
+                 o->dry ? "would remove the parts of" : "removed the parts of", t[i].path,
+                 (unsigned long long)t[i].jobid);
+            res->recovered++;
             continue;
         }
         /* Only ever grows the file: a part sees its own writes, not those of parts closed or on

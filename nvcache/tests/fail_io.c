@@ -1,11 +1,8 @@
-/* fail_io.so: an LD_PRELOAD library that makes fsync fail, or pwrite slow, for chosen files, to
- * test that nvcache-recover keeps a part whose write-back did not become durable, and that a job
- * opening a file waits for a write-back of it in progress.
+/* fail_io.so: an LD_PRELOAD library that makes fsync fail for chosen files, to test that
+ * nvcache-recover keeps a part whose write-back did not become durable.
  *
  *   FAIL_FSYNC=SUBSTRING   fsync and fdatasync of a descriptor whose path contains SUBSTRING fail
  *                          with EIO (as a network file system reports a failed write-back there)
- *   SLOW_PWRITE=SUBSTRING  the first pwrite to such a descriptor creates the file named by
- *                          SLOW_PWRITE_FLAG (if set), then sleeps 2 s before writing
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -39,32 +36,6 @@ static int fail_or_call(int fd, const char *call)
     }
     int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, call);
     return real(fd);
-}
-
-static ssize_t slow_or_write(int fd, const void *buf, size_t n, off_t off, const char *call)
-{
-    static int slept;
-    if (!slept && chosen(fd, "SLOW_PWRITE")) {
-        slept = 1;
-        const char *flag = getenv("SLOW_PWRITE_FLAG");
-        FILE *f = flag ? fopen(flag, "w") : NULL;
-        if (f)
-            fclose(f);
-        sleep(2);
-    }
-    ssize_t (*real)(int, const void *, size_t, off_t) =
-        (ssize_t(*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, call);
-    return real(fd, buf, n, off);
-}
-
-ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
-{
-    return slow_or_write(fd, buf, n, off, "pwrite");
-}
-
-ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
-{
-    return slow_or_write(fd, buf, n, off, "pwrite64");
 }
 
 int fsync(int fd)

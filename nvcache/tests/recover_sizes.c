@@ -12,11 +12,16 @@
  *   recover_sizes elsewhere DIR FILE  a dead job's part of FILE with its first page dirty ('z'),
  *                                 recorded as made on another host (a NVCACHE_DIR shared between
  *                                 hosts): nvcache-recover must leave it, --any-host recover it.
+ *   recover_sizes rewritten DIR FILE  a dead job's clean part of FILE that saw it 1 MiB long, then
+ *                                 FILE (2 pages) named as written by a later job (user.nvcache.job):
+ *                                 nvcache-recover must remove the part without growing FILE.
+ *   recover_sizes size FILE N     FILE is N bytes long.
  *   recover_sizes first FILE C    FILE's first byte is C.
  *   recover_sizes creator MAILBOX PID  records PID as the creator of /dev/shm/MAILBOX (a dead job's
  *                                 mailbox whose manager's PID another process now has; made if gone).
  */
 #include "nvcache_internal.h"
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -115,6 +120,29 @@ int main(int argc, char **argv)
         nvc_part_persist(&p, p.hdr, sizeof *p.hdr);
         nvc_part_close(&p, 0);
         return 0;
+    }
+    if (argc == 4 && !strcmp(argv[1], "rewritten")) {
+        struct nvc_file_id id;
+        if (new_file(argv[2], argv[3], 2 * NVC_PAGE, &id))
+            return 1;
+        struct nvc_part p;
+        if (nvc_part_make(&p, 0x44, 0x99, 1, 0, 1 << 20, 1 << 20, 0, 0, argv[3], &id))
+            return 1;
+        nvc_part_close(&p, 0);
+        usleep(20000);
+        if (nvc_file_mark_writer(argv[3], 0x55) == -ENOTSUP) {
+            printf("recover_sizes: SKIPPED: the file system keeps no user extended attributes\n");
+            return 77;
+        }
+        return 0;
+    }
+    if (argc == 4 && !strcmp(argv[1], "size")) {
+        struct stat st;
+        long want = atol(argv[3]);
+        int ok = stat(argv[2], &st) == 0 && st.st_size == want;
+        printf("recover_sizes: %s is %lld bytes (expected %ld)\n", argv[2], ok ? (long long)want : (long long)st.st_size,
+               want);
+        return !ok;
     }
     if (argc == 4 && !strcmp(argv[1], "first")) {
         FILE *f = fopen(argv[2], "rb");
