@@ -364,7 +364,6 @@ static int defer_removal(struct removal **rm, size_t *n, const char *file, size_
     return 0;
 }
 
-/* A part file and when it was made. */
 static int by_age(const void *a, const void *b)
 {
     const struct listed *x = a, *y = b;
