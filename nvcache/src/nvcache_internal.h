@@ -124,9 +124,10 @@ struct nvc_file_id {
 
 /** Reads the identity of the file at path (also a ROMIO "prefix:" path); 0 or -1 (cannot stat). */
 int nvc_file_id_get(const char *path, struct nvc_file_id *id);
-/** Length of the file-system prefix MPI-IO strips from a file name: one of the names ROMIO knows
- *  ("ufs:", "lustre:", ...) before the first slash, unless a file of the whole name exists (Open
- *  MPI's OMPIO opens "ufs:a.dat" as a file of that name); 0 when there is none. */
+/** Length of the file-system prefix MPI-IO strips from a file name ("ufs:", "lustre:", ... before
+ *  the first slash; MPICH's ROMIO strips every name it knows and refuses others), 0 when there is
+ *  none; in an Open MPI build also 0 when a file of the whole name exists (OMPIO opens "ufs:a.dat"
+ *  as a file of that name). */
 size_t nvc_fs_prefix_len(const char *path);
 /** True if `name` (an entry of /dev/shm) is an nvcache mailbox, nvcache-<16 hex>-n<node>. */
 int nvc_is_mailbox_name(const char *name);
@@ -219,8 +220,9 @@ struct nvc_part_hdr {
     uint64_t last_write_ns;    /* CLOCK_REALTIME of the part's last dirtying write (its creation before
                                   any); recovery keeps the part when its file names another job that
                                   opened it for writing later (NVC_WRITER_XATTR). Not persisted with
-                                  each write: an older value only keeps a part that could have been
-                                  written back. 0: unknown (parts of earlier builds), no check */
+                                  each write: an older value keeps a dirty part that could have been
+                                  written back, or removes a clean one without growing the file (it
+                                  holds no data). 0: unknown (parts of earlier builds), no check */
 };
 
 _Static_assert(sizeof(struct nvc_part_hdr) <= NVC_PAGE, "part header fits its page");

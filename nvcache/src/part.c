@@ -156,20 +156,18 @@ static void file_id_fill(const struct statx *sx, struct nvc_file_id *id)
 
 size_t nvc_fs_prefix_len(const char *path)
 {
-    /* ROMIO's file-system names (ad_fstype.c of MPICH 4); Open MPI's OMPIO keeps other names. */
-    static const char *const known[] = {"ufs",   "nfs",   "pfs",     "piofs", "hfs",    "xfs",  "sfs",
-                                        "pvfs",  "pvfs2", "zoidfs",  "ftp",   "gsiftp", "testfs",
-                                        "lustre", "bgl",  "bglockless", "panfs", "gpfs", "ime", "daos",
-                                        "quobytefs"};
     const char *colon = strchr(path, ':'), *slash = strchr(path, '/');
     if (!colon || colon == path || (slash && slash < colon))
         return 0;
-    size_t n = (size_t)(colon - path);
+#ifdef OMPI_MAJOR_VERSION
+    /* Open MPI's OMPIO opens "ufs:a.dat" as a file of that name, its ROMIO component as "a.dat":
+       the file that exists after the open tells which. */
     struct stat st;
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-        if (strlen(known[i]) == n && !strncmp(path, known[i], n))
-            return stat(path, &st) == 0 ? 0 : n + 1;
-    return 0;
+    if (stat(path, &st) == 0)
+        return 0;
+#endif
+    /* MPICH's ROMIO strips any file-system name it knows (in any case) and refuses the others. */
+    return (size_t)(colon - path) + 1;
 }
 
 int nvc_file_id_get(const char *path, struct nvc_file_id *id)

@@ -224,12 +224,13 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
        to agree to better than the time from a crash to the next job's open. A part with nothing
        dirty writes nothing over anybody's bytes, but its size must not grow that job's file. */
     uint64_t writer = 0, when = 0, first = 0, doff, dlen;
-    if (fd >= 0 && !o->force && last_write_ns && nvc_file_writer(fd, &writer, &when) == 1 && writer != h->jobid &&
-        when > last_write_ns && !nvc_part_next_dirty(p, &first, &doff, &dlen)) {
+    int later = fd >= 0 && !o->force && last_write_ns && nvc_file_writer(fd, &writer, &when) == 1 && writer &&
+                writer != h->jobid && when > last_write_ns;
+    if (later && !nvc_part_next_dirty(p, &first, &doff, &dlen)) {
         close(fd);
         return 1;
     }
-    if (fd >= 0 && !o->force && last_write_ns && writer && writer != h->jobid && when > last_write_ns) {
+    if (later) {
         say(o, 1,
             "job %016llx opened %s for writing %.3f s after this part's job %016llx last wrote to it here (the "
             "file's %s says so); the part's older bytes would overwrite what that job wrote, so it is kept "
@@ -586,7 +587,7 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
             t[i].failed = 1;
         if (rc == 1)
             t[i].rewritten = 1;
-        if (rc >= 0 && h->size > t[i].size)
+        if (!rc && h->size > t[i].size)
             t[i].size = h->size;
         if (rc >= 0 && !o->keep && !o->dry)
             failed |= defer_removal(&rm, &nrm, file, i, h->fileid, h->jobid);
@@ -610,7 +611,7 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
         if (t[i].rewritten && !t[i].bytes && !t[i].failed) {
             say(o, 0, "%s %s: job %016llx's parts hold nothing dirty and a later job wrote the file; its size is left "
                       "as that job left it",
-                 o->dry ? "would remove the parts of" : "removed the parts of", t[i].path,
+                 o->dry || o->keep ? "would remove the parts of" : "removed the parts of", t[i].path,
                  (unsigned long long)t[i].jobid);
             res->recovered++;
             continue;
