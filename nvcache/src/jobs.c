@@ -141,6 +141,27 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* A growable list of job ids. */
+struct ids {
+    uint64_t *v;
+    size_t n, cap;
+};
+
+/* Appends id to l; 0, or -1 when out of memory (l unchanged). */
+static int ids_push(struct ids *l, uint64_t id)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        uint64_t *v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = id;
+    return 0;
+}
+
 void nvc_job_locks_prune(const char *dir)
 {
     /* One pass over the directory: the jobs with a lock file nobody holds, and the jobs with a
@@ -149,43 +170,29 @@ void nvc_job_locks_prune(const char *dir)
     DIR *d = opendir(dir);
     if (!d)
         return;
-    uint64_t *dead = NULL, *with_parts = NULL;
-    size_t ndead = 0, nparts = 0, cap_dead = 0, cap_parts = 0;
+    struct ids dead = {0}, with_parts = {0};
     int ok = 1;
     struct dirent *e;
     while (ok && (e = readdir(d))) {
         unsigned long long job;
         char tail[8];
         uint64_t pjob;
-        if (nvc_is_part_name(e->d_name) && nvc_part_name_job(e->d_name, &pjob) == 0) {
-            if (nparts == cap_parts) {
-                uint64_t *n = realloc(with_parts, (cap_parts = cap_parts ? 2 * cap_parts : 64) * sizeof *n);
-                ok = n != NULL;
-                with_parts = n ? n : with_parts;
-            }
-            if (ok)
-                with_parts[nparts++] = pjob;
-        } else if (sscanf(e->d_name, "nvcache-%16llx%7s", &job, tail) == 2 && !strcmp(tail, ".lock") &&
-                   job_lock_state(dir, job) == 0) {
-            if (ndead == cap_dead) {
-                uint64_t *n = realloc(dead, (cap_dead = cap_dead ? 2 * cap_dead : 16) * sizeof *n);
-                ok = n != NULL;
-                dead = n ? n : dead;
-            }
-            if (ok)
-                dead[ndead++] = job;
-        }
+        if (nvc_is_part_name(e->d_name) && nvc_part_name_job(e->d_name, &pjob) == 0)
+            ok = ids_push(&with_parts, pjob) == 0;
+        else if (sscanf(e->d_name, "nvcache-%16llx%7s", &job, tail) == 2 && !strcmp(tail, ".lock") &&
+                 job_lock_state(dir, job) == 0)
+            ok = ids_push(&dead, job) == 0;
     }
     closedir(d);
-    if (ok && ndead) {
-        if (nparts)
-            qsort(with_parts, nparts, sizeof *with_parts, cmp_u64);
-        for (size_t i = 0; i < ndead; i++)
-            if (!nparts || !bsearch(&dead[i], with_parts, nparts, sizeof *with_parts, cmp_u64))
-                nvc_job_lock_remove(dir, dead[i]);
+    if (ok && dead.n) {
+        if (with_parts.n)
+            qsort(with_parts.v, with_parts.n, sizeof *with_parts.v, cmp_u64);
+        for (size_t i = 0; i < dead.n; i++)
+            if (!with_parts.n || !bsearch(&dead.v[i], with_parts.v, with_parts.n, sizeof *with_parts.v, cmp_u64))
+                nvc_job_lock_remove(dir, dead.v[i]);
     }
-    free(dead);
-    free(with_parts);
+    free(dead.v);
+    free(with_parts.v);
 }
 
 /* True if job `jobid` still runs (see nvcache_internal.h): its lock, else its mailboxes' creators. */

@@ -1,7 +1,7 @@
 //! End-to-end tests of the `pmlab` binary: real files in, exit codes and outputs checked.
 
 mod common;
-use common::json_counter;
+use common::{json_counter, sim_with_stats};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -541,6 +541,10 @@ fn crash_at_reports_what_survived_and_lists_work() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("power failed at 500.0 ns"), "{out}");
+    // A replayed write counts once acknowledged (not when it reached the controller, which every
+    // issued write has by the cut), and the row says so.
+    let row = out.lines().find(|l| l.starts_with("crash")).unwrap();
+    assert!(row.contains("PM writes acknowledged"), "{row}");
     let o = pmlab(&[
         "sim",
         "--config",
@@ -1198,39 +1202,6 @@ fn a_config_key_set_twice_is_refused() {
     assert!(err.contains("key `controller.adr` given twice"), "{err}");
 }
 
-#[test]
-fn a_memory_replay_cut_counts_acknowledged_writes() {
-    // A replayed write counts once acknowledged (not when it reached the controller, which every
-    // issued write has by the cut), and says so.
-    let d = tmpdir("cut");
-    let t = plain_trace(&d);
-    let o = pmlab(&[
-        "sim",
-        "--config",
-        "nvm-ppo",
-        "--trace",
-        t.to_str().unwrap(),
-        "--crash-at-ns",
-        "1000",
-    ]);
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let row = out.lines().find(|l| l.starts_with("crash")).unwrap();
-    assert!(row.contains("PM writes acknowledged"), "{row}");
-    let _ = std::fs::remove_dir_all(&d);
-}
-
-/// `pmlab sim --workload` statistics (JSON text) for `args`.
-fn sim_json(d: &Path, name: &str, args: &[&str]) -> String {
-    let json = d.join(name);
-    let mut all = vec!["sim"];
-    all.extend(args);
-    all.extend(["--json", json.to_str().unwrap()]);
-    let o = pmlab(&all);
-    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
-    std::fs::read_to_string(json).unwrap()
-}
-
 /// `pmlab reproduce --quick --only SECTION --out DIR`, which must succeed.
 fn reproduce_quick(section: &str, d: &Path) {
     let o = pmlab(&[
@@ -1260,22 +1231,19 @@ fn reproduced_throughputs_count_the_operations_time_only() {
         .parse()
         .unwrap();
     let run = |ops: &str| {
-        sim_json(
-            &d,
-            &format!("tatp-{ops}.json"),
-            &[
-                "--config",
-                "nvm-lalea",
-                "--workload",
-                "tatp-hw",
-                "--threads",
-                "4",
-                "--ops",
-                ops,
-                "--set",
-                "controller.logging=redu",
-            ],
-        )
+        sim_with_stats(&[
+            "--config",
+            "nvm-lalea",
+            "--workload",
+            "tatp-hw",
+            "--threads",
+            "4",
+            "--ops",
+            ops,
+            "--set",
+            "controller.logging=redu",
+        ])
+        .1
     };
     let (full, load) = (run("400"), run("0"));
     let c = |s: &str, k: &str| json_counter(s, k) as f64;
@@ -1296,20 +1264,17 @@ fn reproduced_throughputs_count_the_operations_time_only() {
         .collect();
     let reported: f64 = row[5].parse().unwrap();
     let run = |ops: &str| {
-        sim_json(
-            &d,
-            &format!("ycsb-{ops}.json"),
-            &[
-                "--config",
-                "nvm-lalea",
-                "--workload",
-                "ycsb",
-                "--threads",
-                "4",
-                "--ops",
-                ops,
-            ],
-        )
+        sim_with_stats(&[
+            "--config",
+            "nvm-lalea",
+            "--workload",
+            "ycsb",
+            "--threads",
+            "4",
+            "--ops",
+            ops,
+        ])
+        .1
     };
     let (full, load) = (run("400"), run("0"));
     // ycsb's records: a fifth of each thread's operations, at least 16 (pmwork's ycsb.rs); the

@@ -2,7 +2,7 @@
 //! points recovered and checked by the workloads' oracles, a broken library caught.
 
 mod common;
-use common::json_counter;
+use common::{json_counter, sim_with_stats};
 use std::process::{Command, Output};
 
 fn pmlab(args: &[&str]) -> Output {
@@ -449,7 +449,6 @@ fn logged_pm_writes_count_in_the_summary_and_at_a_crash() {
     for scheme in ["redu", "lad", "lalea", "blom", "lalea+blom", "lalea-lad"] {
         let set = format!("controller.logging={scheme}");
         let base = [
-            "sim",
             "--config",
             "nvm-lalea",
             "--workload",
@@ -459,16 +458,8 @@ fn logged_pm_writes_count_in_the_summary_and_at_a_crash() {
             "--set",
             set.as_str(),
         ];
-        let json =
-            std::env::temp_dir().join(format!("pmlab-logged-{}-{scheme}.json", std::process::id()));
-        let mut args = base.to_vec();
-        args.extend(["--json", json.to_str().unwrap()]);
-        let o = pmlab(&args);
-        let (out, err) = text(&o);
-        assert!(o.status.success(), "{scheme}: {err}");
         // A whole run: every PM line write issued reached the controller, alone or merged.
-        let stats = std::fs::read_to_string(&json).unwrap();
-        std::fs::remove_file(&json).unwrap();
+        let (out, stats) = sim_with_stats(&base);
         let counter = |k: &str| json_counter(&stats, k);
         let issued = counter("pm.writebacks") + counter("pm.evictions") + counter("pm.nt_writes")
             - counter("logging.absorbed_writebacks")
@@ -499,7 +490,8 @@ fn logged_pm_writes_count_in_the_summary_and_at_a_crash() {
         // Crash points at a quarter, half and three quarters of the run, and at its end.
         for frac in [0.25, 0.5, 0.75, 1.0] {
             let ns = format!("{}", ((us * 1000.0 * frac) as u64).max(1));
-            let mut args = base.to_vec();
+            let mut args = vec!["sim"];
+            args.extend(base);
             args.extend(["--crash-at-ns", ns.as_str()]);
             let o = pmlab(&args);
             let (out, err) = text(&o);
@@ -509,24 +501,6 @@ fn logged_pm_writes_count_in_the_summary_and_at_a_crash() {
             assert!(issued > 0, "{scheme} at {ns} ns: {out}");
         }
     }
-}
-
-/// `pmlab sim` with `args`, its summary and its statistics.
-fn sim_with_stats(args: &[&str]) -> (String, String) {
-    let json = std::env::temp_dir().join(format!(
-        "pmlab-rows-{}-{}.json",
-        std::process::id(),
-        args.join("_").replace(['/', '=', '.'], "-")
-    ));
-    let mut all = vec!["sim"];
-    all.extend(args);
-    all.extend(["--json", json.to_str().unwrap()]);
-    let o = pmlab(&all);
-    let (out, err) = text(&o);
-    assert!(o.status.success(), "{args:?}: {err}");
-    let stats = std::fs::read_to_string(&json).unwrap();
-    std::fs::remove_file(&json).unwrap();
-    (out, stats)
 }
 
 #[test]

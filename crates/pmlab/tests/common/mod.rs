@@ -1,5 +1,7 @@
 //! Helpers shared by the `pmlab` binary's test files.
 
+use std::process::Command;
+
 /// A counter of a `pmlab sim --json` file's text (0 when absent).
 pub fn json_counter(stats: &str, k: &str) -> u64 {
     stats.find(&format!("\"{k}\":")).map_or(0, |i| {
@@ -8,4 +10,27 @@ pub fn json_counter(stats: &str, k: &str) -> u64 {
             .parse()
             .unwrap()
     })
+}
+
+/// `pmlab sim ARGS --json F`, which must succeed: its summary and its statistics (JSON text).
+pub fn sim_with_stats(args: &[&str]) -> (String, String) {
+    let json = std::env::temp_dir().join(format!(
+        "pmlab-stats-{}-{}.json",
+        std::process::id(),
+        args.join("_").replace(['/', '=', '.', ':'], "-")
+    ));
+    let o = Command::new(env!("CARGO_BIN_EXE_pmlab"))
+        .arg("sim")
+        .args(args)
+        .args(["--json", json.to_str().unwrap()])
+        .output()
+        .expect("run pmlab");
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let stats = std::fs::read_to_string(&json).unwrap();
+    std::fs::remove_file(&json).unwrap();
+    (String::from_utf8_lossy(&o.stdout).into_owned(), stats)
 }
