@@ -1296,26 +1296,34 @@ static void append_at_end(MPI_File fh, int amode)
 
 /* After a successful open of path on comm that may write: the communicator's rank 0 names this job,
  * now, the file's last writer (NVC_WRITER_XATTR), so that no later recovery on any host writes a
- * dead job's part whose last write is older over what this job writes. Every process of the job
- * finished its host's recovery in MPI_Init before this open, so no part this job's own hosts
- * recover is judged by this mark. No collective: ranks of the open may have differing results
- * (ROMIO's append mode), and a recovery running while this job writes is not guarded anyway
- * (README, Limitations). A file system without user attributes keeps no mark: recovery then
- * writes such parts back as before; any other failure is said once per process. */
+ * dead job's part whose last write is older over what this job writes. Every other rank makes sure
+ * the file names this job (a rank may return from the open before rank 0 marks), and then every
+ * rank waits while a recovery holds a guard on the file (NVC_GUARD_XATTR_PREFIX): a recovery sets
+ * its guard before it reads the mark, so either it sees this job's mark and keeps the dead job's
+ * part, or this rank writes nothing (directly, or later through its node's write-back of what it
+ * wrote) before that recovery ends. Every process of the job finished its host's recovery in
+ * MPI_Init before this open, so no part this job's own hosts recover is judged by this mark. No
+ * collective: ranks of the open may have differing results (ROMIO's append mode). A file system
+ * without user attributes keeps no mark and no guard: recovery then writes such parts back as
+ * before; any other failure is said once per process. */
 static void mark_writer(MPI_Comm comm, const char *path, int amode)
 {
     int rank = 0, inter = 0;
     if ((amode & MPI_MODE_RDONLY) || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
-        inter || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != 0)
+        inter || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
         return;
     static int said;
-    int e = nvc_file_mark_writer(path + nvc_fs_prefix_len(path), nvc_rt.jobid);
-    if (e && e != -ENOTSUP && e != -EOPNOTSUPP && !said) {
+    const char *file = path + nvc_fs_prefix_len(path);
+    int e = rank == 0 ? nvc_file_mark_writer(file, nvc_rt.jobid) : nvc_file_ensure_writer(file, nvc_rt.jobid);
+    if (e == -ENOTSUP || e == -EOPNOTSUPP)
+        return;
+    if (e && !said) {
         said = 1;
         nvc_msg("%s: cannot name this job the file's last writer (%s: %s): a dead job's NVRAM part of it on a host "
                 "outside this job could later be written back over this job's bytes (said once)",
                 path, NVC_WRITER_XATTR, strerror(-e));
     }
+    nvc_file_wait_recoveries(file);
 }
 
 int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File *fh)

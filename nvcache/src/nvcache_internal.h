@@ -185,9 +185,32 @@ uint64_t nvc_realtime_ns(void);
 /** Names job `jobid`, now, as the file's last writer (NVC_WRITER_XATTR); 0, or -errno (ENOTSUP:
  *  the file system keeps no user attributes). */
 int nvc_file_mark_writer(const char *path, uint64_t jobid);
+/** Names job `jobid` the file's last writer unless the file names it already (the time of the
+ *  mark then stays); 0, or -errno as nvc_file_mark_writer. */
+int nvc_file_ensure_writer(const char *path, uint64_t jobid);
 /** The job the open file fd names as its last writer, and when it opened the file: 1 with *jobid
  *  and *when_ns set, 0 when it names none, -1 when it cannot be read. */
 int nvc_file_writer(int fd, uint64_t *jobid, uint64_t *when_ns);
+/** Extended attributes a recovery holds on a file while it writes a dead job's bytes back into
+ *  it ("<prefix><16 hex digits of the recovery>" = "<CLOCK_REALTIME ns of its last refresh> <pid>
+ *  <host>"): set before the recovery reads NVC_WRITER_XATTR, removed once the file's bytes and
+ *  size are durable. A job that opens the file for writing names itself in NVC_WRITER_XATTR first
+ *  and then waits while such a guard is fresh, so either the recovery sees the job's mark (and
+ *  keeps the part) or the job writes only after the recovery: never the older bytes over the
+ *  newer. */
+#define NVC_GUARD_XATTR_PREFIX "user.nvcache.rec."
+/** A guard not refreshed for this long belongs to a recovery that died: openers ignore it. */
+#define NVC_GUARD_STALE_NS (30ull * 1000 * 1000 * 1000)
+/** How often a recovery refreshes its guards while it works. */
+#define NVC_GUARD_REFRESH_NS (2ull * 1000 * 1000 * 1000)
+#define NVC_GUARD_VALUE_MAX 128
+/** Sets (or refreshes) guard attribute `name` on file path; 0 or -errno. */
+int nvc_file_guard_set(const char *path, const char *name);
+/** Removes guard attribute `name` from path (absent already: 0); 0 or -errno. */
+int nvc_file_guard_clear(const char *path, const char *name);
+/** Waits (sleeping, 10 ms a poll) while a recovery holds a fresh guard on path; says so once
+ *  after 1 s. The milliseconds waited. A file system without user attributes has no guards. */
+int nvc_file_wait_recoveries(const char *path);
 /** Reads the identity of the open file fd; 0 or -1. */
 int nvc_file_id_fd(int fd, struct nvc_file_id *id);
 /** Whether b is the file a names, comparing the device only when with_dev is set (one file

@@ -214,10 +214,10 @@ int nvc_file_mark_writer(const char *path, uint64_t jobid)
     return setxattr(path, NVC_WRITER_XATTR, v, (size_t)n, 0) == 0 ? 0 : -errno;
 }
 
-int nvc_file_writer(int fd, uint64_t *jobid, uint64_t *when_ns)
+/* The job and time of attribute value v (n bytes, or -1 with errno set by its read): as
+   nvc_file_writer. */
+static int parse_writer(char *v, ssize_t n, uint64_t *jobid, uint64_t *when_ns)
 {
-    char v[64];
-    ssize_t n = fgetxattr(fd, NVC_WRITER_XATTR, v, sizeof v - 1);
     if (n < 0)
         return errno == ENODATA ? 0 : -1;
     v[n] = 0;
@@ -228,6 +228,120 @@ int nvc_file_writer(int fd, uint64_t *jobid, uint64_t *when_ns)
     *jobid = j;
     *when_ns = t;
     return 1;
+}
+
+int nvc_file_writer(int fd, uint64_t *jobid, uint64_t *when_ns)
+{
+    char v[64];
+    return parse_writer(v, fgetxattr(fd, NVC_WRITER_XATTR, v, sizeof v - 1), jobid, when_ns);
+}
+
+int nvc_file_ensure_writer(const char *path, uint64_t jobid)
+{
+    char v[64];
+    uint64_t j = 0, t;
+    if (parse_writer(v, getxattr(path, NVC_WRITER_XATTR, v, sizeof v - 1), &j, &t) == 1 && j == jobid)
+        return 0;
+    return nvc_file_mark_writer(path, jobid);
+}
+
+int nvc_file_guard_set(const char *path, const char *name)
+{
+    char v[NVC_GUARD_VALUE_MAX], host[64];
+    nvc_host_name(host, sizeof host);
+    int n = snprintf(v, sizeof v, "%llu %d %s", (unsigned long long)nvc_realtime_ns(), (int)getpid(), host);
+    if (n >= (int)sizeof v)
+        n = (int)sizeof v - 1;
+    return setxattr(path, name, v, (size_t)n, 0) == 0 ? 0 : -errno;
+}
+
+int nvc_file_guard_clear(const char *path, const char *name)
+{
+    return removexattr(path, name) == 0 || errno == ENODATA ? 0 : -errno;
+}
+
+/* The names of path's extended attributes ("a\0b\0"): in stack (of n bytes) when they fit, else
+   in *heap (malloc'ed here, freed by the caller); their total length, or -1 (errno set). */
+static ssize_t list_names(const char *path, char *stack, size_t n, char **heap, char **names)
+{
+    ssize_t len = listxattr(path, stack, n);
+    *names = stack;
+    for (int tries = 0; len < 0 && errno == ERANGE && tries < 4; tries++) {
+        ssize_t need = listxattr(path, NULL, 0);
+        if (need < 0)
+            return -1;
+        free(*heap);
+        if (!(*heap = malloc((size_t)need + 256)))
+            return -1;
+        *names = *heap;
+        len = listxattr(path, *heap, (size_t)need + 256);
+    }
+    return len;
+}
+
+/* The number of guards on path that a recovery refreshed less than NVC_GUARD_STALE_NS ago by their
+   own clock, a hash of their names and values in *sig, the first one's value in value (of n
+   bytes); never blocks. */
+static int fresh_guards(const char *path, uint64_t *sig, char *value, size_t n)
+{
+    char stack[1024], *heap = NULL, *names, v[NVC_GUARD_VALUE_MAX];
+    ssize_t len = list_names(path, stack, sizeof stack, &heap, &names);
+    const size_t plen = strlen(NVC_GUARD_XATTR_PREFIX);
+    uint64_t now = nvc_realtime_ns(), h = 0xcbf29ce484222325ull;
+    int fresh = 0;
+    for (char *nm = names; len > 0 && nm < names + len; nm += strlen(nm) + 1) {
+        if (strncmp(nm, NVC_GUARD_XATTR_PREFIX, plen))
+            continue;
+        ssize_t got = getxattr(path, nm, v, sizeof v - 1);
+        if (got <= 0)
+            continue; /* removed since the listing */
+        v[got] = 0;
+        unsigned long long beat;
+        if (sscanf(v, "%llu", &beat) != 1 || beat + NVC_GUARD_STALE_NS <= now)
+            continue;
+        if (!fresh++)
+            snprintf(value, n, "%s", v);
+        for (const char *c = nm; *c; c++)
+            h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+        for (const char *c = v; *c; c++)
+            h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+    }
+    free(heap);
+    *sig = h;
+    return fresh;
+}
+
+int nvc_file_wait_recoveries(const char *path)
+{
+    char value[NVC_GUARD_VALUE_MAX];
+    uint64_t sig, last_sig = 0, waited_ns = 0, unchanged_ns = 0;
+    const uint64_t poll_ns = 10 * 1000 * 1000;
+    int said = 0;
+    while (fresh_guards(path, &sig, value, sizeof value)) {
+        /* A recovery refreshes its guard every NVC_GUARD_REFRESH_NS: guards that stay the same
+           for NVC_GUARD_STALE_NS of this process's time are a dead recovery's (whose host's clock
+           may run ahead of this one's). */
+        unchanged_ns = sig == last_sig ? unchanged_ns + poll_ns : 0;
+        last_sig = sig;
+        if (unchanged_ns >= NVC_GUARD_STALE_NS) {
+            nvc_msg("%s: a recovery's guard (%s) was not refreshed for %llu s; taking it for a dead recovery's", path,
+                    value, (unsigned long long)(NVC_GUARD_STALE_NS / 1000000000ull));
+            break;
+        }
+        if (waited_ns >= 1000000000ull && !said) {
+            said = 1;
+            unsigned long long beat;
+            int pid = 0, used = 0;
+            sscanf(value, "%llu %d %n", &beat, &pid, &used);
+            nvc_msg("%s: a recovery of it (process %d on host %s) is writing a dead job's bytes back; waiting "
+                    "for it to end before writing here",
+                    path, pid, used ? value + used : "?");
+        }
+        struct timespec ts = {0, (long)poll_ns};
+        nanosleep(&ts, NULL);
+        waited_ns += poll_ns;
+    }
+    return (int)(waited_ns / 1000000);
 }
 
 int nvc_part_make(struct nvc_part *p, uint64_t jobid, uint64_t fileid, uint32_t nparts, uint32_t index, uint64_t stripe,

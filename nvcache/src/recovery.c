@@ -18,7 +18,9 @@
  * opened for writing before this recovery (its open marked the part when it ran on the part's
  * node, and named itself in the file's NVC_WRITER_XATTR wherever it ran, later than the part's
  * last write: the part's older bytes would overwrite that job's; a clean part of such a file
- * does not grow it), unless opts->force. Parts of several dead jobs are written back oldest first. Mailboxes
+ * does not grow it), unless opts->force. Each file written into is guarded (NVC_GUARD_XATTR_PREFIX)
+ * from before its writer mark is read until the end of the recovery, so a job opening it meanwhile
+ * writes only afterwards. Parts of several dead jobs are written back oldest first. Mailboxes
  * in /dev/shm of the recovered jobs, and of any job whose creating manager process is gone, are
  * removed (not in a dry run). Parts that another host made (a NVCACHE_DIR shared between hosts,
  * where whether their job runs cannot be seen from here) are left to that host unless
@@ -62,6 +64,7 @@ struct target {
     int replaced;   /* another file, or a later job's writes: nothing written, size left */
     int failed;     /* a part could not be written back (kept) */
     int rewritten;  /* a later job wrote the file; the parts hold nothing dirty: size left */
+    int later;      /* recover_part's decision on a later writer: -1 not yet taken, 0, 1 */
     uint64_t bytes; /* dirty bytes below the file size (written back, or would be with a dry run) */
 };
 
@@ -179,8 +182,115 @@ static uint64_t job_latest_write(const struct listed *l, size_t n, uint64_t jobi
    nothing written, the part is kept) or 1 (a later job wrote the file and this part holds
    nothing dirty: nothing to write, and its size must not grow that job's file). last_write_ns:
    the latest write of the part's job to the file in any of its parts here (job_latest_write). */
+/* The files this recovery guards (NVC_GUARD_XATTR_PREFIX): each from before its first part's look at
+   the file's writer mark until the end of the recovery, when every target's bytes and size are
+   durable. A job that opens such a file for writing meanwhile waits (nvc_file_wait_recoveries).
+   A thread refreshes the guards every NVC_GUARD_REFRESH_NS, however long a write-back or fsync
+   takes, so that openers never take them for a dead recovery's. */
+struct guards {
+    char name[64]; /* this recovery's attribute */
+    char (*path)[NVC_PATH_MAX];
+    size_t n;
+    pthread_mutex_t lock; /* path, n, stop */
+    pthread_cond_t wake;
+    pthread_t beat;
+    int beating, stop;
+};
+
+static void guards_init(struct guards *g)
+{
+    memset(g, 0, sizeof *g);
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_cond_init(&g->wake, NULL);
+    char host[64];
+    nvc_host_name(host, sizeof host);
+    uint64_t id = nvc_realtime_ns() ^ ((uint64_t)getpid() << 40);
+    for (const char *c = host; *c; c++)
+        id = (id ^ (unsigned char)*c) * 0x100000001b3ull;
+    snprintf(g->name, sizeof g->name, "%s%016llx", NVC_GUARD_XATTR_PREFIX, (unsigned long long)id);
+}
+
+static void *guards_beat(void *arg)
+{
+    struct guards *g = arg;
+    pthread_mutex_lock(&g->lock);
+    while (!g->stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        uint64_t ns = (uint64_t)until.tv_nsec + NVC_GUARD_REFRESH_NS;
+        until.tv_sec += (time_t)(ns / 1000000000ull);
+        until.tv_nsec = (long)(ns % 1000000000ull);
+        if (pthread_cond_timedwait(&g->wake, &g->lock, &until) == 0 || g->stop)
+            continue;
+        for (size_t i = 0; i < g->n; i++)
+            nvc_file_guard_set(g->path[i], g->name);
+    }
+    pthread_mutex_unlock(&g->lock);
+    return NULL;
+}
+
+/* Guards path (once per recovery). 0, or -1 when the guard could not be set for another reason
+   than a file system without user attributes (said; the part is then kept: its bytes could land
+   after those of a job opening the file now). */
+static int guard(const struct nvc_recover_opts *o, struct guards *g, const char *path)
+{
+    for (size_t i = 0; i < g->n; i++)
+        if (!strcmp(g->path[i], path))
+            return 0;
+    int e = nvc_file_guard_set(path, g->name);
+    if (e == -ENOTSUP || e == -EOPNOTSUPP)
+        return 0;
+    if (e) {
+        say(o, 1, "cannot guard %s against a job opening it during this recovery (%s: %s); the part is kept", path,
+            g->name, strerror(-e));
+        return -1;
+    }
+    pthread_mutex_lock(&g->lock);
+    char (*np)[NVC_PATH_MAX] = realloc(g->path, (g->n + 1) * sizeof *g->path);
+    if (np) {
+        g->path = np;
+        snprintf(g->path[g->n++], NVC_PATH_MAX, "%s", path);
+    }
+    pthread_mutex_unlock(&g->lock);
+    if (!np) {
+        nvc_file_guard_clear(path, g->name);
+        say(o, 1, "out of memory guarding %s; the part is kept", path);
+        return -1;
+    }
+    if (!g->beating && pthread_create(&g->beat, NULL, guards_beat, g) == 0)
+        g->beating = 1;
+    return 0;
+}
+
+static void guards_release(const struct nvc_recover_opts *o, struct guards *g)
+{
+    if (g->beating) {
+        pthread_mutex_lock(&g->lock);
+        g->stop = 1;
+        pthread_cond_signal(&g->wake);
+        pthread_mutex_unlock(&g->lock);
+        pthread_join(g->beat, NULL);
+    }
+    for (size_t i = 0; i < g->n; i++) {
+        int e = nvc_file_guard_clear(g->path[i], g->name);
+        if (e)
+            say(o, 1, "cannot remove this recovery's guard %s from %s (%s): a job opening the file for writing "
+                      "waits up to %llu s for it",
+                g->name, g->path[i], strerror(-e), (unsigned long long)(NVC_GUARD_STALE_NS / 1000000000ull));
+    }
+    free(g->path);
+    pthread_cond_destroy(&g->wake);
+    pthread_mutex_destroy(&g->lock);
+}
+
+/* Writes part p back (see the file's comment). *later is the decision for the part's target (its
+   job's parts of its file) on a later writer: -1 until its first part looks at the file's mark,
+   then 1 when a later job opened the file, else 0; the target's other parts keep it, so a job
+   opening the file meanwhile (waiting for this recovery's guard) splits no target. 0 written
+   back, 1 clean and superseded (removed, file not grown), -1 failed, -2 kept (replaced or
+   superseded). */
 static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, uint64_t last_write_ns,
-                        uint64_t *bytes)
+                        struct guards *g, int *later_decided, uint64_t *bytes)
 {
     struct nvc_part_hdr *h = p->hdr;
     const char *name = real_name(h->path);
@@ -224,19 +334,32 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
        to agree to better than the time from a crash to the next job's open. A part with nothing
        dirty writes nothing over anybody's bytes, but its size must not grow that job's file. */
     uint64_t writer = 0, when = 0, first = 0, doff, dlen;
-    int later = fd >= 0 && !o->force && last_write_ns && nvc_file_writer(fd, &writer, &when) == 1 && writer &&
+    if (!dry && guard(o, g, name) != 0) {
+        close(fd);
+        return -1;
+    }
+    int later = *later_decided;
+    if (later < 0) {
+        later = fd >= 0 && !o->force && last_write_ns && nvc_file_writer(fd, &writer, &when) == 1 && writer &&
                 writer != h->jobid && when > last_write_ns;
+        if (!dry)
+            *later_decided = later;
+    }
     if (later && !nvc_part_next_dirty(p, &first, &doff, &dlen)) {
         close(fd);
         return 1;
     }
     if (later) {
-        say(o, 1,
-            "job %016llx opened %s for writing %.3f s after this part's job %016llx last wrote to it here (the "
-            "file's %s says so); the part's older bytes would overwrite what that job wrote, so it is kept "
-            "(--force writes it there)",
-            (unsigned long long)writer, name, (double)(when - last_write_ns) / 1e9, (unsigned long long)h->jobid,
-            NVC_WRITER_XATTR);
+        if (writer)
+            say(o, 1,
+                "job %016llx opened %s for writing %.3f s after this part's job %016llx last wrote to it here (the "
+                "file's %s says so); the part's older bytes would overwrite what that job wrote, so it is kept "
+                "(--force writes it there)",
+                (unsigned long long)writer, name, (double)(when - last_write_ns) / 1e9, (unsigned long long)h->jobid,
+                NVC_WRITER_XATTR);
+        else
+            say(o, 1, "a later job opened %s for writing (see above); this part of job %016llx is kept too", name,
+                (unsigned long long)h->jobid);
         close(fd);
         return -2;
     }
@@ -459,6 +582,8 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
     size_t nrm = 0;
     struct latest *latest = NULL;
     size_t nlatest = 0;
+    struct guards guards;
+    guards_init(&guards);
     int failed = 0;
     size_t nlist = 0;
     struct listed *list = list_parts(d, dir, &nlist);
@@ -575,10 +700,12 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
             snprintf(t[nt].path, sizeof t[nt].path, "%s", name);
             t[nt].fileid = h->fileid;
             t[nt].jobid = h->jobid;
+            t[nt].later = -1;
             nt++;
         }
         t[i].parts++;
-        int rc = recover_part(o, &p, job_latest_write(list, nlist, h->jobid, h->fileid, &latest, &nlatest), &t[i].bytes);
+        int rc = recover_part(o, &p, job_latest_write(list, nlist, h->jobid, h->fileid, &latest, &nlatest), &guards,
+                              &t[i].later, &t[i].bytes);
         if (rc < 0)
             failed = 1;
         if (rc == -2)
@@ -631,6 +758,7 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
              o->dry ? "would recover" : t[i].failed ? "partly recovered (a part that failed is kept)" : "recovered",
              t[i].path, t[i].parts, (unsigned long long)t[i].bytes, (unsigned long long)t[i].size);
     }
+    guards_release(o, &guards); /* every target's bytes and size are durable, or kept in its parts */
     /* Only now, with every target's bytes and size durable, are the parts that held them
        removed; a part of a target that failed (or was kept) stays, and so does a closed or
        bypassed part whose size a kept target of the same open may need. */

@@ -1,30 +1,42 @@
 /* fail_io.so: an LD_PRELOAD library that makes fsync fail for chosen files, to test that
- * nvcache-recover keeps a part whose write-back did not become durable.
+ * nvcache-recover keeps a part whose write-back did not become durable, or pauses a write-back, to
+ * test what runs beside it.
  *
  *   FAIL_FSYNC=SUBSTRING   fsync and fdatasync of a descriptor whose path contains SUBSTRING fail
  *                          with EIO (as a network file system reports a failed write-back there)
+ *   PAUSE_PWRITE=SUBSTRING the process's first pwrite to a file whose path P contains SUBSTRING
+ *                          creates P.paused and waits (at most 60 s) until P.go exists
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* Whether descriptor fd's path contains the value of environment variable var. */
-static int chosen(int fd, const char *var)
+/* Whether descriptor fd's path contains the value of environment variable var; the path in path
+   (4096 bytes) if it does. */
+static int chosen_path(int fd, const char *var, char *path)
 {
     const char *pat = getenv(var);
     if (!pat || !*pat)
         return 0;
-    char link[64], path[4096];
+    char link[64];
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(link, path, sizeof path - 1);
+    ssize_t n = readlink(link, path, 4096 - 1);
     if (n <= 0)
         return 0;
     path[n] = 0;
     return strstr(path, pat) != NULL;
+}
+
+static int chosen(int fd, const char *var)
+{
+    char path[4096];
+    return chosen_path(fd, var, path);
 }
 
 /* EIO for a chosen descriptor, else the C library's `call` (fsync or fdatasync) on it. */
@@ -46,4 +58,24 @@ int fsync(int fd)
 int fdatasync(int fd)
 {
     return fail_or_call(fd, "fdatasync");
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    static int paused;
+    char path[4096 + 8];
+    if (!paused && chosen_path(fd, "PAUSE_PWRITE", path)) {
+        paused = 1;
+        size_t len = strlen(path);
+        strcpy(path + len, ".paused");
+        close(open(path, O_WRONLY | O_CREAT, 0644));
+        strcpy(path + len, ".go");
+        for (int i = 0; i < 6000 && access(path, F_OK) != 0; i++) {
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    ssize_t (*real)(int, const void *, size_t, off_t) =
+        (ssize_t(*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite");
+    return real(fd, buf, n, off);
 }

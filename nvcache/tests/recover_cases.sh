@@ -58,6 +58,13 @@
 # CASE pid-reuse: a job is SIGKILLed after its sync and another process takes its manager's PID
 #   (recorded in the job's mailbox): recovery must still see the job as dead (no process holds its
 #   lock in NVCACHE_DIR) and restore the synced bytes (RECOVER_SIZES: tests/recover_sizes).
+# CASE racing: a job writes and syncs 8 KiB and is SIGKILLed; nvcache-recover pauses just before
+#   its write-back (FAIL_IO_LIB's PAUSE_PWRITE), and meanwhile a later job on another host (its own
+#   NVCACHE_DIR) opens the file and writes other bytes: the later job must wait for the recovery
+#   (the recovery's guard on the file) and say so, so that its bytes land after the dead job's and
+#   stay. Once with the later job caching, once with NVCACHE_ENABLE=0. Then a guard a dead recovery
+#   left (refreshed 28 s ago) holds an opener for at most the rest of its 30 s, and one older than
+#   that not at all.
 # CASE live-ns: a job runs in a private mount namespace with its own /dev/shm (a container on this
 #   host sharing NVCACHE_DIR, which is then outside /dev/shm): a recovery outside must see it
 #   running by its lock and leave its parts; afterwards it syncs more, is SIGKILLed, and recovery
@@ -67,7 +74,7 @@ case=$1 mpiexec=$2 prog=$3 recover=$4 dir=$5
 file=$dir/lifecycle-$case.dat
 rm -f "$file"
 . "$(dirname "$0")/nvram_layout.sh"
-cleanup() { rm -f "$file" "$file.ready" "$file.go"; remove_nvram_dirs; }
+cleanup() { rm -f "$file" "$file.ready" "$file.go" "$file.job"; remove_nvram_dirs; }
 # A later job wrote 'y' over a dead job's synced 'x' (one host): recovery must keep the dead job's
 # parts and leave the later bytes; --force then writes the parts.
 kept_until_forced() {
@@ -204,6 +211,60 @@ fewer-hosts)
         [ "$(parts | wc -l)" -eq 1 ] || { echo "the part was removed although nothing was written back"; exit 1; }
         "$mpiexec" --each-host "$recover" --dir "$NVCACHE_DIR" --force || exit 1
         [ -z "$(parts)" ] || { echo "parts not removed after recovery with --force: $(parts)"; exit 1; }
+    done
+    ;;
+racing)
+    need_xattrs
+    [ -n "${FAIL_IO_LIB:-}" ] || { echo "FAIL_IO_LIB is not set"; exit 1; }
+    other=$NVCACHE_DIR-otherhost
+    waiting="is writing a dead job's bytes back"
+    for enable in 1 0; do
+        rm -f "$file" "$file.paused" "$file.go"
+        "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }
+        wait_job_gone >/dev/null
+        LD_PRELOAD=$FAIL_IO_LIB PAUSE_PWRITE="$(basename "$file")" "$recover" --dir "$NVCACHE_DIR" >"$file.rec" 2>&1 &
+        rec=$!
+        for _ in $(seq 300); do [ -e "$file.paused" ] && break; sleep 0.1; done
+        [ -e "$file.paused" ] || { cat "$file.rec"; kill $rec; echo "the recovery never reached its write-back"; exit 1; }
+        NVCACHE_DIR=$other NVCACHE_ENABLE=$enable "$mpiexec" -n 1 "$prog" sync-close "$file" y >"$file.job" 2>&1 &
+        job=$!
+        for _ in $(seq 300); do
+            grep -q "$waiting" "$file.job" && break
+            kill -0 $job 2>/dev/null || break
+            sleep 0.1
+        done
+        touch "$file.go"
+        wait $rec; rrc=$?
+        wait $job; jrc=$?
+        cat "$file.rec" "$file.job"
+        rm -rf "$other" "$file.rec" "$file.paused" "$file.go"
+        [ $rrc -eq 0 ] || { echo "the recovery failed (NVCACHE_ENABLE=$enable)"; exit 1; }
+        [ $jrc -eq 0 ] || { echo "the later job failed (NVCACHE_ENABLE=$enable)"; exit 1; }
+        grep -q "$waiting" "$file.job" ||
+            { echo "the later job did not wait for the recovery writing the file (NVCACHE_ENABLE=$enable)"; exit 1; }
+        "$prog" has "$file" y ||
+            { echo "the recovery wrote the dead job's older bytes over the later job's (NVCACHE_ENABLE=$enable)"; exit 1; }
+        [ -z "$(parts)" ] || { echo "parts left after the recovery: $(parts)"; exit 1; }
+    done
+    # Guards of recoveries that died: one refreshed 28 s ago holds an opener for about 2 s, an older
+    # one not at all.
+    for age in 28 40; do
+        python3 -c 'import os, sys, time
+os.setxattr(sys.argv[1], "user.nvcache.rec.00000000000000aa",
+            b"%d 1 gone.example" % int((time.time() - float(sys.argv[2])) * 1e9))' "$file" $age
+        start=$(date +%s)
+        out=$(NVCACHE_DIR=$other timeout 60 "$mpiexec" -n 1 "$prog" sync-close "$file" y 2>&1) ||
+            { echo "$out"; echo "a job failed or hung on a dead recovery's guard ($age s old)"; exit 1; }
+        took=$(($(date +%s) - start))
+        echo "$out"
+        rm -rf "$other"
+        if [ $age = 28 ]; then
+            echo "$out" | grep -q "$waiting" || { echo "the job did not wait for a guard refreshed $age s ago"; exit 1; }
+        else
+            echo "$out" | grep -q "$waiting" && { echo "the job waited for a guard older than 30 s"; exit 1; }
+        fi
+        [ $took -le 20 ] || { echo "the job took $took s beside a guard $age s old"; exit 1; }
+        python3 -c 'import os, sys; os.removexattr(sys.argv[1], "user.nvcache.rec.00000000000000aa")' "$file"
     done
     ;;
 disabled-between)
