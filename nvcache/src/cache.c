@@ -1301,12 +1301,13 @@ static void append_at_end(MPI_File fh, int amode)
  * rank waits while a recovery holds a guard on the file (NVC_GUARD_XATTR_PREFIX): a recovery sets
  * its guard before it reads the mark, so either it sees this job's mark and keeps the dead job's
  * part, or this rank writes nothing (directly, or later through its node's write-back of what it
- * wrote) before that recovery ends. Every process of the job finished its host's recovery in
+ * wrote) before that recovery ends. A mark naming this job from an earlier open does not do: it may
+ * be older than a dead job's last write. Every process of the job finished its host's recovery in
  * MPI_Init before this open, so no part this job's own hosts recover is judged by this mark. No
  * collective: ranks of the open may have differing results (ROMIO's append mode). A file system
  * without user attributes keeps no mark and no guard: recovery then writes such parts back as
  * before; any other failure is said once per process. */
-static void mark_writer(MPI_Comm comm, const char *path, int amode)
+static void mark_writer(MPI_Comm comm, const char *path, int amode, uint64_t opened_ns)
 {
     int rank = 0, inter = 0;
     if ((amode & MPI_MODE_RDONLY) || comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
@@ -1314,7 +1315,7 @@ static void mark_writer(MPI_Comm comm, const char *path, int amode)
         return;
     static int said;
     const char *file = path + nvc_fs_prefix_len(path);
-    int e = rank == 0 ? nvc_file_mark_writer(file, nvc_rt.jobid) : nvc_file_ensure_writer(file, nvc_rt.jobid);
+    int e = rank == 0 ? nvc_file_mark_writer(file, nvc_rt.jobid) : nvc_file_ensure_writer(file, nvc_rt.jobid, opened_ns);
     if (e == -ENOTSUP || e == -EOPNOTSUPP)
         return;
     if (e && !said) {
@@ -1329,11 +1330,12 @@ static void mark_writer(MPI_Comm comm, const char *path, int amode)
 int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File *fh)
 {
     uint64_t t0 = nvc_now_ns();
+    const uint64_t opened_ns = nvc_realtime_ns(); /* before the open: a mark from this open is later */
     /* The same on every rank (environment; agreed in MPI_Init; amode): plain MPI-IO, no handshake. */
     if (!nvc_cfg.enabled || !nvc_rt.ready) {
         int rc = PMPI_File_open(comm, path, amode, info, fh);
         if (rc == MPI_SUCCESS)
-            mark_writer(comm, path, amode);
+            mark_writer(comm, path, amode, opened_ns);
         return rc;
     }
     /* An invalid or inter-communicator is erroneous for MPI_File_open: let MPICH report it through
@@ -1356,7 +1358,7 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
         }
         int rc = PMPI_File_open(comm, path, amode, info, fh);
         if (rc == MPI_SUCCESS)
-            mark_writer(comm, path, amode);
+            mark_writer(comm, path, amode, opened_ns);
         if (rc == MPI_SUCCESS && f) {
             if (early)
                 f->real = *fh;
@@ -1410,7 +1412,7 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
     int rc = PMPI_File_open(comm, path, amode, info, fh);
     if (rc != MPI_SUCCESS)
         return rc;
-    mark_writer(comm, path, amode);
+    mark_writer(comm, path, amode, opened_ns);
     if (!(cc && cc->world)) {
         if (!cc || cc->opens + 1 >= NVC_IDS_PER_COMM) {
             /* A block of file ids from the communicator's rank 0 (its world rank makes it unique). */

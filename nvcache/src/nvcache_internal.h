@@ -185,9 +185,9 @@ uint64_t nvc_realtime_ns(void);
 /** Names job `jobid`, now, as the file's last writer (NVC_WRITER_XATTR); 0, or -errno (ENOTSUP:
  *  the file system keeps no user attributes). */
 int nvc_file_mark_writer(const char *path, uint64_t jobid);
-/** Names job `jobid` the file's last writer unless the file names it already (the time of the
- *  mark then stays); 0, or -errno as nvc_file_mark_writer. */
-int nvc_file_ensure_writer(const char *path, uint64_t jobid);
+/** Names job `jobid` the file's last writer unless the file names it already with a time at or
+ *  after since_ns (the mark then stays); 0, or -errno as nvc_file_mark_writer. */
+int nvc_file_ensure_writer(const char *path, uint64_t jobid, uint64_t since_ns);
 /** The job the open file fd names as its last writer, and when it opened the file: 1 with *jobid
  *  and *when_ns set, 0 when it names none, -1 when it cannot be read. */
 int nvc_file_writer(int fd, uint64_t *jobid, uint64_t *when_ns);
@@ -204,8 +204,9 @@ int nvc_file_writer(int fd, uint64_t *jobid, uint64_t *when_ns);
 /** How often a recovery refreshes its guards while it works. */
 #define NVC_GUARD_REFRESH_NS (2ull * 1000 * 1000 * 1000)
 #define NVC_GUARD_VALUE_MAX 128
-/** Sets (or refreshes) guard attribute `name` on file path; 0 or -errno. */
-int nvc_file_guard_set(const char *path, const char *name);
+/** Sets (or refreshes) guard attribute `name` on the open file fd, or on path when fd < 0; 0 or
+ *  -errno. */
+int nvc_file_guard_set(int fd, const char *path, const char *name);
 /** Removes guard attribute `name` from path (absent already: 0); 0 or -errno. */
 int nvc_file_guard_clear(const char *path, const char *name);
 /** Waits (sleeping, 10 ms a poll) while a recovery holds a fresh guard on path; says so once

@@ -236,23 +236,24 @@ int nvc_file_writer(int fd, uint64_t *jobid, uint64_t *when_ns)
     return parse_writer(v, fgetxattr(fd, NVC_WRITER_XATTR, v, sizeof v - 1), jobid, when_ns);
 }
 
-int nvc_file_ensure_writer(const char *path, uint64_t jobid)
+int nvc_file_ensure_writer(const char *path, uint64_t jobid, uint64_t since_ns)
 {
     char v[64];
-    uint64_t j = 0, t;
-    if (parse_writer(v, getxattr(path, NVC_WRITER_XATTR, v, sizeof v - 1), &j, &t) == 1 && j == jobid)
+    uint64_t j = 0, t = 0;
+    if (parse_writer(v, getxattr(path, NVC_WRITER_XATTR, v, sizeof v - 1), &j, &t) == 1 && j == jobid && t >= since_ns)
         return 0;
     return nvc_file_mark_writer(path, jobid);
 }
 
-int nvc_file_guard_set(const char *path, const char *name)
+int nvc_file_guard_set(int fd, const char *path, const char *name)
 {
     char v[NVC_GUARD_VALUE_MAX], host[64];
     nvc_host_name(host, sizeof host);
     int n = snprintf(v, sizeof v, "%llu %d %s", (unsigned long long)nvc_realtime_ns(), (int)getpid(), host);
     if (n >= (int)sizeof v)
         n = (int)sizeof v - 1;
-    return setxattr(path, name, v, (size_t)n, 0) == 0 ? 0 : -errno;
+    int rc = fd >= 0 ? fsetxattr(fd, name, v, (size_t)n, 0) : setxattr(path, name, v, (size_t)n, 0);
+    return rc == 0 ? 0 : -errno;
 }
 
 int nvc_file_guard_clear(const char *path, const char *name)
@@ -286,6 +287,13 @@ static int fresh_guards(const char *path, uint64_t *sig, char *value, size_t n)
 {
     char stack[1024], *heap = NULL, *names, v[NVC_GUARD_VALUE_MAX];
     ssize_t len = list_names(path, stack, sizeof stack, &heap, &names);
+    static int said;
+    if (len < 0 && errno != ENOTSUP && errno != EOPNOTSUPP && !said) {
+        said = 1;
+        nvc_msg("%s: cannot list its extended attributes (%s): this job does not wait for a recovery writing a dead "
+                "job's bytes back into it (said once)",
+                path, strerror(errno));
+    }
     const size_t plen = strlen(NVC_GUARD_XATTR_PREFIX);
     uint64_t now = nvc_realtime_ns(), h = 0xcbf29ce484222325ull;
     int fresh = 0;

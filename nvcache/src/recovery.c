@@ -223,7 +223,7 @@ static void *guards_beat(void *arg)
         if (pthread_cond_timedwait(&g->wake, &g->lock, &until) == 0 || g->stop)
             continue;
         for (size_t i = 0; i < g->n; i++)
-            nvc_file_guard_set(g->path[i], g->name);
+            nvc_file_guard_set(-1, g->path[i], g->name);
     }
     pthread_mutex_unlock(&g->lock);
     return NULL;
@@ -232,12 +232,12 @@ static void *guards_beat(void *arg)
 /* Guards path (once per recovery). 0, or -1 when the guard could not be set for another reason
    than a file system without user attributes (said; the part is then kept: its bytes could land
    after those of a job opening the file now). */
-static int guard(const struct nvc_recover_opts *o, struct guards *g, const char *path)
+static int guard(const struct nvc_recover_opts *o, struct guards *g, int fd, const char *path)
 {
     for (size_t i = 0; i < g->n; i++)
         if (!strcmp(g->path[i], path))
             return 0;
-    int e = nvc_file_guard_set(path, g->name);
+    int e = nvc_file_guard_set(fd, path, g->name); /* on the file this recovery opened */
     if (e == -ENOTSUP || e == -EOPNOTSUPP)
         return 0;
     if (e) {
@@ -260,6 +260,27 @@ static int guard(const struct nvc_recover_opts *o, struct guards *g, const char 
     if (!g->beating && pthread_create(&g->beat, NULL, guards_beat, g) == 0)
         g->beating = 1;
     return 0;
+}
+
+/* Removes this recovery's guard from path now (a target decided not to write there). */
+static void guard_drop(const struct nvc_recover_opts *o, struct guards *g, const char *path)
+{
+    int held = 0;
+    pthread_mutex_lock(&g->lock);
+    for (size_t i = 0; i < g->n && !held; i++)
+        if (!strcmp(g->path[i], path)) {
+            memmove(g->path[i], g->path[g->n - 1], sizeof *g->path);
+            g->n--;
+            held = 1;
+        }
+    pthread_mutex_unlock(&g->lock);
+    if (!held)
+        return;
+    int e = nvc_file_guard_clear(path, g->name);
+    if (e)
+        say(o, 1, "cannot remove this recovery's guard %s from %s (%s): a job opening the file for writing waits up to "
+                  "%llu s for it",
+            g->name, path, strerror(-e), (unsigned long long)(NVC_GUARD_STALE_NS / 1000000000ull));
 }
 
 static void guards_release(const struct nvc_recover_opts *o, struct guards *g)
@@ -332,9 +353,11 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
        or off) named itself in the file's attribute. A job that opened it while the part's job
        still wrote is no later writer: the part's bytes are the newer ones. Host clocks are taken
        to agree to better than the time from a crash to the next job's open. A part with nothing
-       dirty writes nothing over anybody's bytes, but its size must not grow that job's file. */
+       dirty writes nothing over anybody's bytes, but its size must not grow that job's file. The
+       guard goes on before the mark is read: a job whose open comes later waits for this
+       recovery (struct guards). */
     uint64_t writer = 0, when = 0, first = 0, doff, dlen;
-    if (!dry && guard(o, g, name) != 0) {
+    if (!dry && guard(o, g, fd, name) != 0) {
         close(fd);
         return -1;
     }
@@ -358,8 +381,10 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
                 (unsigned long long)writer, name, (double)(when - last_write_ns) / 1e9, (unsigned long long)h->jobid,
                 NVC_WRITER_XATTR);
         else
-            say(o, 1, "a later job opened %s for writing (see above); this part of job %016llx is kept too", name,
-                (unsigned long long)h->jobid);
+            say(o, 1,
+                "a later job opened %s for writing after this part's job %016llx last wrote to it here; the part's "
+                "older bytes would overwrite what that job wrote, so it is kept (--force writes it there)",
+                name, (unsigned long long)h->jobid);
         close(fd);
         return -2;
     }
@@ -714,6 +739,15 @@ int nvc_recover_dir(const char *dir, const struct nvc_recover_opts *o, struct nv
             t[i].failed = 1;
         if (rc == 1)
             t[i].rewritten = 1;
+        if (t[i].later == 1) {
+            /* Nothing of this target goes into the file: unless another target of the path does,
+               a job opening it need not wait for this recovery. */
+            size_t j = 0;
+            while (j < nt && (strcmp(t[j].path, name) || t[j].later != 0))
+                j++;
+            if (j == nt)
+                guard_drop(o, &guards, name);
+        }
         if (!rc && h->size > t[i].size)
             t[i].size = h->size;
         if (rc >= 0 && !o->keep && !o->dry)
