@@ -63,6 +63,42 @@ thread_local! {
     /// The geometry used last on this thread: a client encoding stripe after stripe finds it
     /// here without hashing.
     static LAST: RefCell<Option<Rc<Prepared>>> = const { RefCell::new(None) };
+    /// An [`ec_encode_data`] of this thread is under way: a call from a signal handler that
+    /// interrupted it must not touch the thread's caches (their borrows are held).
+    static BUSY: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Clears [`BUSY`] when the call that set it returns.
+struct NotBusy;
+
+impl Drop for NotBusy {
+    fn drop(&mut self) {
+        let _ = BUSY.try_with(|b| b.set(false));
+    }
+}
+
+/// Encodes one stripe as ISA-L does, with no per-thread state, no coordinator and no
+/// prefetching: for calls that cannot use the thread's caches (made from a signal handler
+/// during another call, or while the thread's locals are being destroyed: from an `atexit`
+/// handler, a global destructor or a thread-local destructor).
+///
+/// # Safety
+/// As [`ec_encode_data`].
+unsafe fn encode_plain(
+    k: usize,
+    rows: usize,
+    tables: &[u8],
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    len: usize,
+) {
+    let coefs = Coefs::from_isal_tables(rows, k, tables);
+    let isa = if coefs.canonical() {
+        Isa::best()
+    } else {
+        nibble_isa()
+    };
+    kernels::encode_linear(isa, srcs, dsts, &coefs, len, false, false);
 }
 
 /// The DIALGA strategy of the ISA-L entry points: `auto`, or the one named by `PMEC_STRATEGY`
@@ -83,11 +119,16 @@ fn shim_strategy() -> Strategy {
 /// Prepared coefficients and coordinator for these tables (cached per thread and geometry,
 /// rebuilt when the table bytes change); `last` is this thread's last geometry when it has
 /// this `k` and `rows` (its tables are compared here).
-fn prepared(k: usize, rows: usize, tables: &[u8], last: Option<Rc<Prepared>>) -> Rc<Prepared> {
+fn prepared(
+    k: usize,
+    rows: usize,
+    tables: &[u8],
+    last: Option<Rc<Prepared>>,
+) -> Option<Rc<Prepared>> {
     if let Some(p) = last.filter(|p| kernels::same_bytes(&p.tables, tables)) {
-        return p;
+        return Some(p);
     }
-    let p = PREPARED.with(|c| {
+    let p = PREPARED.try_with(|c| {
         let mut c = c.borrow_mut();
         if let Some(p) = c.get(&(k, rows)) {
             if kernels::same_bytes(&p.tables, tables) {
@@ -118,8 +159,9 @@ fn prepared(k: usize, rows: usize, tables: &[u8], last: Option<Rc<Prepared>>) ->
         c.insert((k, rows), p.clone());
         p
     });
-    LAST.with(|l| *l.borrow_mut() = Some(p.clone()));
-    p
+    let p = p.ok()?;
+    LAST.try_with(|l| *l.borrow_mut() = Some(p.clone())).ok()?;
+    Some(p)
 }
 
 /// `ec_init_tables(k, rows, a, gftbls)`.
@@ -166,6 +208,11 @@ pub unsafe fn ec_encode_data(
     let tables = std::slice::from_raw_parts(gftbls, k * rows * 32);
     let srcs = std::slice::from_raw_parts(data, k);
     let dsts = std::slice::from_raw_parts(coding, rows);
+    if BUSY.try_with(|b| b.replace(true)).unwrap_or(true) {
+        encode_plain(k, rows, tables, srcs, dsts, len);
+        return;
+    }
+    let _not_busy = NotBusy;
     let set = StripeSet {
         srcs,
         dsts,
@@ -179,7 +226,7 @@ pub unsafe fn ec_encode_data(
     // decision says before the caller's tables are compared, whose lines usually miss as well:
     // the two overlap, and the fetch only reads (a table that turns out different just gets
     // the stripe fetched again).
-    let reused = LAST.with(|l| {
+    let reused = LAST.try_with(|l| {
         let l = l.borrow();
         let Some(p) = l.as_ref().filter(|p| p.k == k && p.rows == rows) else {
             return Reused::No(None);
@@ -196,16 +243,25 @@ pub unsafe fn ec_encode_data(
         run_one(p.isa, &p.coefs, &set, &sched, true);
         Reused::Yes
     });
-    let Reused::No(fetched) = reused else {
+    let Ok(Reused::No(fetched)) = reused else {
+        if reused.is_err() {
+            encode_plain(k, rows, tables, srcs, dsts, len);
+        }
         return;
     };
-    let last = LAST.with(|l| {
-        l.borrow()
-            .as_ref()
-            .filter(|p| p.k == k && p.rows == rows)
-            .cloned()
-    });
-    let p = prepared(k, rows, tables, last);
+    let last = LAST
+        .try_with(|l| {
+            l.borrow()
+                .as_ref()
+                .filter(|p| p.k == k && p.rows == rows)
+                .cloned()
+        })
+        .ok()
+        .flatten();
+    let Some(p) = prepared(k, rows, tables, last) else {
+        encode_plain(k, rows, tables, srcs, dsts, len);
+        return;
+    };
     // Another geometry than the last call's (or other tables) may have a decision to reuse too.
     let (sched, for_len, left) = p.reuse.get();
     if left > 0 && for_len == len {

@@ -20,15 +20,38 @@ mod forward {
     use std::sync::Once;
 
     static FILL: Once = Once::new();
+    /// The library `PMEC_ISAL_REAL` named resolved to the shim itself (a bare `libisal.so.2`
+    /// with the shim first on the search path, or a system ISA-L replaced by the shim): its
+    /// functions are the forwarding stubs, which would call themselves for ever.
+    static SELF: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
     /// Called through the table for a function the real library could not provide.
     extern "C" fn missing() {
-        eprintln!(
-            "pmec-isal-shim: an ISA-L function it forwards was called, but the system ISA-L \
-             ({}) could not be loaded (set PMEC_ISAL_REAL to its path)",
-            real_path()
-        );
+        if SELF.load(std::sync::atomic::Ordering::Relaxed) {
+            eprintln!(
+                "pmec-isal-shim: an ISA-L function it forwards was called, but {} is this shim \
+                 itself, not the system ISA-L (set PMEC_ISAL_REAL to the real library's path)",
+                real_path()
+            );
+        } else {
+            eprintln!(
+                "pmec-isal-shim: an ISA-L function it forwards was called, but the system ISA-L \
+                 ({}) could not be loaded (set PMEC_ISAL_REAL to its path)",
+                real_path()
+            );
+        }
         std::process::abort();
+    }
+
+    /// The load address of the object holding `p` (0 when unknown).
+    fn object_of(p: *const libc::c_void) -> usize {
+        // SAFETY: dladdr only reads the loader's tables and fills `info`.
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        if unsafe { libc::dladdr(p, &mut info) } == 0 {
+            0
+        } else {
+            info.dli_fbase as usize
+        }
     }
 
     fn real_path() -> String {
@@ -46,14 +69,19 @@ mod forward {
                 // out of the global scope, where the shim's names must win.
                 .map(|c| unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) })
                 .unwrap_or(std::ptr::null_mut());
+            let own = object_of(fill_forward_table as *const libc::c_void);
             for (i, name) in FORWARDED.iter().enumerate() {
                 let c = CString::new(*name).expect("symbol names hold no NUL");
-                let p = if handle.is_null() {
+                let mut p = if handle.is_null() {
                     std::ptr::null_mut()
                 } else {
                     // SAFETY: a live handle and a NUL-terminated name.
                     unsafe { libc::dlsym(handle, c.as_ptr()) }
                 };
+                if !p.is_null() && own != 0 && object_of(p) == own {
+                    SELF.store(true, std::sync::atomic::Ordering::Relaxed);
+                    p = std::ptr::null_mut();
+                }
                 let addr = if p.is_null() {
                     missing as *const () as usize
                 } else {

@@ -133,3 +133,94 @@ fn a_client_that_dlopens_libisal_by_name_gets_the_shim_preloaded_or_first_on_the
     assert_eq!(plain_out, path_out);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn encodes_from_destructors_exit_handlers_and_signal_handlers_work_as_under_isal() {
+    if !std::path::Path::new("/usr/include/isa-l/erasure_code.h").exists() {
+        eprintln!("NOTICE: ISA-L headers missing (apt-get install libisal-dev); test skipped");
+        return;
+    }
+    let shim = shim_path();
+    let dir = std::env::temp_dir().join(format!("pmec-odd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prog = compile("odd_contexts", &dir, &["-lisal", "-lpthread"]);
+    let plain = Command::new(&prog).output().unwrap();
+    let pre = Command::new(&prog)
+        .env("LD_PRELOAD", &shim)
+        .output()
+        .unwrap();
+    let out = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = |o: &std::process::Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(plain.status.success(), "under ISA-L: {}", err(&plain));
+    // Before: a panic in a thread-local destructor or a borrowed cache aborted the process.
+    assert!(
+        pre.status.success(),
+        "under the shim: {:?}\n{}{}",
+        pre.status,
+        out(&pre),
+        err(&pre)
+    );
+    for line in [
+        "thread:",
+        "pthread key destructor:",
+        "main:",
+        "atexit handler:",
+        "encodes in the signal handler:",
+    ] {
+        assert!(
+            out(&plain).contains(line),
+            "{line} missing: {}",
+            out(&plain)
+        );
+    }
+    assert!(out(&plain).contains("(at least 20)"), "{}", out(&plain));
+    assert_eq!(out(&plain), out(&pre), "outputs differ with the shim");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_real_isal_that_is_the_shim_itself_is_reported_not_called_for_ever() {
+    if !std::path::Path::new("/usr/include/isa-l/erasure_code.h").exists() {
+        eprintln!("NOTICE: ISA-L headers missing (apt-get install libisal-dev); test skipped");
+        return;
+    }
+    let shim = shim_path();
+    let dir = std::env::temp_dir().join(format!("pmec-self-{}", std::process::id()));
+    let libdir = dir.join("lib");
+    std::fs::create_dir_all(&libdir).unwrap();
+    std::fs::copy(&shim, libdir.join("libisal.so.2")).unwrap();
+    let prog = compile("odd_contexts", &dir, &["-lisal", "-lpthread"]);
+    let ok = Command::new(&prog)
+        .arg("crc")
+        .env("LD_LIBRARY_PATH", &libdir)
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    // A bare name resolves to the shim already loaded: its forwarding stubs would call
+    // themselves (before: a silent spin).
+    let mut child = Command::new(&prog)
+        .arg("crc")
+        .env("LD_LIBRARY_PATH", &libdir)
+        .env("PMEC_ISAL_REAL", "libisal.so.2")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("a forwarded call through the shim to itself hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("is this shim itself"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -378,8 +378,11 @@ thread_local! {
 }
 
 fn with_counters<R>(f: impl FnOnce(Option<&HwCounters>) -> R) -> R {
-    COUNTERS.with(|c| {
-        let mut c = c.borrow_mut();
+    // Without the thread's counters (destroyed: an encode from a thread-local destructor; or
+    // in use: one from a signal handler during another) the call goes unmeasured.
+    let mut f = Some(f);
+    let r = COUNTERS.try_with(|c| {
+        let mut c = c.try_borrow_mut().ok()?;
         if c.is_none() {
             *c = Some(if std::env::var_os("PMEC_NO_PERF").is_some() {
                 None
@@ -387,8 +390,14 @@ fn with_counters<R>(f: impl FnOnce(Option<&HwCounters>) -> R) -> R {
                 HwCounters::open()
             });
         }
-        f(c.as_ref().and_then(|o| o.as_ref()))
-    })
+        let f = f.take()?;
+        Some(f(c.as_ref().and_then(|o| o.as_ref())))
+    });
+    match (r, f) {
+        (Ok(Some(r)), _) => r,
+        (_, Some(f)) => f(None),
+        (_, None) => unreachable!("the closure ran and returned"),
+    }
 }
 
 /// Which tuner a measured call reports to.
@@ -834,7 +843,7 @@ impl Coordinator {
         }
         drop(st);
         let c0 = if measure {
-            with_counters(|c| c.map(|c| c.read()))
+            with_counters(|c| c.and_then(|c| c.read()))
         } else {
             None
         };
@@ -869,7 +878,8 @@ impl Coordinator {
         }
         let useless = t.c0.and_then(|c0| {
             with_counters(|c| {
-                c.map(|c| c.read().prefetch_misses.saturating_sub(c0.prefetch_misses))
+                c.and_then(|c| c.read())
+                    .map(|s| s.prefetch_misses.saturating_sub(c0.prefetch_misses))
             })
         });
         let cpl = cycles as f64 / t.lines as f64;

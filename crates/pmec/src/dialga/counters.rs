@@ -10,6 +10,7 @@ const PERF_COUNT_HW_CPU_CYCLES: u64 = 0;
 const PERF_COUNT_HW_CACHE_MISSES: u64 = 3;
 // cache id L1D (0) | op PREFETCH (2) << 8 | result MISS (1) << 16
 const L1D_PREFETCH_MISS: u64 = (2 << 8) | (1 << 16);
+const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
 
 #[repr(C)]
 #[derive(Default)]
@@ -45,7 +46,8 @@ fn open_event(type_: u32, config: u64) -> io::Result<i32> {
         ..Default::default()
     };
     // SAFETY: perf_event_open reads `attr` (a valid, fully initialised struct of the size it
-    // declares); pid 0 = this thread, cpu -1 = any, no group, no flags.
+    // declares); pid 0 = this thread, cpu -1 = any, no group; close-on-exec, so a program that
+    // runs another never hands it our descriptors.
     let fd = unsafe {
         libc::syscall(
             libc::SYS_perf_event_open,
@@ -53,7 +55,7 @@ fn open_event(type_: u32, config: u64) -> io::Result<i32> {
             0 as libc::pid_t,
             -1 as libc::c_int,
             -1 as libc::c_int,
-            0 as libc::c_ulong,
+            PERF_FLAG_FD_CLOEXEC,
         )
     };
     if fd < 0 {
@@ -61,6 +63,14 @@ fn open_event(type_: u32, config: u64) -> io::Result<i32> {
     } else {
         Ok(fd as i32)
     }
+}
+
+/// What `fstat` says a descriptor is (device, inode, type): a perf event's until the program
+/// closes the number and reuses it for one of its own files.
+fn identity(fd: i32) -> Option<(u64, u64, u32)> {
+    // SAFETY: fstat writes a `stat` we own; an invalid descriptor only makes it fail.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    (unsafe { libc::fstat(fd, &mut st) } == 0).then_some((st.st_dev, st.st_ino, st.st_mode))
 }
 
 fn read_fd(fd: i32) -> u64 {
@@ -85,10 +95,15 @@ pub struct Sample {
     pub prefetch_misses: u64,
 }
 
-/// Open per-thread counters.
+/// Open per-thread counters. The descriptors live in the application's table, which it may
+/// close behind the library's back (a daemon closing every descriptor, then opening its own
+/// files under the same numbers): each one's identity is checked before it is read or closed,
+/// and counters that lost theirs are never read or closed again.
 #[derive(Debug)]
 pub struct HwCounters {
     fds: [i32; 3],
+    ids: [Option<(u64, u64, u32)>; 3],
+    lost: std::cell::Cell<bool>,
 }
 
 impl HwCounters {
@@ -115,7 +130,11 @@ impl HwCounters {
                 return None;
             }
         };
-        Some(HwCounters { fds: [a, b, c] })
+        Some(HwCounters {
+            fds: [a, b, c],
+            ids: [identity(a), identity(b), identity(c)],
+            lost: std::cell::Cell::new(false),
+        })
     }
 
     /// Whether this machine lets us count (tries once and closes).
@@ -123,20 +142,37 @@ impl HwCounters {
         HwCounters::open().is_some()
     }
 
-    /// Current totals.
-    pub fn read(&self) -> Sample {
-        Sample {
+    /// Whether every descriptor is still the counter opened under its number.
+    fn ours(&self) -> bool {
+        if !self.lost.get()
+            && !self
+                .fds
+                .iter()
+                .zip(&self.ids)
+                .all(|(&fd, id)| id.is_some() && identity(fd) == *id)
+        {
+            self.lost.set(true);
+        }
+        !self.lost.get()
+    }
+
+    /// Current totals; `None` once the program took the descriptors over.
+    pub fn read(&self) -> Option<Sample> {
+        self.ours().then(|| Sample {
             cycles: read_fd(self.fds[0]),
             cache_misses: read_fd(self.fds[1]),
             prefetch_misses: read_fd(self.fds[2]),
-        }
+        })
     }
 }
 
 impl Drop for HwCounters {
     fn drop(&mut self) {
+        if !self.ours() {
+            return;
+        }
         for &fd in &self.fds {
-            // SAFETY: closing descriptors we own exactly once.
+            // SAFETY: closing descriptors we opened, still ours, exactly once.
             unsafe { libc::close(fd) };
         }
     }

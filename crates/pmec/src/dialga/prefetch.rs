@@ -125,7 +125,8 @@ thread_local! {
 pub fn pattern(k: usize, body: Body, d: usize, d1: Option<usize>) -> Arc<Pattern> {
     let key = (k, body, d, d1);
     // per-thread most-recently-used list first: no lock, no hashing on the hot path
-    if let Some(p) = RECENT.with(|r| {
+    // (`try_with`: an encode from a thread-local destructor finds the list destroyed.)
+    if let Ok(Some(p)) = RECENT.try_with(|r| {
         r.borrow()
             .iter()
             .find(|(x, _)| *x == key)
@@ -134,7 +135,7 @@ pub fn pattern(k: usize, body: Body, d: usize, d1: Option<usize>) -> Arc<Pattern
         return p;
     }
     let p = pattern_shared(key);
-    RECENT.with(|r| {
+    let _ = RECENT.try_with(|r| {
         let mut r = r.borrow_mut();
         if r.len() >= 8 {
             r.remove(0);
@@ -341,8 +342,7 @@ pub unsafe fn execute(
         }
     }
     let per_body = k * body.lines();
-    PF_BUF.with(|buf| {
-        let mut buf = buf.borrow_mut();
+    let stripes = |buf: &mut Vec<*const u8>| {
         for s in 0..n {
             let srcs = &set.srcs[s * k..(s + 1) * k];
             let dsts = &set.dsts[s * m..(s + 1) * m];
@@ -358,7 +358,7 @@ pub unsafe fn execute(
                 let unb = (nb - b0).min(UNIT_BODIES);
                 let full = shuffled_prefix(unb, g.shuffle);
                 if let Some(p) = &pat {
-                    fill_prefetch(&mut buf, p, &g, s, b0, unb);
+                    fill_prefetch(buf, p, &g, s, b0, unb);
                 }
                 let base = b0 * bb;
                 if full > 0 {
@@ -402,7 +402,14 @@ pub unsafe fn execute(
                 kernels::scalar::range(srcs, dsts, coefs, done + rows * 64, len, accumulate);
             }
         }
-    });
+    };
+    // (An encode from a thread-local destructor finds the buffer destroyed: it uses its own.)
+    if PF_BUF
+        .try_with(|buf| stripes(&mut buf.borrow_mut()))
+        .is_err()
+    {
+        stripes(&mut Vec::new());
+    }
     if nt {
         kernels::fence();
     }
