@@ -786,11 +786,21 @@ static int self_handle(struct nvc_file *f)
     if (f->self_fh != MPI_FILE_NULL || f->file_gone)
         return MPI_SUCCESS;
     if (!same_file(f)) {
-        nvc_msg("%s was deleted (or replaced) while open: its cached writes are discarded, as they are "
-                "with the deleted file under MPI-IO",
-                f->path);
-        f->file_gone = 1;
-        return MPI_SUCCESS;
+        /* Renamed (or linked elsewhere and unlinked here): the MPI-IO library's own descriptor
+           still leads to the file, whose new name takes the drains, as plain MPI-IO's writes
+           went to the file under whatever name it has. */
+        char moved[NVC_PATH_MAX];
+        if (nvc_file_find_open(&f->file_id, !nvc_rt.multi_host, f->path + f->path_off, moved, sizeof moved) == 0 &&
+            f->path_off + strlen(moved) < sizeof f->path) {
+            nvc_msg("%s was renamed while open: its cached writes go to %s", f->path + f->path_off, moved);
+            snprintf(f->path + f->path_off, sizeof f->path - f->path_off, "%s", moved);
+        } else {
+            nvc_msg("%s was deleted (or replaced) while open: its cached writes are discarded, as they are "
+                    "with the deleted file under MPI-IO",
+                    f->path);
+            f->file_gone = 1;
+            return MPI_SUCCESS;
+        }
     }
     int rc = PMPI_File_open(MPI_COMM_SELF, f->path, MPI_MODE_WRONLY, MPI_INFO_NULL, &f->self_fh);
     if (rc != MPI_SUCCESS) {

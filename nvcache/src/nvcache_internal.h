@@ -212,6 +212,12 @@ int nvc_file_guard_clear(const char *path, const char *name);
 /** Waits (sleeping, 10 ms a poll) while a recovery holds a fresh guard on path; says so once
  *  after 1 s. The milliseconds waited. A file system without user attributes has no guards. */
 int nvc_file_wait_recoveries(const char *path);
+/** The current name of file `id` (compared as nvc_file_id_same), found through a descriptor of
+ *  this process that has it open (the MPI-IO library's own, for a file the application renamed
+ *  while it had it open), or, when that descriptor's name was removed after the file was linked
+ *  elsewhere, in the directory of `near` (its old name): 0 with the absolute name in path (n
+ *  bytes), or -1 when the file has no name any more (deleted) or is not open here. */
+int nvc_file_find_open(const struct nvc_file_id *id, int with_dev, const char *near, char *path, size_t n);
 /** Reads the identity of the open file fd; 0 or -1. */
 int nvc_file_id_fd(int fd, struct nvc_file_id *id);
 /** Whether b is the file a names, comparing the device only when with_dev is set (one file

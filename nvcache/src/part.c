@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "nvcache_internal.h"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libpmem.h>
@@ -198,6 +199,68 @@ int nvc_file_id_same(const struct nvc_file_id *a, const struct nvc_file_id *b, i
     if (a->ino != b->ino || (with_dev && a->dev != b->dev))
         return 0;
     return !(a->has_btime && b->has_btime) || (a->btime_sec == b->btime_sec && a->btime_nsec == b->btime_nsec);
+}
+
+/* A name in the directory of `near` that leads to file `id`, into path (n bytes); 0 or -1. */
+static int find_in_dir(const struct nvc_file_id *id, int with_dev, const char *near, char *path, size_t n)
+{
+    char dir[NVC_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", near);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return -1;
+    *(slash == dir ? slash + 1 : slash) = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int found = -1;
+    struct dirent *e;
+    while (found && (e = readdir(d))) {
+        if (e->d_ino != id->ino || (size_t)snprintf(path, n, "%s/%s", strcmp(dir, "/") ? dir : "", e->d_name) >= n)
+            continue;
+        struct nvc_file_id now;
+        if (nvc_file_id_get(path, &now) == 0 && nvc_file_id_same(id, &now, with_dev))
+            found = 0;
+    }
+    closedir(d);
+    return found;
+}
+
+int nvc_file_find_open(const struct nvc_file_id *id, int with_dev, const char *near, char *path, size_t n)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    int found = -1;
+    struct dirent *e;
+    while (found && (e = readdir(d))) {
+        char *end;
+        long fd = strtol(e->d_name, &end, 10);
+        if (*end || end == e->d_name || fd == dirfd(d))
+            continue;
+        struct stat sb;
+        struct nvc_file_id now;
+        if (fstat((int)fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_nlink == 0 || nvc_file_id_fd((int)fd, &now) != 0 ||
+            !id->ino || !nvc_file_id_same(id, &now, with_dev))
+            continue;
+        /* Still linked: the name this descriptor was opened by leads there unless it was
+           renamed (the kernel then gives the new name) or removed after the file was linked
+           elsewhere (given as "... (deleted)": looked for beside the old name). */
+        char link[64];
+        snprintf(link, sizeof link, "/proc/self/fd/%ld", fd);
+        ssize_t len = readlink(link, path, n - 1);
+        struct nvc_file_id again;
+        if (len > 0 && (size_t)len < n - 1 && path[0] == '/') {
+            path[len] = 0;
+            if (nvc_file_id_get(path, &again) == 0 && nvc_file_id_same(id, &again, with_dev)) {
+                found = 0;
+                break;
+            }
+        }
+        found = find_in_dir(id, with_dev, near, path, n);
+    }
+    closedir(d);
+    return found;
 }
 
 uint64_t nvc_realtime_ns(void)

@@ -38,6 +38,12 @@
  *                                  job's bytes are the ones recovered (exit 0 when they are).
  *   lifecycle sync-close FILE C    the same, closing the file instead of being killed.
  *   lifecycle open-close FILE      opens FILE for reading and writing and closes it, writing nothing.
+ *   lifecycle renamed FILE rename|relink  each rank writes and syncs 64 KiB, rank 0 renames FILE
+ *                                  to FILE.moved (or links FILE.moved and unlinks FILE), then each
+ *                                  writes and syncs 64 KiB more and the file is closed: FILE.moved
+ *                                  must hold all of it, as under plain MPI-IO, whose handle keeps
+ *                                  the file whatever its name (the close's drain once took the
+ *                                  missing name for a deleted file and discarded every byte).
  *   lifecycle big FILE close|kill  (1 rank) a part whose stripe is 3 GiB (striping_unit) gets
  *                                  2 GiB + 8 KiB written in 512 MiB calls, one dirty run over
  *                                  INT_MAX bytes; then the file is closed (its drain moves the run)
@@ -125,6 +131,42 @@ static long file_size(const char *path)
 {
     struct stat sb;
     return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+static int renamed_case(int rank, int np, const char *path, const char *how)
+{
+    char moved[4200];
+    snprintf(moved, sizeof moved, "%s.moved", path);
+    if (rank == 0)
+        unlink(moved);
+    MPI_File fh;
+    if (open_new(rank, path, &fh))
+        return 1;
+    static char buf[65536];
+    int bad = 0;
+    memset(buf, 'a' + rank, sizeof buf);
+    bad |= MPI_File_write_at(fh, (MPI_Offset)rank * 65536, buf, 65536, MPI_BYTE, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+    bad |= MPI_File_sync(fh) != MPI_SUCCESS;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0 && (!strcmp(how, "rename") ? rename(path, moved) : (link(path, moved) || unlink(path))) != 0)
+        bad |= fail("rename or relink failed");
+    MPI_Barrier(MPI_COMM_WORLD);
+    memset(buf, 'A' + rank, sizeof buf);
+    bad |= MPI_File_write_at(fh, (MPI_Offset)(np + rank) * 65536, buf, 65536, MPI_BYTE, MPI_STATUS_IGNORE) !=
+           MPI_SUCCESS;
+    bad |= MPI_File_sync(fh) != MPI_SUCCESS;
+    bad |= MPI_File_close(&fh) != MPI_SUCCESS;
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (bad)
+        return fail("a call failed");
+    if (rank)
+        return 0;
+    int ok = file_size(moved) == 2L * np * 65536;
+    for (int r = 0; r < np && ok; r++)
+        ok = file_has(moved, (long)r * 65536, 65536, 'a' + r) && file_has(moved, (long)(np + r) * 65536, 65536, 'A' + r);
+    printf("lifecycle renamed (%s): %s\n", how, ok ? "every byte is in the file under its new name" : "bytes MISSING");
+    unlink(moved);
+    return !ok;
 }
 
 static int chdir_case(int rank, const char *dir)
@@ -687,7 +729,7 @@ int main(int argc, char **argv)
                         " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | open-close FILE | has FILE C"
                         " | noclose FILE | noclose-verify FILE | big FILE close|kill | big-verify FILE"
                         " | big-view FILE | big-view-verify FILE | grow-shrink FILE | holes FILE"
-                        " | append-second FILE\n");
+                        " | append-second FILE | renamed FILE rename|relink\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -729,7 +771,11 @@ int main(int argc, char **argv)
         rc = sync_kill_case(argv[2], argv[3][0], 1);
     else if (!strcmp(argv[1], "sync-close") && argc == 4)
         rc = sync_kill_case(argv[2], argv[3][0], 0);
-    else if (!strcmp(argv[1], "open-close")) {
+    else if (!strcmp(argv[1], "renamed") && argc == 4) {
+        int np;
+        MPI_Comm_size(MPI_COMM_WORLD, &np);
+        rc = renamed_case(rank, np, argv[2], argv[3]);
+    } else if (!strcmp(argv[1], "open-close")) {
         MPI_File fh;
         rc = open_rw(argv[2], 0, &fh) || MPI_File_close(&fh) != MPI_SUCCESS;
     }
