@@ -53,8 +53,9 @@ pub struct CrashArgs {
     /// (`skip-log-fence`: the undo log drops the fence between logging and updating).
     #[arg(long, value_name = "FAULT")]
     fault: Option<String>,
-    /// Worker threads (default: available cores).
-    #[arg(long, value_name = "J")]
+    /// Worker threads (default: available cores; at most 1024).
+    #[arg(long, value_name = "J",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
     jobs: Option<usize>,
 }
 
@@ -195,7 +196,7 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
     let jobs = a
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
+        .clamp(1, points.len().max(1));
     std::thread::scope(|s| {
         for _ in 0..jobs {
             s.spawn(|| loop {
@@ -235,6 +236,9 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
             p.seed,
             pt.time
         );
+        if p.value_bytes != 8 {
+            replay.push_str(&format!(" --value-bytes {}", p.value_bytes));
+        }
         for s in &a.sets {
             replay.push_str(&format!(" --set {s}"));
         }

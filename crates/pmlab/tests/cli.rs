@@ -218,6 +218,53 @@ fn bad_inputs_give_one_line_errors_not_panics() {
     let o = pmlab(&["reproduce", "--only", "nope", "--out", d.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("unknown section"));
+
+    // A timing that rounds to 0 ps is as impossible as 0 (it passed the check on the ns value).
+    let o = pmlab(&[
+        "sim",
+        "--config",
+        "optane",
+        "--trace",
+        t.to_str().unwrap(),
+        "--set",
+        "device.timing.tburst_ns=0.0004",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("tburst_ns"), "{}", stderr(&o));
+
+    // An access running past the end of the address space is refused where it is, in text and
+    // in .pmt (it was cut short or dropped without a word); one ending at the last byte runs.
+    let over = d.join("over.txt");
+    std::fs::write(
+        &over,
+        "# pmtrace text v1\nt0 store addr=0xfffffffffffffffc size=8\n",
+    )
+    .unwrap();
+    let o = pmlab(&[
+        "sim",
+        "--config",
+        "nvm-ppo",
+        "--trace",
+        over.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("line 2") && e.contains("past the end"), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    let edge = d.join("edge.txt");
+    std::fs::write(
+        &edge,
+        "# pmtrace text v1\nt0 store addr=0xfffffffffffffff8 size=8\n",
+    )
+    .unwrap();
+    let o = pmlab(&[
+        "sim",
+        "--config",
+        "nvm-ppo",
+        "--trace",
+        edge.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]
@@ -1286,4 +1333,33 @@ fn reproduced_throughputs_count_the_operations_time_only() {
         "reported {reported}, expected {expected} kops/s"
     );
     let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn an_rdma_write_inside_a_hardware_transaction_is_acknowledged() {
+    // The logging engine took the RDMA write over as if it were the transaction's cache
+    // write-back, so it was never acknowledged and the fence after it waited for ever
+    // ("internal error: thread 0 waits ... but the memory system is idle").
+    let d = tmpdir("rdma-in-tx");
+    let t = d.join("t.txt");
+    std::fs::write(
+        &t,
+        "# pmtrace text v1\nt0 txbegin\nt0 store addr=0x100000000000 size=8\n\
+         t0 rdmapwrite addr=0x100000000000 size=8\nt0 sfence\nt0 txend\n",
+    )
+    .unwrap();
+    for (logging, ordering) in [("redu", "x86"), ("lalea+blom", "broi"), ("lad", "epoch")] {
+        let o = pmlab(&[
+            "sim",
+            "--config",
+            "nvm-lalea",
+            "--trace",
+            t.to_str().unwrap(),
+            "--set",
+            &format!("controller.logging={logging}"),
+            "--set",
+            &format!("controller.ordering={ordering}"),
+        ]);
+        assert!(o.status.success(), "{logging}/{ordering}: {}", stderr(&o));
+    }
 }

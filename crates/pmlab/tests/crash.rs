@@ -601,3 +601,84 @@ fn a_cut_run_keeps_each_thread_within_the_cut() {
         );
     }
 }
+
+/// Runs pmlab with `args`, failing the test if it takes longer than `secs`.
+fn pmlab_within(args: &[&str], secs: u64) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pmlab"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run pmlab");
+    let start = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(secs) {
+            let _ = child.kill();
+            panic!("pmlab {args:?} ran past {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+#[test]
+fn a_cycle_in_a_damaged_list_fails_the_oracle_at_once() {
+    // A BROI that ignores barriers leaves the queue's nodes linked in a cycle at this point;
+    // the oracle's traversal used to allow 2^32 steps (minutes, then the machine's memory).
+    let o = pmlab_within(
+        &[
+            "crash",
+            "--config",
+            "nvm-ppo",
+            "--workload",
+            "queue",
+            "--threads",
+            "1",
+            "--seed",
+            "98765",
+            "--set",
+            "controller.ordering=broi",
+            "--set",
+            "controller.ordering_fault=broi-ignore-barriers",
+            "--at-ps",
+            "16000000",
+        ],
+        60,
+    );
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(err.contains("traversal does not end"), "{err}");
+}
+
+#[test]
+fn the_replay_line_of_a_failure_reproduces_it() {
+    let o = pmlab(&[
+        "crash",
+        "--config",
+        "nvm-ppo",
+        "--workload",
+        "ppo-hash",
+        "--threads",
+        "1",
+        "--ops",
+        "200",
+        "--value-bytes",
+        "256",
+        "--fault",
+        "skip-log-fence",
+        "--points",
+        "100",
+    ]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success(), "the dropped fence passed");
+    let replay = err
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("replay it: pmlab "))
+        .unwrap_or_else(|| panic!("no replay line: {err}"));
+    let again = pmlab(&replay.split(' ').collect::<Vec<_>>());
+    let (out, _) = text(&again);
+    assert!(
+        !again.status.success() && out.contains("failed 1"),
+        "the printed replay ({replay}) did not fail again: {out}"
+    );
+}

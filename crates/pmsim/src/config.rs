@@ -918,11 +918,15 @@ impl SimConfig {
                 ));
             }
         }
-        if t.tck_ns <= 0.0 {
-            return Err("device.timing.tck_ns must be > 0".into());
+        // Checked after rounding to the simulator's picoseconds: 0.0004 ns is 0 ps.
+        if ns_to_ps(t.tck_ns) == 0 {
+            return Err("device.timing.tck_ns must be at least 0.0005 ns (1 ps)".into());
         }
-        if t.tburst_ns <= 0.0 {
-            return Err("device.timing.tburst_ns must be > 0 (a burst takes time)".into());
+        if ns_to_ps(t.tburst_ns) == 0 {
+            return Err(
+                "device.timing.tburst_ns must be at least 0.0005 ns (1 ps; a burst takes time)"
+                    .into(),
+            );
         }
         if t.trefi_ns > 0.0 {
             // A refresh, plus what an access after it needs, must fit well inside an

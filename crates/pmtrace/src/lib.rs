@@ -324,6 +324,7 @@ impl TraceEvent {
                 max: MAX_ACCESS_BYTES.into(),
             });
         }
+        check_span(self.addr, self.size.into())?;
         if self.value_len != 0 {
             if !self.op.carries_value() {
                 return Err(ErrorKind::InvalidEvent {
@@ -344,4 +345,17 @@ impl TraceEvent {
         }
         Ok(())
     }
+}
+
+/// An access of `size` bytes at `addr` must end within the 64-bit address space (a simulator
+/// that wrapped or cut it short would drop bytes without a word).
+pub(crate) fn check_span(addr: u64, size: u64) -> Result<(), ErrorKind> {
+    if size > 0 && addr.checked_add(size - 1).is_none() {
+        return Err(ErrorKind::InvalidEvent {
+            reason: format!(
+                "an access of {size} bytes at {addr:#x} runs past the end of the 64-bit address space"
+            ),
+        });
+    }
+    Ok(())
 }

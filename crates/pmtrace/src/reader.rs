@@ -381,6 +381,9 @@ impl<R: Read> PmtReader<R> {
                 );
             }
             size = s as u16;
+            if let Err(e) = crate::check_span(addr, s) {
+                return fail(self, e);
+            }
         }
         let gap = match varint::get(buf, &mut p) {
             Ok(v) if v <= u32::MAX as u64 => v as u32,

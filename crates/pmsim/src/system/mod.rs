@@ -1403,9 +1403,17 @@ impl System {
         let t = w.thread as usize;
         let addr = w.line << 6;
         let pm = self.is_pm(addr);
-        if pm && w.tag == NO_TAG && !self.logging_passive && self.logging.absorbs_writeback(addr) {
+        if pm
+            && w.tag == NO_TAG
+            && !w.remote
+            && !self.logging_passive
+            && self.logging.absorbs_writeback(addr)
+        {
             // An uncommitted transaction's line: the logging engine writes it in place after
-            // the commit, so this write-back never reaches the home location.
+            // the commit, so this write-back never reaches the home location. (An RDMA write
+            // is no write-back of the cache: it goes to memory, and its acknowledgement back
+            // to the client; taken over here, it was never acknowledged and its fence waited
+            // for ever.)
             if w.kind == WriteKind::Tracked {
                 self.persist_done(t, w.event, at);
             }
@@ -2042,15 +2050,17 @@ impl LineView for Lines<'_> {
 }
 
 fn for_each_line(addr: u64, size: u16, mut f: impl FnMut(u64, usize, u64, usize)) {
-    let size = (size as u64).max(1);
-    let end = addr.saturating_add(size);
+    // Counted in bytes left rather than by an end address, so an access ending at the last
+    // byte of the address space keeps it (traces refuse accesses that would run past it).
+    let mut left = (size as u64).max(1);
     let mut a = addr;
-    while a < end {
+    while left > 0 {
         let line = a >> 6;
         let off = (a & 63) as usize;
-        let len = (64 - off as u64).min(end - a) as usize;
-        f(line, off, a - addr, len);
-        a += len as u64;
+        let len = (64 - off as u64).min(left);
+        f(line, off, a - addr, len as usize);
+        left -= len;
+        a = a.wrapping_add(len);
     }
 }
 

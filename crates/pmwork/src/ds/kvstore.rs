@@ -101,7 +101,7 @@ impl KvStore {
         reach: &mut Vec<u64>,
     ) -> Result<BTreeMap<u64, Vec<u64>>, String> {
         let mut out = BTreeMap::new();
-        let mut limit = StepLimit::new(1 << 32, "kv store");
+        let mut limit = StepLimit::nodes(tx.heap_ref().resident_bytes(), VALUE + 8, "kv store");
         let end = index + 8 * self.buckets;
         for (lo, hi) in tx.heap().written_ranges(index, end) {
             let mut s = lo.next_multiple_of(8);

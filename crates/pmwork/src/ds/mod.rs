@@ -90,6 +90,14 @@ impl StepLimit {
         StepLimit { left: limit, what }
     }
 
+    /// A traversal of nodes of `node_bytes` each: it cannot visit more distinct nodes than the
+    /// memory written so far holds (`resident_bytes` of the heap), so more steps mean a
+    /// cycle. (A fixed 2^32 let a cycle in a damaged list run for minutes and grow the oracle's
+    /// vectors past the machine's memory.)
+    pub(crate) fn nodes(resident_bytes: usize, node_bytes: u64, what: &'static str) -> StepLimit {
+        StepLimit::new(resident_bytes as u64 / node_bytes.max(1) + 1, what)
+    }
+
     pub(crate) fn step(&mut self) -> Result<(), String> {
         if self.left == 0 {
             return Err(format!("{}: traversal does not end (cycle?)", self.what));

@@ -137,7 +137,7 @@ impl Kernel for HashMapLl {
         let table = tx.read(root_word(t, 1));
         let mut reach = Vec::new();
         let mut out = BTreeMap::new();
-        let mut limit = StepLimit::new(1 << 32, "hashmap-ll");
+        let mut limit = StepLimit::nodes(tx.heap_ref().resident_bytes(), ENTRY_BYTES, "hashmap-ll");
         for b in 0..BUCKETS {
             let mut e = tx.read(table + 8 * b);
             while e != 0 {

@@ -169,7 +169,7 @@ impl Kernel for LinkedList {
         let l = tx.read(root_word(t, 1));
         let mut reach = vec![l];
         let mut out = Vec::new();
-        let mut limit = StepLimit::new(1 << 32, "linked list");
+        let mut limit = StepLimit::nodes(tx.heap_ref().resident_bytes(), NODE_BYTES, "linked list");
         let mut x = tx.read(l);
         while x != 0 {
             limit.step()?;

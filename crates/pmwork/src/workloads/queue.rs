@@ -177,7 +177,7 @@ impl Kernel for Queue {
         let q = tx.read(root_word(t, 1));
         let tail = tx.read(q + 8);
         let mut last = tail;
-        let mut limit = StepLimit::new(1 << 32, "queue tail");
+        let mut limit = StepLimit::nodes(tx.heap_ref().resident_bytes(), NODE_BYTES, "queue tail");
         loop {
             let nx = tx.read(last + 8);
             if nx == 0 {
@@ -198,7 +198,7 @@ impl Kernel for Queue {
         let dummy = tx.read(q);
         let mut reach = vec![q, dummy];
         let mut out = VecDeque::new();
-        let mut limit = StepLimit::new(1 << 32, "queue");
+        let mut limit = StepLimit::nodes(tx.heap_ref().resident_bytes(), NODE_BYTES, "queue");
         let mut last = dummy;
         let mut x = tx.read(dummy + 8);
         while x != 0 {
