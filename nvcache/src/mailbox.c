@@ -44,8 +44,12 @@ struct nvc_mailbox *nvc_mailbox_map(const char *name, uint32_t nslots, uint64_t 
         nvc_msg("shm_open(%s) failed: %s", name, strerror(errno));
         return NULL;
     }
-    if (creator && ftruncate(fd, (off_t)len) != 0) {
-        nvc_msg("ftruncate(/dev/shm%s, %zu) failed: %s", name, len, strerror(errno));
+    /* Every page reserved now (posix_fallocate, not a sparse ftruncate): a /dev/shm that fills
+       up later (parts in NVCACHE_DIR there) must not SIGBUS a manager at its first touch of a
+       slot page; a full one fails here, and the job runs on plain MPI-IO. */
+    int e = creator ? posix_fallocate(fd, 0, (off_t)len) : 0;
+    if (e) {
+        nvc_msg("posix_fallocate(/dev/shm%s, %zu) failed: %s", name, len, strerror(e));
         close(fd);
         shm_unlink(name);
         return NULL;

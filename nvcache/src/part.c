@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -439,6 +440,19 @@ int nvc_part_make(struct nvc_part *p, uint64_t jobid, uint64_t fileid, uint32_t 
     h.temporary = (uint32_t)(temporary & 1);
     h.reply = (uint32_t)reply;
     h.capacity = nvc_cfg.part_max / NVC_PAGE * NVC_PAGE;
+    /* The part file (header, bitmap, data: sparse, up to its capacity) must stay within the
+       process's file size limit, or its ftruncate raises SIGXFSZ, which kills the job where
+       plain MPI-IO under the same `ulimit -f` runs: a smaller part (writes past it go to the
+       file directly, as past any part's capacity). */
+    struct rlimit fsize;
+    if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY) {
+        uint64_t lim = (uint64_t)fsize.rlim_cur, room = 3 * NVC_PAGE + lim / (8 * NVC_PAGE);
+        uint64_t fit = lim > room ? (lim - room) / NVC_PAGE * NVC_PAGE : 0;
+        if (fit < h.capacity)
+            h.capacity = fit;
+        if (!h.capacity)
+            return -EFBIG;
+    }
     snprintf(h.path, sizeof h.path, "%s", path);
     if (id)
         h.file_id = *id;
