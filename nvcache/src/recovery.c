@@ -177,11 +177,6 @@ static uint64_t job_latest_write(const struct listed *l, size_t n, uint64_t jobi
     return 0;
 }
 
-/* Writes a part's dirty data back; 0, -1 (failed; the part is kept), -2 (the name leads to
-   another file than the job opened, or a later job opened the file before this recovery;
-   nothing written, the part is kept) or 1 (a later job wrote the file and this part holds
-   nothing dirty: nothing to write, and its size must not grow that job's file). last_write_ns:
-   the latest write of the part's job to the file in any of its parts here (job_latest_write). */
 /* The files this recovery guards (NVC_GUARD_XATTR_PREFIX): each from before its first part's look at
    the file's writer mark until the end of the recovery, when every target's bytes and size are
    durable. A job that opens such a file for writing meanwhile waits (nvc_file_wait_recoveries).
@@ -304,12 +299,15 @@ static void guards_release(const struct nvc_recover_opts *o, struct guards *g)
     pthread_mutex_destroy(&g->lock);
 }
 
-/* Writes part p back (see the file's comment). *later is the decision for the part's target (its
-   job's parts of its file) on a later writer: -1 until its first part looks at the file's mark,
-   then 1 when a later job opened the file, else 0; the target's other parts keep it, so a job
-   opening the file meanwhile (waiting for this recovery's guard) splits no target. 0 written
-   back, 1 clean and superseded (removed, file not grown), -1 failed, -2 kept (replaced or
-   superseded). */
+/* Writes a part's dirty data back; 0, -1 (failed; the part is kept), -2 (the name leads to
+   another file than the job opened, or a later job opened the file before this recovery;
+   nothing written, the part is kept) or 1 (a later job wrote the file and this part holds
+   nothing dirty: nothing to write, and its size must not grow that job's file). last_write_ns:
+   the latest write of the part's job to the file in any of its parts here (job_latest_write).
+   *later_decided is the decision for the part's target (its job's parts of its file) on a later
+   writer: -1 until its first part looks at the file's mark, then 1 when a later job opened the
+   file, else 0; the target's other parts keep it, so a job opening the file meanwhile (waiting
+   for this recovery's guard, set on the file first) splits no target. */
 static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, uint64_t last_write_ns,
                         struct guards *g, int *later_decided, uint64_t *bytes)
 {
