@@ -222,6 +222,32 @@ fn bad_inputs_give_one_line_errors_not_panics() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("unknown section"));
 
+    // Caches larger than the memory the process may use (here `ulimit -v` 2 GB against a 4 GiB
+    // LLC's 5 GiB of arrays): one line naming the keys, before any allocation (an allocation
+    // failure aborted the process and left the --json temporary behind).
+    let json = d.join("huge.json");
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 2000000 && exec \"{}\" sim --config nvm-ppo --workload btree --ops 50 \
+             --set caches.llc.size_kib=4194304 --json \"{}\"",
+            env!("CARGO_BIN_EXE_pmlab"),
+            json.display()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("caches.*.size_kib") && e.trim().lines().count() == 1,
+        "{e}"
+    );
+    assert!(std::fs::read_dir(&d).unwrap().all(|f| !f
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with("huge.json")));
+
     // An access running past the end of the address space is refused where it is, in text and
     // in .pmt (it was cut short or dropped without a word); one ending at the last byte runs.
     let over = d.join("over.txt");

@@ -14,7 +14,7 @@
 //! holds exclusively downgrades that copy. Each coherence action costs one more LLC latency.
 
 use super::cache::CacheArray;
-use crate::config::CachesConfig;
+use crate::config::{CacheLevelConfig, CachesConfig};
 use crate::fast_hash::FastMap;
 use crate::time::Ps;
 
@@ -103,6 +103,51 @@ pub struct Hierarchy {
     lat_llc: Ps,
     /// Statistics per core.
     pub stats: Vec<CoreCacheStats>,
+}
+
+/// Bytes the arrays of one cache level take per line: tag and stamp words and the state.
+const ARRAY_BYTES_PER_LINE: u64 = 8 + 8 + 1;
+
+/// Refuses caches whose arrays need more memory than the machine has (read from
+/// `/proc/meminfo`; not checked where it cannot be read): a size a user mistyped by 1024 then
+/// gets one line naming the keys instead of an allocation failure that aborts the process.
+pub(crate) fn fits_in_memory(c: &CachesConfig, cores: usize) -> Result<(), String> {
+    let lines = |l: &CacheLevelConfig| (l.size_kib as u64 * 1024 / 64).max(l.ways as u64);
+    let private = if c.l2.size_kib > 0 {
+        lines(&c.l1d) + lines(&c.l2)
+    } else {
+        lines(&c.l1d)
+    };
+    // The shared level keeps each line's data too.
+    let need =
+        cores as u64 * private * ARRAY_BYTES_PER_LINE + lines(&c.llc) * (ARRAY_BYTES_PER_LINE + 64);
+    let ram = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map(|kib| kib * 1024)
+    });
+    // The process's address-space limit (`ulimit -v`), when lower.
+    let address_space = std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("Max address space"))
+                .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        });
+    let total = match (ram, address_space) {
+        (Some(r), Some(a)) => Some(r.min(a)),
+        (r, a) => r.or(a),
+    };
+    match total {
+        Some(t) if need > t => Err(format!(
+            "caches: l1d, l2 and llc (caches.*.size_kib, {cores} core(s)) need {:.1} GiB for their \
+             tags, states and data, more than the {:.1} GiB of memory this process may use",
+            need as f64 / (1u64 << 30) as f64,
+            t as f64 / (1u64 << 30) as f64
+        )),
+        _ => Ok(()),
+    }
 }
 
 impl Hierarchy {

@@ -421,6 +421,7 @@ impl System {
         let dp = Plugins::build(&dram_cfg).map_err(SystemError::Config)?;
         let cpu = &cfg.cpu;
         let cycle = cpu.cycle_ps();
+        hierarchy::fits_in_memory(&cfg.caches, cpu.cores as usize).map_err(SystemError::Config)?;
         let pm = MemorySystem::new(cfg, p.scheduler, p.bmo);
         if !p.logging.is_passive() {
             if cfg.system.pm_bytes < 2 * LOG_REGION_BYTES {
