@@ -248,38 +248,23 @@ fn bad_inputs_give_one_line_errors_not_panics() {
         .to_string_lossy()
         .starts_with("huge.json")));
 
-    // An access running past the end of the address space is refused where it is, in text and
-    // in .pmt (it was cut short or dropped without a word); one ending at the last byte runs.
-    let over = d.join("over.txt");
-    std::fs::write(
-        &over,
-        "# pmtrace text v1\nt0 store addr=0xfffffffffffffffc size=8\n",
-    )
-    .unwrap();
-    let o = pmlab(&[
-        "sim",
-        "--config",
-        "nvm-ppo",
-        "--trace",
-        over.to_str().unwrap(),
-    ]);
+    // An access running past the end of the address space is refused with its line (it was cut
+    // short or dropped without a word); one ending at the last byte runs.
+    let store_at = |name: &str, addr: &str| {
+        let f = d.join(name);
+        std::fs::write(
+            &f,
+            format!("# pmtrace text v1\nt0 store addr={addr} size=8\n"),
+        )
+        .unwrap();
+        pmlab(&["sim", "--config", "nvm-ppo", "--trace", f.to_str().unwrap()])
+    };
+    let o = store_at("over.txt", "0xfffffffffffffffc");
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
     assert!(e.contains("line 2") && e.contains("past the end"), "{e}");
     assert_eq!(e.trim().lines().count(), 1, "{e}");
-    let edge = d.join("edge.txt");
-    std::fs::write(
-        &edge,
-        "# pmtrace text v1\nt0 store addr=0xfffffffffffffff8 size=8\n",
-    )
-    .unwrap();
-    let o = pmlab(&[
-        "sim",
-        "--config",
-        "nvm-ppo",
-        "--trace",
-        edge.to_str().unwrap(),
-    ]);
+    let o = store_at("edge.txt", "0xfffffffffffffff8");
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
