@@ -193,8 +193,8 @@ int nvc_file_ensure_writer(const char *path, uint64_t jobid, uint64_t since_ns);
 int nvc_file_writer(int fd, uint64_t *jobid, uint64_t *when_ns);
 /** Extended attributes a recovery holds on a file while it writes a dead job's bytes back into
  *  it ("<prefix><16 hex digits of the recovery>" = "<CLOCK_REALTIME ns of its last refresh> <pid>
- *  <host>"): set before the recovery reads NVC_WRITER_XATTR, removed once the file's bytes and
- *  size are durable. A job that opens the file for writing names itself in NVC_WRITER_XATTR first
+ *  <host>"): set before the recovery reads NVC_WRITER_XATTR, removed at the end of the recovery
+ *  (when every file's bytes and size are durable), or at once from a file whose parts it keeps. A job that opens the file for writing names itself in NVC_WRITER_XATTR first
  *  and then waits while such a guard is fresh, so either the recovery sees the job's mark (and
  *  keeps the part) or the job writes only after the recovery: never the older bytes over the
  *  newer. */
@@ -210,8 +210,11 @@ int nvc_file_guard_set(int fd, const char *path, const char *name);
 /** Removes guard attribute `name` from path (absent already: 0); 0 or -errno. */
 int nvc_file_guard_clear(const char *path, const char *name);
 /** Waits (sleeping, 10 ms a poll) while a recovery holds a fresh guard on path; says so once
- *  after 1 s. The milliseconds waited. A file system without user attributes has no guards. */
-int nvc_file_wait_recoveries(const char *path);
+ *  after 1 s. A file system without user attributes has no guards. */
+void nvc_file_wait_recoveries(const char *path);
+/** FNV-1a of string s continuing hash h (start with NVC_FNV1A_BASIS). */
+#define NVC_FNV1A_BASIS 0xcbf29ce484222325ull
+uint64_t nvc_fnv1a(uint64_t h, const char *s);
 /** The current name of file `id` (compared as nvc_file_id_same), found through a descriptor of
  *  this process that has it open (the MPI-IO library's own, for a file the application renamed
  *  while it had it open), or, when that descriptor's name was removed after the file was linked

@@ -232,7 +232,7 @@ int nvc_file_find_open(const struct nvc_file_id *id, int with_dev, const char *n
     DIR *d = opendir("/proc/self/fd");
     if (!d)
         return -1;
-    int found = -1;
+    int found = -1, linked = 0;
     struct dirent *e;
     while (found && (e = readdir(d))) {
         char *end;
@@ -246,22 +246,27 @@ int nvc_file_find_open(const struct nvc_file_id *id, int with_dev, const char *n
             continue;
         /* Still linked: the name this descriptor was opened by leads there unless it was
            renamed (the kernel then gives the new name) or removed after the file was linked
-           elsewhere (given as "... (deleted)": looked for beside the old name). */
+           elsewhere (given as "... (deleted)": looked for beside the old name, below). */
+        linked = 1;
         char link[64];
         snprintf(link, sizeof link, "/proc/self/fd/%ld", fd);
         ssize_t len = readlink(link, path, n - 1);
         struct nvc_file_id again;
         if (len > 0 && (size_t)len < n - 1 && path[0] == '/') {
             path[len] = 0;
-            if (nvc_file_id_get(path, &again) == 0 && nvc_file_id_same(id, &again, with_dev)) {
+            if (nvc_file_id_get(path, &again) == 0 && nvc_file_id_same(id, &again, with_dev))
                 found = 0;
-                break;
-            }
         }
-        found = find_in_dir(id, with_dev, near, path, n);
     }
     closedir(d);
-    return found;
+    return found && linked ? find_in_dir(id, with_dev, near, path, n) : found;
+}
+
+uint64_t nvc_fnv1a(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
 }
 
 uint64_t nvc_realtime_ns(void)
@@ -359,7 +364,7 @@ static int fresh_guards(const char *path, uint64_t *sig, char *value, size_t n)
                 path, strerror(errno));
     }
     const size_t plen = strlen(NVC_GUARD_XATTR_PREFIX);
-    uint64_t now = nvc_realtime_ns(), h = 0xcbf29ce484222325ull;
+    uint64_t now = nvc_realtime_ns(), h = NVC_FNV1A_BASIS;
     int fresh = 0;
     for (char *nm = names; len > 0 && nm < names + len; nm += strlen(nm) + 1) {
         if (strncmp(nm, NVC_GUARD_XATTR_PREFIX, plen))
@@ -373,17 +378,14 @@ static int fresh_guards(const char *path, uint64_t *sig, char *value, size_t n)
             continue;
         if (!fresh++)
             snprintf(value, n, "%s", v);
-        for (const char *c = nm; *c; c++)
-            h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
-        for (const char *c = v; *c; c++)
-            h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+        h = nvc_fnv1a(nvc_fnv1a(h, nm), v);
     }
     free(heap);
     *sig = h;
     return fresh;
 }
 
-int nvc_file_wait_recoveries(const char *path)
+void nvc_file_wait_recoveries(const char *path)
 {
     char value[NVC_GUARD_VALUE_MAX];
     uint64_t sig, last_sig = 0, waited_ns = 0, unchanged_ns = 0;
@@ -413,7 +415,6 @@ int nvc_file_wait_recoveries(const char *path)
         nanosleep(&ts, NULL);
         waited_ns += poll_ns;
     }
-    return (int)(waited_ns / 1000000);
 }
 
 int nvc_part_make(struct nvc_part *p, uint64_t jobid, uint64_t fileid, uint32_t nparts, uint32_t index, uint64_t stripe,

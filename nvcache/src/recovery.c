@@ -199,9 +199,7 @@ static void guards_init(struct guards *g)
     pthread_cond_init(&g->wake, NULL);
     char host[64];
     nvc_host_name(host, sizeof host);
-    uint64_t id = nvc_realtime_ns() ^ ((uint64_t)getpid() << 40);
-    for (const char *c = host; *c; c++)
-        id = (id ^ (unsigned char)*c) * 0x100000001b3ull;
+    uint64_t id = nvc_fnv1a(nvc_realtime_ns() ^ ((uint64_t)getpid() << 40), host);
     snprintf(g->name, sizeof g->name, "%s%016llx", NVC_GUARD_XATTR_PREFIX, (unsigned long long)id);
 }
 
@@ -257,6 +255,16 @@ static int guard(const struct nvc_recover_opts *o, struct guards *g, int fd, con
     return 0;
 }
 
+/* Removes this recovery's guard from path, saying so when it cannot. */
+static void unguard(const struct nvc_recover_opts *o, const struct guards *g, const char *path)
+{
+    int e = nvc_file_guard_clear(path, g->name);
+    if (e)
+        say(o, 1, "cannot remove this recovery's guard %s from %s (%s): a job opening the file for writing waits up to "
+                  "%llu s for it",
+            g->name, path, strerror(-e), (unsigned long long)(NVC_GUARD_STALE_NS / 1000000000ull));
+}
+
 /* Removes this recovery's guard from path now (a target decided not to write there). */
 static void guard_drop(const struct nvc_recover_opts *o, struct guards *g, const char *path)
 {
@@ -269,13 +277,8 @@ static void guard_drop(const struct nvc_recover_opts *o, struct guards *g, const
             held = 1;
         }
     pthread_mutex_unlock(&g->lock);
-    if (!held)
-        return;
-    int e = nvc_file_guard_clear(path, g->name);
-    if (e)
-        say(o, 1, "cannot remove this recovery's guard %s from %s (%s): a job opening the file for writing waits up to "
-                  "%llu s for it",
-            g->name, path, strerror(-e), (unsigned long long)(NVC_GUARD_STALE_NS / 1000000000ull));
+    if (held)
+        unguard(o, g, path);
 }
 
 static void guards_release(const struct nvc_recover_opts *o, struct guards *g)
@@ -287,13 +290,8 @@ static void guards_release(const struct nvc_recover_opts *o, struct guards *g)
         pthread_mutex_unlock(&g->lock);
         pthread_join(g->beat, NULL);
     }
-    for (size_t i = 0; i < g->n; i++) {
-        int e = nvc_file_guard_clear(g->path[i], g->name);
-        if (e)
-            say(o, 1, "cannot remove this recovery's guard %s from %s (%s): a job opening the file for writing "
-                      "waits up to %llu s for it",
-                g->name, g->path[i], strerror(-e), (unsigned long long)(NVC_GUARD_STALE_NS / 1000000000ull));
-    }
+    for (size_t i = 0; i < g->n; i++)
+        unguard(o, g, g->path[i]);
     free(g->path);
     pthread_cond_destroy(&g->wake);
     pthread_mutex_destroy(&g->lock);
