@@ -37,6 +37,16 @@ fn nibble_isa() -> Isa {
         .unwrap_or(Isa::Scalar)
 }
 
+/// The kernel for tables `coefs` came from: tables exactly as `ec_init_tables` builds them may
+/// run on any kernel (GFNI too); others on split-nibble kernels, which use their bytes as given.
+fn isa_for(coefs: &Coefs) -> Isa {
+    if coefs.canonical() {
+        Isa::best()
+    } else {
+        nibble_isa()
+    }
+}
+
 struct Prepared {
     k: usize,
     rows: usize,
@@ -93,12 +103,7 @@ unsafe fn encode_plain(
     len: usize,
 ) {
     let coefs = Coefs::from_isal_tables(rows, k, tables);
-    let isa = if coefs.canonical() {
-        Isa::best()
-    } else {
-        nibble_isa()
-    };
-    kernels::encode_linear(isa, srcs, dsts, &coefs, len, false, false);
+    kernels::encode_linear(isa_for(&coefs), srcs, dsts, &coefs, len, false, false);
 }
 
 /// The DIALGA strategy of the ISA-L entry points: `auto`, or the one named by `PMEC_STRATEGY`
@@ -135,14 +140,8 @@ fn prepared(
                 return p.clone();
             }
         }
-        // Tables exactly as ec_init_tables builds them may run on any kernel (GFNI too); others
-        // on split-nibble kernels, which use their bytes as given.
         let coefs = Coefs::from_isal_tables(rows, k, tables);
-        let isa = if coefs.canonical() {
-            Isa::best()
-        } else {
-            nibble_isa()
-        };
+        let isa = isa_for(&coefs);
         let coord = Coordinator::new(shim_strategy(), CoordinatorConfig::default(), isa, &coefs);
         let p = Rc::new(Prepared {
             k,

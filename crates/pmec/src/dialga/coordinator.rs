@@ -381,7 +381,7 @@ fn with_counters<R>(f: impl FnOnce(Option<&HwCounters>) -> R) -> R {
     // Without the thread's counters (destroyed: an encode from a thread-local destructor; or
     // in use: one from a signal handler during another) the call goes unmeasured.
     let mut f = Some(f);
-    let r = COUNTERS.try_with(|c| {
+    if let Ok(Some(r)) = COUNTERS.try_with(|c| {
         let mut c = c.try_borrow_mut().ok()?;
         if c.is_none() {
             *c = Some(if std::env::var_os("PMEC_NO_PERF").is_some() {
@@ -390,14 +390,12 @@ fn with_counters<R>(f: impl FnOnce(Option<&HwCounters>) -> R) -> R {
                 HwCounters::open()
             });
         }
-        let f = f.take()?;
-        Some(f(c.as_ref().and_then(|o| o.as_ref())))
-    });
-    match (r, f) {
-        (Ok(Some(r)), _) => r,
-        (_, Some(f)) => f(None),
-        (_, None) => unreachable!("the closure ran and returned"),
+        Some(f.take()?(c.as_ref().and_then(|o| o.as_ref())))
+    }) {
+        return r;
     }
+    // Not run above: `f` is taken only on the way into its call, which then returns.
+    f.take().expect("not called yet")(None)
 }
 
 /// Which tuner a measured call reports to.
