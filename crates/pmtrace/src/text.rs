@@ -331,7 +331,6 @@ pub fn parse_event_line(line: &str) -> Result<TraceEvent, TraceError> {
             max: MAX_ACCESS_BYTES.into(),
         }));
     }
-    crate::check_span(ev.addr, size).map_err(TraceError::from)?;
     ev.size = size as u16;
     if let Some((bytes, len)) = value {
         if !op.carries_value() {

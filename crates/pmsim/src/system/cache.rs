@@ -22,10 +22,15 @@ pub struct Displaced<S> {
     pub state: S,
 }
 
+/// Lines (slots) an array of cache level `c` holds.
+pub fn level_lines(c: &CacheLevelConfig) -> usize {
+    (c.size_kib as usize * 1024 / 64).max(c.ways as usize)
+}
+
 impl<S: Copy + Default> CacheArray<S> {
     /// An empty array of the configured size (validated: a power-of-two number of sets).
     pub fn new(c: &CacheLevelConfig) -> Self {
-        let lines = (c.size_kib as usize * 1024 / 64).max(c.ways as usize);
+        let lines = level_lines(c);
         let ways = c.ways.max(1) as usize;
         let sets = lines / ways;
         CacheArray {

@@ -13,7 +13,7 @@
 //! invalidates other cores' copies (collecting their dirty state), a read of a line another core
 //! holds exclusively downgrades that copy. Each coherence action costs one more LLC latency.
 
-use super::cache::CacheArray;
+use super::cache::{level_lines, CacheArray};
 use crate::config::{CacheLevelConfig, CachesConfig};
 use crate::fast_hash::FastMap;
 use crate::time::Ps;
@@ -112,7 +112,7 @@ const ARRAY_BYTES_PER_LINE: u64 = 8 + 8 + 1;
 /// `/proc/meminfo`; not checked where it cannot be read): a size a user mistyped by 1024 then
 /// gets one line naming the keys instead of an allocation failure that aborts the process.
 pub(crate) fn fits_in_memory(c: &CachesConfig, cores: usize) -> Result<(), String> {
-    let lines = |l: &CacheLevelConfig| (l.size_kib as u64 * 1024 / 64).max(l.ways as u64);
+    let lines = |l: &CacheLevelConfig| level_lines(l) as u64;
     let private = if c.l2.size_kib > 0 {
         lines(&c.l1d) + lines(&c.l2)
     } else {
