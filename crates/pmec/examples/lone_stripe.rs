@@ -1,6 +1,6 @@
 //! How to bring in a lone stripe (one stripe per call, nothing after it to prefetch): each
 //! variant encodes stripes of a 1 GiB pool in random order, one call per stripe, 1 thread,
-//! interleaved over 3 rounds; median [min-max] GB/s of data.
+//! interleaved over 3 rounds (`ROUNDS`); median [min-max] GB/s of data.
 //!
 //! `cargo run --release -p pmec --example lone_stripe [K:M:BLOCK ...]`
 //! (default 8:4:1024 24:4:1024 48:4:1024 8:4:4096)
@@ -11,8 +11,14 @@
 //! `kernel-nt64` (the same with 64 B bodies); `pf-t0` / `pf-t1` (every
 //! line of the stripe software-prefetched into L1 / L2 first, then `kernel-nt`); `touch`
 //! (one byte of every line loaded, source by source, then `kernel-nt`: the schedule pmec's
-//! coordinator gives such calls).
+//! coordinator gives such calls); `pipe-tH-D[-64][r]` (the stripe's own pipelined prefetch,
+//! `Fetch::Pipelined`: the first D bytes of every source prefetched into L1 (`t0`) or L2
+//! (`t1`), then the kernel prefetching D bytes ahead in each source as it loads it; `-64`: 64 B
+//! bodies; `r`: regular stores).
+//!
+//! `VARIANTS=move,pipe-t0-512,...` picks variants, `ROUNDS=N` the interleaved rounds.
 
+use pmec::dialga::prefetch::Fetch;
 use pmec::kernels::{self, Coefs, Isa};
 use std::time::Instant;
 
@@ -71,7 +77,7 @@ fn prefetch_all<const HINT: i32>(srcs: &[*const u8], len: usize) {
     }
 }
 
-const VARIANTS: [&str; 8] = [
+const DEFAULT_VARIANTS: [&str; 14] = [
     "move",
     "move-nt",
     "kernel",
@@ -80,6 +86,12 @@ const VARIANTS: [&str; 8] = [
     "pf-t0",
     "pf-t1",
     "touch",
+    "pipe-t0-256",
+    "pipe-t0-512",
+    "pipe-t1-512",
+    "pipe-t0-512r",
+    "pipe-t0-1024",
+    "pipe-t0-512-64",
 ];
 
 fn main() {
@@ -107,6 +119,10 @@ fn main() {
     }
     let pool = Pool::new(1 << 30);
     let isa = Isa::best();
+    let variants: Vec<String> = match std::env::var("VARIANTS") {
+        Ok(v) => v.split(',').map(str::to_string).collect(),
+        Err(_) => DEFAULT_VARIANTS.iter().map(|v| v.to_string()).collect(),
+    };
     for (k, m, len) in points {
         let g = pmec::matrix::gen_cauchy1_matrix(k + m, k);
         let rows: Vec<usize> = (k..k + m).collect();
@@ -121,10 +137,15 @@ fn main() {
             x ^= x << 17;
             order.swap(i, (x % (i as u64 + 1)) as usize);
         }
-        let mut gbps = vec![Vec::new(); VARIANTS.len()];
+        let mut gbps = vec![Vec::new(); variants.len()];
         let mut next = 0;
-        for _round in 0..3 {
-            for (v, name) in VARIANTS.iter().enumerate() {
+        let rounds: usize = std::env::var("ROUNDS")
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(3)
+            .max(1);
+        for _round in 0..rounds {
+            for (v, name) in variants.iter().enumerate() {
                 let t = Instant::now();
                 let mut done = 0usize;
                 while t.elapsed().as_secs_f64() < 0.3 {
@@ -139,7 +160,7 @@ fn main() {
                         // SAFETY: the stripe lies in the pool; sources and parity are disjoint
                         // blocks of it; parity blocks are 64-byte aligned (pool and block are).
                         unsafe {
-                            match *name {
+                            match name.as_str() {
                                 "move" => plain_move(&srcs, &dsts, len, false),
                                 "move-nt" => plain_move(&srcs, &dsts, len, true),
                                 "kernel" => kernels::encode_linear(
@@ -159,7 +180,7 @@ fn main() {
                                     kernels::Body::Line,
                                 ),
                                 "pf-t0" | "pf-t1" => {
-                                    if *name == "pf-t0" {
+                                    if name == "pf-t0" {
                                         prefetch_all::<{ core::arch::x86_64::_MM_HINT_T0 }>(
                                             &srcs, len,
                                         );
@@ -170,6 +191,34 @@ fn main() {
                                     }
                                     kernels::encode_linear(
                                         isa, &srcs, &dsts, &coefs, len, false, true,
+                                    )
+                                }
+                                v if v.starts_with("pipe-") => {
+                                    // pipe-tH-D[-64][r]: level, distance, 64 B bodies, regular stores
+                                    let f: Vec<&str> = v.split('-').collect();
+                                    let hint = if f[1] == "t1" {
+                                        kernels::Hint::L2
+                                    } else {
+                                        kernels::Hint::L1
+                                    };
+                                    let ahead: u32 =
+                                        f[2].trim_end_matches('r').parse().expect("pipe distance");
+                                    let body = if f.get(3).is_some_and(|b| b.starts_with("64")) {
+                                        kernels::Body::Line
+                                    } else {
+                                        kernels::Body::XpLine
+                                    };
+                                    let fetch = Fetch::Pipelined { hint, ahead };
+                                    kernels::fetch(&srcs, len, fetch);
+                                    kernels::encode_available(
+                                        isa,
+                                        &srcs,
+                                        &dsts,
+                                        &coefs,
+                                        len,
+                                        !v.ends_with('r'),
+                                        body,
+                                        fetch,
                                     )
                                 }
                                 _ => {
@@ -186,15 +235,15 @@ fn main() {
                 gbps[v].push((done * k * len) as f64 / t.elapsed().as_secs_f64() / 1e9);
             }
         }
-        for (v, name) in VARIANTS.iter().enumerate() {
+        for (v, name) in variants.iter().enumerate() {
             let mut s = gbps[v].clone();
             s.sort_by(f64::total_cmp);
             println!(
                 "RS({},{k}) {len} B  {name:10} {:6.2} GB/s [{:.2}-{:.2}]",
                 k + m,
-                s[1],
+                s[s.len() / 2],
                 s[0],
-                s[2]
+                s[s.len() - 1]
             );
         }
     }

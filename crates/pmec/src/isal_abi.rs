@@ -307,7 +307,14 @@ unsafe fn run_one(isa: Isa, coefs: &Coefs, set: &StripeSet, sched: &Schedule, fe
     }
     // `isa` was chosen among the available kernels when the tables were prepared.
     kernels::encode_available(
-        isa, set.srcs, set.dsts, coefs, set.len, sched.nt, sched.body,
+        isa,
+        set.srcs,
+        set.dsts,
+        coefs,
+        set.len,
+        sched.nt,
+        sched.body,
+        sched.fetch,
     );
 }
 

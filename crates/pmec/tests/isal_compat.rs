@@ -5,6 +5,7 @@
 mod common;
 use common::{Blocks, Rng};
 use pmec::dialga::coordinator::LONE_SCHEDULES;
+use pmec::dialga::prefetch::Fetch;
 use pmec::dialga::Strategy;
 use pmec::isal_dl::IsaL;
 use pmec::kernels::{Body, Hint};
@@ -203,6 +204,58 @@ fn batch_parity_identical_for_every_strategy_and_isa() {
                     &expect[..],
                     "{isa:?} {strategy:?} stripe {s}"
                 );
+            }
+        }
+    }
+}
+
+#[test]
+fn pipelined_fetch_parity_identical_at_every_distance_and_body() {
+    // a stripe's own pipelined prefetch (Fetch::Pipelined): distances shorter than, equal to
+    // and longer than the block, both bodies and levels, whole-body and ragged lengths, one
+    // stripe (the ISA-L entry points' case) and batches
+    let Some(l) = isal() else { return };
+    let mut rng = Rng::new(17);
+    for isa in Isa::available_all() {
+        for (k, m) in [(1, 1), (8, 4), (24, 4)] {
+            for len in [64, 192, 256, 1024, 1024 + 64 + 5, 4096] {
+                for ahead in [64, 256, 512, 1024, 8192] {
+                    for (body, hint, nt) in [
+                        (Body::XpLine, Hint::L1, true),
+                        (Body::Line, Hint::L1, true),
+                        (Body::XpLine, Hint::L2, false),
+                    ] {
+                        let sched = Schedule {
+                            body,
+                            nt,
+                            fetch: Fetch::Pipelined { hint, ahead },
+                            ..Schedule::VANILLA
+                        };
+                        let codec = Codec::builder(k, m)
+                            .isa(isa)
+                            .strategy(Strategy::Fixed(sched))
+                            .build()
+                            .unwrap();
+                        for stripes in [1, 3] {
+                            let data = Blocks::new(k * stripes, len, 0, &mut rng);
+                            let mut par = Blocks::new(m * stripes, len, 0, &mut rng);
+                            codec
+                                .encode_batch(&data.slices(), &mut par.slices_mut())
+                                .unwrap();
+                            let got = par.to_vecs();
+                            let ds = data.slices();
+                            for s in 0..stripes {
+                                let expect =
+                                    isal_parity(l, codec.generator(), k, &ds[s * k..(s + 1) * k]);
+                                assert_eq!(
+                                    &got[s * m..(s + 1) * m],
+                                    &expect[..],
+                                    "{isa:?} k={k} len={len} {sched:?} stripe {s} of {stripes}"
+                                );
+                            }
+                        }
+                    }
+                }
             }
         }
     }

@@ -186,14 +186,16 @@ pub struct CoordinatorConfig {
 /// The schedules a lone stripe (one stripe per call, nothing after it to prefetch) is run with,
 /// one chosen per block length by measuring each: loaded source by source, then computed in
 /// 256 B bodies; prefetched into L2, or into L1, source by source, then computed likewise; no
-/// fetch, 64 B rows, the hardware prefetcher alone (long blocks) — these four with
-/// non-temporal parity stores — and no fetch, 256 B bodies, regular stores (data and parity
-/// resident in cache). Which wins depends on the host (validation §5): on an AMD Zen VM,
-/// loading at RS(28,24) and RS(52,48) 1 KiB, loading or the L2 prefetch at RS(12,8) 1 KiB, the
-/// hardware prefetcher at RS(12,8) 4 KiB; on an Intel Xeon VM the L1 prefetch at RS(28,24)
-/// and RS(52,48) 1 KiB (`lone_stripe` example). The last wins where the caller's stripes stay
-/// in cache, whatever the residency probes conclude.
-pub const LONE_SCHEDULES: [Schedule; 5] = [
+/// fetch, 64 B rows, the hardware prefetcher alone (long blocks); the stripe's own pipelined
+/// prefetch into L1, 512 bytes ahead in each source with 256 B bodies or 256 bytes ahead with
+/// 64 B rows — these six with non-temporal parity stores — and no fetch, 256 B bodies, regular
+/// stores (data and parity resident in cache). Which wins depends on the host and moves
+/// between selection rounds where two are close (validation §5): on an AMD Zen VM, loading at
+/// RS(28,24) and RS(52,48) 1 KiB, loading or the L2 prefetch at RS(12,8) 1 KiB, the hardware
+/// prefetcher at RS(12,8) 4 KiB; on an Intel Xeon VM mostly the pipelined prefetch at the
+/// three 1 KiB points (`lone_stripe` example, `pmlab ec percall`). The last wins where the
+/// caller's stripes stay in cache, whatever the residency probes conclude.
+pub const LONE_SCHEDULES: [Schedule; 7] = [
     Schedule {
         body: Body::XpLine,
         nt: true,
@@ -215,6 +217,24 @@ pub const LONE_SCHEDULES: [Schedule; 5] = [
     Schedule {
         body: Body::Line,
         nt: true,
+        ..Schedule::VANILLA
+    },
+    Schedule {
+        body: Body::XpLine,
+        nt: true,
+        fetch: Fetch::Pipelined {
+            hint: Hint::L1,
+            ahead: 512,
+        },
+        ..Schedule::VANILLA
+    },
+    Schedule {
+        body: Body::Line,
+        nt: true,
+        fetch: Fetch::Pipelined {
+            hint: Hint::L1,
+            ahead: 256,
+        },
         ..Schedule::VANILLA
     },
     Schedule {

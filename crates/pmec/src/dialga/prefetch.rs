@@ -70,6 +70,28 @@ pub enum Fetch {
     Load,
     /// Software-prefetch every line, source by source, into this level.
     Prefetch(Hint),
+    /// The stripe's own pipelined prefetch: the first `ahead` bytes of every source are
+    /// software-prefetched into this level, source by source, and the kernel then prefetches
+    /// each body's lines `ahead` bytes further on in the same source as it loads that source,
+    /// so the fetch of a source's later lines overlaps the computation of its earlier ones
+    /// (a lone stripe has no later stripe to prefetch; validation §5).
+    Pipelined {
+        /// Cache level the prefetches fill.
+        hint: Hint,
+        /// Distance in bytes within each source.
+        ahead: u32,
+    },
+}
+
+impl Fetch {
+    /// The in-kernel part of a [`Fetch::Pipelined`]: its distance in bytes and level.
+    #[inline(always)]
+    pub fn in_kernel(self) -> Option<(usize, Hint)> {
+        match self {
+            Fetch::Pipelined { hint, ahead } => Some((ahead as usize, hint)),
+            _ => None,
+        }
+    }
 }
 
 impl Schedule {
@@ -342,11 +364,22 @@ pub unsafe fn execute(
         }
     }
     let per_body = k * body.lines();
+    // A stripe's own pipelined prefetch replaces the schedule's other prefetches.
+    let in_kernel = sched
+        .fetch
+        .in_kernel()
+        .filter(|_| pat.is_none() && ahead == 0 && !g.shuffle);
     let stripes = |buf: &mut Vec<*const u8>| {
         for s in 0..n {
             let srcs = &set.srcs[s * k..(s + 1) * k];
             let dsts = &set.dsts[s * m..(s + 1) * m];
             kernels::fetch(srcs, len, sched.fetch);
+            if in_kernel.is_some() {
+                kernels::encode_bodies(
+                    isa, srcs, dsts, coefs, len, accumulate, nt, body, in_kernel,
+                );
+                continue;
+            }
             let later = s + ahead;
             let pf_ahead = if ahead > 0 && later < n {
                 Prefetch::Ahead(&set.srcs[later * k..(later + 1) * k])

@@ -273,12 +273,18 @@ pub unsafe fn fetch(srcs: &[*const u8], len: usize, how: crate::dialga::prefetch
     match how {
         Fetch::None => {}
         Fetch::Load => touch(srcs, len),
-        Fetch::Prefetch(hint) => {
-            for &s in srcs {
-                for o in (0..len).step_by(64) {
-                    prefetch_line(s.wrapping_add(o), hint);
-                }
-            }
+        Fetch::Prefetch(hint) => prefetch_sources(srcs, len, hint),
+        Fetch::Pipelined { hint, ahead } => prefetch_sources(srcs, len.min(ahead as usize), hint),
+    }
+}
+
+/// Software-prefetches the first `len` bytes of every source into `hint`'s level, source by
+/// source.
+#[inline]
+fn prefetch_sources(srcs: &[*const u8], len: usize, hint: Hint) {
+    for &s in srcs {
+        for o in (0..len).step_by(64) {
+            prefetch_line(s.wrapping_add(o), hint);
         }
     }
 }
@@ -462,14 +468,16 @@ pub unsafe fn encode_linear_body(
     body: Body,
 ) {
     let isa = if isa.available() { isa } else { Isa::Scalar };
-    encode_bodies(isa, srcs, dsts, coefs, len, accumulate, nt, body);
+    encode_bodies(isa, srcs, dsts, coefs, len, accumulate, nt, body, None);
 }
 
 /// [`encode_linear_body`] (not accumulating) for an `isa` the caller knows is available, without
-/// the availability check, which in-cache single calls would pay on every stripe.
+/// the availability check, which in-cache single calls would pay on every stripe; with the
+/// in-kernel part of `fetch` (the caller has done the rest, see [`fetch`]).
 ///
 /// # Safety
 /// As [`encode_linear`]; `isa` must be available on this CPU.
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn encode_available(
     isa: Isa,
     srcs: &[*const u8],
@@ -478,14 +486,32 @@ pub unsafe fn encode_available(
     len: usize,
     nt: bool,
     body: Body,
+    fetch: crate::dialga::prefetch::Fetch,
 ) {
-    encode_bodies(isa, srcs, dsts, coefs, len, false, nt, body);
+    encode_bodies(
+        isa,
+        srcs,
+        dsts,
+        coefs,
+        len,
+        false,
+        nt,
+        body,
+        fetch.in_kernel(),
+    );
 }
 
+/// Most sources a stripe's own pipelined prefetch serves (wider stripes run without it).
+const PIPELINED_MAX_K: usize = 256;
+
 /// [`encode_linear_body`] for an available `isa`: bodies of at most `body` in address order (a
-/// block of whole bodies is one kernel call), then the byte tail.
+/// block of whole bodies is one kernel call), then the byte tail. With `ahead` = (d, level),
+/// each whole body prefetches the lines `d` bytes further on in each source while that line
+/// is still within the source (a stripe's own pipelined prefetch, [`Fetch::Pipelined`]).
+///
+/// [`Fetch::Pipelined`]: crate::dialga::prefetch::Fetch::Pipelined
 #[allow(clippy::too_many_arguments)]
-unsafe fn encode_bodies(
+pub(crate) unsafe fn encode_bodies(
     isa: Isa,
     srcs: &[*const u8],
     dsts: &[*mut u8],
@@ -494,14 +520,39 @@ unsafe fn encode_bodies(
     accumulate: bool,
     nt: bool,
     body: Body,
+    ahead: Option<(usize, Hint)>,
 ) {
     let nt = nt && dsts.iter().all(|d| (*d as usize).is_multiple_of(64));
     // The usual block, whole bodies: one kernel call and nothing after it (single calls pay the
     // general loop's set-up on every stripe otherwise).
     let whole = len / body.bytes();
     if len == whole * body.bytes() && (1..=IDENT_BODIES).contains(&whole) {
-        let plan = Plan::plain(&identity_offsets(body)[..whole], 0, body);
-        run_plan(isa, srcs, dsts, coefs, &plan, accumulate, nt);
+        let offs = &identity_offsets(body)[..whole];
+        // Bodies whose lines `d` bytes on are still in the source prefetch them; the rest were
+        // prefetched by earlier bodies (or before the kernel).
+        let split = match ahead {
+            Some((d, _)) if d < len && srcs.len() <= PIPELINED_MAX_K => (len - d) / body.bytes(),
+            _ => 0,
+        };
+        if split > 0 {
+            let (d, hint) = ahead.expect("split > 0 needs a distance");
+            let mut later = [core::ptr::null::<u8>(); PIPELINED_MAX_K];
+            for (l, s) in later.iter_mut().zip(srcs) {
+                *l = s.wrapping_add(d);
+            }
+            let plan = Plan {
+                offs: &offs[..split],
+                base: 0,
+                prefetch: Prefetch::Ahead(&later[..srcs.len()]),
+                hint,
+                body,
+            };
+            run_plan(isa, srcs, dsts, coefs, &plan, accumulate, nt);
+        }
+        if split < whole {
+            let plan = Plan::plain(&offs[split..], 0, body);
+            run_plan(isa, srcs, dsts, coefs, &plan, accumulate, nt);
+        }
         if nt {
             fence();
         }
