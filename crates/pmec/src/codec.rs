@@ -583,8 +583,13 @@ pub(crate) unsafe fn run_coordinated(
     threads: usize,
     accumulate: bool,
 ) -> Decision {
-    let ticket = coord.begin(set.len, set.count(), threads);
+    let mut ticket = coord.begin(set.len, set.count(), threads);
     let d = ticket.decision;
+    if ticket.residency_probe() && !accumulate {
+        // every parity byte is overwritten below
+        kernels::own_lines(set.dsts, set.len);
+        ticket.restart();
+    }
     prefetch::execute(isa, coefs, set, &d.schedule, accumulate);
     coord.end(ticket, (set.count() * set.k * set.len) as u64);
     d

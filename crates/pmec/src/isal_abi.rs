@@ -88,9 +88,9 @@ impl Drop for NotBusy {
 }
 
 /// Encodes one stripe as ISA-L does, with no per-thread state, no coordinator and no
-/// prefetching: for calls that cannot use the thread's caches (made from a signal handler
-/// during another call, or while the thread's locals are being destroyed: from an `atexit`
-/// handler, a global destructor or a thread-local destructor).
+/// prefetching: for calls that cannot use the thread's caches (made while the thread's locals
+/// are being destroyed: from an `atexit` handler, a global destructor or a thread-local
+/// destructor).
 ///
 /// # Safety
 /// As [`ec_encode_data`].
@@ -104,6 +104,36 @@ unsafe fn encode_plain(
 ) {
     let coefs = Coefs::from_isal_tables(rows, k, tables);
     kernels::encode_linear(isa_for(&coefs), srcs, dsts, &coefs, len, false, false);
+}
+
+/// Encodes one stripe from ISA-L's tables (a product is the low-nibble table's entry XOR the
+/// high-nibble table's, as ISA-L's x86 kernels compute it) with a byte loop that allocates
+/// nothing, takes no lock and touches no thread-local: for a call from a signal handler that
+/// interrupted another call of this thread. That call may have been inside `malloc`, whose
+/// lock an allocating handler would wait for forever (the vector kernels' prepared
+/// coefficients are heap-allocated), while ISA-L's `ec_encode_data` allocates nothing.
+///
+/// # Safety
+/// As [`ec_encode_data`].
+unsafe fn encode_reentrant(
+    k: usize,
+    rows: usize,
+    tables: &[u8],
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    len: usize,
+) {
+    for (r, &d) in dsts.iter().enumerate().take(rows) {
+        let row = &tables[r * k * 32..(r + 1) * k * 32];
+        for i in 0..len {
+            let mut acc = 0u8;
+            for (t, &s) in row.chunks_exact(32).zip(srcs) {
+                let x = *s.add(i);
+                acc ^= t[(x & 15) as usize] ^ t[16 + (x >> 4) as usize];
+            }
+            *d.add(i) = acc;
+        }
+    }
 }
 
 /// The DIALGA strategy of the ISA-L entry points: `auto`, or the one named by `PMEC_STRATEGY`
@@ -207,9 +237,17 @@ pub unsafe fn ec_encode_data(
     let tables = std::slice::from_raw_parts(gftbls, k * rows * 32);
     let srcs = std::slice::from_raw_parts(data, k);
     let dsts = std::slice::from_raw_parts(coding, rows);
-    if BUSY.try_with(|b| b.replace(true)).unwrap_or(true) {
-        encode_plain(k, rows, tables, srcs, dsts, len);
-        return;
+    match BUSY.try_with(|b| b.replace(true)) {
+        // a signal handler interrupting this thread's call, which may be inside the allocator
+        Ok(true) => {
+            encode_reentrant(k, rows, tables, srcs, dsts, len);
+            return;
+        }
+        Ok(false) => {}
+        Err(_) => {
+            encode_plain(k, rows, tables, srcs, dsts, len);
+            return;
+        }
     }
     let _not_busy = NotBusy;
     let set = StripeSet {
@@ -269,9 +307,14 @@ pub unsafe fn ec_encode_data(
         return;
     }
     // A call the coordinator decides fetches its stripe itself: a timed one must time the fetch.
-    let ticket = p.coord.begin(len, 1, 1);
+    let mut ticket = p.coord.begin(len, 1, 1);
     let sched = ticket.decision.schedule;
     if ticket.decision.measured {
+        if ticket.residency_probe() {
+            // every parity byte is overwritten below
+            kernels::own_lines(dsts, len);
+            ticket.restart();
+        }
         run_one(p.isa, &p.coefs, &set, &sched, false);
         p.coord.end(ticket, (k * len) as u64);
     } else {

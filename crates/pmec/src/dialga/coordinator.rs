@@ -462,6 +462,26 @@ pub struct Ticket {
     lines: u64,
 }
 
+impl Ticket {
+    /// Whether this call is a residency probe. A caller that will overwrite every destination
+    /// byte may then bring the destinations into cache ([`own_lines`]) and [`restart`] the
+    /// timer, so the verdict does not depend on where pmec's own earlier non-temporal stores
+    /// left the parity.
+    ///
+    /// [`own_lines`]: crate::kernels::own_lines
+    /// [`restart`]: Ticket::restart
+    pub fn residency_probe(&self) -> bool {
+        self.probe == Probe::Residency
+    }
+
+    /// Restarts a measured call's timer (the caller did untimed set-up after `begin`).
+    pub fn restart(&mut self) {
+        if self.measure {
+            self.t0 = tsc();
+        }
+    }
+}
+
 /// Chooses schedules for one codec geometry (k sources, m destinations).
 #[derive(Debug)]
 pub struct Coordinator {
@@ -1285,6 +1305,51 @@ mod tests {
             (40, true)
         );
         c.end(t, 0);
+    }
+
+    #[test]
+    fn residency_probes_are_flagged_and_their_timer_restarts() {
+        // the ISA-L entry points and the codec own the parity lines before a residency probe,
+        // then restart its timer: only residency probes say so, and only measured calls time
+        let c = Coordinator::new(Strategy::Auto, untimed(), Isa::Scalar, &coefs(8, 4));
+        let mut t = c.begin(1024, 1, 1);
+        assert!(t.residency_probe() && t.measure, "{t:?}");
+        let t0 = t.t0;
+        t.restart();
+        assert!(t.t0 >= t0);
+        c.end(t, 8 * 1024);
+        let mut t = c.begin(1024, 1, 1);
+        assert!(!t.residency_probe(), "{t:?}");
+        if !t.measure {
+            t.restart();
+            assert_eq!(t.t0, 0);
+        }
+        c.end(t, 8 * 1024);
+        let fixed = Coordinator::new(
+            Strategy::Fixed(Schedule::VANILLA),
+            untimed(),
+            Isa::Scalar,
+            &coefs(8, 4),
+        );
+        let t = fixed.begin(1024, 1, 1);
+        assert!(!t.residency_probe());
+        fixed.end(t, 8 * 1024);
+    }
+
+    #[test]
+    fn owning_lines_writes_one_zero_per_line_within_the_length() {
+        let mut a = vec![0xffu8; 320];
+        let mut b = vec![0xffu8; 320];
+        // SAFETY: both buffers are writable for 200 bytes.
+        unsafe {
+            crate::kernels::own_lines(&[a.as_mut_ptr(), b.as_mut_ptr().wrapping_add(3)], 200)
+        };
+        for (i, &x) in a.iter().enumerate() {
+            assert_eq!(x == 0, i < 200 && i % 64 == 0, "a[{i}]");
+        }
+        for (i, &x) in b.iter().enumerate() {
+            assert_eq!(x == 0, (3..203).contains(&i) && (i - 3) % 64 == 0, "b[{i}]");
+        }
     }
 
     #[test]

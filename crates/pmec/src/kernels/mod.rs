@@ -667,6 +667,28 @@ pub fn fence() {
     unsafe { core::arch::x86_64::_mm_sfence() }
 }
 
+/// Brings every 64-byte line of the destinations (`len` bytes each) into this core's cache in
+/// the modified state, by storing a zero byte in each, and waits until those stores are done
+/// (`mfence`). A call whose parity an earlier call wrote with non-temporal stores then times
+/// only its sources and its arithmetic, not the read-for-ownership misses that pmec's own
+/// stores caused (the coordinator's residency probe, validation §5).
+///
+/// # Safety
+/// Every destination writable for `len` bytes, and the call that follows overwrites all of
+/// them (not an accumulating one): the zeros are visible until it does.
+pub unsafe fn own_lines(dsts: &[*mut u8], len: usize) {
+    for &d in dsts {
+        let mut o = 0;
+        while o < len {
+            // SAFETY: within the destination's `len` bytes; volatile, so it is not elided.
+            std::ptr::write_volatile(d.add(o), 0);
+            o += 64;
+        }
+    }
+    // SAFETY: mfence has no memory-safety preconditions; SSE2 is baseline on x86_64.
+    unsafe { core::arch::x86_64::_mm_mfence() }
+}
+
 /// Parity accumulator group size for `left` remaining rows with at most `maxp` per group.
 #[inline(always)]
 pub(crate) fn group(left: usize, maxp: usize) -> usize {
