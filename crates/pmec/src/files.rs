@@ -80,12 +80,17 @@ const MAGIC: &str = "pmec-manifest 1";
 
 /// Largest stripe unit accepted (64 MiB): a stripe of k such blocks is held in memory.
 pub const MAX_BLOCK: usize = 64 << 20;
-/// Largest stripe (k data blocks) accepted, 1 GiB: what one batch of encoding holds in memory.
+/// Largest stripe (k data and m parity blocks) accepted, 1 GiB: what one batch of encoding
+/// or decoding holds in memory.
 pub const MAX_STRIPE_BYTES: usize = 1 << 30;
 
-/// Checks a block size against k: positive, at most [`MAX_BLOCK`], and k blocks at most
-/// [`MAX_STRIPE_BYTES`].
-fn check_block(k: usize, block: usize) -> std::result::Result<(), String> {
+/// Largest manifest file read (1 MiB; one of 255 shards with names of at most 255 bytes is
+/// under 80 KiB).
+const MAX_MANIFEST_BYTES: u64 = 1 << 20;
+
+/// Checks a block size against k and m: positive, at most [`MAX_BLOCK`], and a stripe of
+/// k + m blocks at most [`MAX_STRIPE_BYTES`] (its data and parity are in memory together).
+fn check_block(k: usize, m: usize, block: usize) -> std::result::Result<(), String> {
     if block == 0 {
         return Err("block size must be positive".into());
     }
@@ -94,13 +99,45 @@ fn check_block(k: usize, block: usize) -> std::result::Result<(), String> {
             "block size {block} is larger than the maximum {MAX_BLOCK} (64 MiB)"
         ));
     }
-    match k.checked_mul(block) {
+    match k.checked_add(m).and_then(|n| n.checked_mul(block)) {
         Some(s) if s <= MAX_STRIPE_BYTES => Ok(()),
         _ => Err(format!(
-            "a stripe of k = {k} blocks of {block} bytes is larger than the maximum \
+            "a stripe of k + m = {k} + {m} blocks of {block} bytes is larger than the maximum \
              {MAX_STRIPE_BYTES} bytes (1 GiB)"
         )),
     }
+}
+
+/// A value from a manifest as an error message shows it: at most 40 characters, control
+/// characters escaped.
+fn shown(v: &str) -> String {
+    let cut: String = v.chars().take(40).collect();
+    let more = if cut.len() < v.len() { "..." } else { "" };
+    format!("{}{more}", cut.escape_debug())
+}
+
+/// Whether `name` can be a shard or file name in a manifest: a plain, non-empty name, not `.`
+/// or `..`, without `/`, line breaks or NUL (the manifest is line-based).
+fn plain_name(name: &str) -> bool {
+    !(name.is_empty() || name == "." || name == ".." || name.contains(['/', '\n', '\r', '\0']))
+}
+
+/// Opens `path` for reading only if it is a regular file (after symbolic links): a FIFO or a
+/// device would block or never end. Opened non-blocking, so a FIFO put there between the check
+/// and the open does not hang either.
+fn open_regular(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok(f)
 }
 
 impl Manifest {
@@ -166,7 +203,7 @@ impl Manifest {
             let num = |v: &str| {
                 v.trim()
                     .parse::<u64>()
-                    .map_err(|_| bad(n, &format!("bad number '{v}'")))
+                    .map_err(|_| bad(n, &format!("bad number '{}'", shown(v))))
             };
             match key {
                 "file" => name = Some(rest.to_string()),
@@ -192,8 +229,11 @@ impl Manifest {
                         .next()
                         .ok_or_else(|| bad(n, "missing shard file name"))?
                         .to_string();
-                    if file.contains('/') || file.is_empty() {
+                    if !plain_name(&file) {
                         return Err(bad(n, "shard file name must be a plain name"));
+                    }
+                    if shards.iter().any(|s: &ShardInfo| s.file == file) {
+                        return Err(bad(n, "two shards name the same file"));
                     }
                     shards.push(ShardInfo {
                         index: idx,
@@ -201,7 +241,7 @@ impl Manifest {
                         crc32: crc,
                     });
                 }
-                other => return Err(bad(n, &format!("unknown key '{other}'"))),
+                other => return Err(bad(n, &format!("unknown key '{}'", shown(other)))),
             }
         }
         let miss = |w: &str| Error::Format(format!("manifest lacks '{w}'"));
@@ -216,7 +256,11 @@ impl Manifest {
             shards,
             file_crc32: crc,
         };
-        check_block(man.k, man.block).map_err(Error::Format)?;
+        crate::matrix::check_km(man.k, man.m).map_err(|e| Error::Format(e.to_string()))?;
+        check_block(man.k, man.m, man.block).map_err(Error::Format)?;
+        if !plain_name(&man.file_name) {
+            return Err(Error::Format("the file name must be a plain name".into()));
+        }
         if man.shards.len() != man.k + man.m
             || man.shards.iter().enumerate().any(|(i, s)| s.index != i)
         {
@@ -233,12 +277,34 @@ impl Manifest {
                 man.stripes
             )));
         }
+        if man.stripes.checked_mul(man.block as u64).is_none() {
+            return Err(Error::Format(format!(
+                "size {} gives shards longer than 2^64 bytes",
+                man.file_size
+            )));
+        }
         Ok(man)
     }
 
-    /// Read and parse a manifest file.
+    /// Read and parse a manifest file (a regular file of at most 1 MiB).
     pub fn load(path: &Path) -> Result<Manifest> {
-        let text = std::fs::read_to_string(path).map_err(|e| io(path, e))?;
+        let f = open_regular(path).map_err(|e| io(path, e))?;
+        let mut bytes = Vec::new();
+        f.take(MAX_MANIFEST_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| io(path, e))?;
+        if bytes.len() as u64 > MAX_MANIFEST_BYTES {
+            return Err(Error::Format(format!(
+                "{}: larger than a manifest can be ({MAX_MANIFEST_BYTES} bytes)",
+                path.display()
+            )));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| {
+            Error::Format(format!(
+                "{}: not a pmec manifest (not UTF-8)",
+                path.display()
+            ))
+        })?;
         Manifest::parse(&text)
     }
 }
@@ -261,24 +327,23 @@ fn batch_stripes(k: usize, block: usize) -> usize {
 /// `<out_dir>/<name>.pmec`).
 pub fn encode_file(input: &Path, out_dir: &Path, opts: &EncodeOptions) -> Result<Manifest> {
     let codec = Codec::builder(opts.k, opts.m).matrix(opts.matrix).build()?;
-    if let Err(e) = check_block(opts.k, opts.block) {
+    if let Err(e) = check_block(opts.k, opts.m, opts.block) {
         return invalid(&e);
     }
     let (k, m, b) = (opts.k, opts.m, opts.block);
     let name = input
         .file_name()
         .and_then(|n| n.to_str())
-        .ok_or_else(|| Error::InvalidParameter(format!("{}: not a file name", input.display())))?
+        .filter(|n| plain_name(n))
+        .ok_or_else(|| {
+            Error::InvalidParameter(format!(
+                "{}: not a file name a manifest can hold (a line break in it?)",
+                input.display().to_string().escape_debug()
+            ))
+        })?
         .to_string();
-    let mut src = File::open(input).map_err(|e| io(input, e))?;
-    let meta = src.metadata().map_err(|e| io(input, e))?;
-    if !meta.is_file() {
-        return Err(Error::Io(format!(
-            "{}: not a regular file",
-            input.display()
-        )));
-    }
-    let size = meta.len();
+    let mut src = open_regular(input).map_err(|e| io(input, e))?;
+    let size = src.metadata().map_err(|e| io(input, e))?.len();
     std::fs::create_dir_all(out_dir).map_err(|e| io(out_dir, e))?;
     let stripes = size.div_ceil((k * b) as u64);
     let files: Vec<String> = (0..k + m).map(|i| format!("{name}.{i}.shard")).collect();
@@ -297,11 +362,13 @@ pub fn encode_file(input: &Path, out_dir: &Path, opts: &EncodeOptions) -> Result
     let mut data = vec![0u8; per * k * b];
     let mut parity = vec![0u8; per * m * b];
     let mut done = 0u64;
+    let mut read = 0u64;
     while done < stripes {
         let n = (stripes - done).min(per as u64) as usize;
         let want = n * k * b;
         data[..want].fill(0);
         let got = read_full(&mut src, &mut data[..want]).map_err(|e| io(input, e))?;
+        read += got as u64;
         file_crc.update(&data[..got]);
         {
             let d: Vec<&[u8]> = data[..want].chunks(b).collect();
@@ -322,6 +389,12 @@ pub fn encode_file(input: &Path, out_dir: &Path, opts: &EncodeOptions) -> Result
             }
         }
         done += n as u64;
+    }
+    if read != size {
+        return Err(Error::Io(format!(
+            "{}: the file shrank while it was encoded ({size} bytes at the start, {read} read)",
+            input.display()
+        )));
     }
     if read_full(&mut src, &mut [0u8; 1]).map_err(|e| io(input, e))? != 0 {
         return Err(Error::Io(format!(
@@ -369,7 +442,8 @@ pub type TempFileGuard = Box<dyn std::any::Any>;
 
 static TEMP_FILE_HOOK: std::sync::OnceLock<fn(&Path) -> TempFileGuard> = std::sync::OnceLock::new();
 
-/// Registers `hook`, called with the name of each temporary output file (`<name>.pmec-tmp`)
+/// Registers `hook`, called with the name of each temporary output file
+/// (`<name>.<pid>-<n>.pmec-tmp`)
 /// when it is created, once per process (false if a hook was set already). A command-line
 /// tool uses it to remove those files when it is interrupted by a signal, which skips the
 /// cleanup a failed encode or decode does.
@@ -377,9 +451,10 @@ pub fn set_temp_file_hook(hook: fn(&Path) -> TempFileGuard) -> bool {
     TEMP_FILE_HOOK.set(hook).is_ok()
 }
 
-/// Output files written under temporary names (`<name>.pmec-tmp`) and renamed to their own
-/// names by [`commit`](Self::commit), in the order they were created; dropped uncommitted, it
-/// removes the temporary files.
+/// Output files written under temporary names (`<name>.<pid>-<n>.pmec-tmp`, created
+/// exclusively: a concurrent writer of the same output, or a symbolic link planted under that
+/// name, is never written through) and renamed to their own names by [`commit`](Self::commit),
+/// in the order they were created; dropped uncommitted, it removes the temporary files.
 #[derive(Default)]
 struct Staged {
     /// (temporary name, destination, the hook's guard for the temporary name).
@@ -389,15 +464,27 @@ struct Staged {
 impl Staged {
     /// Creates the temporary file for `dest` (whose parent must be a directory).
     fn create(&mut self, dest: &Path) -> Result<File> {
+        static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         if dest.is_dir() {
             return Err(Error::Io(format!("{}: is a directory", dest.display())));
         }
+        if self.files.iter().any(|(_, d, _)| d == dest) {
+            return Err(Error::InvalidParameter(format!(
+                "{}: written twice by one command",
+                dest.display()
+            )));
+        }
         let mut tmp = dest.as_os_str().to_owned();
-        tmp.push(".pmec-tmp");
+        let n = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        tmp.push(format!(".{}-{n}.pmec-tmp", std::process::id()));
         let tmp = PathBuf::from(tmp);
         // Registered before it exists: an interrupt in between finds no file to remove.
         let guard = TEMP_FILE_HOOK.get().map(|h| h(&tmp));
-        let f = File::create(&tmp).map_err(|e| io(&tmp, e))?;
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| io(dest, e))?;
         self.files.push((tmp, dest.to_path_buf(), guard));
         Ok(f)
     }
@@ -477,38 +564,67 @@ impl ShardCheck {
     }
 }
 
-/// Check every shard's presence, size and CRC.
+/// Check every shard's presence, size and CRC. A shard that cannot be read (not a regular
+/// file, no permission, a symbolic link loop, an I/O error) counts as corrupt: the others can
+/// rebuild it.
 pub fn check_shards(manifest: &Manifest, dir: &Path) -> Result<ShardCheck> {
     let mut c = ShardCheck::default();
     let mut buf = vec![0u8; 1 << 20];
     for sh in &manifest.shards {
         let p = dir.join(&sh.file);
-        let mut f = match File::open(&p) {
+        let f = match open_regular(&p) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 c.missing.push(sh.index);
                 continue;
             }
-            Err(e) => return Err(io(&p, e)),
-        };
-        let len = f.metadata().map_err(|e| io(&p, e))?.len();
-        if len != manifest.shard_len() {
-            c.corrupt.push(sh.index);
-            continue;
-        }
-        let mut h = crc32fast::Hasher::new();
-        loop {
-            let n = f.read(&mut buf).map_err(|e| io(&p, e))?;
-            if n == 0 {
-                break;
+            Err(_) => {
+                c.corrupt.push(sh.index);
+                continue;
             }
-            h.update(&buf[..n]);
-        }
-        if h.finalize() != sh.crc32 {
+        };
+        if !shard_intact(f, manifest.shard_len(), sh.crc32, &mut buf) {
             c.corrupt.push(sh.index);
         }
     }
     Ok(c)
+}
+
+/// Whether the open shard file `f` is `len` bytes long with CRC-32 `crc` (false on a read
+/// error).
+fn shard_intact(f: File, len: u64, crc: u32, buf: &mut [u8]) -> bool {
+    if f.metadata().map(|m| m.len()).ok() != Some(len) {
+        return false;
+    }
+    let mut h = crc32fast::Hasher::new();
+    let mut f = f.take(len);
+    let mut seen = 0u64;
+    loop {
+        match f.read(buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                h.update(&buf[..n]);
+                seen += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+    seen == len && h.finalize() == crc
+}
+
+/// Whether `a` and `b` name the same file: the same inode where both exist, else the same
+/// name in the same directory.
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        return x.dev() == y.dev() && x.ino() == y.ino();
+    }
+    let dir = |p: &Path| {
+        let d = p.parent().filter(|d| !d.as_os_str().is_empty());
+        d.unwrap_or(Path::new(".")).canonicalize().ok()
+    };
+    a.file_name() == b.file_name() && dir(a).is_some() && dir(a) == dir(b)
 }
 
 /// What [`decode_file`] found and did.
@@ -529,6 +645,29 @@ pub struct DecodeReport {
 pub fn decode_file(manifest_path: &Path, output: &Path, repair: bool) -> Result<DecodeReport> {
     let man = Manifest::load(manifest_path)?;
     let dir = manifest_path.parent().unwrap_or(Path::new("."));
+    // The output must not replace what the decode reads (or a repair writes).
+    if same_file(output, manifest_path) {
+        return invalid(format!(
+            "{}: the output would replace the manifest",
+            output.display()
+        ));
+    }
+    for sh in &man.shards {
+        let p = dir.join(&sh.file);
+        if same_file(output, &p) {
+            return invalid(format!(
+                "{}: the output would replace shard {}",
+                output.display(),
+                sh.index
+            ));
+        }
+        if same_file(&p, manifest_path) {
+            return Err(Error::Format(format!(
+                "shard {} names the manifest itself",
+                sh.index
+            )));
+        }
+    }
     let check = check_shards(&man, dir)?;
     let bad = check.bad();
     let (k, m, b) = (man.k, man.m, man.block);
@@ -552,7 +691,7 @@ pub fn decode_file(manifest_path: &Path, output: &Path, repair: bool) -> Result<
     let mut readers = Vec::new();
     for &i in &used {
         let p = dir.join(&man.shards[i].file);
-        readers.push(BufReader::new(File::open(&p).map_err(|e| io(&p, e))?));
+        readers.push(BufReader::new(open_regular(&p).map_err(|e| io(&p, e))?));
     }
     // The output and repaired shards are written under temporary names, checked, then renamed.
     let mut staged = Staged::default();
@@ -678,9 +817,11 @@ pub fn verify(manifest_path: &Path) -> Result<VerifyReport> {
     if check.bad().is_empty() {
         let codec = Codec::builder(man.k, man.m).matrix(man.matrix).build()?;
         let mut files = Vec::new();
+        let mut paths = Vec::new();
         for sh in &man.shards {
             let p = dir.join(&sh.file);
-            files.push(BufReader::new(File::open(&p).map_err(|e| io(&p, e))?));
+            files.push(BufReader::new(open_regular(&p).map_err(|e| io(&p, e))?));
+            paths.push(p);
         }
         let n = man.k + man.m;
         let mut bufs = vec![vec![0u8; man.block]; n];
@@ -688,10 +829,10 @@ pub fn verify(manifest_path: &Path) -> Result<VerifyReport> {
         let mut file_crc = crc32fast::Hasher::new();
         let mut remaining = man.file_size;
         for s in 0..man.stripes {
-            for (f, buf) in files.iter_mut().zip(bufs.iter_mut()) {
+            for ((f, buf), p) in files.iter_mut().zip(bufs.iter_mut()).zip(&paths) {
                 f.seek(SeekFrom::Start(s * man.block as u64))
-                    .map_err(|e| Error::Io(e.to_string()))?;
-                f.read_exact(buf).map_err(|e| Error::Io(e.to_string()))?;
+                    .map_err(|e| io(p, e))?;
+                f.read_exact(buf).map_err(|e| io(p, e))?;
             }
             for b in &bufs[..man.k] {
                 let take = remaining.min(man.block as u64) as usize;

@@ -299,8 +299,8 @@ pub fn check_km(k: usize, m: usize) -> Result<()> {
     if k == 0 {
         return invalid("k (data blocks) must be at least 1");
     }
-    if k + m > 255 {
-        return invalid(format!("k + m = {} exceeds 255 (the GF(2^8) limit)", k + m));
+    if k.checked_add(m).is_none_or(|n| n > 255) {
+        return invalid(format!("k + m = {k} + {m} exceeds 255 (the GF(2^8) limit)"));
     }
     Ok(())
 }

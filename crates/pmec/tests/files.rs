@@ -294,3 +294,180 @@ fn an_altered_manifest_is_refused_instead_of_rebuilding_a_different_file() {
     decode().unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An encoded 100 000-byte file (k 4, m 2, 4 KiB blocks) in a fresh directory: (dir, the
+/// file's bytes, the manifest's path).
+fn encoded(tag: &str) -> (PathBuf, Vec<u8>, PathBuf) {
+    let dir = tmpdir(tag);
+    let mut rng = Rng::new(77);
+    let bytes: Vec<u8> = (0..100_000).map(|_| rng.next() as u8).collect();
+    let input = dir.join("f.bin");
+    std::fs::write(&input, &bytes).unwrap();
+    let opts = EncodeOptions {
+        k: 4,
+        m: 2,
+        block: 4096,
+        ..EncodeOptions::default()
+    };
+    files::encode_file(&input, &dir, &opts).unwrap();
+    (dir.clone(), bytes, files::manifest_path(&dir, "f.bin"))
+}
+
+/// The manifest with `f` applied to its text, written back.
+fn edit_manifest(mp: &std::path::Path, f: impl Fn(&str) -> String) {
+    let t = std::fs::read_to_string(mp).unwrap();
+    std::fs::write(mp, f(&t)).unwrap();
+}
+
+fn mkfifo(p: &std::path::Path) {
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+#[test]
+fn manifests_with_impossible_code_parameters_are_refused_not_panicked_on() {
+    // k 0 (a division by zero before), k + m wrapping around (an index out of bounds), a size
+    // whose shards would be longer than 2^64 bytes, a stripe of k + m blocks over 1 GiB
+    // (allocated before: 17 GB at m 254 and 64 MiB blocks)
+    type Edit = fn(&str) -> String;
+    let cases: [(&str, Edit); 4] = [
+        ("k 0", |t| {
+            t.replace("\nk 4\n", "\nk 0\n")
+                .lines()
+                .filter(|l| !l.starts_with("shard 2") && !l.starts_with("shard 3"))
+                .filter(|l| !l.starts_with("shard 4") && !l.starts_with("shard 5"))
+                .map(|l| format!("{l}\n"))
+                .collect()
+        }),
+        ("m wraps", |t| {
+            t.replace("\nm 2\n", "\nm 18446744073709551614\n")
+        }),
+        ("size", |t| {
+            let t = t
+                .replace("\nk 4\n", "\nk 1\n")
+                .replace("\nblock 4096\n", "\nblock 2\n");
+            t.replace("\nsize 100000\n", "\nsize 18446744073709551615\n")
+                .replace("\nstripes 7\n", "\nstripes 9223372036854775808\n")
+        }),
+        ("stripe", |t| {
+            // 4 + 16 blocks of 64 MiB: 1.25 GiB (the 4 data blocks alone are 256 MiB)
+            let t = t.replace("\nm 2\n", "\nm 16\n");
+            t.replace("\nblock 4096\n", "\nblock 67108864\n")
+                .replace("\nstripes 7\n", "\nstripes 1\n")
+        }),
+    ];
+    for (what, f) in cases {
+        let (dir, _, mp) = encoded(&format!("par-{}", what.replace(' ', "")));
+        edit_manifest(&mp, f);
+        for e in [
+            files::verify(&mp).map(|_| ()).unwrap_err(),
+            files::decode_file(&mp, &dir.join("o"), true)
+                .map(|_| ())
+                .unwrap_err(),
+        ] {
+            assert!(matches!(e, Error::Format(_)), "{what}: {e}");
+        }
+        assert!(!dir.join("o").exists(), "{what}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let e = files::encode_file(
+        &std::env::temp_dir().join("unused"),
+        &std::env::temp_dir(),
+        &EncodeOptions {
+            k: 1,
+            m: 254,
+            block: 64 << 20,
+            ..EncodeOptions::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&e, Error::InvalidParameter(s) if s.contains("1 GiB")),
+        "{e}"
+    );
+}
+
+#[test]
+fn fifos_devices_and_directories_neither_hang_nor_stop_a_rebuild() {
+    let (dir, bytes, mp) = encoded("special");
+    // a shard that is a FIFO, one that is a directory and (below) a link to /dev/zero: each
+    // counts as corrupt, and the others rebuild the file (a FIFO hung verify and decode before)
+    std::fs::remove_file(dir.join("f.bin.1.shard")).unwrap();
+    mkfifo(&dir.join("f.bin.1.shard"));
+    std::fs::remove_file(dir.join("f.bin.4.shard")).unwrap();
+    std::fs::create_dir(dir.join("f.bin.4.shard")).unwrap();
+    let v = files::verify(&mp).unwrap();
+    assert_eq!(v.check.corrupt, vec![1, 4]);
+    let r = files::decode_file(&mp, &dir.join("back"), false).unwrap();
+    assert_eq!(r.check.bad(), vec![1, 4]);
+    assert_eq!(std::fs::read(dir.join("back")).unwrap(), bytes);
+    std::fs::remove_file(dir.join("f.bin.1.shard")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.join("f.bin.1.shard")).unwrap();
+    assert_eq!(files::verify(&mp).unwrap().check.corrupt, vec![1, 4]);
+    // a FIFO or device as the manifest or the input: one error, no hang
+    mkfifo(&dir.join("fifo"));
+    for p in [dir.join("fifo"), PathBuf::from("/dev/zero")] {
+        assert!(matches!(files::verify(&p), Err(Error::Io(_))), "{p:?}");
+        let e = files::encode_file(&p, &dir.join("enc"), &EncodeOptions::default()).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+    }
+    // a manifest-sized mistake: a 2 MiB file is refused without reading it all
+    std::fs::write(dir.join("big.pmec"), vec![b'x'; 2 << 20]).unwrap();
+    let e = files::verify(&dir.join("big.pmec")).unwrap_err();
+    assert!(e.to_string().contains("larger than a manifest"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_decode_never_writes_over_its_own_inputs() {
+    let (dir, bytes, mp) = encoded("own");
+    let before: Vec<Vec<u8>> = (0..6)
+        .map(|i| std::fs::read(dir.join(format!("f.bin.{i}.shard"))).unwrap())
+        .collect();
+    for out in [
+        dir.join("f.bin.0.shard"),
+        mp.clone(),
+        dir.join("f.bin.5.shard"),
+    ] {
+        let e = files::decode_file(&mp, &out, true).unwrap_err();
+        assert!(matches!(e, Error::InvalidParameter(_)), "{out:?}: {e}");
+    }
+    // and a repair whose output is the missing shard it would rebuild
+    std::fs::remove_file(dir.join("f.bin.2.shard")).unwrap();
+    let e = files::decode_file(&mp, &dir.join("f.bin.2.shard"), true).unwrap_err();
+    assert!(matches!(e, Error::InvalidParameter(_)), "{e}");
+    assert!(!dir.join("f.bin.2.shard").exists());
+    for (i, b) in before.iter().enumerate().filter(|(i, _)| *i != 2) {
+        assert_eq!(
+            &std::fs::read(dir.join(format!("f.bin.{i}.shard"))).unwrap(),
+            b
+        );
+    }
+    files::decode_file(&mp, &dir.join("back"), true).unwrap();
+    assert_eq!(std::fs::read(dir.join("back")).unwrap(), bytes);
+    // manifests naming one file for two shards, the manifest as a shard, or `..`
+    for (from, to) in [
+        (" f.bin.1.shard\n", " f.bin.0.shard\n"),
+        (" f.bin.1.shard\n", " f.bin.pmec\n"),
+        (" f.bin.1.shard\n", " ..\n"),
+    ] {
+        edit_manifest(&mp, |t| t.replace(from, to));
+        let e = files::decode_file(&mp, &dir.join("o2"), true).unwrap_err();
+        assert!(matches!(e, Error::Format(_)), "{to:?}: {e}");
+        edit_manifest(&mp, |t| t.replace(to, from));
+    }
+    assert!(!dir.join("o2").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_file_name_a_manifest_cannot_hold_is_refused() {
+    let dir = tmpdir("nl");
+    let input = dir.join("a\nshard 9 0 x");
+    std::fs::write(&input, b"data").unwrap();
+    let e = files::encode_file(&input, &dir.join("out"), &EncodeOptions::default()).unwrap_err();
+    assert!(matches!(e, Error::InvalidParameter(_)), "{e}");
+    assert!(!e.to_string().contains('\n'), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
