@@ -161,6 +161,31 @@ fn parity_identical_randomised() {
     }
 }
 
+/// Encodes `stripes` random stripes of `len`-byte blocks (data at `align`) in one batch and
+/// checks each stripe's parity against ISA-L's.
+fn batch_matches_isal(
+    l: &IsaL,
+    codec: &Codec,
+    stripes: usize,
+    len: usize,
+    align: usize,
+    rng: &mut Rng,
+    ctx: &str,
+) {
+    let (k, m) = (codec.data_shards(), codec.parity_shards());
+    let data = Blocks::new(k * stripes, len, align, rng);
+    let mut par = Blocks::new(m * stripes, len, 0, rng);
+    codec
+        .encode_batch(&data.slices(), &mut par.slices_mut())
+        .unwrap();
+    let got = par.to_vecs();
+    let ds = data.slices();
+    for s in 0..stripes {
+        let expect = isal_parity(l, codec.generator(), k, &ds[s * k..(s + 1) * k]);
+        assert_eq!(&got[s * m..(s + 1) * m], &expect[..], "{ctx} stripe {s}");
+    }
+}
+
 #[test]
 fn batch_parity_identical_for_every_strategy_and_isa() {
     let Some(l) = isal() else { return };
@@ -190,21 +215,8 @@ fn batch_parity_identical_for_every_strategy_and_isa() {
                 .strategy(strategy)
                 .build()
                 .unwrap();
-            let data = Blocks::new(k * stripes, len, 3, &mut rng);
-            let mut par = Blocks::new(m * stripes, len, 0, &mut rng);
-            codec
-                .encode_batch(&data.slices(), &mut par.slices_mut())
-                .unwrap();
-            let got = par.to_vecs();
-            let ds = data.slices();
-            for s in 0..stripes {
-                let expect = isal_parity(l, codec.generator(), k, &ds[s * k..(s + 1) * k]);
-                assert_eq!(
-                    &got[s * m..(s + 1) * m],
-                    &expect[..],
-                    "{isa:?} {strategy:?} stripe {s}"
-                );
-            }
+            let ctx = format!("{isa:?} {strategy:?}");
+            batch_matches_isal(l, &codec, stripes, len, 3, &mut rng, &ctx);
         }
     }
 }
@@ -237,22 +249,9 @@ fn pipelined_fetch_parity_identical_at_every_distance_and_body() {
                             .build()
                             .unwrap();
                         for stripes in [1, 3] {
-                            let data = Blocks::new(k * stripes, len, 0, &mut rng);
-                            let mut par = Blocks::new(m * stripes, len, 0, &mut rng);
-                            codec
-                                .encode_batch(&data.slices(), &mut par.slices_mut())
-                                .unwrap();
-                            let got = par.to_vecs();
-                            let ds = data.slices();
-                            for s in 0..stripes {
-                                let expect =
-                                    isal_parity(l, codec.generator(), k, &ds[s * k..(s + 1) * k]);
-                                assert_eq!(
-                                    &got[s * m..(s + 1) * m],
-                                    &expect[..],
-                                    "{isa:?} k={k} len={len} {sched:?} stripe {s} of {stripes}"
-                                );
-                            }
+                            let ctx =
+                                format!("{isa:?} k={k} len={len} {sched:?} {stripes} stripes");
+                            batch_matches_isal(l, &codec, stripes, len, 0, &mut rng, &ctx);
                         }
                     }
                 }
