@@ -78,7 +78,8 @@ pub enum Fetch {
     Pipelined {
         /// Cache level the prefetches fill.
         hint: Hint,
-        /// Distance in bytes within each source.
+        /// Distance in bytes within each source, a multiple of the loop body (so the bodies
+        /// prefetch every line after the first `ahead` bytes exactly once).
         ahead: u32,
     },
 }

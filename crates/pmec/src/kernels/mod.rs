@@ -536,14 +536,17 @@ pub(crate) unsafe fn encode_bodies(
         };
         if split > 0 {
             let (d, hint) = ahead.expect("split > 0 needs a distance");
-            let mut later = [core::ptr::null::<u8>(); PIPELINED_MAX_K];
+            // (not zero-filled: that would write 2 KiB on every call)
+            let mut later = [core::mem::MaybeUninit::<*const u8>::uninit(); PIPELINED_MAX_K];
             for (l, s) in later.iter_mut().zip(srcs) {
-                *l = s.wrapping_add(d);
+                l.write(s.wrapping_add(d));
             }
+            // SAFETY: the first `srcs.len()` (at most PIPELINED_MAX_K) entries were written.
+            let later = std::slice::from_raw_parts(later.as_ptr().cast::<*const u8>(), srcs.len());
             let plan = Plan {
                 offs: &offs[..split],
                 base: 0,
-                prefetch: Prefetch::Ahead(&later[..srcs.len()]),
+                prefetch: Prefetch::Ahead(later),
                 hint,
                 body,
             };
