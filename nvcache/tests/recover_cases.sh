@@ -219,7 +219,9 @@ racing)
     other=$NVCACHE_DIR-otherhost
     waiting="is writing a dead job's bytes back"
     for enable in 1 0; do
-        rm -f "$file" "$file.paused" "$file.go"
+        # The last round's job output goes first: the job below is started in the background and
+        # truncates $file.job only once it runs, so a stale copy would show its wait before it waited.
+        rm -f "$file" "$file.paused" "$file.go" "$file.job"
         "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }
         wait_job_gone >/dev/null
         LD_PRELOAD=$FAIL_IO_LIB PAUSE_PWRITE="$(basename "$file")" "$recover" --dir "$NVCACHE_DIR" >"$file.rec" 2>&1 &
@@ -229,7 +231,7 @@ racing)
         NVCACHE_DIR=$other NVCACHE_ENABLE=$enable "$mpiexec" -n 1 "$prog" sync-close "$file" y >"$file.job" 2>&1 &
         job=$!
         for _ in $(seq 300); do
-            grep -q "$waiting" "$file.job" && break
+            grep -qs "$waiting" "$file.job" && break
             kill -0 $job 2>/dev/null || break
             sleep 0.1
         done
