@@ -1695,12 +1695,23 @@ int nvc_close(MPI_File *fh)
                             f->my_part);
                     ok = 0;
                 }
-                if (f->direct)
+                /* The part's size counts only when this close drained it. A part another handle
+                   drained (BYPASS) still reports the size it had, and a set_size through that
+                   handle may have cut the file since: taking it grew the file back (a rank
+                   without a mapping of its part, whose file table is on another host, cannot
+                   tell above that its open lost the file). */
+                if (drains && f->direct)
                     psize = (int64_t)__atomic_load_n(&f->direct->hdr->size, __ATOMIC_ACQUIRE);
-                else {
+                else if (drains) {
                     struct nvc_slot *s = req(f, (uint32_t)f->my_part, NVC_OP_SIZE);
-                    call(f, (uint32_t)f->my_part, s);
-                    psize = (int64_t)s->arg[0];
+                    uint32_t st = call(f, (uint32_t)f->my_part, s);
+                    if (st == NVC_OK)
+                        psize = (int64_t)s->arg[0];
+                    else if (st != NVC_BYPASS) {
+                        nvc_msg("%s: size request to part %d failed at close; it is kept for nvcache-recover",
+                                f->path, f->my_part);
+                        ok = 0;
+                    }
                 }
             }
             pthread_mutex_unlock(&nvc_rt.slot_lock);

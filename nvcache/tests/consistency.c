@@ -12,7 +12,8 @@
  * interleaved; a handle opened after another closed; atomic mode with concurrent overlapping
  * writes through the ranks' handles of one open; a file grown through one handle and read through another; set_size
  * through one handle while another is open; read-only and delete-on-close handles mixed with
- * writers; a second handle opened while the first handle's ranks are writing.
+ * writers; a second handle opened while the first handle's ranks are writing; set_size through a
+ * second handle of a file cached by a subset of the ranks.
  * Usage: mpiexec -n P consistency DIR
  */
 #include <mpi.h>
@@ -26,7 +27,7 @@
 
 static int rank, nprocs;
 static const char *dir;
-#define NCASES 13
+#define NCASES 14
 static uint64_t readsum[2][NCASES]; /* what each case read, per run */
 static int cur;                     /* the case running */
 static int failures;
@@ -256,6 +257,32 @@ static void grow_and_set_size(int pass, MPI_Info info)
     CHECK(MPI_File_close(&a));
 }
 
+/* set_size through a second handle of a file that the upper half of the ranks caches: under
+ * emulated hosts that half has no rank on node 0's host, where the file table is, and its close
+ * once grew the file back to the size its parts had seen (with NVCACHE_DIRECT=0: nothing there
+ * told the close that the second handle's open had drained them). */
+static void subset_shrink(int pass, MPI_Info info)
+{
+    MPI_Comm c;
+    MPI_Comm_split(MPI_COMM_WORLD, rank >= nprocs / 2, rank, &c);
+    if (rank >= nprocs / 2) {
+        int cr;
+        MPI_Comm_rank(c, &cr);
+        MPI_File w = open_on(c, info, pass, "subset-shrink", RDWR);
+        put(w, (MPI_Offset)cr * 4096, 4096, 9900 + cr);
+        sync_rw(w);
+        if (cr == 0) {
+            MPI_File s = open_on(MPI_COMM_SELF, info, pass, "subset-shrink", RDWR);
+            CHECK(MPI_File_set_size(s, 100));
+            CHECK(MPI_File_close(&s));
+        }
+        MPI_Barrier(c);
+        CHECK(MPI_File_close(&w));
+    }
+    MPI_Comm_free(&c);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* Read-only and delete-on-close handles beside writers. */
 static void rdonly_and_doc(int pass, MPI_Info info)
 {
@@ -315,11 +342,11 @@ static void concurrent(int pass, MPI_Info info)
 
 static const char *const compared[] = {"self-100", "self-8192", "ws-norule", "ws-rule", "ws-rule-selffirst",
                                        "ws-norule-selffirst", "two-self", "interleaved", "reopen", "grow",
-                                       "setsize", "rdonly", "concurrent"};
+                                       "setsize", "rdonly", "concurrent", "subset-shrink"};
 
 static const char *const case_names[] = {"self-100", "self-8192", "ws-norule", "ws-rule", "ws-rule-selffirst",
                                          "ws-norule-selffirst", "two-self", "interleaved", "reopen", "atomic",
-                                         "grow/setsize", "rdonly/doc", "concurrent"};
+                                         "grow/setsize", "rdonly/doc", "concurrent", "subset-shrink"};
 _Static_assert(sizeof case_names / sizeof *case_names == NCASES, "one name per case");
 
 static void run(int pass, MPI_Info info)
@@ -350,6 +377,8 @@ static void run(int pass, MPI_Info info)
     rdonly_and_doc(pass, info);
     cur++;
     concurrent(pass, info);
+    cur++;
+    subset_shrink(pass, info);
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
