@@ -1837,6 +1837,9 @@ int nvc_set_size(struct nvc_file *f, MPI_Offset size, int grow_only)
         pthread_mutex_unlock(&nvc_rt.slot_lock);
     }
     coll_barrier(f); /* every part has the new size before anyone reads */
+    /* A preallocation is made durable by the next MPI_File_sync, as with plain MPI-IO, whose sync
+       fsyncs the file; a cached sync reaches only NVRAM (nvc_sync). */
+    f->grown_unsynced |= grow_only;
     if (!grow_only)
         f->size_hint = size;
     else if (size > f->size_hint)
@@ -1879,6 +1882,17 @@ int nvc_sync(struct nvc_file *f)
         free(dr.seg);
     }
     pthread_mutex_unlock(&nvc_rt.slot_lock);
+    /* Every rank has the flag (set_size and preallocate are collective): the call on the real
+       file is too. */
+    if (f->grown_unsynced) {
+        int prc = PMPI_File_sync(f->real);
+        if (prc != MPI_SUCCESS)
+            nvc_msg("%s: fsync after MPI_File_preallocate failed (error %d)", f->path, prc);
+        else
+            f->grown_unsynced = 0;
+        if (rc == MPI_SUCCESS)
+            rc = prc;
+    }
     if (f->opts.flush == NVC_FLUSH_SYNC) {
         int64_t r = rc;
         coll_max(f, &r, 1);

@@ -642,6 +642,7 @@ struct nvc_file {
     int64_t size_hint;         /* lower bound of the file size (sizes only grow between collective set_size) */
     MPI_File self_fh;          /* lazily opened COMM_SELF byte handle for drains */
     int synced;                /* MPI_File_sync was called: drained data must stay durable (fsync) */
+    int grown_unsynced;        /* a preallocate reached the real file since the last MPI_File_sync */
     struct nvc_part *direct;   /* my node's part mapped in this process (NULL: every request goes to the manager) */
     struct nvc_seg *dseg;      /* segments of a direct write batch (NVC_MAXSEG) */
     struct nvc_stats *st;

@@ -38,6 +38,10 @@
  *                                  job's bytes are the ones recovered (exit 0 when they are).
  *   lifecycle sync-close FILE C    the same, closing the file instead of being killed.
  *   lifecycle open-close FILE      opens FILE for reading and writing and closes it, writing nothing.
+ *   lifecycle prealloc-sync FILE   MPI_File_preallocate of 1 MiB, then MPI_File_sync: prints whether
+ *                                  the sync failed (run where the file's fsync fails: plain MPI-IO's
+ *                                  sync reports it, and so must nvcache's, whose sync otherwise
+ *                                  reaches only NVRAM).
  *   lifecycle renamed FILE rename|relink  each rank writes and syncs 64 KiB, rank 0 renames FILE
  *                                  to FILE.moved (or links FILE.moved and unlinks FILE), then each
  *                                  writes and syncs 64 KiB more and the file is closed: FILE.moved
@@ -534,6 +538,20 @@ static int close_crash_case(const char *path)
     return fail("the close did not write to the file twice");
 }
 
+static int prealloc_sync_case(int rank, const char *path)
+{
+    MPI_File fh;
+    if (open_new(rank, path, &fh))
+        return 1;
+    if (MPI_File_preallocate(fh, 1 << 20) != MPI_SUCCESS)
+        return fail("preallocate failed");
+    int rc = MPI_File_sync(fh);
+    if (rank == 0)
+        printf("lifecycle prealloc-sync: the sync %s\n", rc == MPI_SUCCESS ? "succeeded" : "failed");
+    MPI_File_close(&fh);
+    return 0;
+}
+
 static int sync_kill_case(const char *path, int c, int kill_it)
 {
     MPI_File fh;
@@ -775,7 +793,9 @@ int main(int argc, char **argv)
         int np;
         MPI_Comm_size(MPI_COMM_WORLD, &np);
         rc = renamed_case(rank, np, argv[2], argv[3]);
-    } else if (!strcmp(argv[1], "open-close")) {
+    } else if (!strcmp(argv[1], "prealloc-sync"))
+        rc = prealloc_sync_case(rank, argv[2]);
+    else if (!strcmp(argv[1], "open-close")) {
         MPI_File fh;
         rc = open_rw(argv[2], 0, &fh) || MPI_File_close(&fh) != MPI_SUCCESS;
     }

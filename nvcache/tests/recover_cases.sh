@@ -65,6 +65,9 @@
 #   stay. Once with the later job caching, once with NVCACHE_ENABLE=0. Then a guard a dead recovery
 #   left (refreshed 28 s ago) holds an opener for at most the rest of its 30 s, and one older than
 #   that not at all.
+# CASE prealloc-sync: MPI_File_preallocate, then MPI_File_sync while the file's fsync fails
+#   (FAIL_IO_LIB's FAIL_FSYNC): the sync must report it, as plain MPI-IO's does (the preallocated
+#   size is not durable), with caching on and off.
 # CASE live-ns: a job runs in a private mount namespace with its own /dev/shm (a container on this
 #   host sharing NVCACHE_DIR, which is then outside /dev/shm): a recovery outside must see it
 #   running by its lock and leave its parts; afterwards it syncs more, is SIGKILLed, and recovery
@@ -300,6 +303,17 @@ fsync-fail)
     recover_all || exit 1
     [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
     "$prog" has "$file" x || { echo "the synced bytes are not in the file"; exit 1; }
+    ;;
+prealloc-sync)
+    [ -n "${FAIL_IO_LIB:-}" ] || { echo "FAIL_IO_LIB is not set"; exit 1; }
+    for enable in 1 0; do
+        out=$(NVCACHE_ENABLE=$enable FAIL_FSYNC=$(basename "$file") LD_PRELOAD=$FAIL_IO_LIB "$mpiexec" -n 2 "$prog" prealloc-sync "$file" 2>&1)
+        echo "$out"
+        echo "$out" | grep -q "lifecycle prealloc-sync: the sync failed" || {
+            echo "MPI_File_sync after MPI_File_preallocate did not report the file's failed fsync (NVCACHE_ENABLE=$enable)"
+            exit 1
+        }
+    done
     ;;
 bad-header)
     # offsets in struct nvc_part_hdr (nvcache_internal.h): stripe at 40, bitmap_off at 72
