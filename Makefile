@@ -219,6 +219,12 @@ CRASH_POINTS ?= 1000
 BUFFERED_ORDERINGS := epoch broi
 LOGGING_SCHEMES := redu lad lalea blom lalea+blom lalea-lad
 BMO_ENGINES := enc-bmt dedup
+# Direct-mapped 1 KiB caches, so that lines of open hardware transactions are evicted and each
+# logging scheme's no-steal path is cut through (the presets' caches never evict them).
+TINY_CACHES := $(foreach s,l1d l2 llc,--set caches.$(s).size_kib=1 --set caches.$(s).ways=1)
+# Workloads whose every thread is an RDMA client of the simulated PM (the WHISPER-like ones the
+# PPO paper runs remotely, and two PPO micro-benchmarks).
+REMOTE_WORKLOADS := ppo-hash ppo-sps tpcc ycsb memcached ctree hashmap-tx
 PMWEAVER_WORKLOADS := btree ctree rbtree skiplist hashmap-tx linkedlist hashmap-ll arrayswap tatp tpcc-ll
 crash-check: build
 	@pmlab=target/release/pmlab; fail=0; \
@@ -236,7 +242,16 @@ crash-check: build
 	    th=$$($$pmlab workloads | awk -v w=$$w '$$1==w {print $$4}'); [ $$th -gt 8 ] && th=8; \
 	    printf "%-24s %-14s " "nvm-ppo ordering=$$o" $$w; \
 	    out=$$($$pmlab crash --config nvm-ppo --set controller.ordering=$$o --workload $$w --threads $$th --points $(CRASH_POINTS) 2>&1); \
-	    rc=$$?; echo "$$out" | grep -E "^passed|first failing" ; [ $$rc -eq 0 ] || fail=1; \
+	    rc=$$?; echo "$$out" | grep -E "^passed|first failing|persist order violated" ; [ $$rc -eq 0 ] || fail=1; \
+	  done; \
+	done; \
+	for o in $(BUFFERED_ORDERINGS); do \
+	  for n in sync bsp; do \
+	    for w in $(REMOTE_WORKLOADS); do \
+	      printf "%-24s %-14s " "4 RDMA clients $$o/$$n" $$w; \
+	      out=$$($$pmlab crash --config nvm-ppo --set controller.ordering=$$o --set network.persistence=$$n --workload $$w --threads 4 --remote 4 --points $(CRASH_POINTS) 2>&1); \
+	      rc=$$?; echo "$$out" | grep -E "^passed|first failing|persist order violated" ; [ $$rc -eq 0 ] || fail=1; \
+	    done; \
 	  done; \
 	done; \
 	for b in $(BMO_ENGINES); do \
@@ -254,5 +269,8 @@ crash-check: build
 	    printf "%-24s %-14s " "  3 channels x 3 banks" $$w; \
 	    out=$$($$pmlab crash --config nvm-lalea --set controller.logging=$$l --set device.channels=3 --set device.banks=3 --workload $$w --points $(CRASH_POINTS) 2>&1); \
 	    rc=$$?; echo "$$out" | grep -E "^passed|first failing" ; [ $$rc -eq 0 ] || fail=1; \
+	    printf "%-24s %-14s " "  tiny caches (no-steal)" $$w; \
+	    out=$$($$pmlab crash --config nvm-lalea --set controller.logging=$$l $(TINY_CACHES) --require-counter logging.absorbed_writebacks --workload $$w --points $(CRASH_POINTS) 2>&1); \
+	    rc=$$?; echo "$$out" | grep -E "^passed|first failing|require-counter" ; [ $$rc -eq 0 ] || fail=1; \
 	  done; \
 	done; exit $$fail

@@ -32,6 +32,11 @@ pub struct CrashArgs {
     /// Seed of the workload's operation stream (and of the random crash points).
     #[arg(long, value_name = "S", default_value_t = 1)]
     seed: u64,
+    /// The last N threads are clients of the simulated PM over RDMA (their persists are
+    /// `rdma_pwrite`s, as with `pmlab sim`'s workload key `remote=`): the oracle reads their
+    /// data in the server's crash image.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    remote: u16,
     /// Bytes of each value the workload's map stores (hash maps only), as in `pmlab sim`.
     #[arg(long, value_name = "BYTES", default_value_t = 8)]
     value_bytes: u32,
@@ -53,6 +58,11 @@ pub struct CrashArgs {
     /// (`skip-log-fence`: the undo log drops the fence between logging and updating).
     #[arg(long, value_name = "FAULT")]
     fault: Option<String>,
+    /// Fail unless the uncut run's counter NAME (as `pmlab sim --stats` names it) is above zero
+    /// (repeatable): shows that the crash points cut through the path it counts, e.g.
+    /// `logging.absorbed_writebacks` for a logging scheme's no-steal write-backs.
+    #[arg(long = "require-counter", value_name = "NAME")]
+    require_counters: Vec<String>,
     /// Worker threads (default: available cores; at most 1024).
     #[arg(long, value_name = "J",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
@@ -114,6 +124,7 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
         None => crate::cmd_sim::cap_threads(&cfg, &mut p, info.name),
     }
     p.value_bytes = a.value_bytes;
+    p.remote_threads = a.remote;
     w.check_params(&p)
         .map_err(|e| format!("--workload {}: {e}", a.workload))?;
     let fault = a.fault.as_deref().map(parse_fault).transpose()?;
@@ -141,11 +152,26 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
     // One full run: how long the program takes and when its fences complete.
     let mut full = System::new(&cfg)
         .map_err(|e| e.to_string())?
-        .record_persists();
+        .record_persists()
+        .record_persist_order();
     let sum = full
         .run(events.iter().copied().map(Ok), |_| {})
         .map_err(|e| e.to_string())?;
     let end = sum.sim_time;
+    let stats = full.stats();
+    for name in &a.require_counters {
+        if stats.counter(name) == 0 {
+            return Err(format!(
+                "--require-counter {name}: 0 in the uncut run{}, so no crash point cuts through \
+                 what it counts",
+                if stats.counters().any(|(k, _)| k == name) {
+                    ""
+                } else {
+                    " (no such counter in this configuration)"
+                }
+            ));
+        }
+    }
     let points = match a.at_ps {
         Some(t) if t > end => {
             return Err(format!(
@@ -166,12 +192,16 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
     };
     // The fence log holds every completed persist wait: fences, and under hardware logging the
     // transaction commits a core waited for.
-    let commit_waits = full.stats().counter("cpu.commit_waits") as usize;
+    let commit_waits = stats.counter("cpu.commit_waits") as usize;
     println!(
-        "{} ({}, {} thread(s), {} ops, seed {}) on {}: {} events, {:.1} us, {} fences{}; {} crash points",
+        "{} ({}, {} thread(s){}, {} ops, seed {}) on {}: {} events, {:.1} us, {} fences{}; {} crash points",
         info.name,
         info.model,
         p.threads,
+        match p.remote_threads {
+            0 => String::new(),
+            n => format!(", the last {n} RDMA clients"),
+        },
         p.ops,
         p.seed,
         cfg.name,
@@ -184,6 +214,28 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
         },
         points.len()
     );
+
+    // Under a buffered ordering the uncut run's persist order goes through the independent
+    // checker: a crash run is a prefix of this deterministic run, so a persist made durable too
+    // early anywhere is caught here even where no oracle sees its effect.
+    // A violation is reported after the crash points, which run all the same: whether the
+    // workloads' oracles see it too is worth knowing.
+    let mut order_violation = None;
+    if let Some(log) = full.persist_order().filter(|l| !l.issued.is_empty()) {
+        match pmsim::persist_check::check(log, true) {
+            Ok(c) => println!(
+                "persist order checked: {} persists in {} epochs, {} inter-thread dependencies",
+                c.persists, c.epochs, c.dependencies
+            ),
+            Err(e) => {
+                println!("persist order violated: {e}");
+                order_violation = Some(format!("persist order of the uncut run: {e}"));
+            }
+        }
+    }
+    for name in &a.require_counters {
+        println!("{name}: {}", stats.counter(name));
+    }
 
     let bar = ProgressBar::new(points.len() as u64);
     bar.set_style(
@@ -239,6 +291,9 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
         if p.value_bytes != 8 {
             replay.push_str(&format!(" --value-bytes {}", p.value_bytes));
         }
+        if p.remote_threads != 0 {
+            replay.push_str(&format!(" --remote {}", p.remote_threads));
+        }
         for s in &a.sets {
             replay.push_str(&format!(" --set {s}"));
         }
@@ -246,12 +301,16 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
             replay.push_str(&format!(" --fault {f}"));
         }
         return Err(format!(
-            "first failing crash point: {:.3} ns ({}): {msg}\n  replay it: {replay}",
+            "first failing crash point: {:.3} ns ({}): {msg}\n  replay it: {replay}{}",
             pt.time as f64 / 1e3,
-            pt.why
+            pt.why,
+            order_violation.map_or(String::new(), |v| format!("\n  {v}"))
         ));
     }
-    Ok(())
+    match order_violation {
+        Some(v) => Err(format!("{v} (every crash point passed its oracle)")),
+        None => Ok(()),
+    }
 }
 
 /// Crash points: half at fence completions (every k-th fence, alternately at and 1 ps before

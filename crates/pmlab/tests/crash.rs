@@ -335,6 +335,103 @@ fn broken_hardware_logging_is_caught() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
+/// Direct-mapped 1 KiB caches: lines a transaction wrote are evicted while it is open, so the
+/// logging engines' no-steal path (`absorbs_writeback`) is taken; with the presets' caches it
+/// never is.
+const TINY_CACHES: [&str; 6] = [
+    "caches.l1d.size_kib=1",
+    "caches.l1d.ways=1",
+    "caches.l2.size_kib=1",
+    "caches.l2.ways=1",
+    "caches.llc.size_kib=1",
+    "caches.llc.ways=1",
+];
+
+#[test]
+fn write_backs_of_open_transactions_never_reach_pm() {
+    // tpcc-hw's transactions write more lines than tiny caches hold. Every scheme absorbs
+    // those write-backs and passes every point (`--require-counter` fails the run when none
+    // was absorbed); with the write-backs let through (`steal-writebacks`) the oracle fails
+    // (77-117 of 150 points per scheme when this test was written).
+    for scheme in ["redu", "lad", "lalea", "blom", "lalea+blom", "lalea-lad"] {
+        let mut sets: Vec<String> = TINY_CACHES.iter().map(|s| s.to_string()).collect();
+        sets.push(format!("controller.logging={scheme}"));
+        let mut args = vec![
+            "crash",
+            "--config",
+            "nvm-lalea",
+            "--workload",
+            "tpcc-hw",
+            "--ops",
+            "120",
+            "--points",
+            "150",
+            "--require-counter",
+            "logging.absorbed_writebacks",
+        ];
+        for s in &sets {
+            args.extend(["--set", s.as_str()]);
+        }
+        let o = pmlab(&args);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{scheme}: {out}{err}");
+        assert!(
+            out.contains("passed 150 / 150, failed 0"),
+            "{scheme}: {out}"
+        );
+        sets.push("controller.logging_fault=steal-writebacks".into());
+        let o = crash_hw("tpcc-hw", &sets);
+        let (out, err) = text(&o);
+        assert!(
+            !o.status.success(),
+            "{scheme} stealing write-backs passed: {out}"
+        );
+        assert!(err.contains("first failing crash point"), "{scheme}: {err}");
+    }
+    // With the presets' caches nothing is absorbed, and --require-counter says so in one line.
+    let o = crash_hw_sized("queue-hw", "120", "10", &["controller.logging=redu".into()]);
+    assert!(o.status.success());
+    let o = pmlab(&[
+        "crash",
+        "--config",
+        "nvm-lalea",
+        "--workload",
+        "queue-hw",
+        "--ops",
+        "120",
+        "--points",
+        "10",
+        "--set",
+        "controller.logging=redu",
+        "--require-counter",
+        "logging.absorbed_writebacks",
+    ]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("--require-counter logging.absorbed_writebacks: 0 in the uncut run")
+            && err.trim().lines().count() == 1,
+        "{err}"
+    );
+    let o = pmlab(&[
+        "crash",
+        "--config",
+        "nvm-lalea",
+        "--workload",
+        "queue-hw",
+        "--points",
+        "10",
+        "--require-counter",
+        "logging.no_such_counter",
+    ]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("no such counter in this configuration"),
+        "{err}"
+    );
+}
+
 /// `pmlab crash` on nvm-ppo with persist ordering `ordering` and further overrides.
 fn crash_ppo(workload: &str, ordering: &str, extra: &[&str]) -> Output {
     let set = format!("controller.ordering={ordering}");
@@ -367,6 +464,7 @@ fn buffered_orderings_pass_every_crash_point() {
             let (out, err) = text(&o);
             assert!(o.status.success(), "{ordering} {workload}: {out}{err}");
             assert!(out.contains("passed 300 / 300, failed 0"), "{out}");
+            assert!(out.contains("persist order checked: "), "{out}");
         }
     }
     // BROI composed with a hardware logging engine.
@@ -412,6 +510,12 @@ fn a_broi_that_ignores_barriers_fails_the_crash_oracle() {
     let (out, err) = text(&o);
     assert!(!o.status.success(), "the broken BROI passed: {out}");
     assert!(err.contains("first failing crash point"), "{err}");
+    // The independent checker reads the uncut run's persist order and names the violation.
+    assert!(out.contains("persist order violated: thread "), "{out}");
+    assert!(
+        err.contains("persist order of the uncut run: thread ") && err.contains("became durable"),
+        "{err}"
+    );
     // The fault belongs to BROI: another model rejects it in one line.
     let o = crash_ppo(
         "ppo-hash",
@@ -424,6 +528,59 @@ fn a_broi_that_ignores_barriers_fails_the_crash_oracle() {
         err.contains("controller.ordering_fault") && err.lines().count() == 1,
         "{err}"
     );
+}
+
+#[test]
+fn remote_clients_recover_from_the_servers_image() {
+    // Every thread an RDMA client of the simulated PM: the oracle recovers the clients' data
+    // from the server's crash image. Sync waits for each rdma_pwrite's round trip; BSP sends
+    // epochs ahead and the server's buffered ordering keeps them in order.
+    let run = |w: &str, extra: &[&str]| {
+        let mut args = vec![
+            "crash",
+            "--config",
+            "nvm-ppo",
+            "--workload",
+            w,
+            "--threads",
+            "2",
+            "--remote",
+            "2",
+            "--points",
+            "200",
+        ];
+        for s in extra {
+            args.extend(["--set", s]);
+        }
+        pmlab(&args)
+    };
+    for (w, net) in [("ppo-hash", "sync"), ("ppo-hash", "bsp"), ("tpcc", "bsp")] {
+        let net = format!("network.persistence={net}");
+        let o = run(w, &["controller.ordering=broi", &net]);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{w} {net}: {out}{err}");
+        assert!(out.contains("the last 2 RDMA clients"), "{out}");
+        assert!(
+            out.contains("passed 200 / 200, failed 0"),
+            "{w} {net}: {out}"
+        );
+    }
+    // A server whose BROI ignores the clients' barriers: the oracle fails on the recovered
+    // client data, the persist-order checker names a remote stream, and the replay line keeps
+    // --remote.
+    let o = run(
+        "ppo-hash",
+        &[
+            "controller.ordering=broi",
+            "controller.ordering_fault=broi-ignore-barriers",
+            "network.persistence=bsp",
+        ],
+    );
+    let (out, err) = text(&o);
+    assert!(!o.status.success(), "the broken server passed: {out}");
+    assert!(err.contains("first failing crash point"), "{err}");
+    assert!(err.contains("--remote 2"), "{err}");
+    assert!(err.contains("remote stream"), "{err}");
 }
 
 /// The counts of `(issued, reached)` PM line writes in a `pmlab sim` summary's crash row.

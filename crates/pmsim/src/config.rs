@@ -198,6 +198,7 @@ pub struct ControllerConfig {
     pub logging: String,
     /// A deliberate bug to switch on in the logging engine, to see crash oracles catch it
     /// (`none`; `header-before-entries`: headers do not wait for their entries;
+    /// `steal-writebacks`: write-backs of lines an open transaction wrote reach PM;
     /// `no-adr-flush`: buffered log metadata is lost at a crash; `keep-uncommitted-staged`:
     /// LAD's ADR keeps an uncommitted transaction's staged lines at a crash).
     pub logging_fault: String,

@@ -82,6 +82,8 @@ pub enum Fault {
     NoAdrFlush,
     /// LAD: ADR keeps the staged lines of an uncommitted transaction at a crash.
     KeepUncommittedStaged,
+    /// Cache write-backs of lines an open transaction wrote reach PM (no no-steal).
+    StealWritebacks,
 }
 
 /// What is logged, and when a transaction commits.
@@ -933,7 +935,7 @@ impl LoggingEngine for RedoEngine {
     }
 
     fn absorbs_writeback(&mut self, line_addr: u64) -> bool {
-        let hit = self.open_lines.contains_key(&line_addr);
+        let hit = self.fault != Fault::StealWritebacks && self.open_lines.contains_key(&line_addr);
         self.c.absorbed += hit as u64;
         hit
     }
@@ -986,12 +988,13 @@ impl LoggingEngine for RedoEngine {
         let lad = self.kind == LogKind::StageOrUndo;
         self.fault = match fault {
             "header-before-entries" => Fault::HeaderBeforeEntries,
+            "steal-writebacks" => Fault::StealWritebacks,
             "no-adr-flush" if blom => Fault::NoAdrFlush,
             "keep-uncommitted-staged" if lad => Fault::KeepUncommittedStaged,
             _ => {
                 return Err(format!(
                     "controller.logging_fault = \"{fault}\": not a fault of logging engine \"{}\" \
-                     (it has header-before-entries{}{})",
+                     (it has header-before-entries, steal-writebacks{}{})",
                     self.name,
                     if blom { ", no-adr-flush" } else { "" },
                     if lad { ", keep-uncommitted-staged" } else { "" },
