@@ -652,7 +652,7 @@ fn workloads_lists_every_workload_with_model_and_defaults() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     let lines: Vec<&str> = out.lines().skip(1).collect();
-    assert_eq!(lines.len(), 25, "{out}");
+    assert_eq!(lines.len(), 26, "{out}");
     let btree = lines
         .iter()
         .find(|l| l.starts_with("btree "))

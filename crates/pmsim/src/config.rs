@@ -221,7 +221,8 @@ pub struct ControllerConfig {
     pub broi_remote_threshold_ns: f64,
     /// A deliberate bug to switch on in the ordering model, to see the persist-order checker
     /// catch it (`none`; `broi-ignore-barriers`: BROI schedules requests after a barrier
-    /// before those ahead of it are persisted).
+    /// before those ahead of it are persisted; `ignore-dependencies`: `epoch` or `broi` drops
+    /// the inter-thread dependencies the directory reports).
     pub ordering_fault: String,
     /// Write-predictor plug-in that feeds the PM-support engine precomputations (`none`,
     /// `pmweaver`, `ideal`; `pmlab plugins` lists them). Parameters in `[predictor]`.

@@ -409,6 +409,15 @@ impl Replay {
                 }
                 // A memory request stream has no write predictor to tell.
                 Op::Hint => true,
+                // Events come in trace order, where the awaited events precede the await: the
+                // thread goes on no earlier than the other thread's clock.
+                Op::Await => {
+                    let src = ev.awaited().map_or(t, |(s, _)| s as usize);
+                    let other = self.threads.get(src).map_or(0, |o| o.clock);
+                    let th = &mut self.threads[t];
+                    th.clock = th.clock.max(other);
+                    true
+                }
             };
             if !ok {
                 crashed = true;

@@ -173,3 +173,25 @@ fn buffered_models_persist_across_threads_that_share_lines() {
         assert!(s.dependencies > 50, "{ordering}: {s:?}");
     }
 }
+
+#[test]
+fn threads_sharing_a_log_persist_after_the_thread_whose_tail_they_read() {
+    // pmwork's shared-log: every operation reads the tail the previous lock holder wrote, so
+    // nearly every operation brings a dependency on another thread.
+    let ev = events(pmwork::workload("shared-log").unwrap(), 4, 200);
+    for ordering in ["epoch", "broi"] {
+        let s = run_checked(&ev, &[&format!("controller.ordering={ordering}")])
+            .unwrap_or_else(|e| panic!("{ordering}: {e}"));
+        assert!(s.dependencies > 150, "{ordering}: {s:?}");
+        // Dropping them breaks the order the checker verifies.
+        let e = run_checked(
+            &ev,
+            &[
+                &format!("controller.ordering={ordering}"),
+                "controller.ordering_fault=ignore-dependencies",
+            ],
+        )
+        .expect_err("a model that ignores dependencies passed");
+        assert!(e.contains("accessed a line thread"), "{ordering}: {e}");
+    }
+}

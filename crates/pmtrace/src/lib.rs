@@ -139,11 +139,15 @@ pub enum Op {
     /// the program announces a future write-back of the line at `addr`, with the line's future
     /// bytes as `value` when it knows them. Changes no memory.
     Hint = 11,
+    /// A happens-before edge: the thread waits until another thread has retired a number of
+    /// its events (a lock hand-off, a join). `addr` packs the edge ([`TraceEvent::awaited`]):
+    /// the other thread in the top 16 bits, the event count in the low 48. Changes no memory.
+    Await = 12,
 }
 
 impl Op {
     /// Every operation, in encoding order.
-    pub const ALL: [Op; 12] = [
+    pub const ALL: [Op; 13] = [
         Op::Load,
         Op::Store,
         Op::NtStore,
@@ -156,6 +160,7 @@ impl Op {
         Op::RdmaPwrite,
         Op::Compute,
         Op::Hint,
+        Op::Await,
     ];
 
     /// Decodes the on-disk operation code.
@@ -179,6 +184,7 @@ impl Op {
             Op::RdmaPwrite => "rdmapwrite",
             Op::Compute => "compute",
             Op::Hint => "hint",
+            Op::Await => "await",
         }
     }
 
@@ -205,7 +211,7 @@ impl Op {
     pub fn has_address(self) -> bool {
         !matches!(
             self,
-            Op::Sfence | Op::Mfence | Op::TxBegin | Op::TxEnd | Op::Compute
+            Op::Sfence | Op::Mfence | Op::TxBegin | Op::TxEnd | Op::Compute | Op::Await
         )
     }
 }
@@ -282,6 +288,26 @@ impl TraceEvent {
         ev
     }
 
+    /// A happens-before edge ([`Op::Await`]): thread `thread` waits until thread `source` has
+    /// retired `count` of its events (`count` in 1..2^48).
+    #[inline]
+    pub fn await_events(thread: u16, pc: u64, source: u16, count: u64, gap: u32) -> TraceEvent {
+        debug_assert!(count > 0 && count < AWAIT_COUNT_LIMIT);
+        TraceEvent {
+            addr: u64::from(source) << 48 | count,
+            ..TraceEvent::marker(Op::Await, thread, pc, gap)
+        }
+    }
+
+    /// The edge of an [`Op::Await`] event: (source thread, event count); `None` for other ops.
+    #[inline]
+    pub fn awaited(&self) -> Option<(u16, u64)> {
+        (self.op == Op::Await).then_some((
+            (self.addr >> 48) as u16,
+            self.addr & (AWAIT_COUNT_LIMIT - 1),
+        ))
+    }
+
     /// The valid stored bytes (empty when unknown).
     ///
     /// A `value_len` above [`MAX_VALUE_BYTES`] (only possible by writing the field directly) is
@@ -306,6 +332,23 @@ impl TraceEvent {
                 thread: self.thread.into(),
                 threads,
             });
+        }
+        if let Some((source, count)) = self.awaited() {
+            let reason = if self.size != 0 || self.value_len != 0 {
+                format!(
+                    "await has no size or value, but size={} value_len={}",
+                    self.size, self.value_len
+                )
+            } else if source >= threads {
+                format!("await of thread {source}, but the trace has {threads} thread(s)")
+            } else if source == self.thread {
+                format!("thread {source} awaits its own events")
+            } else if count == 0 {
+                format!("await of thread {source}'s event count 0 (counts start at 1)")
+            } else {
+                return Ok(());
+            };
+            return Err(ErrorKind::InvalidEvent { reason });
         }
         if !self.op.has_address() {
             if self.addr != 0 || self.size != 0 || self.value_len != 0 {
@@ -346,6 +389,9 @@ impl TraceEvent {
         Ok(())
     }
 }
+
+/// Event counts an [`Op::Await`] can name are below this (48 bits).
+pub const AWAIT_COUNT_LIMIT: u64 = 1 << 48;
 
 /// An access of `size` bytes at `addr` must end within the 64-bit address space (a simulator
 /// that wrapped or cut it short would drop bytes without a word).

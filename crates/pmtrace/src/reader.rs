@@ -384,6 +384,11 @@ impl<R: Read> PmtReader<R> {
             if let Err(e) = crate::check_span(addr, s) {
                 return fail(self, e);
             }
+        } else if op == Op::Await {
+            addr = match varint::get(buf, &mut p) {
+                Ok(v) => v,
+                Err(e) => return fail(self, varint_error(e, "await edge")),
+            };
         }
         let gap = match varint::get(buf, &mut p) {
             Ok(v) if v <= u32::MAX as u64 => v as u32,
@@ -407,6 +412,11 @@ impl<R: Read> PmtReader<R> {
             value_len: 0,
             value: [0; MAX_VALUE_BYTES],
         };
+        if op == Op::Await {
+            if let Err(e) = ev.check(self.header.threads) {
+                return fail(self, e);
+            }
+        }
         let mode = tag & TAG_VALUE_MASK;
         if mode != 0 {
             if !op.carries_value() {

@@ -51,6 +51,9 @@ fn push_event(s: &mut String, ev: &TraceEvent) {
     if ev.op.has_address() {
         let _ = write!(s, " addr={:#x} size={}", ev.addr, ev.size);
     }
+    if let Some((source, count)) = ev.awaited() {
+        let _ = write!(s, " after=t{source}:{count}");
+    }
     let _ = write!(s, " gap={}", ev.gap);
     let v = ev.value_bytes();
     if !v.is_empty() {
@@ -248,6 +251,7 @@ pub fn parse_event_line(line: &str) -> Result<TraceEvent, TraceError> {
     let mut addr = None;
     let mut size = None;
     let mut gap = None;
+    let mut after: Option<u64> = None;
     let mut value: Option<([u8; MAX_VALUE_BYTES], usize)> = None;
     for tok in &toks[2..n] {
         let (key, val) = tok
@@ -288,9 +292,14 @@ pub fn parse_event_line(line: &str) -> Result<TraceEvent, TraceError> {
                     return Err(dup(key));
                 }
             }
+            "after" => {
+                if after.replace(parse_after(val)?).is_some() {
+                    return Err(dup(key));
+                }
+            }
             other => {
                 return Err(syntax(format!(
-                    "unknown field `{}` (expected pc, addr, size, gap, value)",
+                    "unknown field `{}` (expected pc, addr, size, gap, value, after)",
                     excerpt(other)
                 )))
             }
@@ -305,6 +314,16 @@ pub fn parse_event_line(line: &str) -> Result<TraceEvent, TraceError> {
         })
     })?;
     let mut ev = TraceEvent::marker(op, thread, pc.unwrap_or(0), gap);
+    match (op == Op::Await, after) {
+        (true, Some(edge)) => ev.addr = edge,
+        (true, None) => return Err(syntax("await needs `after=tSOURCE:COUNT`")),
+        (false, Some(_)) => {
+            return Err(TraceError::from(ErrorKind::InvalidEvent {
+                reason: format!("{op} takes no `after`"),
+            }))
+        }
+        (false, None) => {}
+    }
     if !op.has_address() {
         for (name, present) in [
             ("addr", addr.is_some()),
@@ -348,6 +367,27 @@ pub fn parse_event_line(line: &str) -> Result<TraceEvent, TraceError> {
         ev.value_len = len as u8;
     }
     Ok(ev)
+}
+
+/// Parses `after=tSOURCE:COUNT` (an await's edge) into the packed form [`TraceEvent::awaited`]
+/// reads.
+fn parse_after(text: &str) -> Result<u64, TraceError> {
+    let bad = || {
+        TraceError::from(ErrorKind::InvalidNumber {
+            field: "after",
+            text: format!("{} (expected tSOURCE:COUNT)", excerpt(text)),
+        })
+    };
+    let (source, count) = text
+        .strip_prefix('t')
+        .and_then(|r| r.split_once(':'))
+        .ok_or_else(bad)?;
+    let source: u16 = source.parse().map_err(|_| bad())?;
+    let count = parse_num_u64(count).ok_or_else(bad)?;
+    if count >= crate::AWAIT_COUNT_LIMIT {
+        return Err(bad());
+    }
+    Ok(u64::from(source) << 48 | count)
 }
 
 /// Parses `value=` hex pairs (address order) into bytes.

@@ -9,7 +9,7 @@ use std::io::Write;
 use crate::error::{ErrorKind, Location, TraceError};
 use crate::header::TraceHeader;
 use crate::varint::{self, zigzag};
-use crate::{EventItem, TraceEvent, MAX_VALUE_BYTES};
+use crate::{EventItem, Op, TraceEvent, MAX_VALUE_BYTES};
 
 /// Frame kind byte of a block.
 pub(crate) const KIND_BLOCK: u8 = 0x42;
@@ -169,6 +169,9 @@ impl<W: Write> PmtWriter<W> {
             p = varint::put(&mut rec, p, zigzag(ev.addr.wrapping_sub(st.addr) as i64));
             st.addr = ev.addr;
             p = varint::put(&mut rec, p, ev.size as u64);
+        } else if ev.op == Op::Await {
+            // The packed edge, absolute (it is no address: the delta state stays).
+            p = varint::put(&mut rec, p, ev.addr);
         }
         p = varint::put(&mut rec, p, ev.gap as u64);
         let vlen = ev.value_len as usize;

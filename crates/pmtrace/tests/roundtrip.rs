@@ -228,3 +228,46 @@ fn stats_count_what_they_should() {
     assert!(table.contains("distinct 64 B lines"), "{table}");
     assert!(table.contains("sfence"), "{table}");
 }
+
+#[test]
+fn awaits_round_trip_and_bad_edges_are_refused() {
+    let ev = TraceEvent::await_events(2, 0x40, 0, 12345, 7);
+    assert_eq!(ev.awaited(), Some((0, 12345)));
+    let line = format_event(&ev);
+    assert_eq!(line, "t2 await pc=0x40 after=t0:12345 gap=7");
+    assert_eq!(parse_event_line(&line).unwrap(), ev);
+    let header = TraceHeader::new("awaits", 3);
+    let (bytes, _) = write_pmt(&header, [ev], Vec::new()).unwrap();
+    assert_eq!(read_all(&bytes).unwrap().1, vec![ev]);
+    // An edge to the thread itself, to a thread past the trace's, or to event 0.
+    for (bad, why) in [
+        (
+            TraceEvent::await_events(1, 0, 1, 5, 0),
+            "awaits its own events",
+        ),
+        (
+            TraceEvent::await_events(1, 0, 3, 5, 0),
+            "the trace has 3 thread(s)",
+        ),
+        (
+            TraceEvent {
+                addr: 0,
+                ..TraceEvent::marker(Op::Await, 1, 0, 0)
+            },
+            "counts start at 1",
+        ),
+    ] {
+        let e = bad.check(3).unwrap_err().to_string();
+        assert!(e.contains(why), "{e}");
+    }
+    // Text: `after` only on awaits, and every await has one.
+    for (text, why) in [
+        ("t0 await pc=0x1 gap=0", "await needs `after=tSOURCE:COUNT`"),
+        ("t0 sfence after=t1:3", "sfence takes no `after`"),
+        ("t0 await after=1:3", "expected tSOURCE:COUNT"),
+        ("t0 await after=t1:x", "expected tSOURCE:COUNT"),
+    ] {
+        let e = parse_event_line(text).unwrap_err().to_string();
+        assert!(e.contains(why), "{text}: {e}");
+    }
+}

@@ -516,6 +516,25 @@ impl PmHeap {
         self.emit_marker(Op::Mfence, Location::caller());
     }
 
+    /// A happens-before edge: the current thread goes on only once thread `source` has retired
+    /// `count` events (e.g. [`events`](Self::events) of it when it released a lock). Emits an
+    /// `Op::Await`; nothing when `count` is 0.
+    #[track_caller]
+    pub fn await_thread(&mut self, source: u16, count: u64) {
+        if count == 0 {
+            return;
+        }
+        let pc = self.pcs.pc(Location::caller());
+        let gap = self.take_gap();
+        self.push(TraceEvent::await_events(
+            self.thread,
+            pc,
+            source,
+            count,
+            gap,
+        ));
+    }
+
     /// Hardware-transaction begin marker (`Op::TxBegin`).
     #[track_caller]
     pub fn tx_begin_marker(&mut self) {

@@ -102,6 +102,9 @@ pub enum Suite {
     Janus,
     /// LALEA/BLOM hardware-transaction workloads.
     Lalea,
+    /// pmlab's own workloads, for checks the papers' workloads cannot make (threads that share
+    /// persistent data); not part of any reproduction.
+    Check,
 }
 
 impl Suite {
@@ -113,6 +116,7 @@ impl Suite {
             Suite::Whisper => "WHISPER",
             Suite::Janus => "Janus",
             Suite::Lalea => "LALEA",
+            Suite::Check => "pmlab",
         }
     }
 }

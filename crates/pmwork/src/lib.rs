@@ -17,7 +17,7 @@
 //! | [`sink`], [`stream`] | where events go: counting, in memory, `.pmt`, a bounded channel ([`EventStream`]) |
 //! | [`models`], [`alloc`], [`layout`] | programming models ([`Tx`]), allocator, address layout |
 //! | [`ds`] | B-tree, crit-bit tree, RB-tree, skip list, hash maps, B+ tree, key-value store |
-//! | [`workloads`], [`kernel`], [`mod@registry`] | the 25 workloads, the [`Kernel`] / [`Workload`] traits |
+//! | [`workloads`], [`kernel`], [`mod@registry`] | the 26 workloads, the [`Kernel`] / [`Workload`] traits |
 //! | [`image`], [`oracle`], [`persist_model`], [`crashtest`] | crash images, oracles, the reference persistence model, simulator-free crash sweeps |
 //! | [`rng`] | SplitMix64 / xoshiro256** / YCSB Zipfian |
 //!

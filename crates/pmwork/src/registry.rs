@@ -21,6 +21,7 @@ use crate::workloads::{
     map::{MapKernel, MapMix},
     memcached::Memcached,
     queue::Queue,
+    shared_log::SharedLog,
     sps::Sps,
     ssca2::Ssca2,
     tatp::Tatp,
@@ -163,6 +164,8 @@ fn build() -> Vec<Box<dyn Workload>> {
         ),
         boxed(Tpcc::lalea()),
         boxed(Tatp::lalea()),
+        // pmlab's own.
+        Box::new(SharedLog::new()),
     ]
 }
 

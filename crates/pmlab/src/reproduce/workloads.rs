@@ -154,6 +154,11 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
     for w in pmwork::registry() {
         let w: &'static dyn Workload = w.as_ref();
         let info = w.info();
+        // The section sets the papers' workloads beside WHISPER's figures; pmlab's own checks
+        // (threads sharing data) belong to none of them.
+        if info.suite == pmwork::Suite::Check {
+            continue;
+        }
         let p = params(w, quick);
         eprintln!("  workloads: {}", info.name);
         let (events, gen) = crate::simulate::generate_in_memory(w, &p, GenOptions::default())?;

@@ -64,6 +64,8 @@ pub struct BroiOrdering {
     /// Deliberate bug for checker tests: requests after a barrier are scheduled as if there
     /// were none.
     ignore_barriers: bool,
+    /// The `ignore-dependencies` fault: inter-thread dependencies are dropped.
+    ignore_dependencies: bool,
     /// BROI requests in flight per bank.
     bank_busy: Vec<u32>,
     /// Banks with no BROI request in flight.
@@ -86,6 +88,7 @@ impl Default for BroiOrdering {
             remote_entries: c.broi_remote_entries as u16,
             remote_threshold: ns_to_ps(c.broi_remote_threshold_ns),
             ignore_barriers: false,
+            ignore_dependencies: false,
             bank_busy: Vec::new(),
             banks_idle: 0,
             local_inflight: 0,
@@ -295,13 +298,14 @@ impl OrderingModel for BroiOrdering {
     }
 
     fn configure(&mut self, c: &ControllerConfig) -> Result<(), String> {
-        self.ignore_barriers = match c.ordering_fault.as_str() {
-            "none" => false,
-            "broi-ignore-barriers" => true,
+        (self.ignore_barriers, self.ignore_dependencies) = match c.ordering_fault.as_str() {
+            "none" => (false, false),
+            "broi-ignore-barriers" => (true, false),
+            "ignore-dependencies" => (false, true),
             f => {
                 return Err(format!(
                     "controller.ordering_fault = \"{f}\": ordering \"broi\" knows only \
-                     \"broi-ignore-barriers\""
+                     \"broi-ignore-barriers\" and \"ignore-dependencies\""
                 ))
             }
         };
@@ -339,8 +343,10 @@ impl OrderingModel for BroiOrdering {
     }
 
     fn on_dependency(&mut self, thread: u16, source: u16) {
-        self.streams
-            .depend(StreamId::local(thread), StreamId::local(source));
+        if !self.ignore_dependencies {
+            self.streams
+                .depend(StreamId::local(thread), StreamId::local(source));
+        }
     }
 
     fn on_persist_ack(

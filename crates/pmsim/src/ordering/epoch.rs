@@ -34,6 +34,8 @@ pub struct EpochOrdering {
     region_inflight: u32,
     regions: u64,
     released: u64,
+    /// The `ignore-dependencies` fault: inter-thread dependencies are dropped.
+    ignore_dependencies: bool,
 }
 
 impl Default for EpochOrdering {
@@ -45,6 +47,7 @@ impl Default for EpochOrdering {
             region_inflight: 0,
             regions: 0,
             released: 0,
+            ignore_dependencies: false,
         }
     }
 }
@@ -73,12 +76,16 @@ impl OrderingModel for EpochOrdering {
     }
 
     fn configure(&mut self, c: &ControllerConfig) -> Result<(), String> {
-        if c.ordering_fault != "none" {
-            return Err(format!(
-                "controller.ordering_fault = \"{}\": ordering \"epoch\" has no faults",
-                c.ordering_fault
-            ));
-        }
+        self.ignore_dependencies = match c.ordering_fault.as_str() {
+            "none" => false,
+            "ignore-dependencies" => true,
+            f => {
+                return Err(format!(
+                    "controller.ordering_fault = \"{f}\": ordering \"epoch\" knows only \
+                     \"ignore-dependencies\""
+                ))
+            }
+        };
         self.persist_buffer = c.persist_buffer as usize;
         Ok(())
     }
@@ -114,8 +121,10 @@ impl OrderingModel for EpochOrdering {
     }
 
     fn on_dependency(&mut self, thread: u16, source: u16) {
-        self.streams
-            .depend(StreamId::local(thread), StreamId::local(source));
+        if !self.ignore_dependencies {
+            self.streams
+                .depend(StreamId::local(thread), StreamId::local(source));
+        }
     }
 
     fn on_persist_ack(

@@ -137,6 +137,9 @@ enum Block {
     /// A `clwb`/`clflushopt` waits for its line's fill (buffered ordering models: the persist
     /// takes its place in the persist buffer, in program order, with the line's bytes).
     FlushFill,
+    /// An `await` waits for another thread to retire the events it names (a happens-before
+    /// edge of the trace: a lock hand-off).
+    Await,
 }
 
 /// One line in a thread's write-combining buffer.
@@ -387,6 +390,10 @@ pub struct System {
     tx_ends: u64,
     /// Transaction ends that waited for their commit (a read-only transaction's does not).
     commit_waits: u64,
+    /// Threads blocked on an `await`: (waiting thread, awaited thread, event count).
+    awaiting: Vec<(u16, u16, u64)>,
+    /// `await` events that blocked their thread.
+    await_waits: u64,
     /// PM line writes that arrived over the network (RDMA), also in `pm_traffic.nt_writes`.
     pm_rdma_writes: u64,
     persist_log: Option<PersistLog>,
@@ -485,6 +492,8 @@ impl System {
             tx_begins: 0,
             tx_ends: 0,
             commit_waits: 0,
+            awaiting: Vec::new(),
+            await_waits: 0,
             pm_rdma_writes: 0,
             persist_log: None,
             fence_log: None,
@@ -632,6 +641,14 @@ impl System {
                 _ => {
                     if next_mem > limit || next_mem == Ps::MAX {
                         if next_mem == Ps::MAX && t.is_none() {
+                            if let Some(&(w, src, count)) = self.awaiting.first() {
+                                return Err(SystemError::Trace(format!(
+                                    "thread {w} awaits event {count} of thread {src}, which \
+                                     retired {} and has no more to run (the trace's happens-before \
+                                     edges cannot all hold)",
+                                    self.threads.get(src as usize).map_or(0, |o| o.retired)
+                                )));
+                            }
                             if let Some(b) =
                                 self.threads.iter().position(|th| th.block != Block::None)
                             {
@@ -1035,6 +1052,25 @@ impl System {
         if let Some(log) = self.fence_log.as_mut() {
             log.push((at, t as u16));
         }
+        if !self.awaiting.is_empty() {
+            self.wake_awaiting(t);
+        }
+    }
+
+    /// Thread `t` retired an event: threads awaiting as many of its events go on, no earlier
+    /// than `t`'s clock.
+    fn wake_awaiting(&mut self, t: usize) {
+        let (retired, at) = (self.threads[t].retired, self.threads[t].clock);
+        let threads = &mut self.threads;
+        self.awaiting.retain(|&(w, src, count)| {
+            if src as usize != t || retired < count {
+                return true;
+            }
+            let th = &mut threads[w as usize];
+            th.block = Block::None;
+            th.clock = th.clock.max(at);
+            false
+        });
     }
 
     /// Executes thread `t`'s next event (or blocks it); returns true when memory work was
@@ -1068,6 +1104,16 @@ impl System {
         if !self.ordering_at_once && self.waits_for_persist_buffer(t, ev) {
             return Ok(false);
         }
+        if let Some((src, count)) = ev.awaited() {
+            if self.threads.get(src as usize).map_or(0, |o| o.retired) < count {
+                let th = &mut self.threads[t];
+                th.block = Block::Await;
+                th.block_since = th.clock;
+                self.awaiting.push((t as u16, src, count));
+                self.await_waits += 1;
+                return Ok(false);
+            }
+        }
         let before = self.arrivals.len() + self.net_arrivals.len();
         match ev.op {
             Op::Load => self.do_access(t, ev, false),
@@ -1098,12 +1144,16 @@ impl System {
                     self.predict_hint(t, ev);
                 }
             }
-            Op::Compute => {}
+            // The awaited events retired (checked above).
+            Op::Compute | Op::Await => {}
         }
         let th = &mut self.threads[t];
         th.started = false;
         if !matches!(th.block, Block::Fence { .. }) {
             th.retired += 1;
+            if !self.awaiting.is_empty() {
+                self.wake_awaiting(t);
+            }
         }
         dx.pop(t);
         self.events += 1;
@@ -1938,6 +1988,9 @@ impl System {
         if self.commit_waits > 0 {
             // Only when there are any: the baselines' statistics keep their keys.
             s.set("cpu.commit_waits", self.commit_waits);
+        }
+        if self.await_waits > 0 {
+            s.set("cpu.await_waits", self.await_waits);
         }
         let thread_time: Ps = self
             .threads

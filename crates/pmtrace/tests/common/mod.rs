@@ -18,12 +18,21 @@ pub fn arb_event(threads: u16) -> impl Strategy<Value = TraceEvent> {
         // Bias toward small/clustered pcs and addresses too, to exercise short deltas.
         any::<bool>(),
     )
-        .prop_map(|(op, thread, pc, addr, size, gap, value, small)| {
+        .prop_map(move |(op, thread, pc, addr, size, gap, value, small)| {
             let (pc, addr) = if small {
                 (pc % 64, addr % 4096)
             } else {
                 (pc, addr)
             };
+            if op == Op::Await {
+                // A valid edge needs another thread; a one-thread trace gets a fence instead.
+                return if threads > 1 {
+                    let source = (thread + 1 + (addr % u64::from(threads - 1)) as u16) % threads;
+                    TraceEvent::await_events(thread, pc, source, 1 + (addr >> 20), gap)
+                } else {
+                    TraceEvent::marker(Op::Sfence, thread, pc, gap)
+                };
+            }
             if !op.has_address() {
                 return TraceEvent::marker(op, thread, pc, gap);
             }
@@ -75,7 +84,9 @@ pub fn sample_events(n: usize) -> Vec<TraceEvent> {
         let thread = (x % 3) as u16;
         let op = Op::ALL[i % Op::ALL.len()];
         let pc = 0x40_1000 + (x >> 50);
-        let ev = if !op.has_address() {
+        let ev = if op == Op::Await {
+            TraceEvent::await_events(thread, pc, (thread + 1) % 3, 1 + (x >> 30), 2)
+        } else if !op.has_address() {
             TraceEvent::marker(op, thread, pc, (x >> 40) as u32 % 100)
         } else if op.carries_value() {
             let v = x.to_le_bytes();

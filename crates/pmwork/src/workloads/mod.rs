@@ -8,6 +8,7 @@ pub mod linkedlist;
 pub mod map;
 pub mod memcached;
 pub mod queue;
+pub mod shared_log;
 pub mod sps;
 pub mod ssca2;
 pub mod tatp;
