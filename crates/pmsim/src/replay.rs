@@ -53,6 +53,8 @@ struct ThreadState {
     /// `RdmaPwrite`s since the thread's last fence (an open verb: the fence closes its
     /// barrier region).
     remote_open: bool,
+    /// Events of the thread consumed so far.
+    events: u64,
 }
 
 /// Ids carry their thread in the low 16 bits and a write flag in bit 16.
@@ -340,6 +342,7 @@ impl Replay {
                 self.threads.resize(t + 1, ThreadState::default());
             }
             let th = &mut self.threads[t];
+            th.events += 1;
             th.clock = th.clock.saturating_add(ev.gap as Ps * self.cycle);
             if th.clock > limit {
                 crashed = true;
@@ -409,11 +412,15 @@ impl Replay {
                 }
                 // A memory request stream has no write predictor to tell.
                 Op::Hint => true,
-                // Events come in trace order, where the awaited events precede the await: the
-                // thread goes on no earlier than the other thread's clock.
+                // Events run in trace order, where the awaited events come first (checked):
+                // the thread goes on no earlier than the other thread's clock now (later than
+                // the awaited event's when the other thread ran on past it).
                 Op::Await => {
-                    let src = ev.awaited().map_or(t, |(s, _)| s as usize);
-                    let other = self.threads.get(src).map_or(0, |o| o.clock);
+                    let (src, count) = ev.awaited().unwrap_or((0, 0));
+                    let seen: Vec<u64> = self.threads.iter().map(|o| o.events).collect();
+                    crate::system::demux::check_await_order(self.events, t, src, count, &seen)
+                        .map_err(ReplayError::Invalid)?;
+                    let other = self.threads.get(src as usize).map_or(0, |o| o.clock);
                     let th = &mut self.threads[t];
                     th.clock = th.clock.max(other);
                     true

@@ -557,36 +557,55 @@ fn a_crash_point_after_the_end_leaves_the_run_as_it_was() {
 #[test]
 fn an_await_holds_its_thread_until_the_other_retires_the_events_it_names() {
     let c = cfg("nvm-ppo", &[]);
-    let edge = TraceEvent::await_events(1, 0x400060, 0, 2, 0);
-    // Thread 1's events come first in the file: the await, not the file order, makes it wait
-    // for thread 0's long computation and its store.
-    let t1 = [edge, store(1, PM + 64, 2, 0), clwb(1, PM + 64), sfence(1)];
     let t0 = [compute(0, 1_000_000), store(0, PM, 1, 0)];
-    let with: Vec<TraceEvent> = t1.iter().chain(t0.iter()).copied().collect();
-    let (_, s) = run(&c, &with);
-    let (c0, c1) = (s.counter("cpu.t0.cycles"), s.counter("cpu.t1.cycles"));
-    assert!(c0 > 200_000, "thread 0 computes for a while: {c0} cycles");
-    assert!(
-        c1 >= c0,
-        "thread 1 went on before thread 0's store retired: {c1} < {c0}"
-    );
-    assert_eq!(s.counter("cpu.await_waits"), 1);
+    let t1 = [store(1, PM + 64, 2, 0), clwb(1, PM + 64), sfence(1)];
+    let cycles = |events: &[TraceEvent]| {
+        let (_, s) = run(&c, events);
+        (
+            s.counter("cpu.t0.cycles"),
+            s.counter("cpu.t1.cycles"),
+            s.counter("cpu.await_waits"),
+        )
+    };
+    // Thread 1 awaits thread 0's long computation (event 1), or that and its store (event 2).
+    // Either way it goes on only once thread 0 got there: whether it had to block (thread 0
+    // not there yet when thread 1 reached the await) or thread 0 had been stepped past it
+    // already (its clock jumps by the computation's length in one step).
+    for count in [1, 2] {
+        let edge = TraceEvent::await_events(1, 0x400060, 0, count, 0);
+        let mut events = vec![t0[0]];
+        if count == 2 {
+            events.push(t0[1]);
+        }
+        events.push(edge);
+        events.extend(t1);
+        if count == 1 {
+            events.push(t0[1]);
+        }
+        let (c0, c1, _) = cycles(&events);
+        assert!(c0 > 200_000, "thread 0 computes for a while: {c0} cycles");
+        assert!(
+            c1 >= 250_000,
+            "await of event {count}: thread 1 went on before thread 0 got there: {c1} cycles"
+        );
+    }
     // Without the edge thread 1 is done long before.
-    let without: Vec<TraceEvent> = t1[1..].iter().chain(t0.iter()).copied().collect();
-    let (_, s) = run(&c, &without);
-    assert!(s.counter("cpu.t1.cycles") < c0 / 10);
-    assert_eq!(s.counter("cpu.await_waits"), 0);
-    // An edge that can never hold (thread 0 retires 2 events, not 3) is a trace error.
-    let never: Vec<TraceEvent> = std::iter::once(TraceEvent::await_events(1, 0x400060, 0, 3, 0))
+    let without: Vec<TraceEvent> = t1.iter().chain(t0.iter()).copied().collect();
+    let (_, c1, waits) = cycles(&without);
+    assert!(c1 < 10_000, "{c1}");
+    assert_eq!(waits, 0);
+    // An await must follow the events it awaits in the trace: one ahead of them is refused
+    // (an edge that could never hold, or a cycle of them, would otherwise never be found).
+    let early: Vec<TraceEvent> = std::iter::once(TraceEvent::await_events(1, 0x400060, 0, 1, 0))
         .chain(t0.iter().copied())
         .collect();
     let mut sys = System::new(&c).unwrap();
     let e = sys
-        .run(never.iter().copied().map(Ok), |_| {})
+        .run(early.iter().copied().map(Ok), |_| {})
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("thread 1 awaits event 3 of thread 0, which retired 2"),
+        e.contains("event 1: thread 1 awaits event 1 of thread 0, but only 0 of thread 0's events come before it"),
         "{e}"
     );
 }

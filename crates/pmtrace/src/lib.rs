@@ -289,10 +289,16 @@ impl TraceEvent {
     }
 
     /// A happens-before edge ([`Op::Await`]): thread `thread` waits until thread `source` has
-    /// retired `count` of its events (`count` in 1..2^48).
+    /// retired `count` of its events (`count` in 1..2^48; [`check`](Self::check) refuses 0).
+    ///
+    /// # Panics
+    /// If `count` is 2^48 or more (it would spill into the thread's bits).
     #[inline]
     pub fn await_events(thread: u16, pc: u64, source: u16, count: u64, gap: u32) -> TraceEvent {
-        debug_assert!(count > 0 && count < AWAIT_COUNT_LIMIT);
+        assert!(
+            count < AWAIT_COUNT_LIMIT,
+            "an await's event count must be below 2^48"
+        );
         TraceEvent {
             addr: u64::from(source) << 48 | count,
             ..TraceEvent::marker(Op::Await, thread, pc, gap)

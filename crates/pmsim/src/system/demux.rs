@@ -7,6 +7,28 @@ use std::collections::VecDeque;
 /// Most events held in the per-thread queues at once.
 pub const READ_AHEAD_CAP: usize = 1 << 16;
 
+/// The events an `await` of thread `t` names must precede it in the trace: the file is one run's
+/// interleaving, and reading ahead to find them could hold any number of other events (an edge
+/// that cannot hold, or a cycle of them, would never be found). `event` is the await's position
+/// in the trace (from 1), `read_of` the events read per thread so far.
+pub(crate) fn check_await_order(
+    event: u64,
+    t: usize,
+    src: u16,
+    count: u64,
+    read_of: &[u64],
+) -> Result<(), String> {
+    let before = read_of.get(src as usize).copied().unwrap_or(0);
+    if before < count {
+        return Err(format!(
+            "event {event}: thread {t} awaits event {count} of thread {src}, but only {before} \
+             of thread {src}'s events come before it in the trace (an await must follow the \
+             events it awaits)"
+        ));
+    }
+    Ok(())
+}
+
 /// Per-thread view of an interleaved event stream.
 pub struct Demux<I> {
     src: I,
@@ -15,6 +37,8 @@ pub struct Demux<I> {
     eof: bool,
     max_threads: usize,
     read: u64,
+    /// Events read per thread: an `await` must come after the events it awaits.
+    read_of: Vec<u64>,
 }
 
 /// Whether a thread has an event to run.
@@ -41,6 +65,7 @@ where
             eof: false,
             max_threads,
             read: 0,
+            read_of: Vec::new(),
         }
     }
 
@@ -77,6 +102,11 @@ where
                 }
                 if t >= self.queues.len() {
                     self.queues.resize_with(t + 1, VecDeque::new);
+                    self.read_of.resize(t + 1, 0);
+                }
+                self.read_of[t] += 1;
+                if let Some((src, count)) = ev.awaited() {
+                    check_await_order(self.read, t, src, count, &self.read_of)?;
                 }
                 self.queues[t].push_back(ev);
                 self.buffered += 1;

@@ -37,7 +37,7 @@
 //! lost.
 
 mod cache;
-mod demux;
+pub(crate) mod demux;
 mod hierarchy;
 
 pub use hierarchy::{CoreCacheStats, Hierarchy, Writeback};
@@ -107,6 +107,9 @@ const KIND_REMOTE: u64 = 3;
 const KIND_SHIFT: u32 = 16;
 const SEQ_SHIFT: u32 = 18;
 
+/// Retire clocks a thread keeps for `await`s ([`Thread::retire_clocks`]).
+const RETIRE_RING: usize = 4096;
+
 /// An outstanding load or store-buffer entry.
 #[derive(Clone, Copy)]
 struct Pending {
@@ -155,6 +158,10 @@ struct Thread {
     clock: Ps,
     instrs: u64,
     retired: u64,
+    /// The clock at which each of the last [`RETIRE_RING`] events retired (event `n`, counted
+    /// from 1, at `n % RETIRE_RING`): when an `await` finds the events it names already
+    /// retired, it goes on no earlier than the last of them did.
+    retire_clocks: Box<[Ps]>,
     started: bool,
     finished: bool,
     loads: VecDeque<Pending>,
@@ -192,12 +199,28 @@ struct Thread {
 }
 
 impl Thread {
+    /// Counts a retired event and notes its clock.
+    #[inline]
+    fn retire(&mut self) {
+        self.retired += 1;
+        self.retire_clocks[self.retired as usize % RETIRE_RING] = self.clock;
+    }
+
+    /// The clock at which event `n` (counted from 1, at most [`retired`](Self::retired))
+    /// retired. One more than [`RETIRE_RING`] events back is no longer kept: the oldest clock
+    /// kept, later than the real one, stands for it.
+    fn retired_at(&self, n: u64) -> Ps {
+        let oldest = (self.retired + 1).saturating_sub(RETIRE_RING as u64).max(1);
+        self.retire_clocks[n.max(oldest) as usize % RETIRE_RING]
+    }
+
     fn new(core: usize) -> Thread {
         Thread {
             core,
             clock: 0,
             instrs: 0,
             retired: 0,
+            retire_clocks: vec![0; RETIRE_RING].into_boxed_slice(),
             started: false,
             finished: false,
             loads: VecDeque::new(),
@@ -641,12 +664,14 @@ impl System {
                 _ => {
                     if next_mem > limit || next_mem == Ps::MAX {
                         if next_mem == Ps::MAX && t.is_none() {
+                            // The trace's order guarantees every awaited event is read
+                            // before its await (demux.rs): a wait that never ends is a bug.
                             if let Some(&(w, src, count)) = self.awaiting.first() {
-                                return Err(SystemError::Trace(format!(
+                                return Err(SystemError::Internal(format!(
                                     "thread {w} awaits event {count} of thread {src}, which \
-                                     retired {} and has no more to run (the trace's happens-before \
-                                     edges cannot all hold)",
-                                    self.threads.get(src as usize).map_or(0, |o| o.retired)
+                                     retired {} and is {:?}",
+                                    self.threads.get(src as usize).map_or(0, |o| o.retired),
+                                    self.threads.get(src as usize).map(|o| o.block)
                                 )));
                             }
                             if let Some(b) =
@@ -1047,7 +1072,7 @@ impl System {
         th.stall_fence += stall;
         self.fence_stall.record(stall);
         th.block = Block::None;
-        th.retired += 1;
+        th.retire();
         let at = th.clock;
         if let Some(log) = self.fence_log.as_mut() {
             log.push((at, t as u16));
@@ -1105,12 +1130,23 @@ impl System {
             return Ok(false);
         }
         if let Some((src, count)) = ev.awaited() {
-            if self.threads.get(src as usize).map_or(0, |o| o.retired) < count {
+            let Some(other) = self
+                .threads
+                .get(src as usize)
+                .filter(|o| o.retired >= count)
+            else {
                 let th = &mut self.threads[t];
                 th.block = Block::Await;
                 th.block_since = th.clock;
                 self.awaiting.push((t as u16, src, count));
                 self.await_waits += 1;
+                return Ok(false);
+            };
+            // Retired already (the other thread was stepped ahead): not before it did.
+            let at = other.retired_at(count);
+            let th = &mut self.threads[t];
+            th.clock = th.clock.max(at);
+            if th.clock > limit {
                 return Ok(false);
             }
         }
@@ -1150,7 +1186,7 @@ impl System {
         let th = &mut self.threads[t];
         th.started = false;
         if !matches!(th.block, Block::Fence { .. }) {
-            th.retired += 1;
+            th.retire();
             if !self.awaiting.is_empty() {
                 self.wake_awaiting(t);
             }
