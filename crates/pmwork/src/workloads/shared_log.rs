@@ -248,9 +248,15 @@ impl Workload for SharedLog {
         if image.read_u64(header() + 8) != MAGIC {
             return match required.iter().position(|&n| n > 1) {
                 None if required[0] == 0 => Ok(()),
-                _ => {
-                    Err("shared-log: the log header is not durable, but its setup completed".into())
-                }
+                None => Err(
+                    "shared-log: the log header is not durable, but thread 0's setup of it \
+                     completed"
+                        .into(),
+                ),
+                Some(t) => Err(format!(
+                    "shared-log: the log header is not durable, but thread {t} completed an \
+                     append"
+                )),
             };
         }
         let order = lock_order(p);
