@@ -308,10 +308,14 @@ impl TraceEvent {
     /// The edge of an [`Op::Await`] event: (source thread, event count); `None` for other ops.
     #[inline]
     pub fn awaited(&self) -> Option<(u16, u64)> {
-        (self.op == Op::Await).then_some((
-            (self.addr >> 48) as u16,
-            self.addr & (AWAIT_COUNT_LIMIT - 1),
-        ))
+        if self.op == Op::Await {
+            Some((
+                (self.addr >> 48) as u16,
+                self.addr & (AWAIT_COUNT_LIMIT - 1),
+            ))
+        } else {
+            None
+        }
     }
 
     /// The valid stored bytes (empty when unknown).

@@ -1,7 +1,7 @@
 //! Splits one interleaved trace stream into per-thread queues, reading ahead only as far as the
 //! scheduler needs, with a bound so memory stays flat whatever the interleaving.
 
-use pmtrace::{TraceError, TraceEvent};
+use pmtrace::{Op, TraceError, TraceEvent};
 use std::collections::VecDeque;
 
 /// Most events held in the per-thread queues at once.
@@ -105,7 +105,8 @@ where
                     self.read_of.resize(t + 1, 0);
                 }
                 self.read_of[t] += 1;
-                if let Some((src, count)) = ev.awaited() {
+                if ev.op == Op::Await {
+                    let (src, count) = ev.awaited().expect("an await");
                     check_await_order(self.read, t, src, count, &self.read_of)?;
                 }
                 self.queues[t].push_back(ev);

@@ -109,6 +109,7 @@ const SEQ_SHIFT: u32 = 18;
 
 /// Retire clocks a thread keeps for `await`s ([`Thread::retire_clocks`]).
 const RETIRE_RING: usize = 4096;
+const _: () = assert!(RETIRE_RING.is_power_of_two());
 
 /// An outstanding load or store-buffer entry.
 #[derive(Clone, Copy)]
@@ -161,7 +162,7 @@ struct Thread {
     /// The clock at which each of the last [`RETIRE_RING`] events retired (event `n`, counted
     /// from 1, at `n % RETIRE_RING`): when an `await` finds the events it names already
     /// retired, it goes on no earlier than the last of them did.
-    retire_clocks: Box<[Ps]>,
+    retire_clocks: Box<[Ps; RETIRE_RING]>,
     started: bool,
     finished: bool,
     loads: VecDeque<Pending>,
@@ -203,7 +204,7 @@ impl Thread {
     #[inline]
     fn retire(&mut self) {
         self.retired += 1;
-        self.retire_clocks[self.retired as usize % RETIRE_RING] = self.clock;
+        self.retire_clocks[self.retired as usize & (RETIRE_RING - 1)] = self.clock;
     }
 
     /// The clock at which event `n` (counted from 1, at most [`retired`](Self::retired))
@@ -211,7 +212,7 @@ impl Thread {
     /// kept, later than the real one, stands for it.
     fn retired_at(&self, n: u64) -> Ps {
         let oldest = (self.retired + 1).saturating_sub(RETIRE_RING as u64).max(1);
-        self.retire_clocks[n.max(oldest) as usize % RETIRE_RING]
+        self.retire_clocks[n.max(oldest) as usize & (RETIRE_RING - 1)]
     }
 
     fn new(core: usize) -> Thread {
@@ -220,7 +221,7 @@ impl Thread {
             clock: 0,
             instrs: 0,
             retired: 0,
-            retire_clocks: vec![0; RETIRE_RING].into_boxed_slice(),
+            retire_clocks: Box::new([0; RETIRE_RING]),
             started: false,
             finished: false,
             loads: VecDeque::new(),
@@ -1129,7 +1130,8 @@ impl System {
         if !self.ordering_at_once && self.waits_for_persist_buffer(t, ev) {
             return Ok(false);
         }
-        if let Some((src, count)) = ev.awaited() {
+        if ev.op == Op::Await {
+            let (src, count) = ev.awaited().expect("an await");
             let Some(other) = self
                 .threads
                 .get(src as usize)
