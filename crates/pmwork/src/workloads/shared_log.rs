@@ -136,8 +136,8 @@ impl Workload for SharedLog {
         }
         if p.remote_threads > 0 {
             return Err(
-                "shared-log: remote clients each run on their own copy of PM and share nothing; \
-                 it takes local threads only"
+                "remote clients each run on their own copy of PM and share nothing: shared-log \
+                 takes local threads only"
                     .into(),
             );
         }
