@@ -169,8 +169,10 @@ void nvc_config_load(int ranks_on_host)
         nvc_msg("NVCACHE_STRIPE=%llu must be a multiple of %u; using 1M", (unsigned long long)c->min_stripe, NVC_PAGE);
         c->min_stripe = 1ull << 20;
     }
-    if (c->slot_bytes < 64 * 1024 || c->slot_bytes % NVC_PAGE) {
-        nvc_msg("NVCACHE_SLOT_BYTES must be >= 64K and a multiple of 4K; using 1M");
+    /* At most 1G: a request crossing hosts is one MPI message of a slot's data plus its header,
+       whose count is an int (2G aborted the job at its first remote request). */
+    if (c->slot_bytes < 64 * 1024 || c->slot_bytes > (1ull << 30) || c->slot_bytes % NVC_PAGE) {
+        nvc_msg("NVCACHE_SLOT_BYTES must be 64K to 1G and a multiple of 4K; using 1M");
         c->slot_bytes = 1ull << 20;
     }
 

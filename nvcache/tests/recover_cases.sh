@@ -68,6 +68,10 @@
 # CASE prealloc-sync: MPI_File_preallocate, then MPI_File_sync while the file's fsync fails
 #   (FAIL_IO_LIB's FAIL_FSYNC): the sync must report it, as plain MPI-IO's does (the preallocated
 #   size is not durable), with caching on and off.
+# CASE slot-bytes: (MPIEXEC is emu_mpiexec.sh, 2 hosts) NVCACHE_SLOT_BYTES=2G, a request slot too
+#   large for one MPI message (its count overflowed an int and MPICH aborted the job at its first
+#   request across hosts, losing the write): refused with a message, and the job runs with the
+#   default slot, its bytes in the file.
 # CASE live-ns: a job runs in a private mount namespace with its own /dev/shm (a container on this
 #   host sharing NVCACHE_DIR, which is then outside /dev/shm): a recovery outside must see it
 #   running by its lock and leave its parts; afterwards it syncs more, is SIGKILLed, and recovery
@@ -303,6 +307,14 @@ fsync-fail)
     recover_all || exit 1
     [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
     "$prog" has "$file" x || { echo "the synced bytes are not in the file"; exit 1; }
+    ;;
+slot-bytes)
+    out=$(NVCACHE_SLOT_BYTES=2G "$mpiexec" -n 2 "$prog" sync-close "$file" z 2>&1)
+    rc=$?
+    echo "$out"
+    [ $rc -eq 0 ] || { echo "the job failed with NVCACHE_SLOT_BYTES=2G"; exit 1; }
+    echo "$out" | grep -q "NVCACHE_SLOT_BYTES must be 64K to 1G" || { echo "NVCACHE_SLOT_BYTES=2G was not refused"; exit 1; }
+    "$prog" has "$file" z || { echo "the job's bytes are not in the file"; exit 1; }
     ;;
 prealloc-sync)
     [ -n "${FAIL_IO_LIB:-}" ] || { echo "FAIL_IO_LIB is not set"; exit 1; }

@@ -260,6 +260,7 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
             ]);
         }
     }
+    let ran = names.len();
     let series = |v: Vec<Vec<f64>>| -> Vec<(String, Vec<f64>)> {
         PRESETS.iter().map(|p| p.to_string()).zip(v).collect()
     };
@@ -342,7 +343,7 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
              {in_range} of {with_fences} with software persist barriers have WHISPER's 5-50 \
              ordering points per operation; median one-line epochs {m1:.0}% (WHISPER 75%), self-dependent epochs \
              {md:.0}% (WHISPER 80%).\n",
-            pmwork::registry().len()
+            ran
         ),
     )?;
     Ok(())
