@@ -2163,3 +2163,29 @@ fn span_mask(off: usize, len: usize) -> u64 {
         ((1u64 << len) - 1) << off
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retire_clocks_are_exact_for_the_last_ring_of_events_and_the_oldest_kept_before() {
+        let mut th = Thread::new(0);
+        let n = RETIRE_RING as u64 + 904;
+        for e in 1..=n {
+            th.clock = e * 10;
+            th.retire();
+        }
+        assert_eq!(th.retired, n);
+        // The last RETIRE_RING events: exact.
+        for e in [n, n - 1, n - RETIRE_RING as u64 + 1] {
+            assert_eq!(th.retired_at(e), e * 10, "event {e}");
+        }
+        // Further back: the oldest kept (event 905), later than the real clock.
+        let oldest = n - RETIRE_RING as u64 + 1;
+        assert_eq!(oldest, 905);
+        for e in [1, 100, oldest - 1] {
+            assert_eq!(th.retired_at(e), oldest * 10, "event {e}");
+        }
+    }
+}
