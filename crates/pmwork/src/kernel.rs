@@ -17,6 +17,7 @@ use std::fmt::Debug;
 
 use pmtrace::{flags, TraceHeader};
 
+use crate::heap::PmHeap;
 use crate::image::CrashImage;
 use crate::layout;
 use crate::models::{Fault, Model, Tx};
@@ -183,6 +184,45 @@ pub struct Generated {
     pub resident_bytes: usize,
     /// The sink, finished; downcast with `into_any()` to get it back.
     pub sink: Box<dyn EventSink>,
+}
+
+/// What a generator's heap counted, taken before the heap is finished.
+pub(crate) struct HeapSummary {
+    events_per_thread: Vec<u64>,
+    pc_sites: usize,
+    pc_collisions: usize,
+    resident_bytes: usize,
+}
+
+impl HeapSummary {
+    /// `heap`'s counts now.
+    pub(crate) fn of(heap: &PmHeap) -> HeapSummary {
+        HeapSummary {
+            events_per_thread: heap.events_per_thread().to_vec(),
+            pc_sites: heap.pcs().site_count(),
+            pc_collisions: heap.pcs().collisions().len(),
+            resident_bytes: heap.resident_bytes(),
+        }
+    }
+
+    /// The run's outcome, with its operations per thread, commit log and finished sink.
+    pub(crate) fn into_generated(
+        self,
+        ops_per_thread: Vec<u64>,
+        commits: Option<CommitLog>,
+        sink: Box<dyn EventSink>,
+    ) -> Generated {
+        Generated {
+            events: self.events_per_thread.iter().sum(),
+            events_per_thread: self.events_per_thread,
+            ops_per_thread,
+            commits,
+            pc_sites: self.pc_sites,
+            pc_collisions: self.pc_collisions,
+            resident_bytes: self.resident_bytes,
+            sink,
+        }
+    }
 }
 
 impl Generated {
@@ -414,25 +454,12 @@ impl<K: Kernel> Workload for KernelWorkload<K> {
                 }
             }
         }
-        let heap = tx.heap_ref();
-        let events_per_thread = heap.events_per_thread().to_vec();
-        let pc_sites = heap.pcs().site_count();
-        let pc_collisions = heap.pcs().collisions().len();
-        let resident_bytes = heap.resident_bytes();
-        let sink = tx.finish()?;
-        Ok(Generated {
-            events: events_per_thread.iter().sum(),
-            events_per_thread,
-            ops_per_thread: counts,
-            commits: commits.map(|per_thread| CommitLog {
-                per_thread,
-                durable: durable.unwrap_or_default(),
-            }),
-            pc_sites,
-            pc_collisions,
-            resident_bytes,
-            sink,
-        })
+        let summary = HeapSummary::of(tx.heap_ref());
+        let commits = commits.map(|per_thread| CommitLog {
+            per_thread,
+            durable: durable.unwrap_or_default(),
+        });
+        Ok(summary.into_generated(counts, commits, tx.finish()?))
     }
 
     fn oracle(

@@ -27,7 +27,9 @@
 
 use crate::heap::PmHeap;
 use crate::image::CrashImage;
-use crate::kernel::{op_rng, GenOptions, Generated, Params, Suite, Workload, WorkloadInfo};
+use crate::kernel::{
+    op_rng, GenOptions, Generated, HeapSummary, Params, Suite, Workload, WorkloadInfo,
+};
 use crate::layout::{heap_start, request_buffer, scratch};
 use crate::models::Model;
 use crate::oracle::CommitLog;
@@ -204,24 +206,12 @@ impl Workload for SharedLog {
             ops[t as usize] += 1;
             holder = (t, heap.events(t));
         }
-        let events_per_thread = heap.events_per_thread().to_vec();
-        let pc_sites = heap.pcs().site_count();
-        let pc_collisions = heap.pcs().collisions().len();
-        let resident_bytes = heap.resident_bytes();
-        let sink = heap.finish()?;
-        Ok(Generated {
-            events: events_per_thread.iter().sum(),
-            events_per_thread,
-            ops_per_thread: ops,
-            commits: opts.record_commits.then_some(CommitLog {
-                per_thread: commits,
-                durable,
-            }),
-            pc_sites,
-            pc_collisions,
-            resident_bytes,
-            sink,
-        })
+        let summary = HeapSummary::of(&heap);
+        let commits = opts.record_commits.then_some(CommitLog {
+            per_thread: commits,
+            durable,
+        });
+        Ok(summary.into_generated(ops, commits, heap.finish()?))
     }
 
     fn oracle(
