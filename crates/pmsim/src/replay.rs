@@ -417,10 +417,12 @@ impl Replay {
                 // the awaited event's when the other thread ran on past it).
                 Op::Await => {
                     let (src, count) = ev.awaited().unwrap_or((0, 0));
-                    let seen: Vec<u64> = self.threads.iter().map(|o| o.events).collect();
-                    crate::system::demux::check_await_order(self.events, t, src, count, &seen)
+                    let (before, other) = self
+                        .threads
+                        .get(src as usize)
+                        .map_or((0, 0), |o| (o.events, o.clock));
+                    crate::system::demux::check_await_order(self.events, t, src, count, before)
                         .map_err(ReplayError::Invalid)?;
-                    let other = self.threads.get(src as usize).map_or(0, |o| o.clock);
                     let th = &mut self.threads[t];
                     th.clock = th.clock.max(other);
                     true

@@ -79,6 +79,22 @@ impl CrashImage {
         self.read(addr, &mut b);
         u64::from_le_bytes(b)
     }
+
+    /// Writes `v` little-endian at `addr`, within one line (a line not set yet starts as zeros):
+    /// for building damaged images that oracles must reject.
+    ///
+    /// # Panics
+    /// If the 8 bytes cross a line boundary.
+    pub fn write_u64(&mut self, addr: u64, v: u64) {
+        let l = line_of(addr);
+        let o = (addr - l) as usize;
+        assert!(
+            o + 8 <= LINE_BYTES as usize,
+            "a u64 across lines at {addr:#x}"
+        );
+        let line = self.lines.entry(l).or_insert([0; 64]);
+        line[o..o + 8].copy_from_slice(&v.to_le_bytes());
+    }
 }
 
 #[cfg(test)]
@@ -94,5 +110,13 @@ mod tests {
         assert_eq!(img.read_u64(0x1000_0000_0048), 7);
         assert_eq!(img.read_u64(0x1000_0000_0080), 0);
         assert!(img.line(0x1000_0000_0000).is_none());
+        // A write keeps the rest of its line, and makes a line not set yet from zeros.
+        let mut img = img;
+        img.write_u64(0x1000_0000_0050, 9);
+        img.write_u64(0x1000_0000_0088, 5);
+        assert_eq!(img.read_u64(0x1000_0000_0048), 7);
+        assert_eq!(img.read_u64(0x1000_0000_0050), 9);
+        assert_eq!(img.read_u64(0x1000_0000_0088), 5);
+        assert_eq!(img.line(0x1000_0000_0080).unwrap()[..8], [0; 8]);
     }
 }

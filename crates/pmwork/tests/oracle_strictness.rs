@@ -24,14 +24,6 @@ fn durable_image(ev: &[TraceEvent], hw: bool) -> (CrashImage, Vec<u64>) {
     (m.image(&mut CutPolicy::Durable), m.completed().to_vec())
 }
 
-fn set_u64(img: &mut CrashImage, addr: u64, v: u64) {
-    let l = addr & !63;
-    let mut b = img.line(l).copied().unwrap_or([0; 64]);
-    let o = (addr - l) as usize;
-    b[o..o + 8].copy_from_slice(&v.to_le_bytes());
-    img.set_line(l, b);
-}
-
 #[test]
 fn a_skiplist_node_missing_from_an_upper_level_is_rejected() {
     let p = Params {
@@ -61,7 +53,7 @@ fn a_skiplist_node_missing_from_an_upper_level_is_rejected() {
     }
     assert!(x != 0, "some key draws exactly two levels");
     let after = img.read_u64(next1(x));
-    set_u64(&mut img, next1(prev), after);
+    img.write_u64(next1(prev), after);
     let e = w.oracle(&p, &c, &img, &done).unwrap_err();
     assert!(e.contains("levels"), "{e}");
 }
@@ -143,8 +135,8 @@ fn a_leaked_block_is_rejected_in_transactional_models() {
         // Allocate a 32-byte block at the bump pointer that nothing reaches.
         let bump_addr = layout::alloc_header(0);
         let bump = img.read_u64(bump_addr).div_ceil(32) * 32;
-        set_u64(&mut img, bump, pmwork::alloc::ALLOC_TAG);
-        set_u64(&mut img, bump_addr, bump + 32);
+        img.write_u64(bump, pmwork::alloc::ALLOC_TAG);
+        img.write_u64(bump_addr, bump + 32);
         let e = w.oracle(&p, &c, &img, &done).unwrap_err();
         assert!(e.contains("leaked"), "{name}: {e}");
     }
@@ -178,7 +170,7 @@ fn a_torn_long_hashmap_value_is_rejected() {
     // The value's last word keeps what an older value held: a write that did not all persist.
     let last = e + 24 + (1024 - 16);
     let v = img.read_u64(last);
-    set_u64(&mut img, last, v ^ 1);
+    img.write_u64(last, v ^ 1);
     let err = w.oracle(&p, &c, &img, &done).unwrap_err();
     assert!(err.contains("torn value"), "{err}");
 }

@@ -10,15 +10,14 @@ pub const READ_AHEAD_CAP: usize = 1 << 16;
 /// The events an `await` of thread `t` names must precede it in the trace: the file is one run's
 /// interleaving, and reading ahead to find them could hold any number of other events (an edge
 /// that cannot hold, or a cycle of them, would never be found). `event` is the await's position
-/// in the trace (from 1), `read_of` the events read per thread so far.
+/// in the trace (from 1), `before` the events of thread `src` read so far.
 pub(crate) fn check_await_order(
     event: u64,
     t: usize,
     src: u16,
     count: u64,
-    read_of: &[u64],
+    before: u64,
 ) -> Result<(), String> {
-    let before = read_of.get(src as usize).copied().unwrap_or(0);
     if before < count {
         return Err(format!(
             "event {event}: thread {t} awaits event {count} of thread {src}, but only {before} \
@@ -107,7 +106,8 @@ where
                 self.read_of[t] += 1;
                 if ev.op == Op::Await {
                     let (src, count) = ev.awaited().expect("an await");
-                    check_await_order(self.read, t, src, count, &self.read_of)?;
+                    let before = self.read_of.get(src as usize).copied().unwrap_or(0);
+                    check_await_order(self.read, t, src, count, before)?;
                 }
                 self.queues[t].push_back(ev);
                 self.buffered += 1;

@@ -1073,11 +1073,17 @@ impl System {
         th.stall_fence += stall;
         self.fence_stall.record(stall);
         th.block = Block::None;
-        th.retire();
-        let at = th.clock;
+        self.retire(t);
+        let at = self.threads[t].clock;
         if let Some(log) = self.fence_log.as_mut() {
             log.push((at, t as u16));
         }
+    }
+
+    /// Thread `t` retires its current event (at its clock) and wakes the threads awaiting it.
+    #[inline]
+    fn retire(&mut self, t: usize) {
+        self.threads[t].retire();
         if !self.awaiting.is_empty() {
             self.wake_awaiting(t);
         }
@@ -1188,10 +1194,7 @@ impl System {
         let th = &mut self.threads[t];
         th.started = false;
         if !matches!(th.block, Block::Fence { .. }) {
-            th.retire();
-            if !self.awaiting.is_empty() {
-                self.wake_awaiting(t);
-            }
+            self.retire(t);
         }
         dx.pop(t);
         self.events += 1;

@@ -297,10 +297,7 @@ mod tests {
         Params {
             ops,
             threads,
-            seed: 5,
-            remote_threads: 0,
-            janus_hints: false,
-            value_bytes: 8,
+            ..SharedLog::new().info().default_params(5)
         }
     }
 
@@ -321,14 +318,6 @@ mod tests {
         }
         let img = m.image(&mut CutPolicy::Durable);
         (ev, c, img, m.completed().to_vec())
-    }
-
-    fn set_u64(img: &mut CrashImage, addr: u64, v: u64) {
-        let l = addr & !63;
-        let mut b = img.line(l).copied().unwrap_or([0; 64]);
-        let o = (addr - l) as usize;
-        b[o..o + 8].copy_from_slice(&v.to_le_bytes());
-        img.set_line(l, b);
     }
 
     #[test]
@@ -374,13 +363,13 @@ mod tests {
         // later holder's tail become durable before an earlier holder's record would leave).
         let mut hole = img.clone();
         for i in 0..5 {
-            set_u64(&mut hole, record(17) + i * 8, 0);
+            hole.write_u64(record(17) + i * 8, 0);
         }
         let e = w.oracle(&p, &c, &hole, &done).unwrap_err();
         assert!(e.contains("record 17 of 40"), "{e}");
         // The tail behind operations whose commit completed.
         let mut short = img.clone();
-        set_u64(&mut short, header(), 30);
+        short.write_u64(header(), 30);
         let e = w.oracle(&p, &c, &short, &done).unwrap_err();
         assert!(
             e.contains("completed") && e.contains("durable tail is 30"),
