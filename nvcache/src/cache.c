@@ -713,7 +713,7 @@ int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void
             data = malloc((size_t)bytes);
             if (!data) {
                 pthread_mutex_unlock(&f->lock);
-                return MPI_ERR_NO_MEM;
+                return nvc_raise(f, MPI_ERR_NO_MEM);
             }
             if (write)
                 nvc_pack(1, buf, count, dt, data, bytes);
@@ -753,13 +753,21 @@ int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void
             PMPI_Status_set_cancelled(status, 0);
         }
     }
-    if (!cached)
+    /* An error of the cache's own (a part that failed the request, a drain that failed before
+       passing through) goes to the file's handler below; bypass_io's comes from MPI-IO's call on
+       the application's handle, which gave it to the handler itself. */
+    int own = rc != MPI_SUCCESS;
+    if (!cached && (rc = nvc_pass_ready(f)) == MPI_SUCCESS) {
         rc = bypass_io(f, write, off, buf, count, dt, status, &done);
+        own = 0;
+    } else if (!cached) {
+        own = 1;
+    }
     if (rc == MPI_SUCCESS && use_fp)
         f->fp = off + done / f->view.etype_size;
     pthread_mutex_unlock(&f->lock);
     nvc_stats_add(f->st, write ? NVC_ST_WRITE : NVC_ST_READ, (uint64_t)done, nvc_now_ns() - t0, cached);
-    return rc;
+    return own ? nvc_raise(f, rc) : rc;
 }
 
 /* ------------------------------------------------------------------ draining */
@@ -975,12 +983,25 @@ static int claim_own_drain(struct nvc_file *f)
 }
 
 /* Drains every part of f and marks it bypassed; quiet: no message per part (a second handle of the
- * file, which is normal operation, not a fallback the user should hear about). */
+ * file, which is normal operation, not a fallback the user should hear about).
+ *
+ * A part whose drain failed goes back to ACTIVE with its dirty bytes, which are newer than the
+ * real file's (f->drain_failed). Passing I/O to MPI-IO then would read those stale bytes, and
+ * bytes written there would be overwritten by the part's older ones when it is drained at a close
+ * or by nvcache-recover: a write reported as done, lost. So while f->drain_failed, every call here
+ * (each pass-through asks first) retries the drain, and the caller fails with its error, leaving
+ * the real file alone, until a retry succeeds. */
 static int bypass(struct nvc_file *f, const char *why, int quiet)
 {
+    if (f->mode == NVC_MODE_BYPASSED && f->drain_failed) {
+        f->mode = NVC_MODE_CACHED; /* the parts left ACTIVE: drain them again */
+        why = "retrying the drain that failed";
+        quiet = 1;
+    }
     if (f->mode != NVC_MODE_CACHED)
         return MPI_SUCCESS;
     nvc_debug("%s: switching to pass-through (%s)", f->path, why);
+    f->drain_failed = 0;
     int rc = MPI_SUCCESS;
     pthread_mutex_lock(&nvc_rt.slot_lock);
     for (uint32_t p = 0; p < f->nparts; p++) {
@@ -1033,6 +1054,18 @@ static int bypass(struct nvc_file *f, const char *why, int quiet)
 }
 
 int nvc_bypass(struct nvc_file *f, const char *why) { return bypass(f, why, 0); }
+
+int nvc_raise(struct nvc_file *f, int rc)
+{
+    if (rc != MPI_SUCCESS)
+        PMPI_File_call_errhandler(f->real, rc);
+    return rc;
+}
+
+int nvc_pass_ready(struct nvc_file *f)
+{
+    return f->drain_failed ? bypass(f, "retrying the drain that failed", 1) : MPI_SUCCESS;
+}
 
 /* ------------------------------------------------------------------ several handles of one file
  *
@@ -1664,6 +1697,7 @@ int nvc_close(MPI_File *fh)
     uint64_t t0 = nvc_now_ns();
     int rc = MPI_SUCCESS;
     pass_if_shared(f); /* another handle drained (or is draining) this open's parts */
+    nvc_pass_ready(f);  /* a drain that failed before may succeed now; else every part is kept */
     if (f->mode != NVC_MODE_PASS) {
         int discard = (f->amode & (MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_RDONLY)) || f->opts.flush == NVC_FLUSH_NEVER;
         int rep = f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
@@ -1745,7 +1779,7 @@ int nvc_close(MPI_File *fh)
         if (failed) {
             if (f->rank == 0)
                 nvc_msg("%s: flush at close failed; NVRAM parts kept in %s for nvcache-recover", f->path, nvc_cfg.dir);
-            rc = MPI_ERR_IO;
+            rc = nvc_raise(f, MPI_ERR_IO); /* before the handle is freed; the parts are kept */
         } else if (rep) {
             /* The part is clean (or temporary): mark it CLOSED, so that recovery never uses it,
                and let the manager unmap and remove it while this rank goes on (the reply is
@@ -1809,14 +1843,27 @@ int nvc_get_size(struct nvc_file *f, MPI_Offset *size)
             bypass(f, "part bypassed by another rank or handle", 1); /* that one said why */
         pthread_mutex_unlock(&f->lock);
     }
-    return PMPI_File_get_size(f->real, size);
+    pthread_mutex_lock(&f->lock);
+    int rc = nvc_pass_ready(f); /* the real file lacks a kept part's bytes: its size may too */
+    pthread_mutex_unlock(&f->lock);
+    return rc != MPI_SUCCESS ? nvc_raise(f, rc) : PMPI_File_get_size(f->real, size);
 }
 
 int nvc_set_size(struct nvc_file *f, MPI_Offset size, int grow_only)
 {
-    int rc = grow_only ? PMPI_File_preallocate(f->real, size) : PMPI_File_set_size(f->real, size);
     if (f->mode == NVC_MODE_PASS)
-        return rc;
+        return grow_only ? PMPI_File_preallocate(f->real, size) : PMPI_File_set_size(f->real, size);
+    /* Not while a rank keeps parts it could not drain (nvc_pass_ready): their bytes, newer than
+       the real file's, would be written over the new size by their drain or recovery. Every rank
+       learns it before the collective call on the real file. */
+    pthread_mutex_lock(&f->lock);
+    int rc = nvc_pass_ready(f);
+    pthread_mutex_unlock(&f->lock);
+    int64_t kept = rc != MPI_SUCCESS;
+    coll_max(f, &kept, 1);
+    if (kept)
+        return nvc_raise(f, rc != MPI_SUCCESS ? rc : MPI_ERR_IO);
+    rc = grow_only ? PMPI_File_preallocate(f->real, size) : PMPI_File_set_size(f->real, size);
     /* The call may fail on some ranks only (ROMIO preallocates on one rank): every rank goes
        on to the same collectives below, and the parts change only if it succeeded everywhere. */
     int64_t bad = rc != MPI_SUCCESS;
@@ -1863,7 +1910,7 @@ int nvc_sync(struct nvc_file *f)
         /* Everyone agrees before the collective call on the real file. */
         int brc = bypass(f, "file bypassed by another rank or handle", !still_owned(f));
         rc = PMPI_File_sync(f->real);
-        return brc != MPI_SUCCESS ? brc : rc;
+        return brc != MPI_SUCCESS ? nvc_raise(f, brc) : rc;
     }
     pthread_mutex_lock(&nvc_rt.slot_lock);
     if (f->opts.reply == NVC_REPLY_ASYNC)
@@ -1884,8 +1931,9 @@ int nvc_sync(struct nvc_file *f)
     pthread_mutex_unlock(&nvc_rt.slot_lock);
     /* Every rank has the flag (set_size and preallocate are collective): the call on the real
        file is too. */
+    int prc = MPI_SUCCESS; /* an error of the call on the application's handle: MPI handled it */
     if (f->grown_unsynced) {
-        int prc = PMPI_File_sync(f->real);
+        prc = PMPI_File_sync(f->real);
         if (prc != MPI_SUCCESS)
             nvc_msg("%s: fsync after MPI_File_preallocate failed (error %d)", f->path, prc);
         else
@@ -1899,7 +1947,7 @@ int nvc_sync(struct nvc_file *f)
         rc = (int)r;
     }
     nvc_stats_add(f->st, NVC_ST_SYNC, 0, nvc_now_ns() - t0, 1);
-    return rc;
+    return rc != MPI_SUCCESS && rc != prc ? nvc_raise(f, rc) : rc;
 }
 
 int nvc_set_view(struct nvc_file *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep)

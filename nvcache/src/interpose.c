@@ -613,9 +613,9 @@ static int split_take(MPI_File fh, MPI_Status *status, int *rc)
     int name params                                                                                  \
     {                                                                                                \
         struct nvc_file *f = nvc_file_lookup(fh);                                                    \
-        if (f)                                                                                       \
-            nvc_bypass(f, #name " is not cached");                                                   \
-        return P##name args;                                                                         \
+        int brc = f ? nvc_bypass(f, #name " is not cached") : MPI_SUCCESS;                           \
+        int rc = P##name args;                                                                       \
+        return brc != MPI_SUCCESS ? nvc_raise(f, brc) : rc;                                          \
     }
 
 /* A call not cached that MPI-IO may leave running: under pass_blocking its blocking counterpart,
@@ -624,13 +624,16 @@ static int split_take(MPI_File fh, MPI_Status *status, int *rc)
     int name params                                                                                  \
     {                                                                                                \
         struct nvc_file *f = nvc_file_lookup(fh);                                                    \
-        if (f)                                                                                       \
-            nvc_bypass(f, #name " is not cached");                                                   \
-        if (!pass_blocking)                                                                          \
-            return P##name args;                                                                     \
-        MPI_Status st;                                                                               \
-        int rc = blocking;                                                                           \
-        return finish;                                                                               \
+        int brc = f ? nvc_bypass(f, #name " is not cached") : MPI_SUCCESS;                           \
+        int rc;                                                                                      \
+        if (!pass_blocking) {                                                                        \
+            rc = P##name args;                                                                       \
+        } else {                                                                                     \
+            MPI_Status st;                                                                           \
+            rc = blocking;                                                                           \
+            rc = finish;                                                                             \
+        }                                                                                            \
+        return brc != MPI_SUCCESS ? nvc_raise(f, brc) : rc;                                          \
     }
 /* A nonblocking call: a completed request. */
 #define NVC_GEN_UNCACHED_NB(name, params, args, blocking) \
@@ -648,9 +651,9 @@ static int split_take(MPI_File fh, MPI_Status *status, int *rc)
         struct nvc_file *f = nvc_file_lookup(fh);                                                    \
         if (f && f->mode == NVC_MODE_PASS)                                                           \
             f = NULL;                                                                                \
-        int rc = MPI_SUCCESS;                                                                        \
+        int rc = MPI_SUCCESS, brc = MPI_SUCCESS;                                                     \
         if (f) {                                                                                     \
-            nvc_bypass(f, #name " is not cached");                                                   \
+            brc = nvc_bypass(f, #name " is not cached");                                             \
             rc = PMPI_File_seek(fh, f->fp, MPI_SEEK_SET);                                            \
         }                                                                                            \
         if (rc != MPI_SUCCESS)                                                                       \
@@ -665,7 +668,7 @@ static int split_take(MPI_File fh, MPI_Status *status, int *rc)
         MPI_Offset pos;                                                                              \
         if (f && PMPI_File_get_position(fh, &pos) == MPI_SUCCESS)                                    \
             f->fp = pos;                                                                             \
-        return rc;                                                                                   \
+        return brc != MPI_SUCCESS ? nvc_raise(f, brc) : rc;                                          \
     }
 
 /* A split collective's end: the result split_keep kept, or MPI-IO's own end. */
@@ -794,7 +797,7 @@ int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 int MPI_File_set_atomicity(MPI_File fh, int flag)
 {
     struct nvc_file *f = nvc_file_lookup(fh);
-    if (f && flag)
-        nvc_bypass(f, "atomic mode requested");
-    return PMPI_File_set_atomicity(fh, flag);
+    int brc = f && flag ? nvc_bypass(f, "atomic mode requested") : MPI_SUCCESS;
+    int rc = PMPI_File_set_atomicity(fh, flag); /* collective: called whatever the drain did */
+    return brc != MPI_SUCCESS ? nvc_raise(f, brc) : rc;
 }

@@ -668,6 +668,13 @@ int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void
            MPI_Datatype dt, MPI_Status *status);
 /** Moves a cached file to bypass mode: drains dirty data to the real file; later I/O goes to the real file. */
 int nvc_bypass(struct nvc_file *f, const char *why);
+/* MPI_SUCCESS when f's I/O may pass to MPI-IO: no drain of this rank failed, or a retry of it now
+   succeeded; else the drain's error, and the caller must leave the real file alone. */
+int nvc_pass_ready(struct nvc_file *f);
+/* Gives rc, an error nvcache raised itself (not one of a call on the application's handle, which
+   MPI gave to the handler already), to f's error handler as MPI-IO does with its own errors, and
+   returns it (when the handler returns). Call without f->lock: a handler may use the file. */
+int nvc_raise(struct nvc_file *f, int rc);
 /** MPI_File_get_size on a cached file. */
 int nvc_get_size(struct nvc_file *f, MPI_Offset *size);
 /** MPI_File_set_size / MPI_File_preallocate (grow_only) on a cached file (collective). */

@@ -251,29 +251,88 @@ static int past_capacity_case(const char *path)
     return !ok;
 }
 
-static int drain_fail_case(int rank, const char *path)
+/* late 1: after the failed drain, rank 0 (whose bypass failed) writes 'E' over the first 4 KiB of
+ * the kept part's dirty bytes (at 1 MiB, below the limit, so the real file would take it).
+ * Whatever that write returns, nvcache-recover must not undo it if it succeeded: the test script
+ * checks the bytes at 1 MiB against the code it prints ("late rc").
+ * late 2: as 1, then the limit is lifted and rank 0 writes 'E' again: the drain retried before
+ * that write now succeeds, so the write and the close succeed and the file holds 'E' at 1 MiB and
+ * rank 1's 'D' at 1.5 MiB without any recovery. */
+/* Calls of the file error handler drain_fail_case installs (MPI_ERRORS_RETURN's behaviour,
+ * counted). */
+static int errhandler_calls;
+
+static void count_errhandler(MPI_File *fh, int *code, ...)
+{
+    (void)fh;
+    (void)code;
+    errhandler_calls++;
+}
+
+/* Counts rc in *failed when it is an error. */
+static int counted(int rc, int *failed)
+{
+    *failed += rc != MPI_SUCCESS;
+    return rc;
+}
+
+static int drain_fail_case(int rank, const char *path, int late)
 {
     MPI_File fh;
     if (open_rw(path, 0, &fh))
         return 1;
-    /* The real file cannot grow past 1.25 MiB (the 1 MiB parts still fit). */
+    /* Every file call that fails must have called the file's error handler once, as MPI-IO does
+       with its own errors: those nvcache raises (a failed drain) as well as MPI-IO's. */
+    MPI_Errhandler eh;
+    MPI_File_create_errhandler(count_errhandler, &eh);
+    MPI_File_set_errhandler(fh, eh);
+    int failed = 0;
+    /* The real file cannot grow past 1.25 MiB (the 1 MiB parts still fit); the hard limit stays,
+       so that late 2 can lift it again. */
     signal(SIGXFSZ, SIG_IGN);
-    struct rlimit rl = {5 << 18, 5 << 18};
+    struct rlimit rl;
+    getrlimit(RLIMIT_FSIZE, &rl);
+    rlim_t hard = rl.rlim_cur;
+    rl.rlim_cur = 5 << 18;
     setrlimit(RLIMIT_FSIZE, &rl);
     char buf[4096];
     memset(buf, 'D', sizeof buf);
-    int rc = MPI_SUCCESS;
-    if (rank == 1)
-        rc = MPI_File_write_at(fh, 3 << 19, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE);
-    int rc_sync = MPI_File_sync(fh);
+    int rc = MPI_SUCCESS, rc_late = MPI_SUCCESS;
+    if (rank == 1) {
+        rc = counted(MPI_File_write_at(fh, 3 << 19, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE), &failed);
+        if (late && rc == MPI_SUCCESS)
+            rc = counted(MPI_File_write_at(fh, MIB, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE), &failed);
+    }
+    int rc_sync = counted(MPI_File_sync(fh), &failed);
     if (rank == 0) {
         MPI_Offset pos;
-        MPI_File_get_position_shared(fh, &pos); /* not cached: the file leaves the cache */
+        /* not cached: the file leaves the cache */
+        counted(MPI_File_get_position_shared(fh, &pos), &failed);
+        if (late) {
+            memset(buf, 'E', sizeof buf);
+            rc_late = counted(MPI_File_write_at(fh, MIB, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE), &failed);
+            printf("lifecycle drain-fail: late rc %d\n", rc_late);
+        }
+        if (late == 2) {
+            rl.rlim_cur = hard;
+            setrlimit(RLIMIT_FSIZE, &rl);
+            rc_late = counted(MPI_File_write_at(fh, MIB, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE), &failed);
+            printf("lifecycle drain-fail: write after the limit was lifted rc %d\n", rc_late);
+            /* An error of MPI-IO itself (the file now passes through): its handler call only. */
+            rl.rlim_cur = 5 << 18;
+            setrlimit(RLIMIT_FSIZE, &rl);
+            int rc_past = counted(MPI_File_write_at(fh, 2 * MIB, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE), &failed);
+            printf("lifecycle drain-fail: pass-through write past the limit rc %d\n", rc_past);
+        }
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    int rc_close = MPI_File_close(&fh);
-    printf("lifecycle drain-fail: rank %d write rc %d, sync rc %d, close rc %d\n", rank, rc, rc_sync, rc_close);
-    int ok = rc == MPI_SUCCESS && rc_sync == MPI_SUCCESS && rc_close != MPI_SUCCESS;
+    int rc_close = counted(MPI_File_close(&fh), &failed);
+    MPI_Errhandler_free(&eh);
+    printf("lifecycle drain-fail: rank %d write rc %d, sync rc %d, close rc %d; %d call(s) failed, error handler "
+           "called %d time(s)\n",
+           rank, rc, rc_sync, rc_close, failed, errhandler_calls);
+    int ok = rc == MPI_SUCCESS && rc_sync == MPI_SUCCESS && errhandler_calls == failed &&
+             (late == 2 ? rc_late == MPI_SUCCESS && rc_close == MPI_SUCCESS : rc_close != MPI_SUCCESS);
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     return !ok;
 }
@@ -742,7 +801,7 @@ int main(int argc, char **argv)
         return !ok;
     }
     if (argc < 3) {
-        fprintf(stderr, "usage: lifecycle chdir DIR | past-capacity FILE | drain-fail FILE | shrink write|verify FILE"
+        fprintf(stderr, "usage: lifecycle chdir DIR | past-capacity FILE | drain-fail FILE | drain-fail-write FILE | drain-fail-retry FILE | shrink write|verify FILE"
                         " | temporary FILE | live FILE | live-verify FILE | close-crash FILE | close-crash-verify FILE"
                         " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | open-close FILE | has FILE C"
                         " | noclose FILE | noclose-verify FILE | big FILE close|kill | big-verify FILE"
@@ -758,7 +817,11 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[1], "past-capacity"))
         rc = past_capacity_case(argv[2]);
     else if (!strcmp(argv[1], "drain-fail"))
-        rc = drain_fail_case(rank, argv[2]);
+        rc = drain_fail_case(rank, argv[2], 0);
+    else if (!strcmp(argv[1], "drain-fail-write"))
+        rc = drain_fail_case(rank, argv[2], 1);
+    else if (!strcmp(argv[1], "drain-fail-retry"))
+        rc = drain_fail_case(rank, argv[2], 2);
     else if (!strcmp(argv[1], "shrink") && argc == 4 && !strcmp(argv[2], "write"))
         rc = shrink_case(rank, argv[3]);
     else if (!strcmp(argv[1], "temporary"))

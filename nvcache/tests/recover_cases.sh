@@ -1,9 +1,16 @@
 #!/bin/bash
 # Failure cases around nvcache-recover, driven by tests/lifecycle.c:
 #   recover_cases.sh CASE MPIEXEC LIFECYCLE_BIN RECOVER_BIN DATA_DIR
-# CASE drain-fail: a drain that fails while the file leaves the cache: the close reports it, the
+# CASE drain-fail: a drain that fails while the file leaves the cache: the close reports it (each
+#   failing call through the file's error handler, counted by the program), the
 #   part stays, and nvcache-recover then writes the synced bytes (NVCACHE_RANKS_PER_NODE=1,
 #   NVCACHE_PART_MAX=1M from the environment).
+# CASE drain-fail-write: as drain-fail, and the rank whose drain failed then writes over the kept
+#   part's dirty bytes: a write that reports success must not be undone by the recovery that
+#   writes the part's older bytes (it must fail instead while the part cannot be drained).
+# CASE drain-fail-retry: as drain-fail-write, then the limit is lifted and the rank writes again:
+#   the drain retried first now succeeds, so that write and the close succeed, no part is kept and
+#   the file holds every byte without a recovery.
 # CASE temporary: a job dies with a delete-on-close file open: nvcache-recover removes its parts
 #   (never writes them) once the job is gone.
 # CASE close-crash: a job is SIGKILLed in the middle of its close's drain (after a sync): the
@@ -104,7 +111,7 @@ need_xattrs() {
 }
 case $case in
 drain-fail)
-    "$mpiexec" -n 2 "$prog" drain-fail "$file" || { echo "the close did not report the failed drain"; exit 1; }
+    "$mpiexec" -n 2 "$prog" drain-fail "$file" || { echo "the close did not report the failed drain, or a call failed without calling the file's error handler"; exit 1; }
     [ -n "$(parts)" ] || { echo "no part kept for nvcache-recover after the failed drain"; exit 1; }
     recover_all || exit 1
     [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
@@ -113,6 +120,34 @@ drain-fail)
     n=$(dd if="$file" bs=4096 skip=384 count=1 2>/dev/null | wc -c)
     [ "$n" -eq 4096 ] && [ "$got" -eq 0 ] || { echo "synced bytes lost: $n bytes at 1.5 MiB, $got not written"; exit 1; }
     echo "drain-fail: the close reported the error, the part was kept, recovery restored the synced bytes"
+    ;;
+drain-fail-write)
+    out=$("$mpiexec" -n 2 "$prog" drain-fail-write "$file")
+    st=$?
+    echo "$out"
+    [ $st -eq 0 ] || { echo "a call failed without calling the file's error handler, or the close did not fail"; exit 1; }
+    echo "$out" | grep -q "rank 0 .*close rc [1-9]" || { echo "the close did not report the failed drain"; exit 1; }
+    late=$(echo "$out" | sed -n 's/.*late rc \([0-9]*\).*/\1/p')
+    [ -n "$late" ] || { echo "no late write"; exit 1; }
+    recover_all || exit 1
+    [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
+    # The 4 KiB at 1 MiB: 'E' if the late write reported success, else rank 1's synced 'D'.
+    want=D
+    [ "$late" -eq 0 ] && want=E
+    got=$(dd if="$file" bs=4096 skip=256 count=1 2>/dev/null | tr -d "$want" | wc -c)
+    [ "$got" -eq 0 ] || { echo "late write rc $late, but the 4 KiB at 1 MiB are not all '$want' after recovery"; exit 1; }
+    got=$(dd if="$file" bs=4096 skip=384 count=1 2>/dev/null | tr -d D | wc -c)
+    [ "$got" -eq 0 ] || { echo "synced bytes at 1.5 MiB lost"; exit 1; }
+    echo "drain-fail-write: late write rc $late, the bytes at 1 MiB after recovery are '$want'"
+    ;;
+drain-fail-retry)
+    "$mpiexec" -n 2 "$prog" drain-fail-retry "$file" || { echo "the write after the limit was lifted or the close failed"; exit 1; }
+    [ -z "$(parts)" ] || { echo "parts kept although the retried drain succeeded"; exit 1; }
+    got=$(dd if="$file" bs=4096 skip=256 count=1 2>/dev/null | tr -d E | wc -c)
+    [ "$got" -eq 0 ] || { echo "the later write at 1 MiB is not in the file"; exit 1; }
+    got=$(dd if="$file" bs=4096 skip=384 count=1 2>/dev/null | tr -d D | wc -c)
+    [ "$got" -eq 0 ] || { echo "synced bytes at 1.5 MiB lost"; exit 1; }
+    echo "drain-fail-retry: the drain retried before the later write succeeded; every byte in the file, no part kept"
     ;;
 temporary)
     "$mpiexec" -n 2 "$prog" temporary "$file" && { echo "expected the ranks to be killed"; exit 1; }
