@@ -1972,11 +1972,12 @@ int nvc_set_view(struct nvc_file *f, MPI_Offset disp, MPI_Datatype etype, MPI_Da
     f->view.opaque = rc != MPI_SUCCESS || !f->view.native;
     f->fp = 0;
     pthread_mutex_unlock(&f->lock);
+    int brc = MPI_SUCCESS;
     if (rc != MPI_SUCCESS)
-        nvc_bypass(f, "file type cannot be flattened");
+        brc = nvc_bypass(f, "file type cannot be flattened");
     else if (!f->view.native)
-        nvc_bypass(f, "non-native data representation");
-    return MPI_SUCCESS;
+        brc = nvc_bypass(f, "non-native data representation");
+    return nvc_raise(f, brc); /* the view is set either way (the real handle's, by the caller) */
 }
 
 /* A seek nvcache finds erroneous (an unknown whence, a position before the view's start), or one
@@ -2000,8 +2001,13 @@ int nvc_seek(struct nvc_file *f, MPI_Offset offset, int whence)
     else if (whence == MPI_SEEK_CUR)
         base = f->fp;
     else if (whence == MPI_SEEK_END) {
-        if (f->view.opaque)
-            return seek_real(f, offset, whence);
+        if (f->view.opaque) {
+            /* The real file's end, which lacks a kept part's bytes while its drain fails. */
+            pthread_mutex_lock(&f->lock);
+            int rc = nvc_pass_ready(f);
+            pthread_mutex_unlock(&f->lock);
+            return rc != MPI_SUCCESS ? nvc_raise(f, rc) : seek_real(f, offset, whence);
+        }
         MPI_Offset size;
         int rc = nvc_get_size(f, &size);
         if (rc != MPI_SUCCESS)

@@ -414,14 +414,12 @@ struct split_done {
 static struct split_done *split_done;
 static pthread_mutex_t split_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Keeps the result (rc, st) of fh's begin for its end; returns rc. */
-static int split_keep(MPI_File fh, int rc, const MPI_Status *st)
+/* Keeps the result (rc, st) of fh's begin for its end; 0, or -1 without memory. */
+static int split_push(MPI_File fh, int rc, const MPI_Status *st)
 {
-    if (rc != MPI_SUCCESS)
-        return rc; /* no split collective started: its end reports that */
     struct split_done *d = malloc(sizeof *d);
     if (!d)
-        return MPI_ERR_NO_MEM;
+        return -1;
     d->fh = fh;
     d->rc = rc;
     d->st = *st;
@@ -429,7 +427,26 @@ static int split_keep(MPI_File fh, int rc, const MPI_Status *st)
     d->next = split_done;
     split_done = d;
     pthread_mutex_unlock(&split_lock);
-    return rc;
+    return 0;
+}
+
+/* Keeps the result (rc, st) of fh's begin for its end; returns rc. */
+static int split_keep(MPI_File fh, int rc, const MPI_Status *st)
+{
+    if (rc != MPI_SUCCESS)
+        return rc; /* no split collective started: its end reports that */
+    return split_push(fh, rc, st) ? MPI_ERR_NO_MEM : rc;
+}
+
+/* A split collective's begin on f failed with rc, an error of the cache's own (its collective
+ * ran with no data from this rank): keeps rc for the end, gives it to the handler, returns it. */
+static int split_fail(struct nvc_file *f, int rc)
+{
+    MPI_Status st;
+    PMPI_Status_set_elements_x(&st, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(&st, 0);
+    split_push(f->real, rc, &st); /* without memory the end goes to MPI-IO, which fails it */
+    return nvc_raise(f, rc);
 }
 
 /* Takes fh's kept result, if any (1), and removes it; status may be MPI_STATUS_IGNORE, and
@@ -504,19 +521,33 @@ static int split_take(MPI_File fh, MPI_Status *status, int *rc)
     X(MPI_File_iwrite_c, const void *, MPI_Count, 1, 0)     \
     X(MPI_File_iwrite_all_c, const void *, MPI_Count, 1, 1)
 
-/* Calls that are not cached: bypass (flush) first, then forward. X(name, (params), (args)) */
+/* Calls that are not cached: bypass (flush) first, then forward. X(name, (params), (args), on_fail):
+   on_fail runs when the bypass failed (a drain the file system refused, nvc_pass_ready): the rank
+   must leave the real file alone, so an independent call is not made (NVC_SKIP), a collective one
+   takes part with no data (NVC_NO_DATA) or as it is when it moves no data (NVC_TAKE_PART). */
+#define NVC_SKIP return nvc_raise(f, brc)
+#define NVC_NO_DATA c = 0
+#define NVC_TAKE_PART (void)0
 #define NVC_UNCACHED_CALLS(X)                                                                                       \
-    X(MPI_File_read_shared, (MPI_File fh, void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))         \
-    X(MPI_File_write_shared, (MPI_File fh, const void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))  \
-    X(MPI_File_read_ordered, (MPI_File fh, void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))        \
-    X(MPI_File_write_ordered, (MPI_File fh, const void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s)) \
-    X(MPI_File_seek_shared, (MPI_File fh, MPI_Offset o, int w), (fh, o, w))                                         \
-    X(MPI_File_get_position_shared, (MPI_File fh, MPI_Offset *o), (fh, o))
-#define NVC_UNCACHED_LARGE_CALLS(X)                                                                                         \
-    X(MPI_File_read_shared_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))         \
-    X(MPI_File_write_shared_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))  \
-    X(MPI_File_read_ordered_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))        \
-    X(MPI_File_write_ordered_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s))
+    X(MPI_File_read_shared, (MPI_File fh, void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s),          \
+      NVC_SKIP)                                                                                                     \
+    X(MPI_File_write_shared, (MPI_File fh, const void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s),   \
+      NVC_SKIP)                                                                                                     \
+    X(MPI_File_read_ordered, (MPI_File fh, void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s),         \
+      NVC_NO_DATA)                                                                                                  \
+    X(MPI_File_write_ordered, (MPI_File fh, const void *b, int c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s),  \
+      NVC_NO_DATA)                                                                                                  \
+    X(MPI_File_seek_shared, (MPI_File fh, MPI_Offset o, int w), (fh, o, w), NVC_TAKE_PART)                          \
+    X(MPI_File_get_position_shared, (MPI_File fh, MPI_Offset *o), (fh, o), NVC_SKIP)
+#define NVC_UNCACHED_LARGE_CALLS(X)                                                                                   \
+    X(MPI_File_read_shared_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s),   \
+      NVC_SKIP)                                                                                                       \
+    X(MPI_File_write_shared_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s),              \
+      (fh, b, c, d, s), NVC_SKIP)                                                                                     \
+    X(MPI_File_read_ordered_c, (MPI_File fh, void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s), (fh, b, c, d, s),  \
+      NVC_NO_DATA)                                                                                                    \
+    X(MPI_File_write_ordered_c, (MPI_File fh, const void *b, MPI_Count c, MPI_Datatype d, MPI_Status *s),             \
+      (fh, b, c, d, s), NVC_NO_DATA)
 
 /* Nonblocking and split-collective calls that are not cached: X(name, (params), (args), blocking
    counterpart run under pass_blocking, with its status in st). The split collectives through the
@@ -609,42 +640,61 @@ static int split_take(MPI_File fh, MPI_Status *status, int *rc)
             return P##name(fh, buf, count, dt, request);                                             \
         return eager(f, W, 0, 1, buf, count, dt, request);                                           \
     }
-#define NVC_GEN_UNCACHED(name, params, args)                                                         \
+#define NVC_GEN_UNCACHED(name, params, args, on_fail)                                                \
     int name params                                                                                  \
     {                                                                                                \
         struct nvc_file *f = nvc_file_lookup(fh);                                                    \
         int brc = f ? nvc_bypass(f, #name " is not cached") : MPI_SUCCESS;                           \
+        if (brc != MPI_SUCCESS) {                                                                    \
+            on_fail;                                                                                 \
+        }                                                                                            \
         int rc = P##name args;                                                                       \
-        return brc != MPI_SUCCESS ? nvc_raise(f, brc) : rc;                                          \
+        /* An error of the call itself went to the handler from MPI-IO. */                          \
+        return brc == MPI_SUCCESS || rc != MPI_SUCCESS ? rc : nvc_raise(f, brc);                     \
     }
 
-/* A call not cached that MPI-IO may leave running: under pass_blocking its blocking counterpart,
-   done now (status in st, result in rc), then `finish`. */
-#define NVC_GEN_UNCACHED_EAGER(name, params, args, blocking, finish)                                 \
+/* An independent nonblocking call that is not cached: under pass_blocking its blocking counterpart,
+   done now (status in st, result in rc), as a completed request. Not made at all when the bypass
+   failed (see NVC_UNCACHED_CALLS). */
+#define NVC_GEN_UNCACHED_NB(name, params, args, blocking)                                            \
     int name params                                                                                  \
     {                                                                                                \
         struct nvc_file *f = nvc_file_lookup(fh);                                                    \
         int brc = f ? nvc_bypass(f, #name " is not cached") : MPI_SUCCESS;                           \
-        int rc;                                                                                      \
-        if (!pass_blocking) {                                                                        \
-            rc = P##name args;                                                                       \
-        } else {                                                                                     \
-            MPI_Status st;                                                                           \
-            rc = blocking;                                                                           \
-            rc = finish;                                                                             \
+        if (brc != MPI_SUCCESS) {                                                                    \
+            *r = MPI_REQUEST_NULL;                                                                   \
+            return nvc_raise(f, brc);                                                                \
         }                                                                                            \
-        return brc != MPI_SUCCESS ? nvc_raise(f, brc) : rc;                                          \
+        if (!pass_blocking)                                                                          \
+            return P##name args;                                                                     \
+        MPI_Status st;                                                                               \
+        int rc = blocking;                                                                           \
+        return completed(rc, &st, r);                                                                \
     }
-/* A nonblocking call: a completed request. */
-#define NVC_GEN_UNCACHED_NB(name, params, args, blocking) \
-    NVC_GEN_UNCACHED_EAGER(name, params, args, blocking, completed(rc, &st, r))
-/* A split collective's begin: the whole operation, its result kept for the end (split_keep). */
-#define NVC_GEN_SPLIT_BEGIN(name, params, args, blocking) \
-    NVC_GEN_UNCACHED_EAGER(name, params, args, blocking, split_keep(fh, rc, &st))
+
+/* A split collective's begin: the whole operation (its blocking counterpart, status in st), its
+   result kept for the end (split_keep). When the bypass failed the rank takes part with no data,
+   and the begin and its end report the bypass's error. */
+#define NVC_GEN_SPLIT_BEGIN(name, params, args, blocking)                                            \
+    int name params                                                                                  \
+    {                                                                                                \
+        struct nvc_file *f = nvc_file_lookup(fh);                                                    \
+        int brc = f ? nvc_bypass(f, #name " is not cached") : MPI_SUCCESS;                           \
+        MPI_Status st;                                                                               \
+        if (brc != MPI_SUCCESS) {                                                                    \
+            c = 0;                                                                                   \
+            int rc = blocking;                                                                       \
+            return rc != MPI_SUCCESS ? rc : split_fail(f, brc);                                      \
+        }                                                                                            \
+        if (!pass_blocking)                                                                          \
+            return P##name args;                                                                     \
+        int rc = blocking;                                                                           \
+        return split_keep(fh, rc, &st);                                                              \
+    }
 
 /* nvcache keeps the individual file pointer itself (the real handle's stays where the open left
    it): the real one is set from it before such a call and read back after, or the call would
-   read or write at a stale position. */
+   read or write at a stale position. A failed bypass as in NVC_GEN_SPLIT_BEGIN. */
 #define NVC_GEN_SPLIT_BEGIN_FP(name, params, args, blocking)                                         \
     int name params                                                                                  \
     {                                                                                                \
@@ -659,6 +709,11 @@ static int split_take(MPI_File fh, MPI_Status *status, int *rc)
         if (rc != MPI_SUCCESS)                                                                       \
             return rc;                                                                               \
         MPI_Status st;                                                                               \
+        if (brc != MPI_SUCCESS) {                                                                    \
+            c = 0;                                                                                   \
+            rc = blocking;                                                                           \
+            return rc != MPI_SUCCESS ? rc : split_fail(f, brc);                                      \
+        }                                                                                            \
         if (pass_blocking) {                                                                         \
             rc = blocking;                                                                           \
             rc = split_keep(fh, rc, &st);                                                            \
@@ -668,16 +723,20 @@ static int split_take(MPI_File fh, MPI_Status *status, int *rc)
         MPI_Offset pos;                                                                              \
         if (f && PMPI_File_get_position(fh, &pos) == MPI_SUCCESS)                                    \
             f->fp = pos;                                                                             \
-        return brc != MPI_SUCCESS ? nvc_raise(f, brc) : rc;                                          \
+        return rc;                                                                                   \
     }
 
-/* A split collective's end: the result split_keep kept, or MPI-IO's own end. */
+/* A split collective's end: the result split_keep or split_fail kept (an error of the cache's
+   own given to the handler again: a failed call each), or MPI-IO's own end. */
 #define NVC_GEN_SPLIT_END(name, BUF)                                                                 \
     int name(MPI_File fh, BUF buf, MPI_Status *status)                                               \
     {                                                                                                \
         int rc;                                                                                      \
-        if (split_take(fh, status, &rc))                                                             \
+        if (split_take(fh, status, &rc)) {                                                           \
+            if (rc != MPI_SUCCESS)                                                                   \
+                PMPI_File_call_errhandler(fh, rc);                                                   \
             return rc;                                                                               \
+        }                                                                                            \
         return P##name(fh, buf, status);                                                             \
     }
 

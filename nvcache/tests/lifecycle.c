@@ -311,7 +311,8 @@ static int drain_fail_case(int rank, const char *path, int late)
         if (late) {
             memset(buf, 'E', sizeof buf);
             rc_late = counted(MPI_File_write_at(fh, MIB, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE), &failed);
-            printf("lifecycle drain-fail: late rc %d\n", rc_late);
+            if (late == 2)
+                printf("lifecycle drain-fail: late rc %d\n", rc_late);
         }
         if (late == 2) {
             rl.rlim_cur = hard;
@@ -325,13 +326,39 @@ static int drain_fail_case(int rank, const char *path, int late)
             printf("lifecycle drain-fail: pass-through write past the limit rc %d\n", rc_past);
         }
     }
+    int views_ok = 1;
+    if (late == 1) {
+        /* Calls nvcache does not cache, after the failed drain: a split collective writing 'E' at
+           1 MiB (rank 0's data; rank 1's own retry fails too), a shared-pointer write of 'S' at
+           1 MiB + 64 KiB (where the part holds nothing), a non-native view and a seek to its end.
+           None may do I/O on the real file while the part stays undrained. */
+        memset(buf, 'E', sizeof buf);
+        int rb = counted(MPI_File_write_at_all_begin(fh, MIB, buf, rank == 0 ? 4096 : 0, MPI_BYTE), &failed);
+        int re = counted(MPI_File_write_at_all_end(fh, buf, MPI_STATUS_IGNORE), &failed);
+        counted(MPI_File_seek_shared(fh, MIB + 65536, MPI_SEEK_SET), &failed);
+        if (rank == 0) {
+            memset(buf, 'S', sizeof buf);
+            int rs = counted(MPI_File_write_shared(fh, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE), &failed);
+            printf("lifecycle drain-fail: split rc %d/%d, shared rc %d\n", rb, re, rs);
+            if (rb == MPI_SUCCESS && re == MPI_SUCCESS)
+                rc_late = MPI_SUCCESS; /* 'E' written at 1 MiB, reported done */
+            printf("lifecycle drain-fail: late rc %d\n", rc_late);
+        }
+        int rv = counted(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "external32", MPI_INFO_NULL), &failed);
+        MPI_Offset end_pos = 0;
+        int rk = counted(MPI_File_seek(fh, 0, MPI_SEEK_END), &failed);
+        MPI_File_get_position(fh, &end_pos);
+        printf("lifecycle drain-fail: rank %d set_view rc %d, seek to the end rc %d (position %lld)\n", rank, rv, rk,
+               (long long)end_pos);
+        views_ok = rv != MPI_SUCCESS && rk != MPI_SUCCESS;
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     int rc_close = counted(MPI_File_close(&fh), &failed);
     MPI_Errhandler_free(&eh);
     printf("lifecycle drain-fail: rank %d write rc %d, sync rc %d, close rc %d; %d call(s) failed, error handler "
            "called %d time(s)\n",
            rank, rc, rc_sync, rc_close, failed, errhandler_calls);
-    int ok = rc == MPI_SUCCESS && rc_sync == MPI_SUCCESS && errhandler_calls == failed &&
+    int ok = rc == MPI_SUCCESS && rc_sync == MPI_SUCCESS && errhandler_calls == failed && views_ok &&
              (late == 2 ? rc_late == MPI_SUCCESS && rc_close == MPI_SUCCESS : rc_close != MPI_SUCCESS);
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     return !ok;

@@ -6,8 +6,10 @@
 #   part stays, and nvcache-recover then writes the synced bytes (NVCACHE_RANKS_PER_NODE=1,
 #   NVCACHE_PART_MAX=1M from the environment).
 # CASE drain-fail-write: as drain-fail, and the rank whose drain failed then writes over the kept
-#   part's dirty bytes: a write that reports success must not be undone by the recovery that
-#   writes the part's older bytes (it must fail instead while the part cannot be drained).
+#   part's dirty bytes, with an independent write and a split collective: a write that reports
+#   success must not be undone by the recovery that writes the part's older bytes (it must fail
+#   instead while the part cannot be drained); a shared-pointer write elsewhere is in the file
+#   only if it reported success; a non-native view and a seek to its end fail too.
 # CASE drain-fail-retry: as drain-fail-write, then the limit is lifted and the rank writes again:
 #   the drain retried first now succeeds, so that write and the close succeed, no part is kept and
 #   the file holds every byte without a recovery.
@@ -138,7 +140,12 @@ drain-fail-write)
     [ "$got" -eq 0 ] || { echo "late write rc $late, but the 4 KiB at 1 MiB are not all '$want' after recovery"; exit 1; }
     got=$(dd if="$file" bs=4096 skip=384 count=1 2>/dev/null | tr -d D | wc -c)
     [ "$got" -eq 0 ] || { echo "synced bytes at 1.5 MiB lost"; exit 1; }
-    echo "drain-fail-write: late write rc $late, the bytes at 1 MiB after recovery are '$want'"
+    # The shared-pointer write of 'S' at 1 MiB + 64 KiB: in the file only if it reported success.
+    shared=$(echo "$out" | sed -n 's/.*shared rc \([0-9]*\).*/\1/p')
+    s=$(dd if="$file" bs=4096 skip=272 count=1 2>/dev/null | tr -cd S | wc -c)
+    { [ "$shared" -eq 0 ] && [ "$s" -eq 4096 ]; } || { [ "$shared" -ne 0 ] && [ "$s" -eq 0 ]; } ||
+        { echo "write_shared rc $shared, but $s bytes 'S' at 1 MiB + 64 KiB"; exit 1; }
+    echo "drain-fail-write: late write rc $late, the bytes at 1 MiB after recovery are '$want'; write_shared rc $shared"
     ;;
 drain-fail-retry)
     "$mpiexec" -n 2 "$prog" drain-fail-retry "$file" || { echo "the write after the limit was lifted or the close failed"; exit 1; }
