@@ -1145,14 +1145,15 @@ static int reg_join_remote(struct nvc_file *f, uint64_t dev, uint64_t ino, int w
     return v;
 }
 
-/* Drains the parts of the open that cached the file (layout from the table) through their managers. */
-static void drain_other_open(const char *path, const struct nvc_reg *lay)
+/* Drains the parts of the open that cached the file (layout from the table) through their
+ * managers; MPI_SUCCESS, or the error of a drain that failed (its parts keep their dirty data). */
+static int drain_other_open(const char *path, const struct nvc_reg *lay)
 {
     struct nvc_file *s = calloc(1, sizeof *s);
     int nodes[NVC_REG_MAXPARTS];
     if (!s) {
         nvc_msg("%s: out of memory while draining another handle's cache", path);
-        return;
+        return MPI_ERR_NO_MEM;
     }
     for (uint32_t p = 0; p < lay->nparts; p++)
         nodes[p] = lay->part_node[p];
@@ -1166,10 +1167,13 @@ static void drain_other_open(const char *path, const struct nvc_reg *lay)
     s->self_fh = MPI_FILE_NULL;
     s->mcomm = MPI_COMM_NULL;
     snprintf(s->path, sizeof s->path, "%s", path);
-    if (bypass(s, "another handle of the file was opened", 1) != MPI_SUCCESS)
-        nvc_msg("%s: draining the cache of another handle of the file failed; its data stays in %s for nvcache-recover",
-                path, nvc_cfg.dir);
+    int rc = bypass(s, "another handle of the file was opened", 1);
+    if (rc != MPI_SUCCESS)
+        nvc_msg("%s: draining the cache of another handle of the file failed; this open fails, and the open that "
+                "caches the file goes on caching it",
+                path);
     free(s);
+    return rc;
 }
 
 /* Enters this rank's handle of f in the job's file table; returns whether this open may cache the
@@ -1200,18 +1204,33 @@ static int reg_enter(struct nvc_file *f, int want_cache)
         f->reg_joined = 0;
         return 0;
     }
+    /* A drain that fails leaves the caching open's dirty bytes in its parts, newer than the file's:
+       this handle's I/O on the file would read stale bytes, and its writes would be overwritten
+       when those parts are drained or recovered. So the open fails (open_parts: on every rank of
+       its communicator), and the caching open goes on caching as if this open had not been made. */
     if (v == NVC_REG_PASS_DRAIN) {
         nvc_debug("%s: a second handle: draining the cache of the open that has it", f->path);
-        drain_other_open(f->path, &lay);
-        if (f->reg)
+        f->open_error = drain_other_open(f->path, &lay);
+        if (f->open_error != MPI_SUCCESS && f->reg)
+            nvc_reg_drain_failed(f->reg);
+        else if (f->open_error != MPI_SUCCESS)
+            reg_remote(NVC_OP_REG_DRAIN_FAILED, f->reg_idx, 0);
+        else if (f->reg)
             nvc_reg_drained(f->reg);
         else
             reg_remote(NVC_OP_REG_DRAINED, f->reg_idx, 0);
-    } else if (v == NVC_REG_PASS_WAIT && f->reg)
+    } else if (v == NVC_REG_PASS_WAIT && f->reg) {
         nvc_reg_wait_drained(f->reg);
-    else if (v == NVC_REG_PASS_WAIT)
-        while (reg_remote(NVC_OP_REG_WAIT, f->reg_idx, 0))
+        /* This handle holds the entry: CACHED again means the drain failed. */
+        if (atomic_load_explicit(&f->reg->state, memory_order_acquire) == NVC_REG_CACHED)
+            f->open_error = MPI_ERR_IO;
+    } else if (v == NVC_REG_PASS_WAIT) {
+        uint64_t w;
+        while ((w = reg_remote(NVC_OP_REG_WAIT, f->reg_idx, 0)) == 1)
             sleep_us(100);
+        if (w == 2)
+            f->open_error = MPI_ERR_IO;
+    }
     f->reg_owner = v == NVC_REG_CACHE;
     return f->reg_owner;
 }
@@ -1220,7 +1239,7 @@ static int reg_enter(struct nvc_file *f, int want_cache)
 
 #define NVC_IDS_PER_COMM 65536ull
 /* Values of the open's one agreement (open_parts); a rank that cannot take part sends zeros. */
-#define NVC_AGREE_VALS 6
+#define NVC_AGREE_VALS 7
 static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_local, uint64_t t0, MPI_Comm acomm);
 
 /* Representative of part p: prefetches the file's bytes of that part into NVRAM. */
@@ -1409,6 +1428,23 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
                 file_init(f, *fh, path, amode);
                 reg_enter(f, 0);
             }
+        }
+        if (rc == MPI_SUCCESS) {
+            /* As in open_parts: a rank's failed drain of the open that caches the file fails this
+               open on every rank. */
+            int64_t bad = f && f->open_error != MPI_SUCCESS;
+            PMPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT64_T, MPI_MAX, comm);
+            if (bad) {
+                if (f && f->reg_joined)
+                    reg_leave(f->reg, f->reg_idx);
+                PMPI_File_close(fh);
+                if (f)
+                    file_free(f);
+                PMPI_File_call_errhandler(MPI_FILE_NULL, MPI_ERR_IO);
+                return MPI_ERR_IO;
+            }
+        }
+        if (rc == MPI_SUCCESS && f) {
             file_register(f);
         } else {
             if (early && f->reg_joined)
@@ -1517,7 +1553,10 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
     if (!f->path_ok)
         nvc_msg("%s: the absolute name of the file is longer than %d bytes; not cached", path, NVC_PATH_MAX - 1);
     ok = ok && f->opts.enabled && f->path_ok;
-    return open_parts(f, path, amode, ok, t0, comm);
+    rc = open_parts(f, path, amode, ok, t0, comm);
+    if (rc != MPI_SUCCESS)
+        *fh = MPI_FILE_NULL; /* closed there */
+    return rc;
 }
 
 /* Parts of this file that a job which ended without writing them back left on this node (its
@@ -1629,7 +1668,8 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
     if (!mcomm_ok && f->rank == 0)
         nvc_msg("%s: MPI_Comm_dup for nvcache's collectives failed; using plain MPI-IO for this file", path);
     int64_t ok[NVC_AGREE_VALS] = {ok_local && mcomm_ok, !ok_local || st == NVC_OK, f->rank == 0 ? -(int64_t)(coll + 1) : 0,
-                                  (int64_t)f->stripe, -(int64_t)f->stripe, -(int64_t)lost};
+                                  (int64_t)f->stripe, -(int64_t)f->stripe, -(int64_t)lost,
+                                  -(int64_t)(f->open_error != MPI_SUCCESS)};
     PMPI_Allreduce(MPI_IN_PLACE, ok, NVC_AGREE_VALS, MPI_INT64_T, MPI_MIN, acomm);
     int stripes_differ = ok[3] != -ok[4];
     if (!ok[0] || !ok[1] || ok[2] >= 0 || stripes_differ) {
@@ -1652,6 +1692,21 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
             struct nvc_slot *s = req(f, (uint32_t)f->my_part, NVC_OP_CLOSE);
             call(f, (uint32_t)f->my_part, s);
             pthread_mutex_unlock(&nvc_rt.slot_lock);
+        }
+        if (ok[6] < 0) {
+            /* A rank's drain of the open that caches the file failed (reg_enter): no rank of this
+               open may use the file. MPI_File_open raises on MPI_FILE_NULL's handler. */
+            if (f->reg_joined)
+                reg_leave(f->reg, f->reg_idx);
+            PMPI_File_close(&f->real);
+            int first = f->rank == 0;
+            file_free(f);
+            if (first)
+                nvc_msg("%s: the open fails: another open caches the file and its cache could not be written back "
+                        "to it (see above)",
+                        path);
+            PMPI_File_call_errhandler(MPI_FILE_NULL, MPI_ERR_IO);
+            return MPI_ERR_IO;
         }
         if (f->rank == 0 && ok[0] && !ok[1] && shared)
             nvc_debug("%s: another handle of the file was opened during this open; using plain MPI-IO", path);

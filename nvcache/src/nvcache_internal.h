@@ -370,7 +370,7 @@ enum nvc_op {
     NVC_OP_BYPASS_END, NVC_OP_SHUTDOWN, NVC_OP_RESERVE,
     /* The job's file table on node 0's host, asked for by ranks of other hosts (remote.c): */
     NVC_OP_REG_JOIN, NVC_OP_REG_DRAINED, NVC_OP_REG_WAIT, NVC_OP_REG_DISOWN, NVC_OP_REG_LEAVE,
-    NVC_OP_REG_UNTRACK, NVC_OP_REG_SYNCED, NVC_OP_REG_OWNED
+    NVC_OP_REG_UNTRACK, NVC_OP_REG_SYNCED, NVC_OP_REG_OWNED, NVC_OP_REG_DRAIN_FAILED
 };
 enum nvc_status { NVC_OK = 0, NVC_ERR = 1, NVC_NOSPACE = 2, NVC_BYPASS = 3, NVC_RETRY = 4 };
 /* arg[0] of NVC_OP_BYPASS_END: the drain begun with NVC_OP_BYPASS_BEGIN failed; back to ACTIVE. */
@@ -477,6 +477,9 @@ int nvc_reg_join(struct nvc_reg_table *t, uint64_t dev, uint64_t ino, uint64_t f
                  const int *part_node, uint64_t stripe, struct nvc_reg **out, struct nvc_reg *drain);
 /** The drainer of NVC_REG_PASS_DRAIN is done: the file is shared from now on. */
 void nvc_reg_drained(struct nvc_reg *e);
+/** The drainer of NVC_REG_PASS_DRAIN failed (the caching open's parts keep bytes the file lacks):
+ *  the caching open goes on caching, and the opens that wanted the drain fail. */
+void nvc_reg_drain_failed(struct nvc_reg *e);
 /** Waits until no drain of the file runs (NVC_REG_PASS_WAIT). */
 void nvc_reg_wait_drained(struct nvc_reg *e);
 /** The open fileid, which owns e, did not cache after all: the file is shared while its handles are open. */
@@ -627,6 +630,7 @@ struct nvc_file {
     size_t path_off;
     int path_ok;
     int drain_failed;          /* a drain of this rank's bypass failed: its parts keep the data */
+    int open_error;            /* this open's drain of another open's cache failed: the open fails */
     struct nvc_file_id file_id; /* the file this handle opened (stat at the open; zero: unknown) */
     int file_gone;             /* path no longer names that file (deleted, maybe re-created): drains
                                   discard, as plain MPI-IO's writes went to the unlinked file */

@@ -110,6 +110,11 @@ void nvc_reg_drained(struct nvc_reg *e)
     atomic_store_explicit(&e->state, NVC_REG_SHARED, memory_order_seq_cst);
 }
 
+void nvc_reg_drain_failed(struct nvc_reg *e)
+{
+    atomic_store_explicit(&e->state, NVC_REG_CACHED, memory_order_seq_cst); /* the owner is still set */
+}
+
 void nvc_reg_wait_drained(struct nvc_reg *e)
 {
     while (atomic_load_explicit(&e->state, memory_order_acquire) == NVC_REG_DRAINING) {

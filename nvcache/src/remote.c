@@ -281,8 +281,15 @@ static void serve_table(struct nvc_slot *s)
         if (e)
             nvc_reg_drained(e);
         break;
-    case NVC_OP_REG_WAIT: /* polled by the requester: the agent never blocks on a drain */
-        s->arg[1] = e && atomic_load_explicit(&e->state, memory_order_acquire) == NVC_REG_DRAINING;
+    case NVC_OP_REG_WAIT: { /* polled by the requester: the agent never blocks on a drain */
+        /* 1: still draining; 2: the drain failed (the caching open caches again); 0: drained. */
+        uint32_t st = e ? atomic_load_explicit(&e->state, memory_order_acquire) : NVC_REG_SHARED;
+        s->arg[1] = st == NVC_REG_DRAINING ? 1 : st == NVC_REG_CACHED ? 2 : 0;
+        break;
+    }
+    case NVC_OP_REG_DRAIN_FAILED:
+        if (e)
+            nvc_reg_drain_failed(e);
         break;
     case NVC_OP_REG_DISOWN: nvc_reg_disown(t, e, s->arg[1]); break;
     case NVC_OP_REG_LEAVE: nvc_reg_leave(t, e); break;
@@ -452,7 +459,7 @@ static void serve(int node, size_t len, int src)
     if (len >= sizeof(struct nvc_wire)) {
         uint32_t op;
         memcpy(&op, rm.abuf, sizeof op);
-        table = op >= NVC_OP_REG_JOIN && op <= NVC_OP_REG_OWNED;
+        table = op >= NVC_OP_REG_JOIN && op <= NVC_OP_REG_DRAIN_FAILED;
     }
     if (!table && node >= 0 && node < nvc_rt.nnodes && nvc_rt.mbox[node])
         s = nvc_mailbox_slot(nvc_rt.mbox[node], (uint32_t)nvc_rt.host_size); /* the agent's slot */

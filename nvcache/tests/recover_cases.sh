@@ -13,6 +13,9 @@
 # CASE drain-fail-retry: as drain-fail-write, then the limit is lifted and the rank writes again:
 #   the drain retried first now succeeds, so that write and the close succeed, no part is kept and
 #   the file holds every byte without a recovery.
+# CASE second-handle: a second handle's open whose drain of the caching open fails (the file
+#   cannot grow past 1.25 MiB) must fail on every rank, and the caching open goes on: its later
+#   write, a later second open (the limit lifted) and its write all land in the file.
 # CASE temporary: a job dies with a delete-on-close file open: nvcache-recover removes its parts
 #   (never writes them) once the job is gone.
 # CASE close-crash: a job is SIGKILLed in the middle of its close's drain (after a sync): the
@@ -155,6 +158,16 @@ drain-fail-retry)
     got=$(dd if="$file" bs=4096 skip=384 count=1 2>/dev/null | tr -d D | wc -c)
     [ "$got" -eq 0 ] || { echo "synced bytes at 1.5 MiB lost"; exit 1; }
     echo "drain-fail-retry: the drain retried before the later write succeeded; every byte in the file, no part kept"
+    ;;
+second-handle)
+    "$mpiexec" -n 2 "$prog" second-handle "$file" ||
+        { echo "the second open did not fail while the first open's cache could not be drained, or a later call failed"; exit 1; }
+    [ -z "$(parts)" ] || { echo "parts kept although every close succeeded"; exit 1; }
+    got=$(dd if="$file" bs=4096 skip=256 count=1 2>/dev/null | tr -d E | wc -c)
+    [ "$got" -eq 0 ] || { echo "the first open's write at 1 MiB is not in the file"; exit 1; }
+    got=$(dd if="$file" bs=4096 skip=384 count=1 2>/dev/null | tr -d F | wc -c)
+    [ "$got" -eq 0 ] || { echo "the second open's write at 1.5 MiB is not in the file"; exit 1; }
+    echo "second-handle: the open failed while the drain failed; afterwards every write is in the file"
     ;;
 temporary)
     "$mpiexec" -n 2 "$prog" temporary "$file" && { echo "expected the ranks to be killed"; exit 1; }
