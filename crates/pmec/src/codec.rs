@@ -401,11 +401,11 @@ impl Codec {
             return mismatch(format!("{} shards given, code has {n}", shards.len()));
         }
         let e = self.check_erasures(erased)?;
+        let len = shards[0].len();
+        self.check_len("shard", shards.iter().map(|s| s.len()), len)?;
         if e.is_empty() {
             return Ok(());
         }
-        let len = shards[0].len();
-        self.check_len("shard", shards.iter().map(|s| s.len()), len)?;
         let plan = self.decode_plan(&e)?;
         let srcs: Vec<*const u8> = plan.survivors.iter().map(|&i| shards[i].as_ptr()).collect();
         let dsts: Vec<*mut u8> = plan
@@ -436,11 +436,11 @@ impl Codec {
             ));
         }
         let e = self.check_erasures(erased)?;
+        let len = shards[0].len();
+        self.check_len("shard", shards.iter().map(|s| s.len()), len)?;
         if e.is_empty() {
             return Ok(());
         }
-        let len = shards[0].len();
-        self.check_len("shard", shards.iter().map(|s| s.len()), len)?;
         let plan = self.decode_plan(&e)?;
         let stripes = shards.len() / n;
         let mut srcs = Vec::with_capacity(stripes * self.k);
@@ -484,6 +484,16 @@ impl Codec {
                 max: self.m,
             });
         }
+        // Checked before any shard is filled: a failed call leaves `shards` as it found them
+        // (zero-filled entries left behind looked present to a retry, which then "rebuilt" the
+        // stripe from zeros without an error).
+        if let Some((i, l)) = shards
+            .iter()
+            .enumerate()
+            .find_map(|(i, s)| s.as_ref().map(|s| (i, s.len())).filter(|&(_, l)| l != len))
+        {
+            return mismatch(format!("shard {i} has {l} bytes, expected {len}"));
+        }
         for s in shards.iter_mut() {
             if s.is_none() {
                 *s = Some(vec![0u8; len]);
@@ -493,7 +503,13 @@ impl Codec {
             .iter_mut()
             .map(|s| s.as_mut().expect("filled above").as_mut_slice())
             .collect();
-        self.decode(&mut views, &erased)
+        let r = self.decode(&mut views, &erased);
+        if r.is_err() {
+            for &i in &erased {
+                shards[i] = None;
+            }
+        }
+        r
     }
 
     /// A reusable decoder for one erasure pattern (for batch/raw decoding and benchmarks).
@@ -586,7 +602,6 @@ pub(crate) unsafe fn run_coordinated(
     let mut ticket = coord.begin(set.len, set.count(), threads);
     let d = ticket.decision;
     if ticket.residency_probe() && !accumulate {
-        // every parity byte is overwritten below
         kernels::own_lines(set.dsts, set.len);
         ticket.restart();
     }

@@ -50,6 +50,36 @@ fn null() -> c_int {
     PMEC_ENULL
 }
 
+/// The `nerased` shard indices at `erased`, or the error code (with its message) for a negative
+/// count or index, or a missing array.
+///
+/// # Safety
+/// `erased` valid for `nerased` ints when it is not null.
+unsafe fn erased_list(erased: *const c_int, nerased: c_int) -> Result<Vec<usize>, c_int> {
+    if nerased < 0 {
+        return Err(fail(Error::InvalidParameter(format!(
+            "nerased {nerased} is negative"
+        ))));
+    }
+    if nerased > 0 && erased.is_null() {
+        return Err(null());
+    }
+    if nerased == 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: by the caller, nerased ints at a non-null `erased`.
+    let raw = unsafe { std::slice::from_raw_parts(erased, nerased as usize) };
+    raw.iter()
+        .map(|&x| {
+            usize::try_from(x).map_err(|_| {
+                fail(Error::InvalidParameter(format!(
+                    "erased shard {x} is negative"
+                )))
+            })
+        })
+        .collect()
+}
+
 /// Message of the calling thread's last error (empty if none). Valid until the next pmec call
 /// on this thread.
 #[no_mangle]
@@ -167,13 +197,10 @@ pub unsafe extern "C" fn pmec_decode(
     let Some(sp) = ptrs(shards as *const *const u8, n) else {
         return null();
     };
-    if nerased < 0 || (nerased > 0 && erased.is_null()) {
-        return null();
-    }
-    let e: Vec<usize> = std::slice::from_raw_parts(erased, nerased as usize)
-        .iter()
-        .map(|&x| if x < 0 { usize::MAX } else { x as usize })
-        .collect();
+    let e = match erased_list(erased, nerased) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
     let mut views: Vec<&mut [u8]> = sp
         .iter()
         .map(|&p| std::slice::from_raw_parts_mut(p as *mut u8, len))
@@ -202,8 +229,13 @@ pub unsafe extern "C" fn pmec_update(
     let Some(pp) = ptrs(parity as *const *const u8, m) else {
         return null();
     };
-    if old_data.is_null() || new_data.is_null() || index < 0 {
+    if old_data.is_null() || new_data.is_null() {
         return null();
+    }
+    if index < 0 {
+        return fail(Error::InvalidParameter(format!(
+            "index {index} is negative"
+        )));
     }
     let old = std::slice::from_raw_parts(old_data, len);
     let new = std::slice::from_raw_parts(new_data, len);
@@ -328,13 +360,10 @@ pub unsafe extern "C" fn pmec_lrc_decode(
     let Some(sp) = ptrs(shards as *const *const u8, c.0.total_shards()) else {
         return null();
     };
-    if nerased < 0 || (nerased > 0 && erased.is_null()) {
-        return null();
-    }
-    let e: Vec<usize> = std::slice::from_raw_parts(erased, nerased as usize)
-        .iter()
-        .map(|&x| if x < 0 { usize::MAX } else { x as usize })
-        .collect();
+    let e = match erased_list(erased, nerased) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
     let mut views: Vec<&mut [u8]> = sp
         .iter()
         .map(|&p| std::slice::from_raw_parts_mut(p as *mut u8, len))

@@ -311,7 +311,6 @@ pub unsafe fn ec_encode_data(
     let sched = ticket.decision.schedule;
     if ticket.decision.measured {
         if ticket.residency_probe() {
-            // every parity byte is overwritten below
             kernels::own_lines(dsts, len);
             ticket.restart();
         }

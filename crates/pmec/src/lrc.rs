@@ -104,6 +104,9 @@ impl Lrc {
     }
 
     /// Data indices of group g.
+    ///
+    /// # Panics
+    /// If `g` is not below l (the number of groups), as slice indexing does.
     pub fn group(&self, g: usize) -> Range<usize> {
         self.groups[g].clone()
     }
@@ -300,9 +303,21 @@ impl Lrc {
         Ok(local)
     }
 
-    /// XOR parity check of a group (data blocks plus local parity XOR to zero).
-    pub fn group_consistent(&self, shards: &[&[u8]], g: usize) -> bool {
+    /// XOR parity check of group `g` (its data blocks and local parity XOR to zero) in a stripe
+    /// of k + m + l shards of equal length. A wrong shard count or length, or a group that does
+    /// not exist, is an error (not a verdict on a shortened group).
+    pub fn group_consistent(&self, shards: &[&[u8]], g: usize) -> Result<bool> {
+        let n = self.total_shards();
+        if shards.len() != n {
+            return mismatch(format!("{} shards given, code has {n}", shards.len()));
+        }
+        if g >= self.l {
+            return invalid(format!("group {g} out of range ({} groups)", self.l));
+        }
         let len = shards[0].len();
+        if let Some((i, s)) = shards.iter().enumerate().find(|(_, s)| s.len() != len) {
+            return mismatch(format!("shard {i} has {} bytes, expected {len}", s.len()));
+        }
         let mut acc = vec![0u8; len];
         for i in self.groups[g]
             .clone()
@@ -312,6 +327,6 @@ impl Lrc {
                 *a ^= b;
             }
         }
-        acc.iter().all(|&b| b == 0)
+        Ok(acc.iter().all(|&b| b == 0))
     }
 }

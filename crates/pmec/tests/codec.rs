@@ -120,6 +120,37 @@ fn reconstruct_and_verify() {
     assert_eq!(got, orig);
 }
 
+/// A reconstruct that fails leaves its shards as it found them: a retry with the fault mended
+/// rebuilds the stripe (the missing shards were once left as zero-filled buffers, which the
+/// retry took for data and "rebuilt" nothing from). Present shards of unequal length are an
+/// error even when nothing is missing.
+#[test]
+fn failed_reconstruct_leaves_the_shards_alone() {
+    let mut rng = Rng::new(11);
+    let codec = Codec::new(4, 2).unwrap();
+    let orig = encoded(&codec, 64, &mut rng);
+    let mut opt: Vec<Option<Vec<u8>>> = orig.iter().cloned().map(Some).collect();
+    opt[0] = None;
+    opt[5] = None;
+    opt[2] = Some(vec![1; 63]);
+    assert!(matches!(
+        codec.reconstruct(&mut opt),
+        Err(Error::LengthMismatch(_))
+    ));
+    assert!(opt[0].is_none() && opt[5].is_none());
+    opt[2] = Some(orig[2].clone());
+    codec.reconstruct(&mut opt).unwrap();
+    let got: Vec<Vec<u8>> = opt.into_iter().map(|s| s.unwrap()).collect();
+    assert_eq!(got, orig);
+    let mut all: Vec<Vec<u8>> = orig.clone();
+    all[3].pop();
+    let mut views: Vec<&mut [u8]> = all.iter_mut().map(|v| v.as_mut_slice()).collect();
+    assert!(matches!(
+        codec.decode(&mut views, &[]),
+        Err(Error::LengthMismatch(_))
+    ));
+}
+
 #[test]
 fn update_matches_reencode() {
     let mut rng = Rng::new(5);
@@ -250,6 +281,27 @@ fn lrc_local_parity_is_group_xor_and_global_is_rs() {
     let mut pv: Vec<&mut [u8]> = p.iter_mut().map(|v| v.as_mut_slice()).collect();
     rs.encode(&d, &mut pv).unwrap();
     assert_eq!(&p[..], &shards[12..14]);
+}
+
+/// `group_consistent` checks the group it is asked about in a whole stripe: a shorter shard,
+/// a wrong shard count or a group that does not exist is an error, not a verdict on part of
+/// the group (a corrupted group with an empty first shard was once "consistent").
+#[test]
+fn lrc_group_check_refuses_malformed_stripes() {
+    let mut rng = Rng::new(12);
+    let lrc = Lrc::new(6, 2, 2).unwrap();
+    let mut shards = lrc_encoded(&lrc, 128, &mut rng);
+    let views: Vec<&[u8]> = shards.iter().map(|v| v.as_slice()).collect();
+    assert!(lrc.group_consistent(&views, 0).unwrap());
+    assert!(lrc.group_consistent(&views, 1).unwrap());
+    assert!(lrc.group_consistent(&views, 2).is_err());
+    assert!(lrc.group_consistent(&views[1..], 0).is_err());
+    shards[1][5] ^= 1;
+    let views: Vec<&[u8]> = shards.iter().map(|v| v.as_slice()).collect();
+    assert!(!lrc.group_consistent(&views, 0).unwrap());
+    let mut short = views.clone();
+    short[0] = &[];
+    assert!(lrc.group_consistent(&short, 0).is_err());
 }
 
 #[test]

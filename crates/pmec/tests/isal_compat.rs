@@ -363,6 +363,55 @@ fn hand_made_tables_give_the_same_tail_as_isal() {
     }
 }
 
+/// `ec_encode_data` in place (the first parity block is the first data block, as ISA-L allows),
+/// over enough calls that the coordinator probes cache residency on some of them: each call's
+/// parity as ISA-L's from the same data (the probe once zeroed a byte of every destination
+/// line before the sources were read).
+#[test]
+fn encode_in_place_as_isal() {
+    let Some(l) = isal() else { return };
+    let mut rng = Rng::new(31);
+    for (k, m, len) in [(1usize, 1usize, 1024usize), (8, 4, 1024), (4, 2, 4096)] {
+        let gen = matrix::gen_cauchy1_matrix(k + m, k);
+        let prow: Vec<usize> = (k..k + m).collect();
+        let mut tbl = vec![0u8; 32 * k * m];
+        // SAFETY: an m x k coefficient matrix, a 32 * k * m table.
+        unsafe {
+            pmec::isal_abi::ec_init_tables(
+                k as i32,
+                m as i32,
+                gen.select_rows(&prow).as_bytes().as_ptr(),
+                tbl.as_mut_ptr(),
+            )
+        };
+        for call in 0..40 {
+            let data = Blocks::new(k, len, 0, &mut rng);
+            let expect = isal_parity(l, &gen, k, &data.slices());
+            let mut bufs: Vec<Vec<u8>> = data.to_vecs();
+            bufs.extend((1..m).map(|_| vec![0u8; len]));
+            let ptrs: Vec<*mut u8> = bufs.iter_mut().map(|b| b.as_mut_ptr()).collect();
+            let srcs: Vec<*const u8> = ptrs[..k].iter().map(|&p| p as *const u8).collect();
+            let mut dsts = vec![ptrs[0]];
+            dsts.extend_from_slice(&ptrs[k..]);
+            // SAFETY: k sources and m destinations of len bytes; destination 0 is source 0.
+            unsafe {
+                pmec::isal_abi::ec_encode_data(
+                    len as i32,
+                    k as i32,
+                    m as i32,
+                    tbl.as_ptr(),
+                    srcs.as_ptr(),
+                    dsts.as_ptr(),
+                )
+            };
+            let got: Vec<Vec<u8>> = std::iter::once(bufs[0].clone())
+                .chain(bufs[k..].iter().cloned())
+                .collect();
+            assert_eq!(got, expect, "k={k} m={m} len={len} call {call}");
+        }
+    }
+}
+
 #[test]
 fn multiply_in_place_and_degenerate_calls_as_isal() {
     let Some(l) = isal() else { return };

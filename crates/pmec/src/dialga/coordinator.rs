@@ -1336,20 +1336,19 @@ mod tests {
         fixed.end(t, 8 * 1024);
     }
 
+    /// Taking the destinations' lines leaves their bytes as they were (a destination may be a
+    /// source too: the zeros once stored there corrupted in-place encodes). Their cache state,
+    /// the point of it, is not observable here.
     #[test]
-    fn owning_lines_writes_one_zero_per_line_within_the_length() {
-        let mut a = vec![0xffu8; 320];
-        let mut b = vec![0xffu8; 320];
-        // SAFETY: both buffers are writable for 200 bytes.
+    fn owning_lines_leaves_the_bytes_as_they_were() {
+        let pattern = |n: usize| (0..n).map(|i| (i * 7 + 1) as u8).collect::<Vec<u8>>();
+        let (mut a, mut b) = (pattern(320), pattern(320));
+        // SAFETY: both buffers are readable and writable for 200 bytes (b from offset 3).
         unsafe {
             crate::kernels::own_lines(&[a.as_mut_ptr(), b.as_mut_ptr().wrapping_add(3)], 200)
         };
-        for (i, &x) in a.iter().enumerate() {
-            assert_eq!(x == 0, i < 200 && i % 64 == 0, "a[{i}]");
-        }
-        for (i, &x) in b.iter().enumerate() {
-            assert_eq!(x == 0, (3..203).contains(&i) && (i - 3) % 64 == 0, "b[{i}]");
-        }
+        assert_eq!(a, pattern(320));
+        assert_eq!(b, pattern(320));
     }
 
     #[test]

@@ -671,20 +671,23 @@ pub fn fence() {
 }
 
 /// Brings every 64-byte line of the destinations (`len` bytes each) into this core's cache in
-/// the modified state, by storing a zero byte in each, and waits until those stores are done
-/// (`mfence`). A call whose parity an earlier call wrote with non-temporal stores then times
-/// only its sources and its arithmetic, not the read-for-ownership misses that pmec's own
-/// stores caused (the coordinator's residency probe, validation §5).
+/// the modified state, by storing back one byte of each as it is, and waits until those stores
+/// are done (`mfence`). A call whose parity an earlier call wrote with non-temporal stores then
+/// times only its sources and its arithmetic, not the read-for-ownership misses that pmec's own
+/// stores caused (the coordinator's residency probe, validation §5). The bytes stay as they
+/// were: a destination may be a source too (ISA-L encodes in place; storing zeros here made
+/// such a call's parity wrong whenever it probed).
 ///
 /// # Safety
-/// Every destination writable for `len` bytes, and the call that follows overwrites all of
-/// them (not an accumulating one): the zeros are visible until it does.
+/// Every destination readable and writable for `len` bytes, and no other thread writing them.
 pub unsafe fn own_lines(dsts: &[*mut u8], len: usize) {
     for &d in dsts {
         let mut o = 0;
         while o < len {
-            // SAFETY: within the destination's `len` bytes; volatile, so it is not elided.
-            std::ptr::write_volatile(d.add(o), 0);
+            // SAFETY: within the destination's `len` bytes; volatile, so neither access is
+            // elided.
+            let p = d.add(o);
+            std::ptr::write_volatile(p, std::ptr::read_volatile(p));
             o += 64;
         }
     }

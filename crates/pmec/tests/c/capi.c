@@ -26,6 +26,12 @@ int main(void) {
     if (pmec_update(c, LEN, 2, bufs[2], nw, bufs + K) != PMEC_OK) return 7;
     memcpy(bufs[2], nw, LEN);
     if (pmec_verify(c, LEN, (const uint8_t *const *)bufs) != 1) return 8;
+    /* Negative counts and indices are invalid parameters (once reported as null pointers). */
+    int neg[1] = {-1};
+    if (pmec_decode(c, LEN, bufs, neg, 1) != PMEC_EINVAL) return 10;
+    if (pmec_decode(c, LEN, bufs, erased, -1) != PMEC_EINVAL) return 11;
+    if (pmec_update(c, LEN, -1, bufs[2], nw, bufs + K) != PMEC_EINVAL) return 12;
+    if (!strstr(pmec_last_error(), "index -1")) return 13;
     pmec_codec *bad = NULL;
     if (pmec_codec_new(0, 3, PMEC_MATRIX_CAUCHY, &bad) != PMEC_EINVAL || bad) return 9;
     printf("capi ok (%s) last error: %s\n", pmec_isa_name(), pmec_last_error());
