@@ -461,10 +461,48 @@ struct Staged {
     files: Vec<(PathBuf, PathBuf, Option<TempFileGuard>)>,
 }
 
+/// The regular file an output named `dest` is: a symbolic link is followed (the file it leads
+/// to is replaced, the link stays; a dangling link's target is created). A device, FIFO or
+/// anything under `/dev` or `/proc` is refused: renaming a staged file over it would replace it
+/// with a regular file (as root, `/dev/null` itself).
+fn output_file(dest: &Path) -> Result<PathBuf> {
+    let refuse = |p: &Path| {
+        Err(Error::Io(format!(
+            "{}: not a regular file (outputs are staged in a temporary file and renamed over \
+             their names)",
+            p.display()
+        )))
+    };
+    let real = match std::fs::symlink_metadata(dest) {
+        Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(dest) {
+            Ok(real) => real,
+            Err(_) => match std::fs::read_link(dest) {
+                Ok(t) if t.is_relative() => dest.parent().unwrap_or(Path::new("")).join(t),
+                Ok(t) => t,
+                Err(e) => return Err(io(dest, e)),
+            },
+        },
+        _ => dest.to_path_buf(),
+    };
+    let dir = real
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let special_dir = std::fs::canonicalize(dir)
+        .map(|d| d.starts_with("/dev") || d.starts_with("/proc"))
+        .unwrap_or(false);
+    match std::fs::metadata(&real) {
+        Ok(m) if !m.is_file() && !m.is_dir() => refuse(dest),
+        _ if special_dir => refuse(dest),
+        _ => Ok(real),
+    }
+}
+
 impl Staged {
     /// Creates the temporary file for `dest` (whose parent must be a directory).
     fn create(&mut self, dest: &Path) -> Result<File> {
         static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let dest = &output_file(dest)?;
         if dest.is_dir() {
             return Err(Error::Io(format!("{}: is a directory", dest.display())));
         }

@@ -471,3 +471,27 @@ fn a_file_name_a_manifest_cannot_hold_is_refused() {
     assert!(!e.to_string().contains('\n'), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The rebuilt file's name may be a symbolic link (the file it leads to is replaced, the link
+/// stays); a FIFO there is refused and left as it is, not replaced by a regular file (which,
+/// as root, once replaced `/dev/null` itself).
+#[test]
+fn a_decode_follows_links_and_refuses_special_files() {
+    let (dir, content, mp) = encoded("links");
+    let real = dir.join("real.bin");
+    let link = dir.join("link.bin");
+    std::fs::write(&real, b"old").unwrap();
+    std::os::unix::fs::symlink("real.bin", &link).unwrap();
+    files::decode_file(&mp, &link, false).unwrap();
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read(&real).unwrap(), content);
+    let fifo = dir.join("out.fifo");
+    mkfifo(&fifo);
+    let e = files::decode_file(&mp, &fifo, false).unwrap_err();
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+    assert!(!std::fs::metadata(&fifo).unwrap().is_file());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -3,6 +3,12 @@
 //! moment) sees the old file or the new one, never a partial one; a writer that fails, or is
 //! interrupted by SIGINT, SIGTERM or SIGHUP (`signals`), leaves no partial output behind (after
 //! a SIGKILL or a crash, the temporary `NAME.tmp-HOST-PID` stays).
+//!
+//! Only regular files are replaced that way. A symbolic link is followed: the file it leads to
+//! is replaced, the link stays. A target that is not a regular file (`/dev/null`, a FIFO, a
+//! terminal) or is reached through `/dev` or `/proc` (`/dev/stdout`, `/dev/fd/N`) is written
+//! through as it is, appended to: renaming over it replaced `/dev/null` itself with a regular
+//! file when pmlab ran as root.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -52,6 +58,48 @@ fn temp_path(path: &Path) -> PathBuf {
     )
 }
 
+/// Where an output named `path` goes (see the module docs).
+enum Target {
+    /// Replace this regular file (which may not exist yet) through a temporary file beside it.
+    Replace(PathBuf),
+    /// Write through to the named device, FIFO or descriptor.
+    Through,
+}
+
+/// Whether `p` lies under `/dev` or `/proc` once its directory's links are resolved.
+fn in_device_tree(p: &Path) -> bool {
+    let dir = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::canonicalize(dir)
+        .map(|d| d.starts_with("/dev") || d.starts_with("/proc"))
+        .unwrap_or(false)
+}
+
+fn target(path: &Path) -> Target {
+    if in_device_tree(path) {
+        return Target::Through;
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() && !m.is_dir() => Target::Through,
+        _ => match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(path) {
+                Ok(real) if in_device_tree(&real) => Target::Through,
+                Ok(real) => Target::Replace(real),
+                // A dangling link: its target is created, the link kept.
+                Err(_) => std::fs::read_link(path)
+                    .map(|t| match path.parent() {
+                        Some(d) if t.is_relative() => Target::Replace(d.join(t)),
+                        _ => Target::Replace(t),
+                    })
+                    .unwrap_or_else(|_| Target::Replace(path.to_path_buf())),
+            },
+            _ => Target::Replace(path.to_path_buf()),
+        },
+    }
+}
+
 /// Writes `text` to `path` atomically; errors name the path.
 pub fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
     let mut f = AtomicFile::create(path)?;
@@ -63,37 +111,59 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<(), String> {
 /// A file being written atomically: [`commit`](Self::commit) puts it in place; dropping it
 /// uncommitted removes the temporary file.
 pub struct AtomicFile {
+    /// The name given (for messages).
     path: PathBuf,
-    tmp: PathBuf,
+    /// The regular file to replace and its temporary file; `None` when written through.
+    replace: Option<(PathBuf, PathBuf)>,
     file: Option<BufWriter<File>>,
     /// Removes the temporary file if pmlab is interrupted meanwhile.
-    _interrupt: crate::signals::TempGuard,
+    _interrupt: Option<crate::signals::TempGuard>,
 }
 
 impl AtomicFile {
-    /// Starts writing `path` (through a temporary file beside it).
+    /// Starts writing `path` (through a temporary file beside the regular file it names).
     pub fn create(path: &Path) -> Result<AtomicFile, String> {
-        let tmp = temp_path(path);
-        let f = File::create(&tmp).map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+        let err = |e: std::io::Error| format!("{}: cannot write: {e}", path.display());
+        let (replace, f, guard) = match target(path) {
+            Target::Replace(real) => {
+                let tmp = temp_path(&real);
+                let f = File::create(&tmp).map_err(err)?;
+                let guard = crate::signals::remove_on_interrupt(&tmp);
+                (Some((real, tmp)), f, Some(guard))
+            }
+            Target::Through => {
+                let f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(path)
+                    .map_err(err)?;
+                (None, f, None)
+            }
+        };
         Ok(AtomicFile {
             path: path.to_path_buf(),
-            _interrupt: crate::signals::remove_on_interrupt(&tmp),
-            tmp,
+            replace,
             file: Some(BufWriter::with_capacity(1 << 20, f)),
+            _interrupt: guard,
         })
     }
 
-    /// Flushes, syncs and renames the file into place.
+    /// Flushes, syncs and renames the file into place (only flushes one written through).
     pub fn commit(mut self) -> Result<(), String> {
         let w = self.file.take().expect("not yet committed");
-        let result = w
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .and_then(|f| f.sync_all())
-            .and_then(|()| std::fs::rename(&self.tmp, &self.path));
-        if result.is_err() {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
+        let result = match &self.replace {
+            Some((real, tmp)) => {
+                let r = w
+                    .into_inner()
+                    .map_err(|e| e.into_error())
+                    .and_then(|f| f.sync_all())
+                    .and_then(|()| std::fs::rename(tmp, real));
+                if r.is_err() {
+                    let _ = std::fs::remove_file(tmp);
+                }
+                r
+            }
+            None => w.into_inner().map(drop).map_err(|e| e.into_error()),
+        };
         result.map_err(|e| format!("{}: cannot write: {e}", self.path.display()))
     }
 }
@@ -110,8 +180,8 @@ impl Write for AtomicFile {
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
-        if self.file.take().is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
+        if let (Some(_), Some((_, tmp))) = (self.file.take(), &self.replace) {
+            let _ = std::fs::remove_file(tmp);
         }
     }
 }
@@ -138,6 +208,61 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
         let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
         assert_eq!(left.len(), 1, "no temporary file is left behind");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A link is followed (its file replaced, the link kept, a dangling one's target created);
+    /// a FIFO is written through, not replaced by a regular file (as `/dev/null` once was).
+    #[test]
+    fn links_are_followed_and_fifos_written_through() {
+        let dir = std::env::temp_dir().join(format!("pmlab-atomic-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let real = dir.join("real.json");
+        let link = dir.join("link.json");
+        std::fs::write(&real, "old").unwrap();
+        std::os::unix::fs::symlink("real.json", &link).unwrap();
+        write_atomic(&link, "new").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+        let dangling = dir.join("dangling.json");
+        std::os::unix::fs::symlink("made.json", &dangling).unwrap();
+        write_atomic(&dangling, "made").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.join("made.json")).unwrap(),
+            "made"
+        );
+        let fifo = dir.join("fifo");
+        let ok = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            let reader = {
+                let fifo = fifo.clone();
+                std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+            };
+            write_atomic(&fifo, "through").unwrap();
+            // (Checked before joining: a FIFO replaced by a file leaves the reader blocked.)
+            assert!(
+                !std::fs::metadata(&fifo).unwrap().is_file(),
+                "FIFO replaced"
+            );
+            assert_eq!(reader.join().unwrap(), "through");
+        }
+        // Devices are decided on, not written here (a regression would replace /dev/null).
+        assert!(matches!(target(Path::new("/dev/null")), Target::Through));
+        assert!(matches!(target(Path::new("/dev/stdout")), Target::Through));
+        assert!(matches!(target(&real), Target::Replace(_)));
+        let left = std::fs::read_dir(&dir).unwrap().count();
+        assert_eq!(
+            left,
+            if ok { 5 } else { 4 },
+            "no temporary file is left behind"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
