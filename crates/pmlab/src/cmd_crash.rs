@@ -115,6 +115,13 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
     let cfg = SimConfig::load(&a.config)
         .and_then(|c| c.with_overrides(&a.sets))
         .map_err(|e| e.to_string())?;
+    if cfg.system.model != pmsim::config::SystemModel::Full {
+        return Err(
+            "pmlab crash runs the full system (caches hold what is not yet persistent): \
+             system.model = \"memory\" does not apply"
+                .into(),
+        );
+    }
     let w = pmwork::workload(&a.workload)?;
     let info = w.info();
     let mut p: Params = info.default_params(a.seed);
@@ -145,6 +152,12 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
             fault,
         },
     )?;
+    if let Some(e) = events
+        .iter()
+        .find_map(|ev| crate::simulate::check_pm_window(&cfg, ev).err())
+    {
+        return Err(format!("workload {}: {e}", info.name));
+    }
     let commits = gen
         .commits
         .ok_or("internal: the generator recorded no commits")?;

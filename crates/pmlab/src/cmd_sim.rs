@@ -28,26 +28,27 @@ pub struct SimArgs {
     #[arg(long, value_name = "NAME")]
     workload: Option<String>,
     /// Workload threads (default: the workload's).
-    #[arg(long, value_name = "N", requires = "workload")]
+    #[arg(long, value_name = "N")]
     threads: Option<u16>,
     /// Workload operations in total (default: the workload's).
-    #[arg(long, value_name = "N", requires = "workload")]
+    #[arg(long, value_name = "N")]
     ops: Option<u64>,
-    /// Workload seed.
-    #[arg(long, value_name = "S", default_value_t = 1, requires = "workload")]
-    seed: u64,
+    /// Workload seed (default 1).
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
     /// The last N of the workload's threads are clients of the simulated PM over RDMA: their
-    /// persists travel as `RdmaPwrite`s through the `network` config (PPO's remote mode).
-    #[arg(long, value_name = "N", default_value_t = 0, requires = "workload")]
-    remote_threads: u16,
+    /// persists travel as `RdmaPwrite`s through the `network` config (PPO's remote mode;
+    /// default 0).
+    #[arg(long, value_name = "N")]
+    remote_threads: Option<u16>,
     /// Annotate the workload's operations with Janus-style software hints (`hint` events) for
     /// the `janus` predictor (`controller.predictor = "janus"`).
-    #[arg(long, requires = "workload")]
+    #[arg(long)]
     janus_hints: bool,
     /// Bytes of each value the workload's map stores (hash maps only; 8..=4096, a multiple
-    /// of 8: PPO Fig. 13's element size).
-    #[arg(long, value_name = "BYTES", default_value_t = 8, requires = "workload")]
-    value_bytes: u32,
+    /// of 8: PPO Fig. 13's element size; default 8).
+    #[arg(long, value_name = "BYTES")]
+    value_bytes: Option<u32>,
     /// Write the configuration, summary, all statistics and host timing as JSON.
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
@@ -58,7 +59,7 @@ pub struct SimArgs {
     /// `replay.cpu_ghz`) or `memory` (the device's command clock, as DRAMsim3 reads the same
     /// `0xADDR READ|WRITE CYCLE` lines). Default: what the `.pmt` header records, else
     /// `replay.trace_clock` (`cpu`).
-    #[arg(long, value_name = "CLOCK", value_parser = ["cpu", "memory"], requires = "trace")]
+    #[arg(long, value_name = "CLOCK", value_parser = ["cpu", "memory"])]
     trace_clock: Option<String>,
     /// Stop at this simulated time (ns) as if power failed; report what survived.
     #[arg(long, value_name = "NS")]
@@ -67,6 +68,23 @@ pub struct SimArgs {
 
 /// Runs `pmlab sim`.
 pub fn run(a: SimArgs) -> Result<(), String> {
+    // Options of the other input kind are refused rather than ignored (clap's `requires` did
+    // not hold here: `--trace T --ops 5` ran the trace as it is and said nothing).
+    if a.trace.is_some() {
+        let workload_only = [
+            ("--threads", a.threads.is_some()),
+            ("--ops", a.ops.is_some()),
+            ("--seed", a.seed.is_some()),
+            ("--remote-threads", a.remote_threads.is_some()),
+            ("--janus-hints", a.janus_hints),
+            ("--value-bytes", a.value_bytes.is_some()),
+        ];
+        if let Some((flag, _)) = workload_only.iter().find(|(_, given)| *given) {
+            return Err(format!("{flag} applies to --workload, not to --trace"));
+        }
+    } else if a.trace_clock.is_some() {
+        return Err("--trace-clock applies to --trace, not to --workload".into());
+    }
     // The JSON file's temporary file is made now: an output that cannot be written (a
     // directory, a read-only place) is found before the simulation, not after it.
     let mut json_file = match &a.json {
@@ -85,6 +103,13 @@ pub fn run(a: SimArgs) -> Result<(), String> {
     let crash_at = match a.crash_at_ns {
         Some(ns) if !ns.is_finite() || ns < 0.0 => {
             return Err(format!("--crash-at-ns {ns}: must be a non-negative time"))
+        }
+        // Picoseconds in a u64: about 213 days (a larger time was quietly cut to it).
+        Some(ns) if ns >= u64::MAX as f64 / 1e3 => {
+            return Err(format!(
+                "--crash-at-ns {ns}: beyond the simulator's clock (at most {:.0} ns)",
+                u64::MAX as f64 / 1e3
+            ))
         }
         Some(ns) => Some(pmsim::time::ns_to_ps(ns)),
         None => None,
@@ -110,7 +135,7 @@ pub fn run(a: SimArgs) -> Result<(), String> {
         ),
         (None, Some(name)) => {
             let w = pmwork::workload(name)?;
-            let mut p = w.info().default_params(a.seed);
+            let mut p = w.info().default_params(a.seed.unwrap_or(1));
             match a.threads {
                 Some(t) => p.threads = t,
                 None => cap_threads(&cfg, &mut p, w.info().name),
@@ -118,9 +143,9 @@ pub fn run(a: SimArgs) -> Result<(), String> {
             if let Some(n) = a.ops {
                 p.ops = n;
             }
-            p.remote_threads = a.remote_threads;
+            p.remote_threads = a.remote_threads.unwrap_or(0);
             p.janus_hints = a.janus_hints;
-            p.value_bytes = a.value_bytes;
+            p.value_bytes = a.value_bytes.unwrap_or(8);
             let mut desc = format!("{} thread(s), {} ops, seed {}", p.threads, p.ops, p.seed);
             if p.remote_threads > 0 {
                 desc += &format!(", {} of them remote clients", p.remote_threads);

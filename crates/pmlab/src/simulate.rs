@@ -141,9 +141,21 @@ pub fn run_generated(
         sys = sys.crash_at(t);
     }
     let mut stream = pmwork::EventStream::spawn(w, p.clone(), false);
-    let s = sys
-        .run(stream.by_ref().map(Ok), progress)
-        .map_err(|e| format!("workload {}: {e}", w.info().name))?;
+    let mut outside = None;
+    let events = stream
+        .by_ref()
+        .map_while(|ev| match check_pm_window(cfg, &ev) {
+            Ok(()) => Some(Ok(ev)),
+            Err(e) => {
+                outside = Some(e);
+                None
+            }
+        });
+    let s = sys.run(events, progress);
+    if let Some(e) = outside {
+        return Err(format!("workload {}: {e}", w.info().name));
+    }
+    let s = s.map_err(|e| format!("workload {}: {e}", w.info().name))?;
     // A crash stops consuming early; the generator notices the hang-up.
     if !s.crashed {
         stream.finish()?;
@@ -160,6 +172,25 @@ pub fn run_generated(
         trace_clock: cfg.replay.trace_clock,
         workload: w.info().name.to_string(),
     })
+}
+
+/// An event of a pmwork workload must lie in the simulated PM when pmwork put it in its PM heap
+/// (at and above `pmwork::heap::PM_BASE`): a `system.pm_base`/`pm_bytes` that leaves the heap
+/// out made its writes DRAM traffic, and its crash points fail as if recovery were broken.
+pub fn check_pm_window(cfg: &SimConfig, ev: &pmsim::pmtrace::TraceEvent) -> Result<(), String> {
+    let (lo, bytes) = (cfg.system.pm_base, cfg.system.pm_bytes);
+    if ev.op.has_address()
+        && ev.addr >= pmwork::heap::PM_BASE
+        && !(ev.addr >= lo && ev.addr - lo < bytes)
+    {
+        return Err(format!(
+            "the workload's PM heap (from {:#x}) reaches {:#x}, outside the simulated PM \
+             (system.pm_base = {lo:#x}, system.pm_bytes = {bytes:#x})",
+            pmwork::heap::PM_BASE,
+            ev.addr
+        ));
+    }
+    Ok(())
 }
 
 /// Generates a workload into memory: its events, and what the generator reported (the events

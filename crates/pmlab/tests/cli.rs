@@ -156,6 +156,51 @@ fn import_then_dump_and_stats_round_trip() {
 fn bad_inputs_give_one_line_errors_not_panics() {
     let d = tmpdir("bad");
     let t = plain_trace(&d);
+    // A PM window that leaves out the workload's PM heap is an error, not DRAM traffic (and,
+    // for crash, not a failing recovery).
+    for cmd in [
+        vec!["sim", "--workload", "btree", "--ops", "30"],
+        vec![
+            "crash",
+            "--workload",
+            "btree",
+            "--ops",
+            "20",
+            "--points",
+            "3",
+        ],
+    ] {
+        let mut a = cmd.clone();
+        a.extend(["--config", "nvm-ppo", "--set", "system.pm_bytes=64"]);
+        let o = pmlab(&a);
+        assert_eq!(o.status.code(), Some(1), "{cmd:?}");
+        let e = stderr(&o);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(e.contains("outside the simulated PM"), "{e}");
+    }
+    // Options of the other input kind are refused, not ignored.
+    for (args, want) in [
+        (
+            vec!["--trace", t.to_str().unwrap(), "--ops", "5"],
+            "--ops applies to --workload",
+        ),
+        (
+            vec!["--trace", t.to_str().unwrap(), "--seed", "2"],
+            "--seed applies to --workload",
+        ),
+        (
+            vec!["--workload", "btree", "--trace-clock", "memory"],
+            "--trace-clock applies to --trace",
+        ),
+    ] {
+        let mut a = vec!["sim", "--config", "nvm-ppo"];
+        a.extend(args);
+        let o = pmlab(&a);
+        assert_eq!(o.status.code(), Some(1));
+        let e = stderr(&o);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(e.contains(want), "{e}");
+    }
     let cfg = d.join("bad.toml");
     std::fs::write(&cfg, "preset = \"optane\"\n[controller]\nwpq = 3\n").unwrap();
     let o = pmlab(&[

@@ -740,6 +740,20 @@ fn toml_error(origin: &str, text: &str, e: &toml::de::Error) -> ConfigError {
     }
 }
 
+/// Longest config file read (presets are about 3 KiB): `--config /dev/zero` read until the
+/// machine ran out of memory.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// The text of config file `path`, at most one byte beyond [`MAX_CONFIG_BYTES`].
+fn read_config_text(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(MAX_CONFIG_BYTES + 1)
+        .read_to_string(&mut text)?;
+    Ok(text)
+}
+
 fn merge(base: &mut toml::Table, over: toml::Table) {
     for (k, v) in over {
         match (base.get_mut(&k), v) {
@@ -771,7 +785,11 @@ impl SimConfig {
     /// that does not exist locally, ...).
     pub fn load(path: &Path) -> Result<SimConfig, ConfigError> {
         let origin = path.display().to_string();
-        match std::fs::read_to_string(path) {
+        match read_config_text(path) {
+            Ok(text) if text.len() as u64 > MAX_CONFIG_BYTES => Err(ConfigError(format!(
+                "{origin}: larger than {} KiB: not a config file",
+                MAX_CONFIG_BYTES >> 10
+            ))),
             Ok(text) => SimConfig::from_toml_str(&text, &origin),
             Err(e) => {
                 let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
@@ -870,7 +888,14 @@ impl SimConfig {
             if !cur.contains_key(last) {
                 return Err(ConfigError(format!("--set {s}: unknown key `{key}`")));
             }
-            cur.insert(last.to_string(), value);
+            match (cur.get_mut(last), value) {
+                // `--set 'device.timing={tck_ns=1}'` changes that key: the section's other keys
+                // keep their values (replacing the table set them to the built-in defaults).
+                (Some(toml::Value::Table(old)), toml::Value::Table(new)) => merge(old, new),
+                (_, v) => {
+                    cur.insert(last.to_string(), v);
+                }
+            }
             // Type errors name the setting that caused them.
             SimConfig::deserialize(toml::Value::Table(table.clone()))
                 .map_err(|e| ConfigError(format!("--set {s}: {}", e.message())))?;
@@ -1267,6 +1292,33 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("controller.adr=maybe"), "{e}");
+    }
+
+    /// An inline table changes the keys it names and keeps the section's others (it once
+    /// replaced the whole section, the preset's timings becoming the built-in defaults).
+    #[test]
+    fn an_inline_table_override_changes_only_its_keys() {
+        let base = SimConfig::preset("nvm-ppo").unwrap();
+        let c = base
+            .with_overrides(&["device.timing={tck_ns=1.0, twr_ns=150.0}".into()])
+            .unwrap();
+        assert_eq!(c.device.timing.tck_ns, 1.0);
+        assert_eq!(c.device.timing.twr_ns, 150.0);
+        assert_eq!(c.device.timing.tcl_ns, base.device.timing.tcl_ns);
+        assert_eq!(c.device.timing.tburst_ns, base.device.timing.tburst_ns);
+        assert!(base
+            .with_overrides(&["device.timing={nope=1}".into()])
+            .is_err());
+    }
+
+    /// A config file above 1 MiB is refused before it is read whole (`/dev/zero` exhausted
+    /// the machine's memory).
+    #[test]
+    fn an_endless_config_file_is_refused() {
+        let e = SimConfig::load(Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("larger than 1024 KiB"), "{e}");
     }
 
     #[test]

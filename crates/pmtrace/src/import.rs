@@ -234,7 +234,9 @@ fn parse_pmweaver_line(line: &str) -> Result<(TraceEvent, u64), TraceError> {
     if op == Op::Clwb {
         // Validate the data column too, so a shifted column is caught.
         hex_field("data", t[5])?;
-        return Ok((TraceEvent::access(Op::Clwb, 0, pc, addr, 64, 0), tick));
+        let ev = TraceEvent::access(Op::Clwb, 0, pc, addr, 64, 0);
+        ev.check(1)?; // the line fits in the address space
+        return Ok((ev, tick));
     }
     if size == 0 || size > MAX_VALUE_BYTES as u64 {
         return Err(TraceError::from(ErrorKind::InvalidEvent {
@@ -245,10 +247,9 @@ fn parse_pmweaver_line(line: &str) -> Result<(TraceEvent, u64), TraceError> {
     }
     let mut value = [0u8; MAX_VALUE_BYTES];
     le_bytes_from_hex_number(t[5], size as usize, &mut value)?;
-    Ok((
-        TraceEvent::store(Op::Store, 0, pc, addr, &value[..size as usize], 0),
-        tick,
-    ))
+    let ev = TraceEvent::store(Op::Store, 0, pc, addr, &value[..size as usize], 0);
+    ev.check(1)?; // the store fits in the address space
+    Ok((ev, tick))
 }
 
 /// Converts a hex number into its `size` least significant bytes, least significant first.
@@ -352,7 +353,10 @@ impl<R: BufRead> PlainReader<R> {
         if let Some(c) = cycle {
             self.prev_cycle = Some(c);
         }
-        Ok(Some(TraceEvent::access(op, 0, 0, addr, 64, gap)))
+        // One request for the 64 B line holding the address, as DRAMsim3's and Ramulator's
+        // trace front ends make it: an unaligned address made a 64-byte access spanning two
+        // lines, two requests (and the last line's one ran past the address space).
+        Ok(Some(TraceEvent::access(op, 0, 0, addr & !63, 64, gap)))
     }
 }
 

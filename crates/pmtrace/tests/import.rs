@@ -191,6 +191,42 @@ fn plain_trace() {
     assert!(!r.header().has_flag(flags::STORE_VALUES));
 }
 
+/// An address inside a line is a request for that line, one request (as DRAMsim3 reads it),
+/// the address space's last line included; it once made a 64-byte access spanning two lines.
+#[test]
+fn plain_addresses_name_their_line() {
+    let ev = plain(
+        "0x1010 READ 1
+0x107f WRITE 2
+0xffffffffffffffff READ 3
+",
+    )
+    .unwrap();
+    assert_eq!(
+        ev,
+        vec![
+            TraceEvent::access(Op::Load, 0, 0, 0x1000, 64, 0),
+            TraceEvent::access(Op::Store, 0, 0, 0x1040, 64, 1),
+            TraceEvent::access(Op::Load, 0, 0, 0xffff_ffff_ffff_ffc0, 64, 1),
+        ]
+    );
+}
+
+/// A PMWeaver store or clwb running past the address space is an error naming its line.
+#[test]
+fn pmweaver_accesses_past_the_address_space_are_refused() {
+    assert_line_error(
+        pmweaver("@0x1 P W 0xfffffffffffffffc 8 0011223344556677 1000\n"),
+        1,
+        "runs past the end of the 64-bit address space",
+    );
+    assert_line_error(
+        pmweaver("@0x1 P C 0xffffffffffffffc1 40 0 1000\n"),
+        1,
+        "runs past the end of the 64-bit address space",
+    );
+}
+
 #[test]
 fn plain_malformed_lines_name_their_line() {
     assert_line_error(
