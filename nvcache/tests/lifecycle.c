@@ -258,6 +258,19 @@ static int past_capacity_case(const char *path)
  * late 2: as 1, then the limit is lifted and rank 0 writes 'E' again: the drain retried before
  * that write now succeeds, so the write and the close succeed and the file holds 'E' at 1 MiB and
  * rank 1's 'D' at 1.5 MiB without any recovery. */
+/* Sets this process's soft limit on file sizes to bytes (writes past it fail with EFBIG, not
+ * SIGXFSZ) and returns the limit it had; the hard limit stays, so the old one can be restored. */
+static rlim_t limit_file_size(rlim_t bytes)
+{
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit rl;
+    getrlimit(RLIMIT_FSIZE, &rl);
+    rlim_t old = rl.rlim_cur;
+    rl.rlim_cur = bytes;
+    setrlimit(RLIMIT_FSIZE, &rl);
+    return old;
+}
+
 /* Calls of the file error handler drain_fail_case installs (MPI_ERRORS_RETURN's behaviour,
  * counted). */
 static int errhandler_calls;
@@ -287,14 +300,8 @@ static int drain_fail_case(int rank, const char *path, int late)
     MPI_File_create_errhandler(count_errhandler, &eh);
     MPI_File_set_errhandler(fh, eh);
     int failed = 0;
-    /* The real file cannot grow past 1.25 MiB (the 1 MiB parts still fit); the hard limit stays,
-       so that late 2 can lift it again. */
-    signal(SIGXFSZ, SIG_IGN);
-    struct rlimit rl;
-    getrlimit(RLIMIT_FSIZE, &rl);
-    rlim_t hard = rl.rlim_cur;
-    rl.rlim_cur = 5 << 18;
-    setrlimit(RLIMIT_FSIZE, &rl);
+    /* The real file cannot grow past 1.25 MiB (the 1 MiB parts still fit); late 2 lifts it. */
+    rlim_t before = limit_file_size(5 << 18);
     char buf[4096];
     memset(buf, 'D', sizeof buf);
     int rc = MPI_SUCCESS, rc_late = MPI_SUCCESS;
@@ -315,13 +322,11 @@ static int drain_fail_case(int rank, const char *path, int late)
                 printf("lifecycle drain-fail: late rc %d\n", rc_late);
         }
         if (late == 2) {
-            rl.rlim_cur = hard;
-            setrlimit(RLIMIT_FSIZE, &rl);
+            limit_file_size(before);
             rc_late = counted(MPI_File_write_at(fh, MIB, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE), &failed);
             printf("lifecycle drain-fail: write after the limit was lifted rc %d\n", rc_late);
             /* An error of MPI-IO itself (the file now passes through): its handler call only. */
-            rl.rlim_cur = 5 << 18;
-            setrlimit(RLIMIT_FSIZE, &rl);
+            limit_file_size(5 << 18);
             int rc_past = counted(MPI_File_write_at(fh, 2 * MIB, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE), &failed);
             printf("lifecycle drain-fail: pass-through write past the limit rc %d\n", rc_past);
         }
@@ -385,19 +390,13 @@ static int second_handle_case(int rank, const char *path)
             rc = MPI_File_write_at(a, 3 << 19, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE);
     }
     int rc_sync = MPI_File_sync(a);
-    signal(SIGXFSZ, SIG_IGN);
-    struct rlimit rl;
-    getrlimit(RLIMIT_FSIZE, &rl);
-    rlim_t hard = rl.rlim_cur;
-    rl.rlim_cur = 5 << 18;
-    setrlimit(RLIMIT_FSIZE, &rl);
+    rlim_t before = limit_file_size(5 << 18);
     /* (Its call of MPI_FILE_NULL's handler is not counted here: with a handler of the program's
        own there, MPICH 4.0.2 asserts at the next close of any file, a negative reference count.) */
     int rc_b = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, MPI_INFO_NULL, &b);
     if (rc_b == MPI_SUCCESS)
         MPI_File_close(&b);
-    rl.rlim_cur = hard;
-    setrlimit(RLIMIT_FSIZE, &rl);
+    limit_file_size(before);
     int rc_a = MPI_SUCCESS;
     if (rank == 0) {
         memset(buf, 'E', sizeof buf);

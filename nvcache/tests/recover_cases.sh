@@ -94,6 +94,12 @@ file=$dir/lifecycle-$case.dat
 rm -f "$file"
 . "$(dirname "$0")/nvram_layout.sh"
 cleanup() { rm -f "$file" "$file.ready" "$file.go" "$file.job"; remove_nvram_dirs; }
+# block_is N C MESSAGE: the file's 4 KiB block N holds only byte C, else MESSAGE and failure.
+block_is() {
+    local other
+    other=$(dd if="$file" bs=4096 skip="$1" count=1 2>/dev/null | tr -d "$2" | wc -c)
+    [ "$other" -eq 0 ] || { echo "$3"; exit 1; }
+}
 # A later job wrote 'y' over a dead job's synced 'x' (one host): recovery must keep the dead job's
 # parts and leave the later bytes; --force then writes the parts.
 kept_until_forced() {
@@ -139,10 +145,8 @@ drain-fail-write)
     # The 4 KiB at 1 MiB: 'E' if the late write reported success, else rank 1's synced 'D'.
     want=D
     [ "$late" -eq 0 ] && want=E
-    got=$(dd if="$file" bs=4096 skip=256 count=1 2>/dev/null | tr -d "$want" | wc -c)
-    [ "$got" -eq 0 ] || { echo "late write rc $late, but the 4 KiB at 1 MiB are not all '$want' after recovery"; exit 1; }
-    got=$(dd if="$file" bs=4096 skip=384 count=1 2>/dev/null | tr -d D | wc -c)
-    [ "$got" -eq 0 ] || { echo "synced bytes at 1.5 MiB lost"; exit 1; }
+    block_is 256 "$want" "late write rc $late, but the 4 KiB at 1 MiB are not all '$want' after recovery"
+    block_is 384 D "synced bytes at 1.5 MiB lost"
     # The shared-pointer write of 'S' at 1 MiB + 64 KiB: in the file only if it reported success.
     shared=$(echo "$out" | sed -n 's/.*shared rc \([0-9]*\).*/\1/p')
     s=$(dd if="$file" bs=4096 skip=272 count=1 2>/dev/null | tr -cd S | wc -c)
@@ -153,20 +157,16 @@ drain-fail-write)
 drain-fail-retry)
     "$mpiexec" -n 2 "$prog" drain-fail-retry "$file" || { echo "the write after the limit was lifted or the close failed"; exit 1; }
     [ -z "$(parts)" ] || { echo "parts kept although the retried drain succeeded"; exit 1; }
-    got=$(dd if="$file" bs=4096 skip=256 count=1 2>/dev/null | tr -d E | wc -c)
-    [ "$got" -eq 0 ] || { echo "the later write at 1 MiB is not in the file"; exit 1; }
-    got=$(dd if="$file" bs=4096 skip=384 count=1 2>/dev/null | tr -d D | wc -c)
-    [ "$got" -eq 0 ] || { echo "synced bytes at 1.5 MiB lost"; exit 1; }
+    block_is 256 E "the later write at 1 MiB is not in the file"
+    block_is 384 D "synced bytes at 1.5 MiB lost"
     echo "drain-fail-retry: the drain retried before the later write succeeded; every byte in the file, no part kept"
     ;;
 second-handle)
     "$mpiexec" -n 2 "$prog" second-handle "$file" ||
         { echo "the second open did not fail while the first open's cache could not be drained, or a later call failed"; exit 1; }
     [ -z "$(parts)" ] || { echo "parts kept although every close succeeded"; exit 1; }
-    got=$(dd if="$file" bs=4096 skip=256 count=1 2>/dev/null | tr -d E | wc -c)
-    [ "$got" -eq 0 ] || { echo "the first open's write at 1 MiB is not in the file"; exit 1; }
-    got=$(dd if="$file" bs=4096 skip=384 count=1 2>/dev/null | tr -d F | wc -c)
-    [ "$got" -eq 0 ] || { echo "the second open's write at 1.5 MiB is not in the file"; exit 1; }
+    block_is 256 E "the first open's write at 1 MiB is not in the file"
+    block_is 384 F "the second open's write at 1.5 MiB is not in the file"
     echo "second-handle: the open failed while the drain failed; afterwards every write is in the file"
     ;;
 temporary)
