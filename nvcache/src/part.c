@@ -511,14 +511,24 @@ const char *nvc_part_hdr_problem(const struct nvc_part_hdr *h, size_t mapped)
         return "corrupt header (capacity, bitmap or data offset)";
     if (h->stripe == 0 || h->nparts == 0 || h->index >= h->nparts)
         return "corrupt header (stripe, part count or index)";
+    /* Every byte the part can hold maps to a file offset (nvc_part_to_file) that an off_t holds,
+       and so does the size: a flipped high bit of the stripe wrapped those offsets onto other
+       parts' blocks, and recovery wrote there. */
+    uint64_t far;
+    if (__builtin_mul_overflow((h->capacity - 1) / h->stripe, (uint64_t)h->nparts, &far) ||
+        __builtin_add_overflow(far, (uint64_t)h->index + 1, &far) || __builtin_mul_overflow(far, h->stripe, &far) ||
+        far > (uint64_t)INT64_MAX || h->size > (uint64_t)INT64_MAX)
+        return "corrupt header (stripe, part count or size beyond the largest file offset)";
     if (h->state < NVC_PART_ACTIVE || h->state > NVC_PART_CLOSED)
         return "corrupt header (state)";
     if (!memchr(h->path, 0, sizeof h->path) || !memchr(h->host, 0, sizeof h->host))
         return "corrupt header (file or host name not terminated)";
     if (h->capacity > mapped || h->data_off > mapped - h->capacity)
-        /* Written last at creation (the file is extended to its full length after the header):
-           a creation that was interrupted, before any data could be written. */
-        return nvc_part_incomplete;
+        /* Written last at creation (the file is extended to its full length after its first two
+           pages, header and bitmap): a file no longer than those is a creation that was
+           interrupted before any data could be written. A longer one was cut afterwards, and
+           its dirty data may be all there is of synced bytes: kept, not removed. */
+        return mapped <= 2 * NVC_PAGE ? nvc_part_incomplete : "damaged: shorter than its layout (truncated)";
     return NULL;
 }
 

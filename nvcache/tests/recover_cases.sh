@@ -59,10 +59,11 @@
 # CASE fsync-fail: the write-back's fsync fails (EIO, as a network file system reports a lost
 #   write-back there; tests/fail_io.c, FAIL_IO_LIB from the environment): recovery must fail and
 #   keep the part, the only durable copy; a later recovery then restores the synced bytes.
-# CASE bad-header: a dead job's part whose header is damaged (stripe 0, then a bitmap offset far
-#   beyond the file): recovery must report it, keep it and not crash, and a job's MPI_Init
-#   (which recovers too) must run; a part whose creation was cut short (shorter than its layout)
-#   is removed, since it never held data.
+# CASE bad-header: a dead job's part whose header is damaged (stripe 0, a bitmap offset far
+#   beyond the file, a stripe with its high bit set) or that was truncated after its creation:
+#   recovery must report it, keep it and not crash, and a job's MPI_Init (which recovers too)
+#   must run; a part whose creation was cut short (no longer than its first two pages) is
+#   removed, since it never held data.
 # CASE whole-file-lock: a job writes and syncs 8 KiB and is SIGKILLed; another process holds a POSIX
 #   lock over the whole file (lockf): recovery must still restore the synced bytes, and a job
 #   opening the file for writing must still run (nvcache takes no lock on the file: an earlier
@@ -386,7 +387,9 @@ bad-header)
     # offsets in struct nvc_part_hdr (nvcache_internal.h): stripe at 40, bitmap_off at 72
     poke() { printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none; }
     zero8='\0\0\0\0\0\0\0\0' far='\0\0\0\0\0\1\0\0'
-    for damage in "40 $zero8 stripe" "72 $far bitmap"; do
+    # (47: the stripe's top byte; a stripe with its high bit set maps the part's bytes past any
+    # file offset, which wrapped onto other parts' blocks.)
+    for damage in "40 $zero8 stripe" "72 $far bitmap" "47 \200 stripe-top-bit"; do
         set -- $damage
         "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }
         wait_job_gone >/dev/null
@@ -405,6 +408,19 @@ bad-header)
         rm -f "$part" "$file.other"
         recover_once >/dev/null || { echo "recovery after the damaged part was removed failed"; exit 1; }
     done
+    # cut after its creation (longer than its first two pages, shorter than its layout): its
+    # synced dirty pages may be the only copy: kept and reported, not removed as "incomplete"
+    "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }
+    wait_job_gone >/dev/null
+    part=$(parts)
+    truncate -s 12288 "$part"
+    out=$("$recover" --dir "$NVCACHE_DIR" 2>&1)
+    rc=$?
+    echo "$out"
+    [ $rc -eq 1 ] || { echo "recovery of a truncated part: rc $rc, expected 1"; exit 1; }
+    [ -e "$part" ] || { echo "the truncated part was removed"; exit 1; }
+    rm -f "$part"
+    recover_once >/dev/null || { echo "recovery after the truncated part was removed failed"; exit 1; }
     # creation cut short: the header page only (the file is extended to its layout after it)
     "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }
     wait_job_gone >/dev/null
