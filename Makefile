@@ -220,7 +220,9 @@ BUFFERED_ORDERINGS := epoch broi
 LOGGING_SCHEMES := redu lad lalea blom lalea+blom lalea-lad
 BMO_ENGINES := enc-bmt dedup
 # Direct-mapped 1 KiB caches, so that lines of open hardware transactions are evicted and each
-# logging scheme's no-steal path is cut through (the presets' caches never evict them).
+# logging scheme's no-steal path is cut through (the presets' caches never evict them). With ADR
+# off as well, write-backs of shared lines wait for the WPQ and merge there: the case where a
+# merge into the oldest of a line's entries lost a fenced store.
 TINY_CACHES := $(foreach s,l1d l2 llc,--set caches.$(s).size_kib=1 --set caches.$(s).ways=1)
 # Workloads whose every thread is an RDMA client of the simulated PM (the WHISPER-like ones the
 # PPO paper runs remotely, and two PPO micro-benchmarks).
@@ -260,6 +262,16 @@ crash-check: build
 	    out=$$($$pmlab crash --config pcm-pmweaver --set controller.bmo=$$b --set controller.predictor=pmweaver --workload $$w --points $(CRASH_POINTS) 2>&1); \
 	    rc=$$?; echo "$$out" | grep -E "^passed|first failing" ; [ $$rc -eq 0 ] || fail=1; \
 	  done; \
+	done; \
+	for w in $(PMWEAVER_WORKLOADS); do \
+	  printf "%-24s %-14s " "nvm-lalea no ADR, tiny" $$w; \
+	  out=$$($$pmlab crash --config nvm-lalea --set controller.adr=false $(TINY_CACHES) --workload $$w --threads 4 --points $(CRASH_POINTS) 2>&1); \
+	  rc=$$?; echo "$$out" | grep -E "^passed|first failing" ; [ $$rc -eq 0 ] || fail=1; \
+	done; \
+	for l in $(LOGGING_SCHEMES); do \
+	  printf "%-24s %-14s " "logging=$$l no ADR, tiny" tatp-hw; \
+	  out=$$($$pmlab crash --config nvm-lalea --set controller.logging=$$l --set controller.adr=false $(TINY_CACHES) --workload tatp-hw --points $(CRASH_POINTS) 2>&1); \
+	  rc=$$?; echo "$$out" | grep -E "^passed|first failing" ; [ $$rc -eq 0 ] || fail=1; \
 	done; \
 	for l in $(LOGGING_SCHEMES); do \
 	  for w in $$($$pmlab workloads | awk 'NR>1 && $$2=="hwtx" {print $$1}'); do \

@@ -43,6 +43,47 @@ fn correct_libraries_pass_every_crash_point() {
     }
 }
 
+/// Writes of one line that wait for the WPQ enter it one by one as separate entries; a later
+/// write of the line merged into the oldest of them became durable first, and the ones between
+/// wrote older bytes over it. Without ADR (durability at the media write), 1 KiB caches (write
+/// backs of shared lines) and 4 threads, a flushed and fenced store was then missing from the
+/// crash image: 20 of 60 points failed before the merge went to the youngest entry.
+#[test]
+fn a_write_merged_in_the_wpq_stays_after_the_writes_before_it() {
+    let o = pmlab(&[
+        "crash",
+        "--config",
+        "nvm-lalea",
+        "--set",
+        "controller.adr=false",
+        "--set",
+        "caches.l1d.size_kib=1",
+        "--set",
+        "caches.l1d.ways=1",
+        "--set",
+        "caches.l2.size_kib=1",
+        "--set",
+        "caches.l2.ways=1",
+        "--set",
+        "caches.llc.size_kib=1",
+        "--set",
+        "caches.llc.ways=1",
+        "--workload",
+        "arrayswap",
+        "--threads",
+        "4",
+        "--ops",
+        "40",
+        "--seed",
+        "28",
+        "--points",
+        "60",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(out.contains("passed 60 / 60"), "{out}{err}");
+}
+
 #[test]
 fn a_dropped_undo_log_fence_is_caught_and_replayable() {
     let o = pmlab(&[

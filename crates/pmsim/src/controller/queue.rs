@@ -399,20 +399,23 @@ impl RequestQueue {
         }
     }
 
-    /// Slot of the request for line `line_addr`, which maps to flat bank `bank`, if any.
+    /// Slot of the youngest request for line `line_addr`, which maps to flat bank `bank`, if
+    /// any. The youngest: a queue may hold several writes of a line (they entered one by one
+    /// while a later one waited), and a write merged into an older one became durable before
+    /// the ones between them, which then wrote their older bytes over it.
     #[inline]
     pub fn find_line(&self, line_addr: u64, bank: u32) -> Option<u32> {
         if self.lines[line_bucket(line_addr)] == 0 {
             return None;
         }
         self.check_bank(bank as usize);
-        let mut s = self.banks[bank as usize].head;
+        let mut s = self.banks[bank as usize].tail;
         while s != NIL {
             let sl = &self.slots[s as usize];
             if sl.req.line_addr == line_addr {
                 return Some(s);
             }
-            s = sl.next;
+            s = sl.prev;
         }
         None
     }
