@@ -395,7 +395,9 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
          At every log-entry allocation the controller's queue of every bank is sampled: the \
          imbalance is the busiest bank's queue over the mean bank's, averaged over the \
          allocations (1 = even; metric `bank_load_imbalance`), and `log_entry_bank_queue` is \
-         the queue of the bank the entry goes to. Geomean over the workloads, imbalance: REDU \
+         the queue of the bank the entry goes to. Geomean over the workloads that write a log \
+         entry (under LAD and LALEA-LAD, a workload whose write sets all fit the ADR buffer \
+         writes none), imbalance: REDU \
          {:.2}, LALEA {:.2}; LAD {:.2}, LALEA-LAD {:.2}; queue met by a log entry: REDU {:.2}, \
          LALEA {:.2}; LAD {:.2}, LALEA-LAD {:.2}. The paper draws no figure of it; it argues \
          the imbalance is what LALEA removes (Sec. III-A).\n\n\

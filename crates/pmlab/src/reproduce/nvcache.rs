@@ -728,7 +728,8 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
             .find(|(c, p, ..)| c == case && p == "1")
             .map_or("n/a".to_string(), |(_, _, a, b, _)| {
                 format!(
-                    "{:.1}x [{:.1}-{:.1}x over {} runs]",
+                    "{:.1}x [{:.1}-{:.1}x: one side's slowest run against the other's fastest, \
+                     {} runs each]",
                     a.median / b.median,
                     a.min / b.max,
                     a.max / b.min,

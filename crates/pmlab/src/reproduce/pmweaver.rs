@@ -567,7 +567,8 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
          programs run far fewer instructions between fences (no PMDK library code, allocator or \
          stack traffic), so the same latency weighs more.{}\n\n{}\n\
          ### Fig. 19: address-only precomputation\n\n{}\n\
-         ### Fig. 25: instances on 1, 2, 4 cores (Enc+Veri)\n\n{}\n\
+         ### Fig. 25: instances on 1, 2, 4 cores (Enc+Veri)\n\nGeomean over {} (so at 1 core it \
+         differs from the geomean over every workload above).\n\n{}\n\
          ### Fig. 26a: PC-path length (Enc+Veri)\n\n{}\n\
          ### Fig. 26b: predictor buffer sizes (Enc+Veri)\n\n{}\n\
          Figs. 25 and 26 run a quarter of the default operations.\n\n\
@@ -601,6 +602,7 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
         },
         density.to_markdown(),
         fig19.to_markdown(),
+        multi.join(", "),
         fig25.to_markdown(),
         fig26a.to_markdown(),
         fig26b.to_markdown(),
