@@ -757,11 +757,11 @@ int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void
        passing through) goes to the file's handler below; bypass_io's comes from MPI-IO's call on
        the application's handle, which gave it to the handler itself. */
     int own = rc != MPI_SUCCESS;
-    if (!cached && (rc = nvc_pass_ready(f)) == MPI_SUCCESS) {
-        rc = bypass_io(f, write, off, buf, count, dt, status, &done);
-        own = 0;
-    } else if (!cached) {
-        own = 1;
+    if (!cached) {
+        rc = nvc_pass_ready(f);
+        own = rc != MPI_SUCCESS;
+        if (!own)
+            rc = bypass_io(f, write, off, buf, count, dt, status, &done);
     }
     if (rc == MPI_SUCCESS && use_fp)
         f->fp = off + done / f->view.etype_size;

@@ -44,6 +44,24 @@ impl CommitLog {
         self.per_thread[t as usize].partition_point(|&c| c <= completed)
     }
 
+    /// Checks that the log and the completed-event counts `completed` are for `threads`
+    /// threads (`name`: the workload, for the message).
+    pub fn check_threads(
+        &self,
+        name: &str,
+        threads: usize,
+        completed: &[u64],
+    ) -> Result<(), String> {
+        if completed.len() != threads || self.per_thread.len() != threads {
+            return Err(format!(
+                "{name}: {threads} threads, but {} completed counts and {} commit lists",
+                completed.len(),
+                self.per_thread.len()
+            ));
+        }
+        Ok(())
+    }
+
     /// Units of thread `t` that must survive a crash after `completed` events: those whose
     /// commit record is durable by then.
     pub fn required(&self, t: u16, completed: u64) -> usize {
@@ -114,14 +132,7 @@ pub fn check<K: Kernel>(
 ) -> Result<(), String> {
     crate::kernel::check_params(k, p)?;
     let name = k.info().name;
-    let threads = p.threads as usize;
-    if completed.len() != threads || commits.per_thread.len() != threads {
-        return Err(format!(
-            "{name}: {threads} threads, but {} completed counts and {} commit lists",
-            completed.len(),
-            commits.per_thread.len()
-        ));
-    }
+    commits.check_threads(name, p.threads as usize, completed)?;
     let mut tx = Tx::from_image(k.info().model, p.threads, image);
     for t in 0..p.threads {
         let units = commits.per_thread[t as usize].len();

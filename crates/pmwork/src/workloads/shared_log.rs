@@ -222,14 +222,7 @@ impl Workload for SharedLog {
         completed: &[u64],
     ) -> Result<(), String> {
         self.check_params(p)?;
-        let threads = p.threads as usize;
-        if completed.len() != threads || commits.per_thread.len() != threads {
-            return Err(format!(
-                "shared-log: {threads} threads, but {} completed counts and {} commit lists",
-                completed.len(),
-                commits.per_thread.len()
-            ));
-        }
+        commits.check_threads("shared-log", p.threads as usize, completed)?;
         // Units each thread must have durable: its setup (thread 0's header; the others have
         // none) and then its operations in order.
         let required: Vec<usize> = (0..p.threads)
