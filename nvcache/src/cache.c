@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include "nvcache_internal.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1904,6 +1905,54 @@ int nvc_get_size(struct nvc_file *f, MPI_Offset *size)
     return rc != MPI_SUCCESS ? nvc_raise(f, rc) : PMPI_File_get_size(f->real, size);
 }
 
+/* Writes this rank's part's dirty bytes to the real file, makes them durable there and marks
+ * them clean, if the part's size exceeds `beyond` (only then can it hold bytes past it); a rank
+ * that represents no part, or a read-only open, has nothing to do. */
+static int flush_own_part(struct nvc_file *f, int64_t beyond)
+{
+    int rep = f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
+    if (!rep || (f->amode & MPI_MODE_RDONLY))
+        return MPI_SUCCESS;
+    pthread_mutex_lock(&nvc_rt.slot_lock);
+    uint32_t p = (uint32_t)f->my_part;
+    int64_t size = INT64_MAX; /* unknown: flushed */
+    if (f->direct)
+        size = (int64_t)__atomic_load_n(&f->direct->hdr->size, __ATOMIC_ACQUIRE);
+    else {
+        struct nvc_slot *s = req(f, p, NVC_OP_SIZE);
+        if (call(f, p, s) == NVC_OK)
+            size = (int64_t)s->arg[0];
+    }
+    int rc = MPI_SUCCESS;
+    if (size > beyond) {
+        struct drained dr = {0};
+        rc = drain_part(f, p, 0, &dr);
+        if (rc == MPI_SUCCESS && dr.n && f->self_fh != MPI_FILE_NULL)
+            rc = PMPI_File_sync(f->self_fh);
+        if (rc == MPI_SUCCESS)
+            clean_drained(f, p, &dr);
+        free(dr.seg);
+    }
+    pthread_mutex_unlock(&nvc_rt.slot_lock);
+    return rc;
+}
+
+/* fsync(2) of the real file through its path: MPI_File_sync does not fsync a handle nothing was
+ * written through (ROMIO), so it would leave a set_size's new length in the page cache. */
+static int fsync_real(struct nvc_file *f)
+{
+    int fd = open(f->path + f->path_off, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        nvc_msg("%s: cannot open the file to fsync its new size: %s", f->path, strerror(errno));
+        return MPI_ERR_IO;
+    }
+    int rc = fsync(fd) == 0 ? MPI_SUCCESS : MPI_ERR_IO;
+    if (rc != MPI_SUCCESS)
+        nvc_msg("%s: fsync after MPI_File_set_size failed: %s", f->path, strerror(errno));
+    close(fd);
+    return rc;
+}
+
 int nvc_set_size(struct nvc_file *f, MPI_Offset size, int grow_only)
 {
     if (f->mode == NVC_MODE_PASS)
@@ -1918,6 +1967,45 @@ int nvc_set_size(struct nvc_file *f, MPI_Offset size, int grow_only)
     coll_max(f, &kept, 1);
     if (kept)
         return nvc_raise(f, rc != MPI_SUCCESS ? rc : MPI_ERR_IO);
+    int cached = f->mode == NVC_MODE_CACHED;
+    int rep = f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
+    if (!grow_only && cached) {
+        /* A crash anywhere in a set_size must leave the file as before the call or as after it.
+           nvcache-recover only grows files (a part knows only its own writes' sizes) and writes
+           back the parts' dirty bytes below each part's size; so first every part that may hold
+           bytes past the new size writes its dirty bytes to the real file, durably, and then
+           every part takes the new size (dropping what lies beyond it), all before the real file
+           is cut. A crash before the cut recovers the file as it was (no part holds anything past
+           the new size that the file lacks); after it, as set. A set_size that grows the file
+           flushes nothing. */
+        int64_t bad = flush_own_part(f, size) != MPI_SUCCESS;
+        coll_max(f, &bad, 1);
+        if (bad)
+            return nvc_raise(f, MPI_ERR_IO);
+        if (rep) {
+            pthread_mutex_lock(&nvc_rt.slot_lock);
+            struct nvc_slot *s = req(f, (uint32_t)f->my_part, NVC_OP_SETSIZE);
+            s->arg[0] = (uint64_t)size;
+            s->arg[1] = 0;
+            call(f, (uint32_t)f->my_part, s);
+            pthread_mutex_unlock(&nvc_rt.slot_lock);
+        }
+        coll_barrier(f); /* every part has the new size before the file is cut */
+        rc = PMPI_File_set_size(f->real, size);
+        int64_t r[2] = {rc != MPI_SUCCESS, 0};
+        /* ROMIO cuts the file on one rank and tells the others: it is cut when the call returns. */
+        if (rc == MPI_SUCCESS && f->rank == 0)
+            r[1] = fsync_real(f) != MPI_SUCCESS;
+        coll_max(f, r, 2);
+        if (r[0]) {
+            /* The parts took the size, the file did not: the file holds every byte (the parts
+               were flushed), so the file is read and written directly from now on. */
+            int brc = bypass(f, "MPI_File_set_size failed on the file", 1);
+            return brc != MPI_SUCCESS ? nvc_raise(f, brc) : rc;
+        }
+        f->size_hint = size;
+        return r[1] ? nvc_raise(f, MPI_ERR_IO) : MPI_SUCCESS;
+    }
     rc = grow_only ? PMPI_File_preallocate(f->real, size) : PMPI_File_set_size(f->real, size);
     /* The call may fail on some ranks only (ROMIO preallocates on one rank): every rank goes
        on to the same collectives below, and the parts change only if it succeeded everywhere. */
@@ -1925,12 +2013,7 @@ int nvc_set_size(struct nvc_file *f, MPI_Offset size, int grow_only)
     coll_max(f, &bad, 1);
     if (bad)
         return rc;
-    /* A shrink is durable in the real file before the call returns (both calls are collective):
-       nvcache-recover only ever grows files, since a part knows only its own writes' sizes. */
-    if (!grow_only && (rc = PMPI_File_sync(f->real)) != MPI_SUCCESS)
-        return rc;
-    int rep = f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
-    if (rep && f->mode == NVC_MODE_CACHED) {
+    if (rep && cached) {
         pthread_mutex_lock(&nvc_rt.slot_lock);
         struct nvc_slot *s = req(f, (uint32_t)f->my_part, NVC_OP_SETSIZE);
         s->arg[0] = (uint64_t)size;

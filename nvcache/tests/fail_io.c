@@ -6,11 +6,18 @@
  *                          with EIO (as a network file system reports a failed write-back there)
  *   PAUSE_PWRITE=SUBSTRING the process's first pwrite to a file whose path P contains SUBSTRING
  *                          creates P.paused and waits (at most 60 s) until P.go exists
+ *   KILL_PATH=SUBSTRING, KILL_CALL=ftruncate|ftruncated|fsync
+ *                          while P.armed exists for a file whose path P contains SUBSTRING, the
+ *                          process SIGKILLs itself at the first such call on P: before ftruncate
+ *                          (`ftruncate`), after it (`ftruncated`), or after an fsync/fdatasync
+ *                          (`fsync`): a crash at a chosen point of an MPI-IO call
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/types.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +46,20 @@ static int chosen(int fd, const char *var)
     return chosen_path(fd, var, path);
 }
 
+/* SIGKILL of this process if KILL_CALL is `call` and fd's file is KILL_PATH's, armed. */
+static void kill_if_armed(int fd, const char *call)
+{
+    const char *want = getenv("KILL_CALL");
+    char path[4096 + 8];
+    if (!want || strcmp(want, call) || !chosen_path(fd, "KILL_PATH", path))
+        return;
+    strcat(path, ".armed");
+    if (access(path, F_OK) == 0) {
+        fprintf(stderr, "fail_io: SIGKILL at %s\n", call);
+        kill(getpid(), SIGKILL);
+    }
+}
+
 /* EIO for a chosen descriptor, else the C library's `call` (fsync or fdatasync) on it. */
 static int fail_or_call(int fd, const char *call)
 {
@@ -47,7 +68,29 @@ static int fail_or_call(int fd, const char *call)
         return -1;
     }
     int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, call);
-    return real(fd);
+    int rc = real(fd);
+    kill_if_armed(fd, "fsync");
+    return rc;
+}
+
+/* `call` (ftruncate or ftruncate64) with the kill points around it. */
+static int truncate_call(int fd, off_t len, const char *call)
+{
+    kill_if_armed(fd, "ftruncate");
+    int (*real)(int, off_t) = (int (*)(int, off_t))dlsym(RTLD_NEXT, call);
+    int rc = real(fd, len);
+    kill_if_armed(fd, "ftruncated");
+    return rc;
+}
+
+int ftruncate(int fd, off_t len)
+{
+    return truncate_call(fd, len, "ftruncate");
+}
+
+int ftruncate64(int fd, off_t len)
+{
+    return truncate_call(fd, len, "ftruncate64");
 }
 
 int fsync(int fd)

@@ -15,6 +15,14 @@
  *                                  shrunk to 1 MiB + 4 KiB, rank 0 writes 4 KiB at 2 MiB, sync,
  *                                  SIGKILL; after each host's nvcache-recover, verify checks that
  *                                  rank 0's synced bytes and the size 2 MiB + 4 KiB are there.
+ *   lifecycle shrink-crash FILE    (2 ranks) each rank writes 64 KiB of 'a' at rank * 64 KiB and
+ *                                  closes (the bytes reach the file); reopened, each writes 8 KiB
+ *                                  of 'b' 32 KiB into its 64 KiB and syncs (dirty in the parts);
+ *                                  rank 0 creates FILE.armed (fail_io's KILL_CALL kills a rank at
+ *                                  its point inside the call) and the file is shrunk to 16 KiB.
+ *                                  Exit 0 if the call returned.
+ *   lifecycle shrink-crash-verify FILE   prints `before` (every byte as before the shrink), `after`
+ *                                  (16 KiB of 'a') or `torn` (neither, exit 1).
  *   lifecycle temporary FILE       a delete-on-close file is open and written when the job is
  *                                  SIGKILLed (its parts are debris for nvcache-recover).
  *   lifecycle close-crash FILE     (1 rank) writes 4 runs of 8 KiB, syncs, and is SIGKILLed at the
@@ -80,6 +88,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -447,6 +456,34 @@ static int shrink_case(int rank, const char *path)
     MPI_Barrier(MPI_COMM_WORLD);
     kill(getpid(), SIGKILL);
     return 1;
+}
+
+static int shrink_crash_case(int rank, const char *path)
+{
+    MPI_File fh;
+    char buf[65536];
+    if (open_new(rank, path, &fh))
+        return 1;
+    memset(buf, 'a', sizeof buf);
+    int rc = MPI_File_write_at(fh, (MPI_Offset)rank << 16, buf, 65536, MPI_BYTE, MPI_STATUS_IGNORE);
+    rc |= MPI_File_close(&fh);
+    if (rc != MPI_SUCCESS || open_rw(path, 0, &fh))
+        return fail("first write or reopen failed");
+    memset(buf, 'b', 8192);
+    rc = MPI_File_write_at(fh, ((MPI_Offset)rank << 16) + 32768, buf, 8192, MPI_BYTE, MPI_STATUS_IGNORE);
+    rc |= MPI_File_sync(fh);
+    char armed[4096];
+    snprintf(armed, sizeof armed, "%s.armed", path);
+    if (rank == 0)
+        close(open(armed, O_WRONLY | O_CREAT, 0644));
+    MPI_Barrier(MPI_COMM_WORLD);
+    rc |= MPI_File_set_size(fh, 16384);
+    if (rank == 0) {
+        unlink(armed);
+        printf("lifecycle shrink-crash: the call returned %d\n", rc);
+    }
+    rc |= MPI_File_close(&fh);
+    return rc != MPI_SUCCESS;
 }
 
 static int temporary_case(const char *path)
@@ -842,6 +879,16 @@ int main(int argc, char **argv)
             printf("lifecycle live verify: all 16 KiB synced are in the file\n");
         return !ok;
     }
+    if (argc == 3 && !strcmp(argv[1], "shrink-crash-verify")) {
+        /* np = 2: 'a' everywhere but 8 KiB of 'b' at 32 KiB and at 96 KiB, 128 KiB in all */
+        long size = file_size(argv[2]);
+        int before = size == 131072 && file_has(argv[2], 0, 32768, 'a') && file_has(argv[2], 32768, 8192, 'b') &&
+                     file_has(argv[2], 40960, 57344, 'a') && file_has(argv[2], 98304, 8192, 'b') &&
+                     file_has(argv[2], 106496, 24576, 'a');
+        int after = size == 16384 && file_has(argv[2], 0, 16384, 'a');
+        printf("lifecycle shrink-crash-verify: %s (size %ld)\n", before ? "before" : after ? "after" : "torn", size);
+        return !(before || after);
+    }
     if (argc == 4 && !strcmp(argv[1], "shrink") && !strcmp(argv[2], "verify")) {
         long size = file_size(argv[3]);
         int ok = size == 2 * MIB + 4096 && file_has(argv[3], 2 * MIB, 4096, 'C') && file_has(argv[3], MIB, 4096, 'B');
@@ -888,6 +935,7 @@ int main(int argc, char **argv)
     }
     if (argc < 3) {
         fprintf(stderr, "usage: lifecycle chdir DIR | past-capacity FILE | drain-fail FILE | drain-fail-write FILE | drain-fail-retry FILE | second-handle FILE | shrink write|verify FILE"
+                        " | shrink-crash FILE | shrink-crash-verify FILE"
                         " | temporary FILE | live FILE | live-verify FILE | close-crash FILE | close-crash-verify FILE"
                         " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | open-close FILE | has FILE C"
                         " | noclose FILE | noclose-verify FILE | big FILE close|kill | big-verify FILE"
@@ -912,6 +960,8 @@ int main(int argc, char **argv)
         rc = second_handle_case(rank, argv[2]);
     else if (!strcmp(argv[1], "shrink") && argc == 4 && !strcmp(argv[2], "write"))
         rc = shrink_case(rank, argv[3]);
+    else if (!strcmp(argv[1], "shrink-crash"))
+        rc = shrink_crash_case(rank, argv[2]);
     else if (!strcmp(argv[1], "temporary"))
         rc = temporary_case(argv[2]);
     else if (!strcmp(argv[1], "live"))

@@ -81,6 +81,11 @@
 # CASE prealloc-sync: MPI_File_preallocate, then MPI_File_sync while the file's fsync fails
 #   (FAIL_IO_LIB's FAIL_FSYNC): the sync must report it, as plain MPI-IO's does (the preallocated
 #   size is not durable), with caching on and off.
+# CASE shrink-crash: (FAIL_IO_LIB) a job SIGKILLed inside MPI_File_set_size, which shrinks a file
+#   whose parts hold synced bytes past the new size, at four points: after the parts' flush
+#   (fsync), before and after the file is cut (ftruncate), and after the call returned; after
+#   nvcache-recover the file must be as before the call or as after it (a cut before the parts
+#   took the size once left the file grown back with zeros over the cut bytes).
 # CASE slot-bytes: (MPIEXEC is emu_mpiexec.sh, 2 hosts) NVCACHE_SLOT_BYTES=2G, a request slot too
 #   large for one MPI message (its count overflowed an int and MPICH aborted the job at its first
 #   request across hosts, losing the write): refused with a message, and the job runs with the
@@ -381,6 +386,26 @@ prealloc-sync)
             echo "MPI_File_sync after MPI_File_preallocate did not report the file's failed fsync (NVCACHE_ENABLE=$enable)"
             exit 1
         }
+    done
+    ;;
+shrink-crash)
+    [ -n "${FAIL_IO_LIB:-}" ] || { echo "FAIL_IO_LIB is not set"; exit 1; }
+    for point in ftruncated:after ftruncate:before fsync:before none:after; do
+        call=${point%%:*} want=${point##*:}
+        out=$(KILL_PATH=$(basename "$file") KILL_CALL=$call LD_PRELOAD=$FAIL_IO_LIB "$mpiexec" -n 2 "$prog" shrink-crash "$file" 2>&1)
+        st=$?
+        rm -f "$file.armed"
+        echo "$out"
+        if [ "$call" = none ]; then
+            [ $st -eq 0 ] || { echo "the shrink or a call around it failed"; exit 1; }
+        else
+            echo "$out" | grep -q "SIGKILL at $call" || { echo "no rank was killed at $call"; exit 1; }
+            recover_all || exit 1
+        fi
+        [ -z "$(parts)" ] || { echo "parts left after the recovery: $(parts)"; exit 1; }
+        got=$("$prog" shrink-crash-verify "$file")
+        echo "$got"
+        echo "$got" | grep -q ": $want " || { echo "killed at $call: the file is not as $want the shrink"; exit 1; }
     done
     ;;
 bad-header)
