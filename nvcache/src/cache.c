@@ -1649,7 +1649,9 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
        no part to drain: the table, asked after the part exists, says whether this open still
        caches (a later handle's drain finds every part). Ranks of node 0's host also check the
        table before each operation; elsewhere only this check and the parts' states stand. */
-    int lost = rep && st == NVC_OK && f->reg_owner &&
+    /* Asked also when the part's setup failed: a prefetch refused because that handle drained the
+       part is no failure either. */
+    int lost = rep && f->reg_owner &&
                !(f->reg ? nvc_reg_owned(f->reg, f->fileid) : reg_remote(NVC_OP_REG_OWNED, f->reg_idx, f->fileid) != 0);
     if (lost)
         st = NVC_BYPASS;
