@@ -40,7 +40,7 @@ const PMWEAVER_PMDK: &str =
 const PPO_TABLE: &str =
     "PPO Table IV (footprint) and Sec. VI (4 cores x 2 threads); ops not given: 100 k chosen";
 const LALEA_SETUP: &str =
-    "LALEA Sec. V (4 cores, each running the workload); sizes not given: chosen";
+    "LALEA Sec. IV-A (4 cores, each running the workload); sizes not given: chosen";
 
 #[allow(clippy::too_many_arguments)]
 fn info(

@@ -56,7 +56,7 @@ impl Memcached {
                 default_ops: 100_000,
                 default_threads: 4,
                 size: "per thread ops/threads/10 keys (clamped to 16..10k) SET first; 1 KiB values; 5% SET",
-                source: "PPO Table V: memcached, memslap, 4 clients, 100 k ops, 5% SET",
+                source: "PPO Table IV: memcached, memslap, 4 clients, 100 k ops, 5% SET",
                 description:
                     "key-value cache, redo transactions: 95% GET, 5% SET (item replacement)",
             },

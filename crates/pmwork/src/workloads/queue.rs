@@ -64,7 +64,7 @@ impl Queue {
                 default_ops: 40_000,
                 default_threads: 4,
                 size: "64 values initially per thread; 50% enqueue, 50% dequeue",
-                source: "LALEA Sec. V (ChainQueue, 4 cores); sizes not given: chosen",
+                source: "LALEA Sec. IV-A (ChainQueue, 4 cores); sizes not given: chosen",
                 description: "linked FIFO in hardware transactions",
             },
         }

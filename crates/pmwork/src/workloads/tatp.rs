@@ -139,7 +139,7 @@ impl Tatp {
                 default_ops: 40_000,
                 default_threads: 4,
                 size: "1000 subscribers per thread (TATP default 100 000, scaled)",
-                source: "LALEA Sec. V (TATP, 4 cores); sizes not given: chosen",
+                source: "LALEA Sec. IV-A (TATP, 4 cores); sizes not given: chosen",
                 description: "TATP standard mix in hardware transactions",
             },
         }

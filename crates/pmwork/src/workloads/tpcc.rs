@@ -164,7 +164,7 @@ impl Tpcc {
                 default_ops: 40_000,
                 default_threads: 4,
                 size: "1 warehouse per thread, 10 districts x 30 customers, 100 items",
-                source: "PPO Table V: tpcc, 4 clients, 400 k transactions (1/10 by default)",
+                source: "PPO Table IV: tpcc, 4 clients, 400 k transactions (1/10 by default)",
                 description:
                     "TPC-C New-Order / Payment / Order-Status, PMDK-style undo transactions",
             },
@@ -197,7 +197,7 @@ impl Tpcc {
                 default_ops: 4000,
                 default_threads: 4,
                 size: "1 warehouse per thread, 10 districts x 30 customers, 100 items",
-                source: "LALEA Sec. V (TPCC, 4 cores); sizes not given: chosen",
+                source: "LALEA Sec. IV-A (TPCC, 4 cores); sizes not given: chosen",
                 description: "TPC-C New-Order / Payment / Order-Status in hardware transactions",
             },
         }

@@ -68,7 +68,7 @@ impl Ycsb {
                 default_ops: 800_000,
                 default_threads: 4,
                 size: "per thread ops/threads/5 records (clamped to 16..10k) of 128 B loaded first; zipfian 0.99; 50% updates",
-                source: "PPO Table V: ycsb, 4 clients, 8 M transactions (1/10 by default), 50-80% writes",
+                source: "PPO Table IV: ycsb, 4 clients, 8 M transactions (1/10 by default), 50-80% writes",
                 description: "key-value store, redo transactions: zipfian reads and field updates",
             },
             zipf: Mutex::new(Vec::new()),
