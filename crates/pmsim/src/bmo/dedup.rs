@@ -17,7 +17,10 @@ use crate::config::BmoConfig;
 use crate::fast_hash::FastMap;
 use crate::time::{ns_to_ps, Ps};
 
-/// Hash-table buckets whose blocks the metadata cache holds (2^20 buckets of 64 B).
+/// Hash-table buckets whose blocks the metadata cache holds (2^20 buckets of 64 B). An
+/// assumption: neither PMWeaver nor its artifact (REFERENCE.md) sizes the fingerprint table; 2^20
+/// buckets (64 MiB of table) is far beyond the 256 KB metadata cache, so a lookup misses it as
+/// a table the size of PM's would.
 const TABLE_BUCKET_BITS: u32 = 20;
 
 /// The deduplication engine (`controller.bmo = "dedup"`).

@@ -28,7 +28,9 @@ use crate::config::BmoConfig;
 use crate::fast_hash::FastMap;
 use crate::time::{ns_to_ps, Ps};
 
-/// Bytes covered by one counter block (a 4 KiB page of 64 lines: split counters).
+/// Bytes covered by one counter block (a 4 KiB page of 64 lines: split counters, Yan et al.,
+/// ISCA 2006). An assumption: neither PMWeaver nor its artifact (REFERENCE.md) says how many
+/// lines share a counter block.
 const COUNTER_BLOCK_SHIFT: u32 = 12;
 
 /// The encryption + integrity-verification engine (`controller.bmo = "enc-bmt"`).
