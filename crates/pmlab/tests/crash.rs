@@ -622,6 +622,56 @@ fn remote_clients_recover_from_the_servers_image() {
 }
 
 #[test]
+fn a_client_fence_that_skips_the_persist_ack_fails_the_crash_oracle() {
+    // Under sync every client fence, under bsp every commit, returns only once the client's
+    // remote writes before it are durable on the server; pmlab crash holds a client to what its
+    // completed fences promised (from the modes' definitions, not from the model), so a mode
+    // whose fences stop waiting leaves committed transactions missing from the server's image.
+    let run = |net: &str, fault: &str| {
+        let net = format!("network.persistence={net}");
+        let fault = format!("network.fault={fault}");
+        pmlab(&[
+            "crash",
+            "--config",
+            "nvm-ppo",
+            "--workload",
+            "ppo-hash",
+            "--threads",
+            "2",
+            "--remote",
+            "2",
+            "--points",
+            "100",
+            "--set",
+            "controller.ordering=broi",
+            "--set",
+            &net,
+            "--set",
+            &fault,
+        ])
+    };
+    for net in ["sync", "bsp"] {
+        let o = run(net, "none");
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{net}: {out}{err}");
+        let o = run(net, "fence-skips-ack");
+        let (out, err) = text(&o);
+        assert!(!o.status.success(), "{net} with fences that skip the ack passed: {out}");
+        let failed: u64 = out
+            .lines()
+            .find_map(|l| l.strip_prefix("passed ")?.split("failed ").nth(1)?.parse().ok())
+            .unwrap_or_else(|| panic!("no 'passed' line: {out}"));
+        assert!(failed > 50, "{net}: only {failed} of 100 points failed: {out}");
+        assert!(err.contains("first failing crash point"), "{err}");
+    }
+    // An unknown fault is refused in one line that names the key.
+    let o = run("sync", "drop-everything");
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(err.contains("network.fault") && err.lines().count() == 1, "{err}");
+}
+
+#[test]
 fn threads_sharing_a_log_recover_a_prefix_of_its_appends() {
     // shared-log: every operation reads the tail another thread wrote last. Under the buffered
     // orderings the persist-order checker sees those dependencies (none in the papers'

@@ -469,6 +469,10 @@ pub struct NetworkConfig {
     pub header_bytes: u32,
     /// Bytes of a persist acknowledgement.
     pub ack_bytes: u32,
+    /// A deliberate bug to switch on in the network persistence mode, to see `pmlab crash`
+    /// catch it (`none`; `fence-skips-ack`: a client fence that should wait for the persist
+    /// acknowledgement of its remote writes returns without it).
+    pub fault: String,
 }
 
 impl Default for NetworkConfig {
@@ -479,6 +483,7 @@ impl Default for NetworkConfig {
             bandwidth_gbps: 54.3,
             header_bytes: 42,
             ack_bytes: 30,
+            fault: "none".into(),
         }
     }
 }

@@ -141,12 +141,12 @@ pub const NETWORKS: &[PluginInfo<dyn NetworkPersistence>] = &[
     PluginInfo {
         name: "sync",
         description: "synchronous network persistence: each epoch of a client's RDMA writes waits for the persist ACK of the one before (PPO Fig. 4b; Talpey's RDMA extensions)",
-        make: || Box::new(SyncPersistence),
+        make: || Box::new(SyncPersistence::default()),
     },
     PluginInfo {
         name: "bsp",
         description: "buffered strict network persistence: epochs sent back to back, ordered by the server's remote persist buffers, one ACK per transaction (PPO Fig. 4c, Sec. V-A)",
-        make: || Box::new(BspPersistence),
+        make: || Box::new(BspPersistence::default()),
     },
 ];
 

@@ -3,15 +3,24 @@
 //! their order, and the client checks only that the transaction's last epoch is durable.
 
 use super::NetworkPersistence;
+use crate::config::NetworkConfig;
 
 /// Only the commit (`mfence`) waits for a persist acknowledgement; barriers between epochs
 /// travel to the server and are enforced there.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct BspPersistence;
+pub struct BspPersistence {
+    /// `network.fault = fence-skips-ack`: the commit does not wait either (a deliberate bug).
+    skip_ack: bool,
+}
 
 impl NetworkPersistence for BspPersistence {
     fn fence_waits_for_ack(&self, full: bool) -> bool {
-        full
+        full && !self.skip_ack
+    }
+
+    fn configure(&mut self, c: &NetworkConfig) -> Result<(), String> {
+        self.skip_ack = super::skips_ack(c)?;
+        Ok(())
     }
 
     fn needs_server_ordering(&self) -> bool {

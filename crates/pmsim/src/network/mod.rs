@@ -24,6 +24,8 @@ pub use bsp::BspPersistence;
 pub use nic::Nic;
 pub use sync::SyncPersistence;
 
+use crate::config::NetworkConfig;
+
 /// When a client waits for its remote persists (one implementation per file, registered in
 /// [`crate::plugins::NETWORKS`]).
 pub trait NetworkPersistence: Send {
@@ -36,4 +38,30 @@ pub trait NetworkPersistence: Send {
     /// client sends the next epoch before the previous one is durable), so the server needs a
     /// buffered ordering model with remote persist buffers.
     fn needs_server_ordering(&self) -> bool;
+
+    /// Takes the mode's configuration (`network.fault`); called once before the run. The
+    /// default knows no fault.
+    fn configure(&mut self, c: &NetworkConfig) -> Result<(), String> {
+        match c.fault.as_str() {
+            "none" => Ok(()),
+            f => Err(format!(
+                "network.fault = \"{f}\": network persistence \"{}\" has no such fault",
+                c.persistence
+            )),
+        }
+    }
+}
+
+/// `network.fault` of the modes whose fences wait for acknowledgements: `fence-skips-ack`
+/// (true) or `none`.
+fn skips_ack(c: &NetworkConfig) -> Result<bool, String> {
+    match c.fault.as_str() {
+        "none" => Ok(false),
+        "fence-skips-ack" => Ok(true),
+        f => Err(format!(
+            "network.fault = \"{f}\": network persistence \"{}\" knows only \
+             \"fence-skips-ack\"",
+            c.persistence
+        )),
+    }
 }

@@ -3,14 +3,23 @@
 //! next, so every barrier costs a network round trip.
 
 use super::NetworkPersistence;
+use crate::config::NetworkConfig;
 
 /// Every client fence waits for the persist acknowledgement of the epoch before it.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct SyncPersistence;
+pub struct SyncPersistence {
+    /// `network.fault = fence-skips-ack`: no fence waits (a deliberate bug).
+    skip_ack: bool,
+}
 
 impl NetworkPersistence for SyncPersistence {
     fn fence_waits_for_ack(&self, _full: bool) -> bool {
-        true
+        !self.skip_ack
+    }
+
+    fn configure(&mut self, c: &NetworkConfig) -> Result<(), String> {
+        self.skip_ack = super::skips_ack(c)?;
+        Ok(())
     }
 
     fn needs_server_ordering(&self) -> bool {

@@ -524,7 +524,12 @@ impl System {
             evicting: FastMap::default(),
             evict_of_line: FastMap::default(),
             line_tail: LineMap::default(),
-            net: crate::plugins::network(&cfg.network.persistence).map_err(SystemError::Config)?,
+            net: {
+                let mut n =
+                    crate::plugins::network(&cfg.network.persistence).map_err(SystemError::Config)?;
+                n.configure(&cfg.network).map_err(SystemError::Config)?;
+                n
+            },
             nic: Nic::new(&cfg.network),
             net_arrivals: EventQueue::new(),
             server_remote_epochs: Vec::new(),
