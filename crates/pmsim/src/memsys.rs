@@ -674,6 +674,17 @@ impl MemorySystem {
             }
             let freed = n < c.pinned();
             c.set_pinned(n);
+            // The ADR domain holds no more lines than the WPQ has entries: a plug-in that
+            // keeps more (a transaction committed in ADR without room for it) would have its
+            // lines survive a crash no hardware could keep.
+            let held = n + c.reserved() + c.occupancy().1;
+            assert!(
+                freed || held <= c.write_capacity(),
+                "a plug-in keeps {n} ADR lines of channel {ch} beside {} queued or kept writes: \
+                 {held} lines in a {}-entry WPQ",
+                held - n,
+                c.write_capacity()
+            );
             if freed {
                 self.admit_freed(ch, now);
             }

@@ -287,6 +287,19 @@ fn pinned_wpq_entries_keep_writes_out_until_released() {
 }
 
 #[test]
+#[should_panic(expected = "lines in a 4-entry WPQ")]
+fn a_plug_in_cannot_keep_more_adr_lines_than_the_wpq_has_entries() {
+    // ADR with a 4-entry WPQ: two writes wait in it for their bank (one more left for the
+    // device), so keeping 3 entries now would hold 5 lines in the ADR domain (a LAD that
+    // committed a write set without room for it once passed every crash point).
+    let mut mem = adr_wpq4();
+    for id in 1..=3 {
+        mem.submit(line_write(id, addr(0, id, 0), false), 0);
+    }
+    mem.set_pinned(&[3], 0);
+}
+
+#[test]
 fn a_write_holding_a_kept_entry_enters_ahead_of_waiting_writes() {
     // ADR with a 4-entry WPQ, 3 of them kept by a plug-in (LAD's reserved lines).
     let mut mem = adr_wpq4();
