@@ -1208,6 +1208,70 @@ mod tests {
     }
 
     #[test]
+    fn a_transaction_whose_last_header_is_lost_is_neither_committed_nor_replayed() {
+        // Nine lines: two records (7 + 2 entries). Every entry and the first record's header
+        // become durable, the last record's header (REDU's line, both of LALEA's) never does:
+        // the transaction must not commit (no in-place write) and recovery must not replay
+        // the first record alone, whose header is complete (a commit or a replay one header
+        // early once passed most crash points).
+        let mem = FakeMem::new();
+        for (make, header_lines) in [(redu::redu as fn() -> RedoEngine, 1), (lalea::lalea, 2)] {
+            let mut e = make();
+            let mut headers = 0;
+            let (durable, inplace) = transaction(&mut e, &mem, 9, |w| {
+                headers += (w.source == LogSource::Controller) as u32;
+                w.source == LogSource::Controller && headers > header_lines
+            });
+            assert!(inplace.is_empty(), "{}: committed without its last header", e.name());
+            assert_eq!(
+                durable
+                    .iter()
+                    .filter(|w| w.source == LogSource::Controller)
+                    .count(),
+                header_lines as usize,
+                "{}: the first record's header is durable",
+                e.name()
+            );
+            let mut img = image_of(&durable);
+            e.crash_flush(&mut img);
+            let rec = e.recover(&img);
+            for i in 0..9 {
+                assert_eq!(rec.line(HOME + i * 64), None, "{}: line {i}", e.name());
+            }
+        }
+    }
+
+    #[test]
+    fn a_crash_with_an_in_place_write_pending_replays_the_log() {
+        // Committed, and eight of the nine in-place writes durable: the log must stay valid
+        // (not reclaimed, the thread's register not past the transaction) so that recovery
+        // redoes the ninth (reclaiming one in-place write early once passed most crash points).
+        let mem = FakeMem::new();
+        for make in [redu::redu as fn() -> RedoEngine, lalea::lalea, blom::blom] {
+            let mut e = make();
+            let (durable, inplace) = transaction(&mut e, &mem, 9, |_| false);
+            assert_eq!(inplace.len(), 9, "{}: committed", e.name());
+            let mut img = image_of(&durable);
+            let mut out = Vec::new();
+            for (now, w) in (100..).zip(&inplace[..8]) {
+                img.apply(w.line_addr, &LineData::new(w.line_addr, &w.data).unwrap());
+                e.on_write_durable(w.tag, now, &mem, &mut out);
+            }
+            assert!(out.is_empty(), "{}: wrote {} lines meanwhile", e.name(), out.len());
+            e.crash_flush(&mut img);
+            let rec = e.recover(&img);
+            for i in 0..9 {
+                assert_eq!(
+                    rec.line(HOME + i * 64),
+                    Some(&line_of(i)),
+                    "{}: line {i}",
+                    e.name()
+                );
+            }
+        }
+    }
+
+    #[test]
     fn blom_writes_no_metadata_to_pm_unless_adr_overflows() {
         let mem = FakeMem::new();
         let mut b = blom::blom();
