@@ -118,10 +118,12 @@ test-rust:
 	$(CARGO) test -p pmsim
 
 # The DRAM-simulator comparison script against peer outputs of known shape and a pmlab run;
-# the ISA-L client's named-kernel mode (make bench-ec's non-GFNI comparison) against parity.
+# the ISA-L client's named-kernel mode (make bench-ec's non-GFNI comparison) against parity;
+# three seconds of the trace-parser fuzzer (`make fuzz` runs a minute), so that it stays runnable.
 test-scripts: build
 	python3 scripts/test_dram_peers.py
 	tests/percall_entry.sh
+	$(CARGO) run --release -q -p pmtrace --example fuzz -- --seconds 3 --crash-file target/pmtrace-fuzz-crash.hex
 
 test-nvcache: build-nvcache
 	ctest --test-dir $(NVCACHE_BUILD) --output-on-failure

@@ -70,12 +70,31 @@ fn arg(name: &str) -> Option<String> {
 }
 
 fn seed_events(rng: &mut Rng, n: usize, threads: u16) -> Vec<TraceEvent> {
+    // Events each thread has so far: an await names an event of another thread that is
+    // already in the trace (a marker with no source and count 0 is no valid event).
+    let mut per_thread = vec![0u64; threads as usize];
     (0..n)
         .map(|_| {
             let op = Op::ALL[rng.below(Op::ALL.len())];
             let thread = rng.below(threads as usize) as u16;
+            per_thread[thread as usize] += 1;
             let pc = 0x40_1000 + rng.below(64) as u64 * 4;
             let gap = rng.below(50) as u32;
+            if op == Op::Await {
+                let source = rng.below(threads as usize) as u16;
+                let count = per_thread[source as usize];
+                return if source != thread && count > 0 {
+                    TraceEvent::await_events(
+                        thread,
+                        pc,
+                        source,
+                        1 + rng.below(count as usize) as u64,
+                        gap,
+                    )
+                } else {
+                    TraceEvent::marker(Op::Compute, thread, pc, gap)
+                };
+            }
             if !op.has_address() {
                 return TraceEvent::marker(op, thread, pc, gap);
             }
@@ -490,6 +509,9 @@ fn main() {
     let seed: u64 = arg("--seed").and_then(|s| s.parse().ok()).unwrap_or(0x5eed);
     let crash_file = arg("--crash-file").unwrap_or_else(|| "pmtrace-fuzz-crash.hex".into());
     let mut rng = Rng(seed);
+    // The seeds are built before the quiet panic hook goes in: a panic there is a bug of this
+    // program, reported as usual.
+    let mut corpus = seeds(&mut rng);
 
     panic::set_hook(Box::new(|info| {
         let loc = info
@@ -508,7 +530,6 @@ fn main() {
         }
     }));
 
-    let mut corpus = seeds(&mut rng);
     let mut seen: HashSet<String> = HashSet::new();
     // Seeds must pass untouched.
     for s in corpus.clone() {
