@@ -153,6 +153,29 @@ pub fn run(a: SweepArgs) -> Result<(), String> {
         },
         NonZeroUsize::get,
     );
+    // A shard's earlier files go before its jobs run: should they fail, no file of an earlier
+    // run of this shard is left for another shard to merge as this sweep's, and no merged
+    // result of an earlier sweep stands for this one.
+    let identity = match &shard {
+        Some((s, _)) => {
+            let file = s.file(&out);
+            for f in [
+                file.clone(),
+                with_suffix(&file, ".host.csv"),
+                with_suffix(&file, ".grid"),
+                out.clone(),
+                with_suffix(&out, ".host.csv"),
+            ] {
+                match std::fs::remove_file(&f) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(format!("{}: {e}", f.display())),
+                }
+            }
+            Some(grid_identity(&grid, &configs)?)
+        }
+        None => None,
+    };
     let done = run_jobs(&grid, &configs, &mine, threads)?;
 
     let host = host_name();
@@ -188,7 +211,9 @@ pub fn run(a: SweepArgs) -> Result<(), String> {
         }
         Some((s, from)) => {
             let file = s.file(&out);
-            // The host file goes first: a merger that sees the data file sees its host file.
+            // The grid and host files go first: a merger that sees the data file sees them.
+            let identity = identity.expect("a shard has its grid identity");
+            write_atomic(&with_suffix(&file, ".grid"), &identity)?;
             write_atomic(&with_suffix(&file, ".host.csv"), &host_csv)?;
             write_atomic(&file, &result.to_csv())?;
             println!(
@@ -199,10 +224,56 @@ pub fn run(a: SweepArgs) -> Result<(), String> {
                 mine.len(),
                 grid.job_count()
             );
-            merge_if_complete(&grid, &configs, &out, s.count)?;
+            merge_if_complete(&grid, &configs, &identity, &out, s.count)?;
         }
     }
     Ok(())
+}
+
+/// What a shard's file holds results of: a digest of the whole grid's inputs (pmlab's version,
+/// every resolved config with its overrides, the `--set` keys and values, the workloads and
+/// the bytes of every trace file) and its job count, written beside the shard file as
+/// `FILE.csv.shard-I-of-N.grid`. A shard file from a sweep whose config or trace files changed
+/// since, under the same names, then counts as left from another sweep; and `sweep merge`
+/// knows how many jobs make the whole grid.
+fn grid_identity(grid: &Grid, configs: &[SimConfig]) -> Result<String, String> {
+    // FNV-1a, 64 bits: stable across builds and hosts, unlike std's hasher.
+    struct Fnv(u64);
+    impl Fnv {
+        fn feed(&mut self, bytes: &[u8]) {
+            for &b in bytes {
+                self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
+            }
+            // a separator, so that ("ab", "c") and ("a", "bc") differ
+            self.0 = (self.0 ^ 0xff).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    h.feed(env!("CARGO_PKG_VERSION").as_bytes());
+    for c in configs {
+        let text = serde_json::to_string(c).map_err(|e| format!("config digest: {e}"))?;
+        h.feed(text.as_bytes());
+    }
+    for a in &grid.axes {
+        h.feed(a.key.as_bytes());
+        for v in &a.values {
+            h.feed(v.as_bytes());
+        }
+    }
+    for w in &grid.workloads {
+        h.feed(w.as_bytes());
+        let path = Path::new(w);
+        if path.is_file() {
+            let bytes = std::fs::read(path).map_err(|e| format!("--workload {w}: {e}"))?;
+            h.feed(&bytes);
+        }
+    }
+    Ok(format!("grid {:016x} jobs {}\n", h.0, grid.job_count()))
+}
+
+/// The job count a `.grid` file (see [`grid_identity`]) names.
+fn identity_jobs(identity: &str) -> Option<usize> {
+    identity.trim_end().rsplit_once(" jobs ")?.1.parse().ok()
 }
 
 /// The identity columns of job `job` (results left empty).
@@ -331,6 +402,7 @@ fn run_jobs(
 fn merge_if_complete(
     grid: &Grid,
     configs: &[SimConfig],
+    identity: &str,
     out: &Path,
     count: usize,
 ) -> Result<(), String> {
@@ -342,6 +414,18 @@ fn merge_if_complete(
             waiting.push(format!("{index}"));
             continue;
         };
+        // Same names, other contents (a config or trace file changed since that shard ran).
+        if std::fs::read_to_string(with_suffix(&file, ".grid"))
+            .ok()
+            .as_deref()
+            != Some(identity)
+        {
+            waiting.push(format!(
+                "{index}: {} is left from another sweep (its inputs differ)",
+                file.display()
+            ));
+            continue;
+        }
         let expected: Vec<Row> = (index..grid.job_count())
             .step_by(count)
             .map(|j| job_row(grid, configs, j))
@@ -411,6 +495,41 @@ fn merge_files(out: &Path, shards: &[PathBuf]) -> Result<(), String> {
             }
         }
     }
+    // The shards' `.grid` files (see grid_identity), where copied beside them: one sweep's,
+    // and the whole grid's job count to check the merge against.
+    let identities: Vec<Option<String>> = shards
+        .iter()
+        .map(|p| std::fs::read_to_string(with_suffix(p, ".grid")).ok())
+        .collect();
+    let mut total = None;
+    if let Some(Some(first)) = identities.first() {
+        for (p, id) in shards.iter().zip(&identities) {
+            match id {
+                Some(id) if id == first => {}
+                Some(_) => {
+                    return Err(format!(
+                        "{}: from another sweep than {} (their .grid files differ)",
+                        p.display(),
+                        shards[0].display()
+                    ))
+                }
+                None => {
+                    return Err(format!(
+                        "{}: no {} beside it, though {} has one",
+                        p.display(),
+                        with_suffix(p, ".grid").display(),
+                        shards[0].display()
+                    ))
+                }
+            }
+        }
+        total = identity_jobs(first);
+    } else {
+        println!(
+            "note: no .grid files beside the shard files: whether they hold the whole grid, \
+             and are of one sweep's inputs, is not checked (copy FILE.csv.shard-I-of-N.grid too)"
+        );
+    }
     let mut parts = Vec::with_capacity(shards.len());
     for (i, path) in shards.iter().enumerate() {
         let origin = path.display().to_string();
@@ -425,6 +544,15 @@ fn merge_files(out: &Path, shards: &[PathBuf]) -> Result<(), String> {
             }
         }
         parts.push((origin, t));
+    }
+    if let Some(total) = total {
+        let have: usize = parts.iter().map(|(_, t)| t.rows.len()).sum();
+        if have != total {
+            return Err(format!(
+                "the shards hold {have} jobs, their sweep has {total}: a shard file is missing \
+                 or was cut short"
+            ));
+        }
     }
     let jobs = write_merged(out, parts, shards)?;
     println!(

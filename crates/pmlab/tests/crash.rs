@@ -656,19 +656,34 @@ fn a_client_fence_that_skips_the_persist_ack_fails_the_crash_oracle() {
         assert!(o.status.success(), "{net}: {out}{err}");
         let o = run(net, "fence-skips-ack");
         let (out, err) = text(&o);
-        assert!(!o.status.success(), "{net} with fences that skip the ack passed: {out}");
+        assert!(
+            !o.status.success(),
+            "{net} with fences that skip the ack passed: {out}"
+        );
         let failed: u64 = out
             .lines()
-            .find_map(|l| l.strip_prefix("passed ")?.split("failed ").nth(1)?.parse().ok())
+            .find_map(|l| {
+                l.strip_prefix("passed ")?
+                    .split("failed ")
+                    .nth(1)?
+                    .parse()
+                    .ok()
+            })
             .unwrap_or_else(|| panic!("no 'passed' line: {out}"));
-        assert!(failed > 50, "{net}: only {failed} of 100 points failed: {out}");
+        assert!(
+            failed > 50,
+            "{net}: only {failed} of 100 points failed: {out}"
+        );
         assert!(err.contains("first failing crash point"), "{err}");
     }
     // An unknown fault is refused in one line that names the key.
     let o = run("sync", "drop-everything");
     let (_, err) = text(&o);
     assert!(!o.status.success());
-    assert!(err.contains("network.fault") && err.lines().count() == 1, "{err}");
+    assert!(
+        err.contains("network.fault") && err.lines().count() == 1,
+        "{err}"
+    );
 }
 
 #[test]

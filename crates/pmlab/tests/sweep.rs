@@ -504,3 +504,165 @@ fn bad_workload_specs_and_repeated_keys_are_refused_before_any_job_runs() {
         assert!(!d.join("x.csv").exists());
     }
 }
+
+#[test]
+fn a_shard_never_merges_results_of_other_inputs() {
+    // Found by an audit: a shard whose job failed left its earlier file for the other shard to
+    // merge, and a shard file of a config changed since (same name) was merged as this sweep's.
+    let d = setup("stale");
+    // Job 0 (a.trace) is shard 0's, job 1 (b.trace) shard 1's.
+    let shard = |i: usize| {
+        let s = format!("{i}/2");
+        pmlab(
+            &d,
+            &[
+                "sweep",
+                "--config",
+                "optane",
+                "--workload",
+                "a.trace",
+                "b.trace",
+                "--out",
+                "s.csv",
+                "--shard",
+                &s,
+            ],
+        )
+    };
+    for i in 0..2 {
+        assert!(shard(i).status.success());
+    }
+    assert!(d.join("s.csv").exists());
+    // b.trace goes bad: shard 1 (which runs b.trace's jobs) fails and leaves no file of its
+    // earlier run; shard 0 then waits instead of merging the old rows, and no merged result of
+    // the earlier sweep stands.
+    std::fs::write(d.join("b.trace"), "0x40 READ 0\nnot a trace line\n").unwrap();
+    let o = shard(1);
+    assert!(!o.status.success());
+    assert!(!d.join("s.csv.shard-1-of-2").exists());
+    let o = shard(0);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!d.join("s.csv").exists());
+    // The same names with other contents: a whole sweep of good inputs, then b.trace changes
+    // and only shard 0 runs again: shard 1's file, of the old b.trace, is another sweep's.
+    plain_trace(&d, "b.trace", 13);
+    for i in 0..2 {
+        assert!(shard(i).status.success());
+    }
+    assert!(d.join("s.csv").exists(), "both shards of one sweep merge");
+    plain_trace(&d, "b.trace", 17);
+    let o = shard(0);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("inputs differ"), "{out}");
+    assert!(!d.join("s.csv").exists());
+}
+
+#[test]
+fn merge_refuses_a_shard_file_cut_short() {
+    let d = setup("cut");
+    for i in 0..2 {
+        let s = format!("{i}/2");
+        assert!(pmlab(&d, &grid_args("s.csv", &["--shard", &s]))
+            .status
+            .success());
+    }
+    let merge = |dir: &Path| {
+        pmlab(
+            dir,
+            &[
+                "sweep",
+                "merge",
+                "--out",
+                "m.csv",
+                "s.csv.shard-0-of-2",
+                "s.csv.shard-1-of-2",
+            ],
+        )
+    };
+    // Cut inside the last number: the file lacks its last line end.
+    let c = d.join("c");
+    std::fs::create_dir_all(&c).unwrap();
+    let text = read(&d, "s.csv.shard-1-of-2");
+    std::fs::write(c.join("s.csv.shard-1-of-2"), &text[..text.len() - 3]).unwrap();
+    std::fs::copy(d.join("s.csv.shard-0-of-2"), c.join("s.csv.shard-0-of-2")).unwrap();
+    let o = merge(&c);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("cut short"), "{}", stderr(&o));
+    // Cut at a line end (a whole job gone): the .grid files name the grid's 8 jobs.
+    let e = d.join("e");
+    std::fs::create_dir_all(&e).unwrap();
+    for f in [
+        "s.csv.shard-0-of-2",
+        "s.csv.shard-0-of-2.grid",
+        "s.csv.shard-1-of-2.grid",
+    ] {
+        std::fs::copy(d.join(f), e.join(f)).unwrap();
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let short = lines[..lines.len() - 1].join("\n") + "\n";
+    std::fs::write(e.join("s.csv.shard-1-of-2"), short).unwrap();
+    let o = merge(&e);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("hold 7 jobs, their sweep has 8"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!e.join("m.csv").exists());
+}
+
+#[test]
+fn overlapping_keys_and_an_overflowing_grid_are_refused() {
+    let d = setup("overlap");
+    // `device.timing` holds `device.timing.twr_ns`: one value would win while the CSV labels
+    // the rows with both.
+    let o = pmlab(
+        &d,
+        &[
+            "sweep",
+            "--config",
+            "optane",
+            "--workload",
+            "a.trace",
+            "--set",
+            "device.timing.twr_ns=50,2000",
+            "--set",
+            "device.timing={twr_ns=225.0}",
+            "--out",
+            "o.csv",
+        ],
+    );
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("overlaps"), "{}", stderr(&o));
+    assert!(!d.join("o.csv").exists());
+    let o = pmlab(
+        &d,
+        &[
+            "sim",
+            "--config",
+            "optane",
+            "--trace",
+            "a.trace",
+            "--set",
+            "device.timing={twr_ns=225.0}",
+            "--set",
+            "device.timing.twr_ns=50",
+        ],
+    );
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("overlaps"), "{}", stderr(&o));
+    // 64 axes of two values: 2^64 jobs.
+    let mut args: Vec<String> = ["sweep", "--config", "optane", "--workload", "a.trace"]
+        .map(String::from)
+        .to_vec();
+    for i in 0..64 {
+        args.extend(["--set".into(), format!("k{i}=1,2")]);
+    }
+    args.extend(["--out".into(), "g.csv".into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = pmlab(&d, &args);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("overflows"), "{}", stderr(&o));
+    assert!(!d.join("g.csv").exists());
+}

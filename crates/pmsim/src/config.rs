@@ -847,7 +847,8 @@ impl SimConfig {
         Ok(cfg)
     }
 
-    /// Applies `key=value` overrides (dotted keys, TOML values; bare words are strings).
+    /// Applies `key=value` overrides (dotted keys, TOML values; bare words are strings). A key
+    /// may be given once, and not beside a section that holds it (`a` with `a.b`).
     pub fn with_overrides(&self, sets: &[String]) -> Result<SimConfig, ConfigError> {
         if sets.is_empty() {
             return Ok(self.clone());
@@ -859,12 +860,15 @@ impl SimConfig {
             let (key, raw) = s
                 .split_once('=')
                 .ok_or_else(|| ConfigError(format!("--set {s}: expected KEY=VALUE")))?;
-            // The second value would silently win over the first.
-            if seen.contains(&key.trim()) {
-                return Err(ConfigError(format!(
-                    "--set {s}: key `{}` given twice",
-                    key.trim()
-                )));
+            // The second value would silently win over the first, also where one key is a
+            // section holding the other (`a` and `a.b`).
+            let k = key.trim();
+            if let Some(other) = seen.iter().find(|o| overlapping_keys(o, k)) {
+                return Err(ConfigError(if *other == k {
+                    format!("--set {s}: key `{k}` given twice")
+                } else {
+                    format!("--set {s}: key `{k}` overlaps `{other}`, also given")
+                }));
             }
             seen.push(key.trim());
             let parsed = format!("v = {raw}")
@@ -1336,4 +1340,10 @@ mod tests {
             "{e}"
         );
     }
+}
+
+/// Whether two dotted `--set` keys name the same setting, or one a section holding the other.
+pub fn overlapping_keys(a: &str, b: &str) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    long == short || (long.starts_with(short) && long.as_bytes()[short.len()] == b'.')
 }

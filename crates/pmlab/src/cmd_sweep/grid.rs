@@ -121,6 +121,28 @@ impl Grid {
                     a.key, a.key
                 ));
             }
+            // `a` and `a.b` in two axes: one value would win and the CSV would label rows with
+            // values that never ran.
+            if let Some(b) = axes[..i]
+                .iter()
+                .find(|b| pmsim::config::overlapping_keys(&b.key, &a.key))
+            {
+                return Err(format!(
+                    "--set {}: overlaps --set {} (one is a section holding the other)",
+                    a.key, b.key
+                ));
+            }
+        }
+        let jobs = axes
+            .iter()
+            .try_fold(configs.len() * workloads.len(), |n, a| {
+                n.checked_mul(a.values.len())
+            });
+        if jobs.is_none() {
+            return Err(format!(
+                "the grid has more than {} jobs (the product of the --set value counts overflows)",
+                usize::MAX
+            ));
         }
         Ok(Grid {
             configs,

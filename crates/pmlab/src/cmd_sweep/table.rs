@@ -86,6 +86,13 @@ impl Table {
 
     /// Parses CSV written by [`Table::to_csv`]; `origin` names the file in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Table, String> {
+        // pmlab ends every line of the file: one cut short (an interrupted copy) is refused,
+        // not read as fewer jobs or a shorter last number.
+        if !text.is_empty() && !text.ends_with('\n') {
+            return Err(format!(
+                "{origin}: the last line has no line end: the file was cut short"
+            ));
+        }
         let records = parse_csv(text).map_err(|e| format!("{origin}: {e}"))?;
         let (header, body) = records
             .split_first()

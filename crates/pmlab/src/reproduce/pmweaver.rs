@@ -41,7 +41,11 @@ const PAPER: [(&str, &str, f64); 13] = [
     ("Fig. 21", "data coverage, Enc+Veri", 0.506),
     // Sec. VI-B5: of Enc+Veri's 50.63% address + data coverage, 42.15% from store-instructions
     // and 8.48% from the timeout predictor.
-    ("Fig. 22", "timeout-predictor coverage (address + data)", 0.0848),
+    (
+        "Fig. 22",
+        "timeout-predictor coverage (address + data)",
+        0.0848,
+    ),
     ("Fig. 23", "prediction to write-back, ns", 9976.0),
     ("Fig. 24", "effective BMO latency reduction, enc-bmt", 3.27),
 ];

@@ -1222,7 +1222,11 @@ mod tests {
                 headers += (w.source == LogSource::Controller) as u32;
                 w.source == LogSource::Controller && headers > header_lines
             });
-            assert!(inplace.is_empty(), "{}: committed without its last header", e.name());
+            assert!(
+                inplace.is_empty(),
+                "{}: committed without its last header",
+                e.name()
+            );
             assert_eq!(
                 durable
                     .iter()
@@ -1257,7 +1261,12 @@ mod tests {
                 img.apply(w.line_addr, &LineData::new(w.line_addr, &w.data).unwrap());
                 e.on_write_durable(w.tag, now, &mem, &mut out);
             }
-            assert!(out.is_empty(), "{}: wrote {} lines meanwhile", e.name(), out.len());
+            assert!(
+                out.is_empty(),
+                "{}: wrote {} lines meanwhile",
+                e.name(),
+                out.len()
+            );
             e.crash_flush(&mut img);
             let rec = e.recover(&img);
             for i in 0..9 {

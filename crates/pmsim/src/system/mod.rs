@@ -525,8 +525,8 @@ impl System {
             evict_of_line: FastMap::default(),
             line_tail: LineMap::default(),
             net: {
-                let mut n =
-                    crate::plugins::network(&cfg.network.persistence).map_err(SystemError::Config)?;
+                let mut n = crate::plugins::network(&cfg.network.persistence)
+                    .map_err(SystemError::Config)?;
                 n.configure(&cfg.network).map_err(SystemError::Config)?;
                 n
             },
