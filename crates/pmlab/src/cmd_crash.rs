@@ -399,10 +399,10 @@ impl ClientPromises {
                 continue;
             }
             seen[t] += 1;
-            let promises = match (mode, ev.op) {
-                ("sync", Op::Sfence | Op::Mfence) | ("bsp", Op::Mfence) => true,
-                _ => false,
-            };
+            let promises = matches!(
+                (mode, ev.op),
+                ("sync", Op::Sfence | Op::Mfence) | ("bsp", Op::Mfence)
+            );
             if t >= first_client && promises {
                 after_fence[t].push(seen[t]);
             }

@@ -1231,6 +1231,12 @@ fn pow2(key: &str, v: u32, lo: u32, hi: u32) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether two dotted `--set` keys name the same setting, or one a section holding the other.
+pub fn overlapping_keys(a: &str, b: &str) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    long == short || (long.starts_with(short) && long.as_bytes()[short.len()] == b'.')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1340,10 +1346,4 @@ mod tests {
             "{e}"
         );
     }
-}
-
-/// Whether two dotted `--set` keys name the same setting, or one a section holding the other.
-pub fn overlapping_keys(a: &str, b: &str) -> bool {
-    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
-    long == short || (long.starts_with(short) && long.as_bytes()[short.len()] == b'.')
 }
