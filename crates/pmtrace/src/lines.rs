@@ -98,6 +98,13 @@ impl<R: BufRead> LineReader<R> {
 }
 
 impl<R: BufRead> LineReader<R> {
+    /// The line the last [`next_line`](Self::next_line) returned (after it returned one).
+    pub(crate) fn current(&self) -> &str {
+        // SAFETY: `next_line` validated the buffer as UTF-8 (it returns an error otherwise),
+        // and nothing changed it since.
+        unsafe { std::str::from_utf8_unchecked(&self.buf) }
+    }
+
     /// The next line that is neither blank nor a whole-line `#` comment, with its 1-based
     /// number; `Ok(None)` at end of input.
     pub(crate) fn next_record_line(&mut self) -> Result<Option<(u64, &str)>, TraceError> {

@@ -1,7 +1,7 @@
 //! The human-readable trace dump: one line per event, parseable back into events.
 //!
 //! ```text
-//! # pmtrace text v1
+//! # pmtrace text v2
 //! # workload=btree-insert
 //! # threads=2
 //! # seed=42
@@ -11,9 +11,14 @@
 //! t0 clwb pc=0x401a30 addr=0x100000040 size=64 gap=0
 //! t1 load pc=0x401b00 addr=0x7ffe0010 size=4 gap=12
 //! t0 sfence pc=0x401a34 gap=0
+//! # end events=4
 //! ```
 //!
-//! * Header lines start with `#` and come before the first event: `# pmtrace text v1` (the
+//! * The last line, `# end events=N`, says the dump is whole: a `v2` dump without it, or whose
+//!   count differs from the events read, is refused as cut short (a dump cut at a line end, or
+//!   inside a number, would otherwise read as a shorter, different trace). `v1` dumps, which
+//!   have no such line, are read as before.
+//! * Header lines start with `#` and come before the first event: `# pmtrace text v2` (the
 //!   format marker), then `# key=value` for `workload`, `threads`, `seed`, `params`, `flags`.
 //!   `workload` and `params` escape `\` as `\\`, newline as `\n`, CR as `\r`, tab as `\t` and
 //!   other control characters as `\u{..}`. A missing `threads` means 1. Any other `#` line, and
@@ -36,7 +41,10 @@ use crate::lines::{parse_num_u64, strip_comment, tokens, LineReader};
 use crate::{EventItem, Op, TraceEvent, MAX_ACCESS_BYTES, MAX_VALUE_BYTES};
 
 /// The first line of every text dump; identifies the format and its version.
-pub const TEXT_MAGIC_LINE: &str = "# pmtrace text v1";
+pub const TEXT_MAGIC_LINE: &str = "# pmtrace text v2";
+
+/// The start of a `v2` dump's last line, `# end events=N`.
+const END_LINE: &str = "end events=";
 
 /// Formats one event as a text-dump line (without newline).
 pub fn format_event(ev: &TraceEvent) -> String {
@@ -172,9 +180,11 @@ impl<W: Write> TextWriter<W> {
         self.events
     }
 
-    /// Flushes and returns the underlying writer.
-    pub fn finish(self) -> Result<W, TraceError> {
+    /// Writes the `# end events=N` line, flushes and returns the underlying writer.
+    pub fn finish(mut self) -> Result<W, TraceError> {
         let at = Location::Event(self.events);
+        writeln!(self.out, "# {END_LINE}{}", self.events)
+            .map_err(|e| TraceError::io("writing the text dump's end line", e, at.clone()))?;
         self.out
             .into_inner()
             .map_err(|e| TraceError::io("flushing the text dump", e.into_error(), at))
@@ -436,6 +446,12 @@ pub struct TextReader<R: BufRead> {
     /// The first event line, parsed while reading the header.
     pending: Option<TraceEvent>,
     done: bool,
+    /// A `v2` dump, which must end with `# end events=N`.
+    needs_end: bool,
+    /// The count of the `# end events=N` line, once read.
+    end: Option<u64>,
+    /// Events returned so far.
+    events: u64,
 }
 
 impl<R: BufRead> TextReader<R> {
@@ -446,6 +462,8 @@ impl<R: BufRead> TextReader<R> {
         let mut seen: Vec<&'static str> = Vec::new();
         let mut pending = None;
         let mut done = false;
+        let mut needs_end = false;
+        let mut end = None;
         loop {
             let Some((line_no, line)) = lines.next_line()? else {
                 done = true;
@@ -460,17 +478,24 @@ impl<R: BufRead> TextReader<R> {
                 let body = body.trim_start();
                 if let Some(version) = body.strip_prefix("pmtrace text") {
                     let version = version.trim();
-                    if version != "v1" {
+                    if version != "v1" && version != "v2" {
                         let found = version
                             .strip_prefix('v')
                             .and_then(|v| v.parse().ok())
                             .unwrap_or(0);
                         return Err(at(TraceError::from(ErrorKind::UnsupportedVersion {
                             found,
-                            supported: 1,
+                            supported: 2,
                         })));
                     }
+                    needs_end = version == "v2";
                     continue;
+                }
+                if needs_end {
+                    if let Some(n) = body.strip_prefix(END_LINE) {
+                        end = Some(end_count(n).map_err(at)?);
+                        continue;
+                    }
                 }
                 let Some((key, value)) = body.split_once('=') else {
                     continue;
@@ -540,6 +565,9 @@ impl<R: BufRead> TextReader<R> {
             header,
             pending,
             done,
+            needs_end,
+            end,
+            events: 0,
         })
     }
 
@@ -551,17 +579,34 @@ impl<R: BufRead> TextReader<R> {
     /// The next event; `Ok(None)` at end of input.
     pub fn next_event(&mut self) -> Result<Option<TraceEvent>, TraceError> {
         if let Some(ev) = self.pending.take() {
+            self.events += 1;
             return Ok(Some(ev));
         }
         if self.done {
-            return Ok(None);
+            // Also an empty dump, whose header loop met the end of input.
+            return match self.end_error() {
+                Some(e) => {
+                    self.needs_end = false;
+                    Err(e)
+                }
+                None => Ok(None),
+            };
         }
         match self.read_event() {
             Ok(None) => {
                 self.done = true;
-                Ok(None)
+                match self.end_error() {
+                    Some(e) => {
+                        self.needs_end = false;
+                        Err(e)
+                    }
+                    None => Ok(None),
+                }
             }
-            Ok(Some(ev)) => Ok(Some(ev)),
+            Ok(Some(ev)) => {
+                self.events += 1;
+                Ok(Some(ev))
+            }
             Err(e) => {
                 self.done = true;
                 Err(e)
@@ -569,9 +614,35 @@ impl<R: BufRead> TextReader<R> {
         }
     }
 
+    /// At the end of input: the error of a `v2` dump whose end line is missing or counts other
+    /// events than were read.
+    fn end_error(&self) -> Option<TraceError> {
+        if !self.needs_end {
+            return None;
+        }
+        let at = Location::line(self.lines.line_no(), "");
+        let reason = match self.end {
+            None => format!(
+                "the dump ends after {} events without its `# {END_LINE}N` line: it was cut short",
+                self.events
+            ),
+            Some(n) if n != self.events => format!(
+                "the `# {END_LINE}{n}` line counts {n} events, but {} were read: the dump was cut \
+                 or edited",
+                self.events
+            ),
+            Some(_) => return None,
+        };
+        Some(TraceError::new(ErrorKind::Truncated { what: reason }, at))
+    }
+
     fn read_event(&mut self) -> Result<Option<TraceEvent>, TraceError> {
         let threads = self.header.threads;
-        let Some((line_no, line)) = self.lines.next_record_line()? else {
+        let Some((line_no, line)) = (if self.needs_end {
+            self.next_v2_line()?
+        } else {
+            self.lines.next_record_line()?
+        }) else {
             return Ok(None);
         };
         let trimmed = line.trim_start();
@@ -581,6 +652,50 @@ impl<R: BufRead> TextReader<R> {
             .map_err(|k| TraceError::new(k, Location::line(line_no, line)))?;
         Ok(Some(ev))
     }
+}
+
+impl<R: BufRead> TextReader<R> {
+    /// A `v2` dump's next event line, reading its `# end events=N` line on the way; an event
+    /// after that line is an error.
+    fn next_v2_line(&mut self) -> Result<Option<(u64, &str)>, TraceError> {
+        let line_no = loop {
+            let end_seen = self.end.is_some();
+            let Some((line_no, line)) = self.lines.next_line()? else {
+                return Ok(None);
+            };
+            let t = line.trim_start();
+            if t.is_empty() {
+                continue;
+            }
+            if let Some(body) = t.strip_prefix('#') {
+                if let Some(n) = body.trim_start().strip_prefix(END_LINE) {
+                    let at = Location::line(line_no, line);
+                    if end_seen {
+                        return Err(syntax("a second `# end` line").at(at));
+                    }
+                    self.end = Some(end_count(n).map_err(|e| e.at(at))?);
+                }
+                continue;
+            }
+            if end_seen {
+                return Err(
+                    syntax("an event after the `# end` line").at(Location::line(line_no, line))
+                );
+            }
+            break line_no;
+        };
+        Ok(Some((line_no, self.lines.current())))
+    }
+}
+
+/// The count of an `# end events=N` line.
+fn end_count(text: &str) -> Result<u64, TraceError> {
+    parse_num_u64(text.trim()).ok_or_else(|| {
+        TraceError::from(ErrorKind::InvalidNumber {
+            field: "end events",
+            text: excerpt(text),
+        })
+    })
 }
 
 impl<R: BufRead> Iterator for TextReader<R> {

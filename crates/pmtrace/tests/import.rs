@@ -327,9 +327,9 @@ fn text_malformed_lines_name_their_line() {
     assert_line_error(t("x0 load\n"), 3, "expected `t<thread>`");
     assert_line_error(t("t0 load addr\n"), 3, "expected `key=value`");
     assert_line_error(
-        text("# pmtrace text v2\n"),
+        text("# pmtrace text v3\n"),
         1,
-        "unsupported format version 2",
+        "unsupported format version 3",
     );
     assert_line_error(
         text("# pmtrace text v1\n# threads=0\n"),
@@ -365,4 +365,42 @@ fn invalid_utf8_and_overlong_lines() {
         .collect::<Result<Vec<_>, _>>()
         .unwrap_err();
     assert!(matches!(e.kind(), ErrorKind::LineTooLong { .. }), "{e}");
+}
+
+#[test]
+fn a_text_dump_cut_short_is_refused() {
+    // A v2 dump ends with `# end events=N`: a dump cut at a line end, or inside a number, is
+    // refused rather than read as a shorter, different trace (found by an audit: a dump cut
+    // inside `gap=31` read back as `gap=3`). v1 dumps have no such line and read as before.
+    let events = [
+        TraceEvent::access(Op::Load, 0, 0x40, 0x1000, 8, 31),
+        TraceEvent::access(Op::Load, 0, 0x44, 0x1040, 8, 7),
+    ];
+    let header = pmtrace::TraceHeader::new("cut", 1);
+    let (dump, n) = pmtrace::write_text(&header, &events, Vec::new()).unwrap();
+    assert_eq!(n, 2);
+    let dump = String::from_utf8(dump).unwrap();
+    assert!(dump.ends_with("# end events=2\n"), "{dump}");
+    assert_eq!(text(&dump).unwrap(), events);
+    // Cut after the first event's line, and inside its gap.
+    let first_end = dump.find("gap=31").unwrap() + "gap=31".len();
+    for cut in [first_end + 1, first_end - 1] {
+        let e = text(&dump[..cut]).expect_err("a cut dump must be refused");
+        assert!(e.to_string().contains("cut short"), "{e}");
+    }
+    // A count that differs, an event after the end line, a second end line.
+    let edited = dump.replace("# end events=2", "# end events=3");
+    assert!(text(&edited).unwrap_err().to_string().contains("counts 3 events"));
+    let after = format!("{dump}t0 load addr=0x40 size=8\n");
+    assert!(text(&after).unwrap_err().to_string().contains("after the `# end` line"));
+    let twice = format!("{dump}# end events=2\n");
+    assert!(text(&twice).unwrap_err().to_string().contains("second `# end` line"));
+    // An empty v2 dump has its end line too; a v1 dump needs none.
+    let (empty, _) = pmtrace::write_text(&header, &[] as &[TraceEvent], Vec::new()).unwrap();
+    assert!(text(std::str::from_utf8(&empty).unwrap()).unwrap().is_empty());
+    assert!(text("# pmtrace text v2\n").unwrap_err().to_string().contains("cut short"));
+    let v1 = dump
+        .replace("# pmtrace text v2", "# pmtrace text v1")
+        .replace("# end events=2\n", "");
+    assert_eq!(text(&v1[..first_end + 1]).unwrap(), events[..1]);
 }
