@@ -144,11 +144,21 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
                 workload,
             };
             let src = open(&file, format.as_deref(), &options)?;
-            let imported = src.format() != TraceFormat::Pmt;
+            // A pmlab text dump is pmlab's own format: its header comes back as it was, and
+            // only another tool's format is marked imported.
+            let own = matches!(src.format(), TraceFormat::Pmt | TraceFormat::Text);
             let mut header = src.header().clone();
-            if imported {
+            if !own {
                 let f = header.flags | flags::IMPORTED;
                 header = header.with_flags(f);
+            }
+            // --workload names a trace whose format has no name of its own; pmt and text
+            // headers have theirs, which it replaces.
+            if let (true, Some(w)) = (own, options.workload.as_ref()) {
+                header.workload = w.clone();
+                header
+                    .validate()
+                    .map_err(|e| format!("--workload {w}: {e}"))?;
             }
             if let Some(clock) = trace_clock.as_deref() {
                 if header.flags & flags::MEMORY_REQUESTS == 0 {

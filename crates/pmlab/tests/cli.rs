@@ -1409,3 +1409,44 @@ fn an_rdma_write_inside_a_hardware_transaction_is_acknowledged() {
         assert!(o.status.success(), "{logging}/{ordering}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn a_text_dump_imports_back_to_the_same_trace() {
+    // pmlab's own text dump is no foreign format: dump -> import -> dump gives the same bytes
+    // (the import once marked it IMPORTED), and --workload renames it (once ignored).
+    let d = tmpdir("dump-import");
+    let p = |name: &str| d.join(name).display().to_string();
+    let o = pmlab(&[
+        "trace",
+        "gen",
+        "--workload",
+        "btree",
+        "--ops",
+        "50",
+        "--out",
+        &p("a.pmt"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dump = |pmt: &str| {
+        let o = pmlab(&["trace", "dump", pmt]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        o.stdout
+    };
+    let first = dump(&p("a.pmt"));
+    std::fs::write(d.join("a.txt"), &first).unwrap();
+    let o = pmlab(&["trace", "import", &p("a.txt"), "--out", &p("b.pmt")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(dump(&p("b.pmt")), first);
+    let o = pmlab(&[
+        "trace",
+        "import",
+        &p("a.txt"),
+        "--out",
+        &p("c.pmt"),
+        "--workload",
+        "renamed",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8(dump(&p("c.pmt"))).unwrap();
+    assert!(text.contains("# workload=renamed\n"), "{text}");
+}

@@ -390,15 +390,29 @@ fn a_text_dump_cut_short_is_refused() {
     }
     // A count that differs, an event after the end line, a second end line.
     let edited = dump.replace("# end events=2", "# end events=3");
-    assert!(text(&edited).unwrap_err().to_string().contains("counts 3 events"));
+    assert!(text(&edited)
+        .unwrap_err()
+        .to_string()
+        .contains("counts 3 events"));
     let after = format!("{dump}t0 load addr=0x40 size=8\n");
-    assert!(text(&after).unwrap_err().to_string().contains("after the `# end` line"));
+    assert!(text(&after)
+        .unwrap_err()
+        .to_string()
+        .contains("after the `# end` line"));
     let twice = format!("{dump}# end events=2\n");
-    assert!(text(&twice).unwrap_err().to_string().contains("second `# end` line"));
+    assert!(text(&twice)
+        .unwrap_err()
+        .to_string()
+        .contains("second `# end` line"));
     // An empty v2 dump has its end line too; a v1 dump needs none.
     let (empty, _) = pmtrace::write_text(&header, &[] as &[TraceEvent], Vec::new()).unwrap();
-    assert!(text(std::str::from_utf8(&empty).unwrap()).unwrap().is_empty());
-    assert!(text("# pmtrace text v2\n").unwrap_err().to_string().contains("cut short"));
+    assert!(text(std::str::from_utf8(&empty).unwrap())
+        .unwrap()
+        .is_empty());
+    assert!(text("# pmtrace text v2\n")
+        .unwrap_err()
+        .to_string()
+        .contains("cut short"));
     let v1 = dump
         .replace("# pmtrace text v2", "# pmtrace text v1")
         .replace("# end events=2\n", "");
