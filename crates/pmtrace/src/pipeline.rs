@@ -5,7 +5,7 @@
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
-use crate::{TraceError, TraceEvent};
+use crate::{ErrorKind, TraceError, TraceEvent};
 
 /// Events per batch handed between the threads.
 const BATCH: usize = 4096;
@@ -93,8 +93,24 @@ impl Pipelined {
                 true
             }
             Err(_) => {
+                // The reader ends by sending its last batch: hanging up without one means it
+                // panicked, and the events so far are not the whole trace.
                 self.done = true;
-                false
+                let why = match self.reader.take().map(JoinHandle::join) {
+                    Some(Err(panic)) => panic
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_else(|| "no message".into()),
+                    _ => "no message".into(),
+                };
+                self.error = Some(TraceError::from(ErrorKind::Io {
+                    context: "reading the trace on the reader thread".into(),
+                    source: std::io::Error::other(format!(
+                        "the reader stopped before the end of the trace ({why})"
+                    )),
+                }));
+                true
             }
         }
     }
@@ -134,12 +150,25 @@ impl Drop for Pipelined {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{ErrorKind, Location, Op};
+    use crate::{Location, Op};
 
     fn events(n: u64) -> Vec<TraceEvent> {
         (0..n)
             .map(|i| TraceEvent::access(Op::Load, 0, 0, i * 64, 8, 1))
             .collect()
+    }
+
+    #[test]
+    fn a_reader_that_panics_ends_the_stream_with_an_error() {
+        // Found by an audit: the events before the panic came back as a whole, shorter trace.
+        let items = events(5000).into_iter().enumerate().map(|(i, ev)| {
+            assert!(i < 4500, "parser bug");
+            Ok(ev)
+        });
+        let got: Vec<Result<TraceEvent, TraceError>> = Pipelined::new(items).collect();
+        assert_eq!(got.len(), BATCH + 1);
+        let e = got.last().unwrap().as_ref().unwrap_err().to_string();
+        assert!(e.contains("stopped before the end") && e.contains("parser bug"), "{e}");
     }
 
     #[test]
