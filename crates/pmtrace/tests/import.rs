@@ -377,7 +377,7 @@ fn a_text_dump_cut_short_is_refused() {
         TraceEvent::access(Op::Load, 0, 0x44, 0x1040, 8, 7),
     ];
     let header = pmtrace::TraceHeader::new("cut", 1);
-    let (dump, n) = pmtrace::write_text(&header, &events, Vec::new()).unwrap();
+    let (dump, n) = pmtrace::write_text(&header, events, Vec::new()).unwrap();
     assert_eq!(n, 2);
     let dump = String::from_utf8(dump).unwrap();
     assert!(dump.ends_with("# end events=2\n"), "{dump}");
