@@ -2015,6 +2015,14 @@ int nvc_set_size(struct nvc_file *f, MPI_Offset size, int grow_only)
     coll_max(f, &bad, 1);
     if (bad)
         return rc;
+    if (!grow_only) {
+        /* A file out of the cache: its shrink is durable too before the call returns, as
+           nvcache-recover, which only grows files, assumes of every shrink. */
+        int64_t s = f->rank == 0 && fsync_real(f) != MPI_SUCCESS;
+        coll_max(f, &s, 1);
+        if (s)
+            return nvc_raise(f, MPI_ERR_IO);
+    }
     if (rep && cached) {
         pthread_mutex_lock(&nvc_rt.slot_lock);
         struct nvc_slot *s = req(f, (uint32_t)f->my_part, NVC_OP_SETSIZE);
