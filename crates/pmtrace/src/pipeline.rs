@@ -168,7 +168,10 @@ mod tests {
         let got: Vec<Result<TraceEvent, TraceError>> = Pipelined::new(items).collect();
         assert_eq!(got.len(), BATCH + 1);
         let e = got.last().unwrap().as_ref().unwrap_err().to_string();
-        assert!(e.contains("stopped before the end") && e.contains("parser bug"), "{e}");
+        assert!(
+            e.contains("stopped before the end") && e.contains("parser bug"),
+            "{e}"
+        );
     }
 
     #[test]
