@@ -1940,13 +1940,18 @@ static int flush_own_part(struct nvc_file *f, int64_t beyond)
 }
 
 /* fsync(2) of the real file through its path: MPI_File_sync does not fsync a handle nothing was
- * written through (ROMIO), so it would leave a set_size's new length in the page cache. */
+ * written through (ROMIO), so it would leave a set_size's new length in the page cache. Called on
+ * one rank. A path that no longer names the open file (renamed or replaced meanwhile) is left
+ * alone: the cut is then as durable as plain MPI-IO leaves it. */
 static int fsync_real(struct nvc_file *f)
 {
     int fd = open(f->path + f->path_off, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        nvc_msg("%s: cannot open the file to fsync its new size: %s", f->path, strerror(errno));
-        return MPI_ERR_IO;
+    struct nvc_file_id now;
+    if (fd < 0 || nvc_file_id_fd(fd, &now) != 0 || !nvc_file_id_same(&f->file_id, &now, !nvc_rt.multi_host)) {
+        if (fd >= 0)
+            close(fd);
+        nvc_msg("%s: the path no longer names the open file: its new size is not fsynced", f->path);
+        return MPI_SUCCESS;
     }
     int rc = fsync(fd) == 0 ? MPI_SUCCESS : MPI_ERR_IO;
     if (rc != MPI_SUCCESS)
@@ -1969,6 +1974,18 @@ int nvc_set_size(struct nvc_file *f, MPI_Offset size, int grow_only)
     coll_max(f, &kept, 1);
     if (kept)
         return nvc_raise(f, rc != MPI_SUCCESS ? rc : MPI_ERR_IO);
+    /* The ranks take one path below, whose collectives differ: one rank may have left the cache
+       on its own (an uncached call, another handle). Everyone agrees first, as at a sync; a
+       drain that fails on the way fails the call before the file is touched. */
+    int64_t byp[2] = {f->mode == NVC_MODE_BYPASSED || !still_owned(f), 0};
+    coll_max(f, byp, 1);
+    if (byp[0]) {
+        int brc = bypass(f, "file bypassed by another rank or handle", !still_owned(f));
+        byp[1] = brc != MPI_SUCCESS;
+        coll_max(f, byp + 1, 1);
+        if (byp[1])
+            return nvc_raise(f, brc != MPI_SUCCESS ? brc : MPI_ERR_IO);
+    }
     int cached = f->mode == NVC_MODE_CACHED;
     int rep = f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
     if (!grow_only && cached) {

@@ -74,6 +74,8 @@
  *                                  first stripe but past the NVRAM the part has reserved: size and
  *                                  bytes must be what plain MPI-IO leaves (a cut past the reserved
  *                                  space once zeroed the whole sparse part mapping and crashed).
+ *   lifecycle shrink-mixed FILE    (2 ranks) rank 1 alone leaves the cache (write_shared), then
+ *                                  the file is shrunk to 4 KiB: no hang, size and bytes as set.
  *   lifecycle append-second FILE   (2 ranks) rank 0 writes 1000 bytes through a cached handle on
  *                                  MPI_COMM_WORLD; after sync-barrier-sync it opens the file again
  *                                  on MPI_COMM_SELF with MPI_MODE_APPEND (FILE, read-write; and
@@ -571,6 +573,31 @@ static int grow_shrink_case(int rank, int np, const char *path)
     return bad || size != 500 << 10;
 }
 
+/* Rank 1 alone leaves the cache (a shared-pointer write, which nvcache passes through) before a
+ * shrink: the ranks must still take one path through MPI_File_set_size (they once took two whose
+ * collectives differed, and hung). */
+static int shrink_mixed_case(int rank, const char *path)
+{
+    MPI_File fh;
+    if (open_new(rank, path, &fh))
+        return 1;
+    char buf[8192];
+    memset(buf, 'a' + rank, sizeof buf);
+    int bad = MPI_File_write_at(fh, (MPI_Offset)rank * 8192, buf, 8192, MPI_BYTE, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+    bad |= MPI_File_sync(fh) != MPI_SUCCESS;
+    if (rank == 1)
+        bad |= MPI_File_write_shared(fh, buf, 10, MPI_BYTE, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+    bad |= MPI_File_set_size(fh, 4096) != MPI_SUCCESS;
+    bad |= MPI_File_close(&fh) != MPI_SUCCESS;
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (rank == 0) {
+        /* the shared pointer's 10 bytes of 'b' at 0, then rank 0's 'a' */
+        bad |= file_size(path) != 4096 || !file_has(path, 0, 10, 'b') || !file_has(path, 10, 4086, 'a');
+        printf("lifecycle shrink-mixed: size %ld, bytes %s\n", file_size(path), bad ? "WRONG" : "as set");
+    }
+    return bad;
+}
+
 static int append_second_case(int rank, const char *path)
 {
     char seq[4200];
@@ -939,7 +966,7 @@ int main(int argc, char **argv)
                         " | temporary FILE | live FILE | live-verify FILE | close-crash FILE | close-crash-verify FILE"
                         " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | open-close FILE | has FILE C"
                         " | noclose FILE | noclose-verify FILE | big FILE close|kill | big-verify FILE"
-                        " | big-view FILE | big-view-verify FILE | grow-shrink FILE | holes FILE"
+                        " | big-view FILE | big-view-verify FILE | grow-shrink FILE | shrink-mixed FILE | holes FILE"
                         " | append-second FILE | renamed FILE rename|relink\n");
         return 2;
     }
@@ -974,7 +1001,9 @@ int main(int argc, char **argv)
         int np;
         MPI_Comm_size(MPI_COMM_WORLD, &np);
         rc = grow_shrink_case(rank, np, argv[2]);
-    } else if (!strcmp(argv[1], "append-second"))
+    } else if (!strcmp(argv[1], "shrink-mixed"))
+        rc = shrink_mixed_case(rank, argv[2]);
+    else if (!strcmp(argv[1], "append-second"))
         rc = append_second_case(rank, argv[2]);
     else if (!strcmp(argv[1], "holes"))
         rc = holes_case(rank, argv[2]);

@@ -502,7 +502,12 @@ fn merge_files(out: &Path, shards: &[PathBuf]) -> Result<(), String> {
         .map(|p| std::fs::read_to_string(with_suffix(p, ".grid")).ok())
         .collect();
     let mut total = None;
-    if let Some(Some(first)) = identities.first() {
+    // Any shard with a .grid file: every shard must have the same.
+    if let Some((i, first)) = identities
+        .iter()
+        .enumerate()
+        .find_map(|(i, id)| id.as_ref().map(|id| (i, id)))
+    {
         for (p, id) in shards.iter().zip(&identities) {
             match id {
                 Some(id) if id == first => {}
@@ -510,7 +515,7 @@ fn merge_files(out: &Path, shards: &[PathBuf]) -> Result<(), String> {
                     return Err(format!(
                         "{}: from another sweep than {} (their .grid files differ)",
                         p.display(),
-                        shards[0].display()
+                        shards[i].display()
                     ))
                 }
                 None => {
@@ -518,7 +523,7 @@ fn merge_files(out: &Path, shards: &[PathBuf]) -> Result<(), String> {
                         "{}: no {} beside it, though {} has one",
                         p.display(),
                         with_suffix(p, ".grid").display(),
-                        shards[0].display()
+                        shards[i].display()
                     ))
                 }
             }

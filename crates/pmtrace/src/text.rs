@@ -493,6 +493,9 @@ impl<R: BufRead> TextReader<R> {
                 }
                 if needs_end {
                     if let Some(n) = body.strip_prefix(END_LINE) {
+                        if end.is_some() {
+                            return Err(at(syntax("a second `# end` line")));
+                        }
                         end = Some(end_count(n).map_err(at)?);
                         continue;
                     }
@@ -550,6 +553,9 @@ impl<R: BufRead> TextReader<R> {
                 }
                 header.validate().map_err(|k| at(TraceError::from(k)))?;
                 continue;
+            }
+            if end.is_some() {
+                return Err(at(syntax("an event after the `# end` line")));
             }
             let ev = parse_event_line(strip_comment(trimmed)).map_err(at)?;
             ev.check(header.threads)

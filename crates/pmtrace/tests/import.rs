@@ -404,6 +404,17 @@ fn a_text_dump_cut_short_is_refused() {
         .unwrap_err()
         .to_string()
         .contains("second `# end` line"));
+    // The same before the first event (the header's lines).
+    let early = "# pmtrace text v2\n# end events=1\nt0 load addr=0x40 size=8\n";
+    assert!(text(early)
+        .unwrap_err()
+        .to_string()
+        .contains("after the `# end` line"));
+    let early2 = "# pmtrace text v2\n# end events=0\n# end events=0\n";
+    assert!(text(early2)
+        .unwrap_err()
+        .to_string()
+        .contains("second `# end` line"));
     // An empty v2 dump has its end line too; a v1 dump needs none.
     let (empty, _) = pmtrace::write_text(&header, &[] as &[TraceEvent], Vec::new()).unwrap();
     assert!(text(std::str::from_utf8(&empty).unwrap())
