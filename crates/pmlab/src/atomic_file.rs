@@ -2,7 +2,7 @@
 //! is synced and renamed over it only when complete. A reader (or a shard merging at the same
 //! moment) sees the old file or the new one, never a partial one; a writer that fails, or is
 //! interrupted by SIGINT, SIGTERM or SIGHUP (`signals`), leaves no partial output behind (after
-//! a SIGKILL or a crash, the temporary `NAME.tmp-HOST-PID` stays).
+//! a SIGKILL or a crash, the temporary `NAME.tmp-HOST-PID-STAMP` stays).
 //!
 //! Only regular files are replaced that way. A symbolic link is followed: the file it leads to
 //! is replaced, the link stays. A target that is not a regular file (`/dev/null`, a FIFO, a
@@ -50,11 +50,18 @@ pub fn host_name() -> String {
 }
 
 /// The temporary name beside `path`: host name and pid keep writers on different machines of
-/// a shared filesystem apart.
+/// a shared filesystem apart, and the process's start time (ns) containers that share a host
+/// name and number their processes alike (each its pid 1, say).
 fn temp_path(path: &Path) -> PathBuf {
+    static STAMP: std::sync::OnceLock<u128> = std::sync::OnceLock::new();
+    let stamp = STAMP.get_or_init(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    });
     with_suffix(
         path,
-        &format!(".tmp-{}-{}", host_name(), std::process::id()),
+        &format!(".tmp-{}-{}-{stamp:x}", host_name(), std::process::id()),
     )
 }
 

@@ -240,11 +240,14 @@ fn grid_identity(grid: &Grid, configs: &[SimConfig]) -> Result<String, String> {
     // FNV-1a, 64 bits: stable across builds and hosts, unlike std's hasher.
     struct Fnv(u64);
     impl Fnv {
-        fn feed(&mut self, bytes: &[u8]) {
+        fn bytes(&mut self, bytes: &[u8]) {
             for &b in bytes {
                 self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
             }
-            // a separator, so that ("ab", "c") and ("a", "bc") differ
+        }
+        /// `bytes`, then a separator, so that ("ab", "c") and ("a", "bc") differ.
+        fn feed(&mut self, bytes: &[u8]) {
+            self.bytes(bytes);
             self.0 = (self.0 ^ 0xff).wrapping_mul(0x100_0000_01b3);
         }
     }
@@ -264,8 +267,18 @@ fn grid_identity(grid: &Grid, configs: &[SimConfig]) -> Result<String, String> {
         h.feed(w.as_bytes());
         let path = Path::new(w);
         if path.is_file() {
-            let bytes = std::fs::read(path).map_err(|e| format!("--workload {w}: {e}"))?;
-            h.feed(&bytes);
+            // Streamed: a trace of gigabytes is hashed without holding it in memory.
+            let mut f = std::fs::File::open(path).map_err(|e| format!("--workload {w}: {e}"))?;
+            let mut buf = vec![0u8; 1 << 20];
+            loop {
+                let n = std::io::Read::read(&mut f, &mut buf)
+                    .map_err(|e| format!("--workload {w}: {e}"))?;
+                if n == 0 {
+                    break;
+                }
+                h.bytes(&buf[..n]);
+            }
+            h.feed(&[]);
         }
     }
     Ok(format!("grid {:016x} jobs {}\n", h.0, grid.job_count()))

@@ -29,6 +29,9 @@ use crate::reader::PmtReader;
 use crate::text::TextReader;
 use crate::{Op, TraceEvent};
 
+/// The UTF-8 byte-order mark, skipped at the start of a text trace.
+pub(crate) const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+
 /// Bytes read for detection at first.
 const DETECT_INITIAL_BYTES: usize = 64 * 1024;
 /// Most bytes read for detection (a file with more leading comments than this is rejected).
@@ -113,6 +116,12 @@ fn classify(prefix: &[u8], at_eof: bool) -> Classified {
             }
         };
         line_no += 1;
+        // A UTF-8 byte-order mark (editors on Windows write one) is no part of the first line.
+        let line = if line_no == 1 {
+            line.strip_prefix(UTF8_BOM).unwrap_or(line)
+        } else {
+            line
+        };
         if !complete {
             // A partial last line is classified only if its first two tokens are complete.
             let text = String::from_utf8_lossy(line);

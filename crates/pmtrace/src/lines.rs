@@ -78,6 +78,9 @@ impl<R: BufRead> LineReader<R> {
         if self.buf.last() == Some(&b'\r') {
             self.buf.pop();
         }
+        if self.line_no == 1 && self.buf.starts_with(crate::detect::UTF8_BOM) {
+            self.buf.drain(..crate::detect::UTF8_BOM.len());
+        }
         if self.buf.is_ascii() {
             // SAFETY: ASCII is valid UTF-8.
             return Ok(Some((self.line_no, unsafe {

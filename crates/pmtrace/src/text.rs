@@ -29,6 +29,7 @@
 //!   given, which then sets it). `value` (store-like ops only) is the stored bytes in *address
 //!   order* as hex pairs: `value=0011` stores `0x00` at `addr` and `0x11` at `addr+1`.
 //! * Numbers are decimal unless prefixed with `0x`; the writer prints `pc` and `addr` in hex.
+//! * A UTF-8 byte-order mark before the first line is skipped (as for every text format).
 //! * Op names are those of [`Op::name`](crate::Op::name) (`load`, `store`, `ntstore`, `clwb`,
 //!   `clflushopt`, `sfence`, `mfence`, `txbegin`, `txend`, `rdmapwrite`, `compute`).
 

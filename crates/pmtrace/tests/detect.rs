@@ -189,3 +189,25 @@ fn binary_input_is_named_not_echoed() {
         "{msg:?}"
     );
 }
+
+#[test]
+fn a_byte_order_mark_at_the_start_is_skipped() {
+    // Editors on Windows start text files with a UTF-8 BOM: such a dump or plain trace once
+    // failed as an unknown format, the BOM invisible in the message.
+    let (dump, _) = write_text(&TraceHeader::new("bom", 4), sample_events(20), Vec::new()).unwrap();
+    let plain = b"0x40 READ 0\n0x80 WRITE 5\n".to_vec();
+    for (body, format) in [(dump, TraceFormat::Text), (plain, TraceFormat::Plain)] {
+        let want: Vec<_> =
+            TraceSource::from_reader(std::io::Cursor::new(body.clone()), &Default::default())
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+        let bom = [b"\xef\xbb\xbf".as_slice(), &body].concat();
+        assert_eq!(detect(&bom).unwrap(), format);
+        let got: Vec<_> = TraceSource::from_reader(std::io::Cursor::new(bom), &Default::default())
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(got, want);
+    }
+}
