@@ -32,6 +32,12 @@ static pthread_mutex_t files_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int bypass(struct nvc_file *f, const char *why, int quiet);
 
+/* Whether this rank represents its node's part of f (the one rank that drains and sizes it). */
+static int represents_part(const struct nvc_file *f)
+{
+    return f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
+}
+
 /* Whether f may still serve an operation from the cache: no other handle of its file opened since. */
 static int still_owned(struct nvc_file *f)
 {
@@ -1595,7 +1601,7 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
     /* One cache state per file: only an open with no other handle of the file in the job caches. */
     ok_local = reg_enter(f, ok_local);
     append_at_end(f->real, amode);
-    if (f->my_part >= 0 && f->part_rep[f->my_part] == f->rank && f->file_id.ino)
+    if (represents_part(f) && f->file_id.ino)
         warn_dead_parts(f);
     /* The size again, now that no other handle can write without draining this open first: a
        handle that wrote and closed between the first look and the join (the table's entry was
@@ -1605,7 +1611,7 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
     if (ok_local)
         PMPI_File_get_size(f->real, &size);
 
-    int rep = ok_local && f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
+    int rep = ok_local && represents_part(f);
     uint32_t st = ok_local ? NVC_OK : NVC_ERR;
     int direct = nvc_cfg.direct && f->opts.reply == NVC_REPLY_SYNC;
     pthread_mutex_lock(&nvc_rt.slot_lock);
@@ -1758,7 +1764,7 @@ int nvc_close(MPI_File *fh)
     nvc_pass_ready(f);  /* a drain that failed before may succeed now; else every part is kept */
     if (f->mode != NVC_MODE_PASS) {
         int discard = (f->amode & (MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_RDONLY)) || f->opts.flush == NVC_FLUSH_NEVER;
-        int rep = f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
+        int rep = represents_part(f);
         int failed = 0;
         if (!discard) {
             /* Flush: everyone has finished writing before the representatives drain; then the
@@ -1907,13 +1913,25 @@ int nvc_get_size(struct nvc_file *f, MPI_Offset *size)
     return rc != MPI_SUCCESS ? nvc_raise(f, rc) : PMPI_File_get_size(f->real, size);
 }
 
-/* Writes this rank's part's dirty bytes to the real file, makes them durable there and marks
- * them clean, if the part's size exceeds `beyond` (only then can it hold bytes past it); a rank
- * that represents no part, or a read-only open, has nothing to do. */
+/* Writes the dirty bytes of the part this rank represents to the real file, fsyncs it through
+ * the flushing handle and marks them clean (nvc_rt.slot_lock held). */
+static int drain_own_part(struct nvc_file *f)
+{
+    struct drained dr = {0};
+    int rc = drain_part(f, (uint32_t)f->my_part, 0, &dr);
+    if (rc == MPI_SUCCESS && f->self_fh != MPI_FILE_NULL)
+        rc = PMPI_File_sync(f->self_fh);
+    if (rc == MPI_SUCCESS)
+        clean_drained(f, (uint32_t)f->my_part, &dr);
+    free(dr.seg);
+    return rc;
+}
+
+/* drain_own_part, if the part's size exceeds `beyond` (only then can it hold bytes past it); a
+ * rank that represents no part, or a read-only open, has nothing to do. */
 static int flush_own_part(struct nvc_file *f, int64_t beyond)
 {
-    int rep = f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
-    if (!rep || (f->amode & MPI_MODE_RDONLY))
+    if (!represents_part(f) || (f->amode & MPI_MODE_RDONLY))
         return MPI_SUCCESS;
     pthread_mutex_lock(&nvc_rt.slot_lock);
     uint32_t p = (uint32_t)f->my_part;
@@ -1925,18 +1943,23 @@ static int flush_own_part(struct nvc_file *f, int64_t beyond)
         if (call(f, p, s) == NVC_OK)
             size = (int64_t)s->arg[0];
     }
-    int rc = MPI_SUCCESS;
-    if (size > beyond) {
-        struct drained dr = {0};
-        rc = drain_part(f, p, 0, &dr);
-        if (rc == MPI_SUCCESS && dr.n && f->self_fh != MPI_FILE_NULL)
-            rc = PMPI_File_sync(f->self_fh);
-        if (rc == MPI_SUCCESS)
-            clean_drained(f, p, &dr);
-        free(dr.seg);
-    }
+    int rc = size > beyond ? drain_own_part(f) : MPI_SUCCESS;
     pthread_mutex_unlock(&nvc_rt.slot_lock);
     return rc;
+}
+
+/* The part this rank represents takes size `size` (set_size: bytes beyond it dropped) or, with
+ * `grow_only`, at least that size (preallocate); nothing on other ranks. */
+static void set_own_part_size(struct nvc_file *f, MPI_Offset size, int grow_only)
+{
+    if (!represents_part(f))
+        return;
+    pthread_mutex_lock(&nvc_rt.slot_lock);
+    struct nvc_slot *s = req(f, (uint32_t)f->my_part, NVC_OP_SETSIZE);
+    s->arg[0] = (uint64_t)size;
+    s->arg[1] = (uint64_t)grow_only;
+    call(f, (uint32_t)f->my_part, s);
+    pthread_mutex_unlock(&nvc_rt.slot_lock);
 }
 
 /* fsync(2) of the real file through its path: MPI_File_sync does not fsync a handle nothing was
@@ -1987,7 +2010,6 @@ int nvc_set_size(struct nvc_file *f, MPI_Offset size, int grow_only)
             return nvc_raise(f, brc != MPI_SUCCESS ? brc : MPI_ERR_IO);
     }
     int cached = f->mode == NVC_MODE_CACHED;
-    int rep = f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
     if (!grow_only && cached) {
         /* A crash anywhere in a set_size must leave the file as before the call or as after it.
            nvcache-recover only grows files (a part knows only its own writes' sizes) and writes
@@ -2001,14 +2023,7 @@ int nvc_set_size(struct nvc_file *f, MPI_Offset size, int grow_only)
         coll_max(f, &bad, 1);
         if (bad)
             return nvc_raise(f, MPI_ERR_IO);
-        if (rep) {
-            pthread_mutex_lock(&nvc_rt.slot_lock);
-            struct nvc_slot *s = req(f, (uint32_t)f->my_part, NVC_OP_SETSIZE);
-            s->arg[0] = (uint64_t)size;
-            s->arg[1] = 0;
-            call(f, (uint32_t)f->my_part, s);
-            pthread_mutex_unlock(&nvc_rt.slot_lock);
-        }
+        set_own_part_size(f, size, 0);
         coll_barrier(f); /* every part has the new size before the file is cut */
         rc = PMPI_File_set_size(f->real, size);
         int64_t r[2] = {rc != MPI_SUCCESS, 0};
@@ -2040,14 +2055,8 @@ int nvc_set_size(struct nvc_file *f, MPI_Offset size, int grow_only)
         if (s)
             return nvc_raise(f, MPI_ERR_IO);
     }
-    if (rep && cached) {
-        pthread_mutex_lock(&nvc_rt.slot_lock);
-        struct nvc_slot *s = req(f, (uint32_t)f->my_part, NVC_OP_SETSIZE);
-        s->arg[0] = (uint64_t)size;
-        s->arg[1] = (uint64_t)grow_only;
-        call(f, (uint32_t)f->my_part, s);
-        pthread_mutex_unlock(&nvc_rt.slot_lock);
-    }
+    if (cached)
+        set_own_part_size(f, size, grow_only);
     coll_barrier(f); /* every part has the new size before anyone reads */
     /* A preallocation is made durable by the next MPI_File_sync, as with plain MPI-IO, whose sync
        fsyncs the file; a cached sync reaches only NVRAM (nvc_sync). */
@@ -2083,16 +2092,8 @@ int nvc_sync(struct nvc_file *f)
             struct nvc_slot *s = req(f, p, NVC_OP_SYNC);
             call(f, p, s); /* served after this rank's earlier writes were persisted */
         }
-    int rep = f->my_part >= 0 && f->part_rep[f->my_part] == f->rank;
-    if (f->opts.flush == NVC_FLUSH_SYNC && rep && !(f->amode & MPI_MODE_RDONLY)) {
-        struct drained dr = {0};
-        rc = drain_part(f, (uint32_t)f->my_part, 0, &dr);
-        if (rc == MPI_SUCCESS && f->self_fh != MPI_FILE_NULL)
-            rc = PMPI_File_sync(f->self_fh);
-        if (rc == MPI_SUCCESS)
-            clean_drained(f, (uint32_t)f->my_part, &dr);
-        free(dr.seg);
-    }
+    if (f->opts.flush == NVC_FLUSH_SYNC && represents_part(f) && !(f->amode & MPI_MODE_RDONLY))
+        rc = drain_own_part(f);
     pthread_mutex_unlock(&nvc_rt.slot_lock);
     /* Every rank has the flag (set_size and preallocate are collective): the call on the real
        file is too. */

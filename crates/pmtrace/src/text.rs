@@ -492,14 +492,8 @@ impl<R: BufRead> TextReader<R> {
                     needs_end = version == "v2";
                     continue;
                 }
-                if needs_end {
-                    if let Some(n) = body.strip_prefix(END_LINE) {
-                        if end.is_some() {
-                            return Err(at(syntax("a second `# end` line")));
-                        }
-                        end = Some(end_count(n).map_err(at)?);
-                        continue;
-                    }
+                if needs_end && read_end_line(&mut end, body).map_err(at)? {
+                    continue;
                 }
                 let Some((key, value)) = body.split_once('=') else {
                     continue;
@@ -591,24 +585,12 @@ impl<R: BufRead> TextReader<R> {
         }
         if self.done {
             // Also an empty dump, whose header loop met the end of input.
-            return match self.end_error() {
-                Some(e) => {
-                    self.needs_end = false;
-                    Err(e)
-                }
-                None => Ok(None),
-            };
+            return self.at_end();
         }
         match self.read_event() {
             Ok(None) => {
                 self.done = true;
-                match self.end_error() {
-                    Some(e) => {
-                        self.needs_end = false;
-                        Err(e)
-                    }
-                    None => Ok(None),
-                }
+                self.at_end()
             }
             Ok(Some(ev)) => {
                 self.events += 1;
@@ -621,11 +603,11 @@ impl<R: BufRead> TextReader<R> {
         }
     }
 
-    /// At the end of input: the error of a `v2` dump whose end line is missing or counts other
-    /// events than were read.
-    fn end_error(&self) -> Option<TraceError> {
-        if !self.needs_end {
-            return None;
+    /// At the end of input: `Ok(None)`, or (once) the error of a `v2` dump whose end line is
+    /// missing or counts other events than were read.
+    fn at_end(&mut self) -> Result<Option<TraceEvent>, TraceError> {
+        if !std::mem::take(&mut self.needs_end) {
+            return Ok(None);
         }
         let at = Location::line(self.lines.line_no(), "");
         let reason = match self.end {
@@ -638,9 +620,9 @@ impl<R: BufRead> TextReader<R> {
                  or edited",
                 self.events
             ),
-            Some(_) => return None,
+            Some(_) => return Ok(None),
         };
-        Some(TraceError::new(ErrorKind::Truncated { what: reason }, at))
+        Err(TraceError::new(ErrorKind::Truncated { what: reason }, at))
     }
 
     fn read_event(&mut self) -> Result<Option<TraceEvent>, TraceError> {
@@ -666,7 +648,6 @@ impl<R: BufRead> TextReader<R> {
     /// after that line is an error.
     fn next_v2_line(&mut self) -> Result<Option<(u64, &str)>, TraceError> {
         let line_no = loop {
-            let end_seen = self.end.is_some();
             let Some((line_no, line)) = self.lines.next_line()? else {
                 return Ok(None);
             };
@@ -675,16 +656,11 @@ impl<R: BufRead> TextReader<R> {
                 continue;
             }
             if let Some(body) = t.strip_prefix('#') {
-                if let Some(n) = body.trim_start().strip_prefix(END_LINE) {
-                    let at = Location::line(line_no, line);
-                    if end_seen {
-                        return Err(syntax("a second `# end` line").at(at));
-                    }
-                    self.end = Some(end_count(n).map_err(|e| e.at(at))?);
-                }
+                read_end_line(&mut self.end, body.trim_start())
+                    .map_err(|e| e.at(Location::line(line_no, line)))?;
                 continue;
             }
-            if end_seen {
+            if self.end.is_some() {
                 return Err(
                     syntax("an event after the `# end` line").at(Location::line(line_no, line))
                 );
@@ -695,14 +671,23 @@ impl<R: BufRead> TextReader<R> {
     }
 }
 
-/// The count of an `# end events=N` line.
-fn end_count(text: &str) -> Result<u64, TraceError> {
-    parse_num_u64(text.trim()).ok_or_else(|| {
+/// Whether the `#` line `body` (after the `#`, leading blanks trimmed) is the end line
+/// `# end events=N`; its count goes to `end`, and a second end line is an error.
+fn read_end_line(end: &mut Option<u64>, body: &str) -> Result<bool, TraceError> {
+    let Some(n) = body.strip_prefix(END_LINE) else {
+        return Ok(false);
+    };
+    if end.is_some() {
+        return Err(syntax("a second `# end` line"));
+    }
+    let count = parse_num_u64(n.trim()).ok_or_else(|| {
         TraceError::from(ErrorKind::InvalidNumber {
             field: "end events",
-            text: excerpt(text),
+            text: excerpt(n),
         })
-    })
+    })?;
+    *end = Some(count);
+    Ok(true)
 }
 
 impl<R: BufRead> Iterator for TextReader<R> {

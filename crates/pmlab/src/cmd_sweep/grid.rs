@@ -115,22 +115,23 @@ impl Grid {
             return Err("a sweep needs at least one --config and one --workload".into());
         }
         for (i, a) in axes.iter().enumerate() {
-            if axes[..i].iter().any(|b| b.key == a.key) {
-                return Err(format!(
-                    "--set {}: key given twice (list all values in one --set {}=V1,V2)",
-                    a.key, a.key
-                ));
-            }
-            // `a` and `a.b` in two axes: one value would win and the CSV would label rows with
-            // values that never ran.
+            // The same key twice, or `a` and `a.b` in two axes: one value would win and the CSV
+            // would label rows with values that never ran.
             if let Some(b) = axes[..i]
                 .iter()
                 .find(|b| pmsim::config::overlapping_keys(&b.key, &a.key))
             {
-                return Err(format!(
-                    "--set {}: overlaps --set {} (one is a section holding the other)",
-                    a.key, b.key
-                ));
+                return Err(if b.key == a.key {
+                    format!(
+                        "--set {}: key given twice (list all values in one --set {}=V1,V2)",
+                        a.key, a.key
+                    )
+                } else {
+                    format!(
+                        "--set {}: overlaps --set {} (one is a section holding the other)",
+                        a.key, b.key
+                    )
+                });
             }
         }
         let jobs = axes
