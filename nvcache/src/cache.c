@@ -1207,8 +1207,17 @@ static int reg_enter(struct nvc_file *f, int want_cache)
         v = nvc_reg_join(reg_table(), dev, ino, f->fileid, want_cache, f->nparts, f->part_node, f->stripe, &f->reg,
                          &lay);
     else if ((v = reg_join_remote(f, dev, ino, want_cache, &lay)) < 0) {
-        nvc_msg("%s: the job's file table on node 0's host did not answer; not cached", f->path);
+        /* The table may never have heard of this handle (the agent refused the request), or may
+           have entered it, even as the drainer of another open's cache (the reply was lost): it
+           cannot pass through, since an open of the file may cache it meanwhile (its ranks and
+           the table's host are not this host; counting the handle as untracked here keeps
+           nobody there from caching) and its reads would miss that cache's bytes, its writes be
+           overwritten by the cache's later drain. So the open fails, on every rank of its
+           communicator, as after a failed drain; an entry the table made for it stays taken, which
+           only keeps the file from being cached again in this job. */
+        nvc_msg("%s: the job's file table on node 0's host did not answer; the open fails", f->path);
         f->reg_joined = 0;
+        f->open_error = MPI_ERR_IO;
         return 0;
     }
     /* A drain that fails leaves the caching open's dirty bytes in its parts, newer than the file's:
@@ -1437,8 +1446,8 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
             }
         }
         if (rc == MPI_SUCCESS) {
-            /* As in open_parts: a rank's failed drain of the open that caches the file fails this
-               open on every rank. */
+            /* As in open_parts: a rank's failed drain of the open that caches the file, or its
+               failed join of the file table, fails this open on every rank. */
             int64_t bad = f && f->open_error != MPI_SUCCESS;
             PMPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT64_T, MPI_MAX, comm);
             if (bad) {
@@ -1703,8 +1712,9 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
             pthread_mutex_unlock(&nvc_rt.slot_lock);
         }
         if (ok[6] < 0) {
-            /* A rank's drain of the open that caches the file failed (reg_enter): no rank of this
-               open may use the file. MPI_File_open raises on MPI_FILE_NULL's handler. */
+            /* A rank's drain of the open that caches the file failed, or its join of the file
+               table did (reg_enter): no rank of this open may use the file. MPI_File_open raises
+               on MPI_FILE_NULL's handler. */
             if (f->reg_joined)
                 reg_leave(f->reg, f->reg_idx);
             PMPI_File_close(&f->real);
@@ -1712,7 +1722,7 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
             file_free(f);
             if (first)
                 nvc_msg("%s: the open fails: another open caches the file and its cache could not be written back "
-                        "to it (see above)",
+                        "to it, or the job's file table could not be reached (see above)",
                         path);
             PMPI_File_call_errhandler(MPI_FILE_NULL, MPI_ERR_IO);
             return MPI_ERR_IO;

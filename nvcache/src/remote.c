@@ -222,9 +222,15 @@ void nvc_remote_call(int node, struct nvc_slot *s)
     PMPI_Isend(rm.buf, (int)n, MPI_BYTE, agent, node, rm.req, &rq[1]);
     wait_all(2, rq, st);
     PMPI_Get_count(&st[0], MPI_BYTE, &len);
-    if (unpack(rm.rbuf, (size_t)len, s) != 0) {
-        nvc_msg("malformed reply from the agent of node %d (rank %d); request failed", node, agent);
-        s->status = s->op == NVC_OP_REG_JOIN ? UINT32_MAX : NVC_ERR; /* a join's status is its verdict */
+    /* An agent that refuses a request (malformed: builds that differ, a message cut short)
+       replies with op 0 and NVC_ERR, which for a join would read as the verdict NVC_REG_PASS of
+       entry 0: a reply for another op is no answer to this request either. */
+    uint32_t op = s->op;
+    if (unpack(rm.rbuf, (size_t)len, s) != 0 || s->op != op) {
+        nvc_msg("malformed or refused reply from the agent of node %d (rank %d); request failed", node, agent);
+        s->op = op;
+        s->nseg = 0;
+        s->status = op == NVC_OP_REG_JOIN ? UINT32_MAX : NVC_ERR; /* a join's status is its verdict */
     }
 }
 
