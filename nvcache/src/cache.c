@@ -1183,6 +1183,20 @@ static int drain_other_open(const char *path, const struct nvc_reg *lay)
     return rc;
 }
 
+/* Raises a failed MPI_File_open's error as the MPI library does, on the error handler of
+ * MPI_FILE_NULL (MPI_ERRORS_RETURN unless the program set another), and returns it. Open MPI
+ * refuses MPI_File_call_errhandler on MPI_FILE_NULL (it raises MPI_ERR_ARG on the world's fatal
+ * handler and the job aborts), so the handler is looked at first and called only when it is not
+ * MPI_ERRORS_RETURN. */
+static int raise_open_error(int code)
+{
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    if (PMPI_File_get_errhandler(MPI_FILE_NULL, &eh) == MPI_SUCCESS && eh == MPI_ERRORS_RETURN)
+        return code;
+    PMPI_File_call_errhandler(MPI_FILE_NULL, code);
+    return code;
+}
+
 /* Enters this rank's handle of f in the job's file table; returns whether this open may cache the
  * file. A handle that makes the file shared drains the caching open first (or waits for the rank
  * that does), so the file is complete when the open returns. */
@@ -1456,8 +1470,7 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
                 PMPI_File_close(fh);
                 if (f)
                     file_free(f);
-                PMPI_File_call_errhandler(MPI_FILE_NULL, MPI_ERR_IO);
-                return MPI_ERR_IO;
+                return raise_open_error(MPI_ERR_IO);
             }
         }
         if (rc == MPI_SUCCESS && f) {
@@ -1724,8 +1737,7 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
                 nvc_msg("%s: the open fails: another open caches the file and its cache could not be written back "
                         "to it, or the job's file table could not be reached (see above)",
                         path);
-            PMPI_File_call_errhandler(MPI_FILE_NULL, MPI_ERR_IO);
-            return MPI_ERR_IO;
+            return raise_open_error(MPI_ERR_IO);
         }
         if (f->rank == 0 && ok[0] && !ok[1] && shared)
             nvc_debug("%s: another handle of the file was opened during this open; using plain MPI-IO", path);
