@@ -414,6 +414,64 @@ fn single_calls(dir: &Path, quick: bool) -> Result<String, String> {
     };
     let (rounds, seconds, pool_mib) = if quick { (3, 0.1, 256) } else { (3, 0.5, 1024) };
     let rows = crate::percall::compare(client, &libs, &points, rounds, false, seconds, pool_mib)?;
+    write_file(dir, "single_call.csv", &percall_csv(&rows).to_csv())?;
+    // DIALGA's layers on the same path: the shim with each strategy (PMEC_STRATEGY), against
+    // vanilla, in interleaved rounds of their own.
+    let layers: Vec<crate::percall::Library> = [
+        ("vanilla", "vanilla"),
+        ("+sw", "sw"),
+        ("+bf", "bf"),
+        ("nohw", "nohw"),
+        ("auto", "auto"),
+    ]
+    .iter()
+    .map(|&(name, strategy)| crate::percall::Library {
+        name: name.into(),
+        dir: shim.into(),
+        env: vec![("PMEC_STRATEGY".into(), strategy.into())],
+    })
+    .collect();
+    let layer_points = &points[..if quick { 1 } else { 2 }];
+    let layer_rows = crate::percall::compare(
+        client,
+        &layers,
+        layer_points,
+        rounds,
+        false,
+        seconds,
+        pool_mib,
+    )?;
+    write_file(
+        dir,
+        "single_call_layers.csv",
+        &percall_csv(&layer_rows).to_csv(),
+    )?;
+    let layer_md = format!(
+        "DIALGA's layers on this path (the paper's Fig. 18 breakdown, here for one stripe per \
+         call): the shim with `PMEC_STRATEGY` = `vanilla` (no software prefetch, address order: \
+         ISA-L's behaviour), `sw` (+SW: software prefetch at the tuned distance), `bf` (+BF: \
+         the larger distance for each XPLine's first line), `nohw` (shuffled line order, which \
+         starves the hardware prefetcher, with software prefetch) and `auto` (the coordinator's \
+         choice, which adds pmlab's lone-stripe schedules), in {rounds} interleaved rounds of \
+         their own; ratio over vanilla. Data: `pmec/single_call_layers.csv`.\n\n{}\n",
+        crate::percall::markdown(&layer_rows, Some("vanilla"))
+    );
+    Ok(format!(
+        "{heading}An unmodified C client linked against `libisal.so.2` (`crates/pmec/bench/percall.c`) \
+         encodes RS(k+4,k) stripes of a {pool_mib} MiB pool in random order, one \
+         `ec_encode_data` call per stripe, run on each library by `LD_LIBRARY_PATH` ({rounds} \
+         interleaved round(s), {seconds} s per point); \"plain move\" is the same client moving \
+         the same bytes without GF arithmetic (the better of regular and non-temporal stores), \
+         what the memory allows: one reference per point, the median of the move runs of every \
+         library's processes. Parity is identical on every library (checked). ISA-L 2.32.1 \
+         is present where `make isal-anchor` built it from `../shared/anchors`.\n\n{}\n\
+         Data: `pmec/single_call.csv`.\n\n{layer_md}",
+        crate::percall::markdown(&rows, against.as_deref())
+    ))
+}
+
+/// The runs of single-call rows, one CSV row per run.
+fn percall_csv(rows: &[crate::percall::Row]) -> Table {
     let mut csv = Table::new(&[
         "point",
         "block",
@@ -422,7 +480,7 @@ fn single_calls(dir: &Path, quick: bool) -> Result<String, String> {
         "encode_gbps",
         "move_gbps",
     ]);
-    for r in &rows {
+    for r in rows {
         for (i, (e, mv)) in r.encode.iter().zip(&r.moved).enumerate() {
             csv.push(vec![
                 r.point.clone(),
@@ -434,19 +492,7 @@ fn single_calls(dir: &Path, quick: bool) -> Result<String, String> {
             ]);
         }
     }
-    write_file(dir, "single_call.csv", &csv.to_csv())?;
-    Ok(format!(
-        "{heading}An unmodified C client linked against `libisal.so.2` (`crates/pmec/bench/percall.c`) \
-         encodes RS(k+4,k) stripes of a {pool_mib} MiB pool in random order, one \
-         `ec_encode_data` call per stripe, run on each library by `LD_LIBRARY_PATH` ({rounds} \
-         interleaved round(s), {seconds} s per point); \"plain move\" is the same client moving \
-         the same bytes without GF arithmetic (the better of regular and non-temporal stores), \
-         what the memory allows: one reference per point, the median of the move runs of every \
-         library's processes. Parity is identical on every library (checked). ISA-L 2.32.1 \
-         is present where `make isal-anchor` built it from `../shared/anchors`.\n\n{}\n\
-         Data: `pmec/single_call.csv`.\n\n",
-        crate::percall::markdown(&rows, against.as_deref())
-    ))
+    csv
 }
 
 pub fn run(out: &Path, quick: bool) -> Result<(), String> {
