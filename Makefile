@@ -146,13 +146,15 @@ DESTDIR ?=
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 install: build
 	@set -e; p="$(DESTDIR)$(PREFIX)"; m="$$p/share/pmlab/install-manifest"; \
+	old=""; [ ! -f "$$m" ] || old=$$(cat "$$m"); \
+	sedprefix=$$(printf '%s\n' "$(PREFIX)" | sed 's/[\\&|]/\\&/g'); pcprefix=$$(printf '%s\n' "$$sedprefix" | sed 's/ /\\\\ /g'); \
 	made=""; for d in bin lib lib/pkgconfig lib/pmec-isal include share share/pmlab share/pmlab/configs; do \
 	  [ -d "$$p/$$d" ] || { mkdir -p "$$p/$$d"; made="$$made $$d"; }; \
 	done; \
 	files=""; put() { install -m "$$1" "$$2" "$$p/$$3"; files="$$files $$3"; }; \
 	put 755 target/release/pmlab bin/pmlab; \
 	put 755 $(NVCACHE_BUILD)/nvcache-recover bin/nvcache-recover; \
-	sed 's|@LIBDIR@|$(PREFIX)/lib|' nvcache/tools/nvcache-run > "$$p/bin/nvcache-run"; chmod 755 "$$p/bin/nvcache-run"; files="$$files bin/nvcache-run"; \
+	sed "s|@LIBDIR@|$$sedprefix/lib|" nvcache/tools/nvcache-run > "$$p/bin/nvcache-run"; chmod 755 "$$p/bin/nvcache-run"; files="$$files bin/nvcache-run"; \
 	put 644 $(NVCACHE_BUILD)/libnvcache.so lib/libnvcache-mpich.so; \
 	put 644 $(NVCACHE_BUILD_OPENMPI)/libnvcache.so lib/libnvcache-openmpi.so; \
 	ln -sf libnvcache-mpich.so "$$p/lib/libnvcache.so"; files="$$files lib/libnvcache.so"; \
@@ -161,17 +163,18 @@ install: build
 	put 644 target/release/libpmec_isal.so lib/pmec-isal/libisal.so.2; \
 	ln -sf libisal.so.2 "$$p/lib/pmec-isal/libisal.so"; files="$$files lib/pmec-isal/libisal.so"; \
 	put 644 crates/pmec/include/pmec.h include/pmec.h; \
-	sed 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|$(VERSION)|' crates/pmec/pmec.pc.in > "$$p/lib/pkgconfig/pmec.pc"; files="$$files lib/pkgconfig/pmec.pc"; \
+	sed "s|@PREFIX@|$$pcprefix|; s|@VERSION@|$(VERSION)|" crates/pmec/pmec.pc.in > "$$p/lib/pkgconfig/pmec.pc"; files="$$files lib/pkgconfig/pmec.pc"; \
 	for c in configs/*.toml; do put 644 "$$c" "share/pmlab/$$c"; done; \
 	{ for f in $$files; do echo "file $$f"; done; echo "file share/pmlab/install-manifest"; \
-	  for d in $$made; do echo "dir $$d"; done; } > "$$m"; \
+	  for d in $$made; do echo "dir $$d"; done; echo "$$old"; } | awk 'NF && !seen[$$0]++' > "$$m.new"; \
+	mv -f "$$m.new" "$$m"; \
 	echo "install: $$(echo $$files | wc -w) files under $$p (manifest $$m)"; \
 	echo "install: ISA-L programs run on pmec with LD_LIBRARY_PATH=$(PREFIX)/lib/pmec-isal; MPI-IO jobs on nvcache with nvcache-run"
 
 uninstall:
 	@p="$(DESTDIR)$(PREFIX)"; m="$$p/share/pmlab/install-manifest"; \
 	[ -f "$$m" ] || { echo "uninstall: no manifest at $$m (nothing installed there)"; exit 1; }; \
-	dirs=$$(sed -n 's/^dir //p' "$$m" | tac); \
+	dirs=$$(sed -n 's/^dir //p' "$$m" | sort -ru); \
 	for f in $$(sed -n 's/^file //p' "$$m"); do rm -f "$$p/$$f"; done; \
 	for d in $$dirs; do rmdir "$$p/$$d" 2>/dev/null || echo "uninstall: $$p/$$d not empty, kept"; done; \
 	echo "uninstall: removed pmlab from $$p"

@@ -5,7 +5,9 @@
 #   * nvcache-run runs an MPI-IO job through nvcache, nvcache-recover --help works,
 #   * a C program builds against pmec with pkg-config and runs,
 #   * an ISA-L program runs on the installed shim via LD_LIBRARY_PATH;
-# then make uninstall must leave the prefix empty.
+# then make uninstall must leave the prefix empty. Last, the same under a prefix with spaces,
+# installed twice over (nvcache-run serves a job, a C program builds with pkg-config, and
+# uninstall leaves that prefix empty too).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 prefix=$(mktemp -d)
@@ -65,8 +67,21 @@ printf '#!/bin/sh\necho "$@"\n' > "$work/fake-openmpi-launcher"; chmod +x "$work
 args=$(nvcache-run "$work/fake-openmpi-launcher" -n 2 ./app)
 case $args in "-x LD_PRELOAD "*"-x NVCACHE_DIR "*"-n 2 ./app") ;;
     *) echo "install: nvcache-run passed Open MPI's launcher: $args"; exit 1 ;; esac
+# A command that names no MPI gets the MPICH library, and is told so.
+nvcache-run sh -c true 2>&1 | grep -q "using libnvcache-mpich.so" ||
+    { echo "install: nvcache-run did not say which MPI a job script gets"; exit 1; }
 unset NVCACHE_DIR NVCACHE_STATS
 echo "install: nvcache-run served jobs on MPICH and Open MPI ($runs)"
+
+# Each installed libnvcache's SONAME is its own name: a program linked with the Open MPI one
+# loads that one (not libnvcache.so, the MPICH one), and ldconfig leaves libnvcache.so alone.
+for m in mpich openmpi; do
+    readelf -d "$prefix/lib/libnvcache-$m.so" | grep -q "SONAME.*\[libnvcache-$m.so\]" ||
+        { echo "install: libnvcache-$m.so has SONAME $(readelf -d "$prefix/lib/libnvcache-$m.so" | grep SONAME)"; exit 1; }
+done
+mkdir "$work/ldc" && cp -a "$prefix"/lib/libnvcache*.so "$work/ldc/" && /sbin/ldconfig -n "$work/ldc"
+[ "$(readlink "$work/ldc/libnvcache.so")" = libnvcache-mpich.so ] ||
+    { echo "install: after ldconfig, libnvcache.so -> $(readlink "$work/ldc/libnvcache.so")"; exit 1; }
 
 # pmec from C, through pkg-config.
 cat > ec.c <<'C'
@@ -104,3 +119,19 @@ make -s uninstall PREFIX="$prefix" >/dev/null
 left=$(find "$prefix" -mindepth 1)
 [ -z "$left" ] || { echo "install: uninstall left:"; echo "$left"; exit 1; }
 echo "install: uninstall left $prefix empty"
+
+# A prefix with spaces, installed twice (the second install must keep the folders the first made
+# in its manifest): nvcache-run preloads nvcache there, pkg-config's paths survive the shell.
+prefix="$work/pre fix"
+make -s install PREFIX="$prefix" >/dev/null
+make -s install PREFIX="$prefix" >/dev/null
+NVCACHE_DIR="$work/nvram" NVCACHE_STATS=1 "$prefix/bin/nvcache-run" mpiexec.mpich -n 4 \
+    nvcache/build/cannon -v -n 16 -k 2 -d "$work" >"$work/out" 2>&1 && grep -q "nvcache-stats .*hits=[1-9]" "$work/out" ||
+    { echo "install: nvcache-run under '$prefix' did not serve the job"; cat "$work/out"; exit 1; }
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+(cd "$work" && eval "cc -o ec2 ec.c $(pkg-config --cflags --libs pmec) -Wl,-rpath,$(pkg-config --variable=libdir pmec)" &&
+    ./ec2 | grep -q "rc=0") || { echo "install: pmec C program under '$prefix' failed"; exit 1; }
+make -s uninstall PREFIX="$prefix" >/dev/null
+left=$(find "$prefix" -mindepth 1)
+[ -z "$left" ] || { echo "install: reinstall, then uninstall left:"; echo "$left"; exit 1; }
+echo "install: reinstall and uninstall under '$prefix' work"
