@@ -148,7 +148,7 @@ install: build
 	@set -e; p="$(DESTDIR)$(PREFIX)"; m="$$p/share/pmlab/install-manifest"; \
 	old=""; [ ! -f "$$m" ] || old=$$(cat "$$m"); \
 	sedprefix=$$(printf '%s\n' "$(PREFIX)" | sed 's/[\\&|]/\\&/g'); pcprefix=$$(printf '%s\n' "$$sedprefix" | sed 's/ /\\\\ /g'); \
-	made=""; for d in bin lib lib/pkgconfig lib/pmec-isal include share share/pmlab share/pmlab/configs; do \
+	made=""; for d in bin lib lib/pkgconfig lib/pmec-isal include share share/pmlab share/pmlab/configs share/pmlab/examples; do \
 	  [ -d "$$p/$$d" ] || { mkdir -p "$$p/$$d"; made="$$made $$d"; }; \
 	done; \
 	files=""; put() { install -m "$$1" "$$2" "$$p/$$3"; files="$$files $$3"; }; \
@@ -165,6 +165,7 @@ install: build
 	put 644 crates/pmec/include/pmec.h include/pmec.h; \
 	sed "s|@PREFIX@|$$pcprefix|; s|@VERSION@|$(VERSION)|" crates/pmec/pmec.pc.in > "$$p/lib/pkgconfig/pmec.pc"; files="$$files lib/pkgconfig/pmec.pc"; \
 	for c in configs/*.toml; do put 644 "$$c" "share/pmlab/$$c"; done; \
+	for e in docs/examples/*; do put 644 "$$e" "share/pmlab/examples/$${e##*/}"; done; \
 	{ for f in $$files; do echo "file $$f"; done; echo "file share/pmlab/install-manifest"; \
 	  for d in $$made; do echo "dir $$d"; done; echo "$$old"; } | awk 'NF && !seen[$$0]++' > "$$m.new"; \
 	mv -f "$$m.new" "$$m"; \

@@ -20,8 +20,10 @@ export PATH="$prefix/bin:$PATH"
 
 # README's usage block, run in a scratch folder holding the inputs it names.
 cd "$work"
-cp -r "$root/configs" configs
-mkdir -p docs && cp -r "$root/docs/examples" docs/examples
+cp -r "$prefix/share/pmlab/configs" configs
+# the repository files it names, as installed
+mkdir -p docs && cp -r "$prefix/share/pmlab/examples" docs/examples
+cmp "$root/docs/examples/persist-epochs.txt" docs/examples/persist-epochs.txt
 for i in $(seq 0 199); do printf '0x%x %s %d\n' $((i * 4160)) $([ $((i % 3)) = 0 ] && echo WRITE || echo READ) $((i * 10)); done > my.trace
 pmlab trace gen --workload btree --ops 200 --out t.pmt 2>/dev/null
 pmlab trace dump t.pmt > dump.txt
