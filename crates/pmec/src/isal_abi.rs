@@ -442,19 +442,22 @@ pub unsafe fn gf_vect_dot_prod(
 }
 
 /// `gf_vect_mad(len, vec, vec_i, gftbls, src, dest)`: dest ^= C_{vec_i} x src, with the
-/// table of source `vec_i` at `gftbls + 32 * vec_i`.
+/// table of source `vec_i` at `gftbls + 32 * vec_i`. `vec` is not read, as ISA-L reads it in
+/// none of its single-destination versions (2.30 and 2.32.1: C, SSE, AVX, AVX2, AVX-512, GFNI):
+/// a call with `vec` 0, or with `vec_i` not below `vec`, updates `dest` from the table at
+/// `vec_i` there too (the shim returned without writing).
 ///
 /// # Safety
-/// `gftbls` has `vec * 32` bytes; `src` readable and `dest` writable for `len` bytes.
+/// `gftbls` has `(vec_i + 1) * 32` bytes; `src` readable and `dest` writable for `len` bytes.
 pub unsafe fn gf_vect_mad(
     len: i32,
-    vec: i32,
+    _vec: i32,
     vec_i: i32,
     gftbls: *const u8,
     src: *const u8,
     dest: *mut u8,
 ) {
-    if len <= 0 || vec <= 0 || vec_i < 0 || vec_i >= vec {
+    if len <= 0 || vec_i < 0 {
         return;
     }
     let t = std::slice::from_raw_parts(gftbls.add(vec_i as usize * 32), 32);

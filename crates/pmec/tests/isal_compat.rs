@@ -461,3 +461,59 @@ fn multiply_in_place_and_degenerate_calls_as_isal() {
         0
     );
 }
+
+/// `gf_vect_mad` takes the table at `gftbls + 32 * vec_i` whatever `vec` says, as ISA-L does
+/// (its single-destination versions never read `vec`): `vec` 0, negative, or not above
+/// `vec_i` (a caller passing one source's table, or a count of 0) updates `dest` as ISA-L does.
+/// The shim returned without writing for those.
+#[test]
+fn vect_mad_ignores_vec_as_isal() {
+    if isal().is_none() {
+        return;
+    }
+    type MadFn = unsafe extern "C" fn(i32, i32, i32, *mut u8, *mut u8, *mut u8);
+    // SAFETY: a NUL-terminated name; isal() loaded the same library, so it is present.
+    let h = unsafe { libc::dlopen(c"libisal.so.2".as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+    assert!(!h.is_null());
+    // SAFETY: a live handle and a NUL-terminated name; ISA-L's gf_vect_mad has this signature.
+    let mad: MadFn = unsafe {
+        let p = libc::dlsym(h, c"gf_vect_mad".as_ptr());
+        assert!(!p.is_null());
+        std::mem::transmute::<*mut libc::c_void, MadFn>(p)
+    };
+    let mut rng = Rng::new(41);
+    let coefs = rng.bytes(4);
+    let tables = pmec::isal_abi::init_tables(4, 1, &coefs);
+    for (vec, vec_i) in [(0, 0), (1, 2), (-1, 0), (2, 3), (4, 1)] {
+        for len in [64usize, 100, 4096] {
+            let src = rng.bytes(len);
+            let start = rng.bytes(len);
+            let mut want = start.clone();
+            let mut got = start.clone();
+            // SAFETY: tables of 4 * 32 bytes cover vec_i <= 3; src and dest have len bytes.
+            unsafe {
+                mad(
+                    len as i32,
+                    vec,
+                    vec_i,
+                    tables.as_ptr() as *mut u8,
+                    src.as_ptr() as *mut u8,
+                    want.as_mut_ptr(),
+                );
+                pmec::isal_abi::gf_vect_mad(
+                    len as i32,
+                    vec,
+                    vec_i,
+                    tables.as_ptr(),
+                    src.as_ptr(),
+                    got.as_mut_ptr(),
+                );
+            }
+            assert_ne!(
+                want, start,
+                "ISA-L wrote (vec {vec}, vec_i {vec_i}, len {len})"
+            );
+            assert_eq!(got, want, "vec {vec}, vec_i {vec_i}, len {len}");
+        }
+    }
+}
