@@ -44,6 +44,12 @@ impl fmt::Display for Error {
         match self {
             Error::InvalidParameter(s) => write!(f, "invalid parameter: {s}"),
             Error::LengthMismatch(s) => write!(f, "length mismatch: {s}"),
+            // A locally repairable code rebuilds some patterns of up to `max` erasures, not all.
+            Error::TooManyErasures { erased, max } if erased <= max => write!(
+                f,
+                "unrecoverable erasures: these {erased} missing shards cannot be rebuilt (the \
+                 code rebuilds up to {max}, but not every pattern of that many)"
+            ),
             Error::TooManyErasures { erased, max } => write!(
                 f,
                 "too many erasures: {erased} shards missing, at most {max} can be rebuilt"

@@ -248,6 +248,10 @@ impl Lrc {
         let mut missing: Vec<usize> = erased.to_vec();
         missing.sort_unstable();
         missing.dedup();
+        if missing.len() != erased.len() {
+            // As the RS codec: a repeated index is a caller's mistake, not an erasure count.
+            return invalid(format!("erasure list {erased:?} has duplicates"));
+        }
         if !self.can_decode(&missing) {
             return Err(Error::TooManyErasures {
                 erased: missing.len(),

@@ -345,13 +345,23 @@ fn lrc_decode_all_patterns_up_to_three() {
                 locals += l;
                 assert_eq!(shards, orig, "erased {erased:?}");
             }
-            Err(Error::TooManyErasures { .. }) => {
+            Err(e @ Error::TooManyErasures { .. }) => {
                 assert!(erased.len() == 4, "pattern {erased:?} of <= 3 must decode");
                 assert!(!lrc.can_decode(&erased));
+                // m + l = 4: the message must not say that 4 can be rebuilt
+                let msg = e.to_string();
+                assert!(msg.contains("cannot be rebuilt"), "{msg}");
                 undecodable += 1;
             }
             Err(e) => panic!("{e}"),
         }
     }
     assert!(locals > 0 && undecodable > 0);
+    // a repeated index is refused, as the RS codec refuses it
+    let mut shards = orig.clone();
+    let mut v: Vec<&mut [u8]> = shards.iter_mut().map(|s| s.as_mut_slice()).collect();
+    assert!(matches!(
+        lrc.decode(&mut v, &[0, 0]),
+        Err(Error::InvalidParameter(_))
+    ));
 }
