@@ -343,7 +343,10 @@ pub fn encode_file(input: &Path, out_dir: &Path, opts: &EncodeOptions) -> Result
         })?
         .to_string();
     let mut src = open_regular(input).map_err(|e| io(input, e))?;
-    let size = src.metadata().map_err(|e| io(input, e))?.len();
+    let meta = src.metadata().map_err(|e| io(input, e))?;
+    let size = meta.len();
+    // The data shards hold the file's bytes as they are: they are no more readable than it.
+    let mode = shard_mode(&meta);
     std::fs::create_dir_all(out_dir).map_err(|e| io(out_dir, e))?;
     let stripes = size.div_ceil((k * b) as u64);
     let files: Vec<String> = (0..k + m).map(|i| format!("{name}.{i}.shard")).collect();
@@ -352,7 +355,7 @@ pub fn encode_file(input: &Path, out_dir: &Path, opts: &EncodeOptions) -> Result
     let mut staged = Staged::default();
     let mut writers = Vec::with_capacity(k + m);
     for f in &files {
-        let p = staged.create(&out_dir.join(f))?;
+        let p = staged.create(&out_dir.join(f), mode)?;
         writers.push(BufWriter::new(p));
     }
     let mut crcs: Vec<crc32fast::Hasher> = (0..k + m).map(|_| crc32fast::Hasher::new()).collect();
@@ -429,7 +432,7 @@ pub fn encode_file(input: &Path, out_dir: &Path, opts: &EncodeOptions) -> Result
     };
     let mp = manifest_path(out_dir, &name);
     staged
-        .create(&mp)?
+        .create(&mp, mode)?
         .write_all(man.to_text().as_bytes())
         .map_err(|e| io(&mp, e))?;
     staged.commit()?;
@@ -499,8 +502,10 @@ fn output_file(dest: &Path) -> Result<PathBuf> {
 }
 
 impl Staged {
-    /// Creates the temporary file for `dest` (whose parent must be a directory).
-    fn create(&mut self, dest: &Path) -> Result<File> {
+    /// Creates the temporary file for `dest` (whose parent must be a directory) with
+    /// permission bits `mode` (less the umask).
+    fn create(&mut self, dest: &Path, mode: u32) -> Result<File> {
+        use std::os::unix::fs::OpenOptionsExt;
         static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let dest = &output_file(dest)?;
         if dest.is_dir() {
@@ -521,6 +526,7 @@ impl Staged {
         let f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
+            .mode(mode)
             .open(&tmp)
             .map_err(|e| io(dest, e))?;
         self.files.push((tmp, dest.to_path_buf(), guard));
@@ -568,6 +574,18 @@ impl Drop for Staged {
             let _ = std::fs::remove_file(tmp);
         }
     }
+}
+
+/// A file's permission bits (set-id and sticky bits dropped).
+fn file_mode(md: &std::fs::Metadata) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    md.permissions().mode() & 0o777
+}
+
+/// The permission bits of shards and a manifest written for a file with metadata `md`: its
+/// read and write bits (a shard is never executable).
+fn shard_mode(md: &std::fs::Metadata) -> u32 {
+    file_mode(md) & 0o666
 }
 
 /// Read as much as possible (short only at end of file).
@@ -733,7 +751,18 @@ pub fn decode_file(manifest_path: &Path, output: &Path, repair: bool) -> Result<
     }
     // The output and repaired shards are written under temporary names, checked, then renamed.
     let mut staged = Staged::default();
-    let mut out = BufWriter::new(staged.create(output)?);
+    // The manifest has the input's permission bits (see `encode_file`): the rebuilt file and
+    // shards get them, and a file rebuilt over an existing one keeps that one's.
+    let mode = shard_mode(&std::fs::metadata(manifest_path).map_err(|e| io(manifest_path, e))?);
+    let existing = std::fs::metadata(output).ok().filter(|md| md.is_file());
+    let out_file = staged.create(output, existing.as_ref().map_or(mode, file_mode))?;
+    if let Some(md) = &existing {
+        use std::os::unix::fs::PermissionsExt;
+        out_file
+            .set_permissions(std::fs::Permissions::from_mode(file_mode(md)))
+            .map_err(|e| io(output, e))?;
+    }
+    let mut out = BufWriter::new(out_file);
     let mut file_crc = crc32fast::Hasher::new();
     let mut rebuilt_crc: Vec<crc32fast::Hasher> =
         bad.iter().map(|_| crc32fast::Hasher::new()).collect();
@@ -741,7 +770,7 @@ pub fn decode_file(manifest_path: &Path, output: &Path, repair: bool) -> Result<
     if repair {
         for &i in &bad {
             let p = dir.join(&man.shards[i].file);
-            rewriters.push((i, BufWriter::new(staged.create(&p)?)));
+            rewriters.push((i, BufWriter::new(staged.create(&p, mode)?)));
         }
     }
     let per = batch_stripes(k, b);

@@ -495,3 +495,44 @@ fn a_decode_follows_links_and_refuses_special_files() {
     assert!(!std::fs::metadata(&fifo).unwrap().is_file());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Shards hold the file's bytes verbatim: a private file's shards, manifest, repaired shards
+/// and rebuilt copy are no more readable than the file (they were created 0644 before), and
+/// a file rebuilt over an existing one keeps that one's permissions.
+#[test]
+fn shards_and_rebuilt_files_are_no_more_readable_than_the_input() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dir = tmpdir("perm");
+    let input = dir.join("secret");
+    std::fs::write(&input, b"private key material").unwrap();
+    std::fs::set_permissions(&input, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let out = dir.join("shards");
+    let opts = EncodeOptions {
+        k: 2,
+        m: 1,
+        block: 64,
+        ..EncodeOptions::default()
+    };
+    files::encode_file(&input, &out, &opts).unwrap();
+    let mp = files::manifest_path(&out, "secret");
+    assert_eq!(mode(&mp), 0o600);
+    for i in 0..3 {
+        assert_eq!(
+            mode(&out.join(format!("secret.{i}.shard"))),
+            0o600,
+            "shard {i}"
+        );
+    }
+    std::fs::remove_file(out.join("secret.1.shard")).unwrap();
+    files::decode_file(&mp, &dir.join("back"), true).unwrap();
+    assert_eq!(mode(&dir.join("back")), 0o600);
+    assert_eq!(mode(&out.join("secret.1.shard")), 0o600);
+    let existing = dir.join("existing");
+    std::fs::write(&existing, b"old").unwrap();
+    std::fs::set_permissions(&existing, std::fs::Permissions::from_mode(0o640)).unwrap();
+    files::decode_file(&mp, &existing, false).unwrap();
+    assert_eq!(std::fs::read(&existing).unwrap(), b"private key material");
+    assert_eq!(mode(&existing), 0o640);
+    let _ = std::fs::remove_dir_all(&dir);
+}
