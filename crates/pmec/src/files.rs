@@ -337,7 +337,7 @@ pub fn encode_file(input: &Path, out_dir: &Path, opts: &EncodeOptions) -> Result
         .filter(|n| plain_name(n))
         .ok_or_else(|| {
             Error::InvalidParameter(format!(
-                "{}: not a file name a manifest can hold (a line break in it?)",
+                "{}: not a file name a manifest can hold (not UTF-8, or a line break in it?)",
                 input.display().to_string().escape_debug()
             ))
         })?
@@ -347,6 +347,13 @@ pub fn encode_file(input: &Path, out_dir: &Path, opts: &EncodeOptions) -> Result
     let size = meta.len();
     // The data shards hold the file's bytes as they are: they are no more readable than it.
     let mode = shard_mode(&meta);
+    if std::fs::metadata(out_dir).is_ok_and(|md| !md.is_dir()) {
+        // create_dir_all says only "File exists"
+        return Err(Error::Io(format!(
+            "{}: the output directory is a file",
+            out_dir.display()
+        )));
+    }
     std::fs::create_dir_all(out_dir).map_err(|e| io(out_dir, e))?;
     let stripes = size.div_ceil((k * b) as u64);
     let files: Vec<String> = (0..k + m).map(|i| format!("{name}.{i}.shard")).collect();
@@ -770,7 +777,16 @@ pub fn decode_file(manifest_path: &Path, output: &Path, repair: bool) -> Result<
     if repair {
         for &i in &bad {
             let p = dir.join(&man.shards[i].file);
-            rewriters.push((i, BufWriter::new(staged.create(&p, mode)?)));
+            // A directory, FIFO or device in a shard's place is rebuilt from the others, but
+            // not replaced: say so, and what to do, rather than only that it is a directory.
+            let w = staged.create(&p, mode).map_err(|e| match e {
+                Error::Io(s) => Error::Io(format!(
+                    "cannot repair shard {i} ({s}): --repair replaces only a missing shard or a \
+                     regular file; move it away, or decode without --repair"
+                )),
+                e => e,
+            })?;
+            rewriters.push((i, BufWriter::new(w)));
         }
     }
     let per = batch_stripes(k, b);

@@ -536,3 +536,33 @@ fn shards_and_rebuilt_files_are_no_more_readable_than_the_input() {
     assert_eq!(mode(&existing), 0o640);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--repair` does not replace a directory or FIFO in a shard's place: the decode stops before
+/// writing anything, with a message that names the shard and what to do (it said only
+/// "f.bin.4.shard: is a directory", as if the output were a directory); an output directory
+/// that is a file is named as such (it said only "File exists").
+#[test]
+fn a_repair_that_cannot_replace_a_shard_says_which_and_why() {
+    let (dir, _, mp) = encoded("norepair");
+    std::fs::remove_file(dir.join("f.bin.4.shard")).unwrap();
+    std::fs::create_dir(dir.join("f.bin.4.shard")).unwrap();
+    let e = files::decode_file(&mp, &dir.join("back"), true)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("cannot repair shard 4") && e.contains("decode without --repair"),
+        "{e}"
+    );
+    assert!(!dir.join("back").exists());
+    assert!(dir.join("f.bin.4.shard").is_dir());
+    files::decode_file(&mp, &dir.join("back"), false).unwrap();
+    let e = files::encode_file(
+        &dir.join("back"),
+        &dir.join("back"),
+        &EncodeOptions::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("the output directory is a file"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
