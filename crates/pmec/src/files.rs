@@ -357,6 +357,15 @@ pub fn encode_file(input: &Path, out_dir: &Path, opts: &EncodeOptions) -> Result
     std::fs::create_dir_all(out_dir).map_err(|e| io(out_dir, e))?;
     let stripes = size.div_ceil((k * b) as u64);
     let files: Vec<String> = (0..k + m).map(|i| format!("{name}.{i}.shard")).collect();
+    // An output name that leads to the input (a symbolic link in `out_dir`) would replace it.
+    for f in files.iter().chain([&format!("{name}.pmec")]) {
+        if same_file(&out_dir.join(f), input) {
+            return invalid(format!(
+                "{}: the output would replace the input file",
+                out_dir.join(f).display()
+            ));
+        }
+    }
     // Shards and manifest are written under temporary names and renamed only once all are
     // complete: a failed encode leaves an earlier encoding of the file in `out_dir` intact.
     let mut staged = Staged::default();

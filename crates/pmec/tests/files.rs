@@ -566,3 +566,23 @@ fn a_repair_that_cannot_replace_a_shard_says_which_and_why() {
     assert!(e.contains("the output directory is a file"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An output name in the shard directory that is a link to the input is refused: the
+/// manifest (or a shard) was renamed over the input itself before.
+#[test]
+fn an_encode_never_writes_over_its_input() {
+    let dir = tmpdir("encself");
+    let input = dir.join("f");
+    std::fs::write(&input, b"precious").unwrap();
+    let out = dir.join("out");
+    std::fs::create_dir(&out).unwrap();
+    for name in ["f.pmec", "f.1.shard"] {
+        std::os::unix::fs::symlink("../f", out.join(name)).unwrap();
+        let e = files::encode_file(&input, &out, &EncodeOptions::default()).unwrap_err();
+        assert!(matches!(e, Error::InvalidParameter(_)), "{name}: {e}");
+        assert!(e.to_string().contains("replace the input"), "{e}");
+        assert_eq!(std::fs::read(&input).unwrap(), b"precious");
+        std::fs::remove_file(out.join(name)).unwrap();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
