@@ -717,8 +717,12 @@ pub struct DecodeReport {
 pub fn decode_file(manifest_path: &Path, output: &Path, repair: bool) -> Result<DecodeReport> {
     let man = Manifest::load(manifest_path)?;
     let dir = manifest_path.parent().unwrap_or(Path::new("."));
-    // The output must not replace what the decode reads (or a repair writes).
-    if same_file(output, manifest_path) {
+    // The output must not replace what the decode reads (or a repair writes), neither by its
+    // name nor by the file a symbolic link there leads to (which may not exist yet: a dangling
+    // link to a missing shard made a repair write the shard over the rebuilt file).
+    let out_real = output_file(output)?;
+    let is_output = |p: &Path| same_file(output, p) || same_file(&out_real, p);
+    if is_output(manifest_path) {
         return invalid(format!(
             "{}: the output would replace the manifest",
             output.display()
@@ -726,7 +730,7 @@ pub fn decode_file(manifest_path: &Path, output: &Path, repair: bool) -> Result<
     }
     for sh in &man.shards {
         let p = dir.join(&sh.file);
-        if same_file(output, &p) {
+        if is_output(&p) {
             return invalid(format!(
                 "{}: the output would replace shard {}",
                 output.display(),

@@ -444,6 +444,17 @@ fn a_decode_never_writes_over_its_own_inputs() {
             b
         );
     }
+    // ... or a dangling link to that missing shard, the manifest named as `./`: the repaired
+    // shard was renamed over the rebuilt file, reported as rebuilt
+    let link = dir.join("link");
+    std::os::unix::fs::symlink("f.bin.2.shard", &link).unwrap();
+    let dotted = dir.join(".").join("f.bin.pmec");
+    for repair in [true, false] {
+        let e = files::decode_file(&dotted, &link, repair).unwrap_err();
+        assert!(matches!(e, Error::InvalidParameter(_)), "{e}");
+        assert!(!dir.join("f.bin.2.shard").exists());
+    }
+    std::fs::remove_file(&link).unwrap();
     files::decode_file(&mp, &dir.join("back"), true).unwrap();
     assert_eq!(std::fs::read(dir.join("back")).unwrap(), bytes);
     // manifests naming one file for two shards, the manifest as a shard, or `..`
