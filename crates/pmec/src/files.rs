@@ -599,9 +599,10 @@ fn file_mode(md: &std::fs::Metadata) -> u32 {
 }
 
 /// The permission bits of shards and a manifest written for a file with metadata `md`: its
-/// read and write bits (a shard is never executable).
+/// read and write bits (a shard is never executable), and always the owner's, who must read
+/// them back and repair them (a file of another owner may be readable by group or others only).
 fn shard_mode(md: &std::fs::Metadata) -> u32 {
-    file_mode(md) & 0o666
+    file_mode(md) & 0o666 | 0o600
 }
 
 /// Read as much as possible (short only at end of file).
