@@ -63,6 +63,15 @@ pub struct CrashArgs {
     /// `logging.absorbed_writebacks` for a logging scheme's no-steal write-backs.
     #[arg(long = "require-counter", value_name = "NAME")]
     require_counters: Vec<String>,
+    /// Skip the reference-model pass. By default, after the simulator's crash points, the same
+    /// trace is also cut under the reference x86 persistence model (`pmwork::persist_model`:
+    /// at a cut any line may hold any version from its last flushed-and-fenced one to its
+    /// latest), about one image per simulator point: a missing fence between two flushes of
+    /// one thread is a bug on any x86 machine even where the simulated memory system happens
+    /// to persist that thread's write-backs in program order, so that no simulator point can
+    /// tell. Not with `--at-ps` or `--remote`.
+    #[arg(long)]
+    no_reference: bool,
     /// Worker threads (default: available cores; at most 1024).
     #[arg(long, value_name = "J",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
@@ -288,6 +297,14 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
         points.len(),
         failures.len()
     );
+    let reference = if a.no_reference || a.at_ps.is_some() {
+        None
+    } else if p.remote_threads != 0 {
+        println!("reference model: skipped (it has no RDMA clients)");
+        None
+    } else {
+        reference_pass(w, &p, points.len(), a.seed, fault)?
+    };
     if let Some((i, msg)) = failures.first() {
         let pt = points[*i];
         let mut replay = format!(
@@ -318,10 +335,55 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
             order_violation.map_or(String::new(), |v| format!("\n  {v}"))
         ));
     }
+    if let Some(r) = reference {
+        return Err(format!(
+            "every simulator crash point passed, but the reference model rejected {r}{}",
+            order_violation.map_or(String::new(), |v| format!("\n  {v}"))
+        ));
+    }
     match order_violation {
         Some(v) => Err(format!("{v} (every crash point passed its oracle)")),
         None => Ok(()),
     }
+}
+
+/// The reference-model pass (see `--no-reference`): about `points` images of the same trace
+/// under the x86 persistence model. Returns the first rejection, described, if any.
+fn reference_pass(
+    w: &dyn Workload,
+    p: &Params,
+    points: usize,
+    seed: u64,
+    fault: Option<Fault>,
+) -> Result<Option<String>, String> {
+    let cfg = pmwork::crashtest::SweepConfig {
+        // About 4 images per cut point: 2.25 cut points per cut, as many again just before
+        // fences.
+        cuts: points.div_ceil(18).max(4),
+        before_fence_cuts: points.div_ceil(8).max(4),
+        random_images: 2,
+        seed,
+        fault,
+        ..Default::default()
+    };
+    let r = pmwork::crashtest::sweep(w, p, &cfg)?;
+    println!(
+        "reference model (x86 persistency): passed {} / {} images, failed {}",
+        r.images - r.failures.len(),
+        r.images,
+        r.failures.len()
+    );
+    Ok(r.failures.first().map(|f| {
+        format!(
+            "{} of {} images; first: cut after event {} of {} ({} image): {}",
+            r.failures.len(),
+            r.images,
+            f.at_event,
+            r.events,
+            f.image,
+            f.message
+        )
+    }))
 }
 
 /// Crash points: half at fence completions (every k-th fence, alternately at and 1 ps before

@@ -114,6 +114,41 @@ fn a_dropped_undo_log_fence_is_caught_and_replayable() {
     assert!(out.contains("passed 0 / 1, failed 1"), "{out}{err}");
 }
 
+/// On nvm-ppo the simulated memory persists one thread's write-backs in program order, so a
+/// hand-rolled undo log that drops the fence between its entry and its count never shows at a
+/// simulator crash point (every one passed before the reference-model pass existed); under
+/// x86 persistency the count may persist first, and the reference model rejects such images.
+#[test]
+fn a_fence_the_simulated_memory_does_not_need_is_caught_by_the_reference_model() {
+    let args = [
+        "crash",
+        "--config",
+        "nvm-ppo",
+        "--workload",
+        "arrayswap",
+        "--ops",
+        "200",
+        "--points",
+        "300",
+        "--seed",
+        "7",
+        "--fault",
+        "skip-log-fence",
+    ];
+    let o = pmlab(&args);
+    let (out, err) = text(&o);
+    assert!(!o.status.success(), "the broken library passed: {out}{err}");
+    assert!(out.contains("passed 300 / 300, failed 0"), "{out}{err}");
+    assert!(err.contains("the reference model rejected"), "{out}{err}");
+    // Without the pass the same run passes: the hole it closes.
+    let mut quiet = args.to_vec();
+    quiet.push("--no-reference");
+    let o = pmlab(&quiet);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(!out.contains("reference model"), "{out}");
+}
+
 #[test]
 fn sim_streams_a_workload_without_a_file_deterministically() {
     let dir = std::env::temp_dir().join(format!("pmlab-crash-{}", std::process::id()));

@@ -31,6 +31,10 @@ pub struct SweepConfig {
     pub atomic_hw_tx: bool,
     /// Also cut right after every fence (`sfence`, `mfence`) and `TxEnd` of the trace.
     pub fence_cuts: bool,
+    /// Also cut right before this many fences (`sfence`, `mfence`), spread evenly over the
+    /// trace's fences: where a thread's flushes since its last fence are all still undecided,
+    /// so that a missing fence between two of them shows in a random image.
+    pub before_fence_cuts: usize,
 }
 
 impl Default for SweepConfig {
@@ -43,6 +47,7 @@ impl Default for SweepConfig {
             fault: None,
             atomic_hw_tx: true,
             fence_cuts: false,
+            before_fence_cuts: 0,
         }
     }
 }
@@ -107,6 +112,16 @@ pub fn sweep(w: &dyn Workload, p: &Params, cfg: &SweepConfig) -> Result<SweepRep
                 .filter(|(_, e)| matches!(e.op, Op::Sfence | Op::Mfence | Op::TxEnd))
                 .map(|(i, _)| i + 1),
         );
+    }
+    if cfg.before_fence_cuts > 0 {
+        let fences: Vec<usize> = events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| matches!(e.op, Op::Sfence | Op::Mfence))
+            .map(|(i, _)| i)
+            .collect();
+        let k = fences.len().div_ceil(cfg.before_fence_cuts).max(1);
+        cuts.extend(fences.iter().step_by(k));
     }
     cuts.push(n);
     cuts.sort_unstable();

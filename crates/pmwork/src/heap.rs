@@ -121,7 +121,12 @@ impl PmHeap {
     /// A heap whose PM region holds the lines of `image` (DRAM empty, as after a power
     /// failure), discarding its events: the starting point of recovery.
     pub fn from_image(threads: u16, image: &CrashImage) -> PmHeap {
-        let mut h = PmHeap::new(threads, Box::new(NullSink));
+        PmHeap::from_image_into(threads, image, Box::new(NullSink))
+    }
+
+    /// [`PmHeap::from_image`] sending the events to `sink` (what recovery persists).
+    pub fn from_image_into(threads: u16, image: &CrashImage, sink: Box<dyn EventSink>) -> PmHeap {
+        let mut h = PmHeap::new(threads, sink);
         for (addr, line) in image.iter() {
             if is_pm(addr) {
                 h.mem.write(addr, line);

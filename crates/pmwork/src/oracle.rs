@@ -12,14 +12,65 @@
 //!    within the completed count), or that state plus the one operation in flight: each
 //!    thread has at most one operation in flight, and it must be all-or-nothing.
 //!
+//! 4. requires recovery's own repairs to be durable: if it wrote PM lines without writing them
+//!    back and fencing (under the reference persistence model, [`crate::persist_model`]), the
+//!    image a power failure right after recovery leaves is recovered once more and must give
+//!    the same states (an undo rollback whose log retirement persisted before the rolled-back
+//!    data would leave the torn transaction behind for good).
+//!
 //! A thread whose setup had not persisted (no root magic: even an all-zero image) must read
 //! as uninitialised, which is what the model expects before setup commits.
 
 use std::fmt::Debug;
 
+use pmtrace::TraceEvent;
+
+use crate::heap::PmHeap;
 use crate::image::CrashImage;
 use crate::kernel::{op_rng, Kernel, Params, Workload};
 use crate::models::Tx;
+use crate::persist_model::{CutPolicy, PersistModel};
+use crate::sink::EventSink;
+
+/// Feeds recovery's events to the reference persistence model.
+struct PersistSink(PersistModel);
+
+impl EventSink for PersistSink {
+    fn consume(&mut self, batch: &mut Vec<TraceEvent>) -> Result<(), String> {
+        for ev in batch.iter() {
+            self.0.apply(ev);
+        }
+        batch.clear();
+        Ok(())
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
+        self
+    }
+}
+
+/// Thread `t`'s state after the model's and the structure's recovery (`None`: the thread was
+/// never initialised).
+fn recover_state<K: Kernel>(
+    k: &K,
+    p: &Params,
+    tx: &mut Tx,
+    t: u16,
+) -> Result<Option<K::State>, String> {
+    let name = k.info().name;
+    if tx
+        .recover_thread(t)
+        .map_err(|e| format!("{name}: recovery failed: {e}"))?
+    {
+        k.recover(tx, p, t)
+            .map_err(|e| format!("{name}: thread {t}: structure recovery failed: {e}"))?;
+        Ok(Some(k.extract(tx, p, t).map_err(|e| {
+            format!("{name}: thread {t}: after recovery: {e}")
+        })?))
+    } else {
+        Ok(None)
+    }
+}
 
 /// Per thread, the thread's event count at each commit point: entry 0 is the end of the
 /// thread's setup (its root magic persisted), entry `k >= 1` the end of its operation `k-1`
@@ -133,23 +184,18 @@ pub fn check<K: Kernel>(
     crate::kernel::check_params(k, p)?;
     let name = k.info().name;
     commits.check_threads(name, p.threads as usize, completed)?;
-    let mut tx = Tx::from_image(k.info().model, p.threads, image);
+    let model = k.info().model;
+    let sink = PersistSink(PersistModel::over_image(p.threads, image));
+    let mut tx = Tx::over(
+        model,
+        PmHeap::from_image_into(p.threads, image, Box::new(sink)),
+    );
+    let mut recovered = Vec::with_capacity(p.threads as usize);
     for t in 0..p.threads {
         let units = commits.per_thread[t as usize].len();
         let n = commits.required(t, completed[t as usize]);
-        let actual = if tx
-            .recover_thread(t)
-            .map_err(|e| format!("{name}: recovery failed: {e}"))?
-        {
-            k.recover(&mut tx, p, t)
-                .map_err(|e| format!("{name}: thread {t}: structure recovery failed: {e}"))?;
-            Some(
-                k.extract(&mut tx, p, t)
-                    .map_err(|e| format!("{name}: thread {t}: after recovery: {e}"))?,
-            )
-        } else {
-            None
-        };
+        let actual = recover_state(k, p, &mut tx, t)?;
+        recovered.push(actual.clone());
         let (committed, mut in_flight) = expected(k, p, t, n, units);
         // The unit in flight may show only once one of its events has executed.
         let started_after = if n == 0 {
@@ -177,6 +223,32 @@ pub fn check<K: Kernel>(
             if n == 0 { ", setup not yet" } else { "" },
             debug_diff(&actual, &committed)
         ));
+    }
+    // Recovery's repairs must survive a power failure right after it: where it left lines
+    // not guaranteed durable, recover the guaranteed image once more.
+    let persisted = tx
+        .finish()?
+        .into_any()
+        .downcast::<PersistSink>()
+        .expect("the recovery heap's sink")
+        .0;
+    if persisted.undecided_lines() == 0 {
+        return Ok(());
+    }
+    let again = persisted.image(&mut CutPolicy::Durable);
+    let mut tx = Tx::from_image(model, p.threads, &again);
+    for t in 0..p.threads {
+        let state = recover_state(k, p, &mut tx, t).map_err(|e| {
+            format!("{e} (recovering again after a power failure right after recovery)")
+        })?;
+        if state != recovered[t as usize] {
+            return Err(format!(
+                "{name}: thread {t}: recovery's repairs are not durable: a power failure right \
+                 after recovery (which left PM lines written but not written back and fenced) \
+                 recovers to a different state: {}",
+                debug_diff(&state, &recovered[t as usize])
+            ));
+        }
     }
     Ok(())
 }
@@ -212,6 +284,102 @@ mod tests {
     fn debug_diff_points_at_the_first_difference() {
         let d = debug_diff(&vec![1, 2, 3], &vec![1, 2, 4]);
         assert!(d.contains("[1, 2, 3]") && d.contains("[1, 2, 4]"), "{d}");
+    }
+
+    /// A structure whose recovery repairs a value once (a "repaired" flag in the root line
+    /// keeps it from repairing twice), with or without writing the repair back.
+    struct LazyRepair {
+        info: crate::kernel::WorkloadInfo,
+        persist_repair: bool,
+    }
+
+    impl LazyRepair {
+        fn workload(persist_repair: bool) -> crate::kernel::KernelWorkload<LazyRepair> {
+            crate::kernel::KernelWorkload(LazyRepair {
+                info: crate::kernel::WorkloadInfo {
+                    name: "lazy-repair",
+                    model: crate::models::Model::Barrier,
+                    suite: crate::kernel::Suite::Check,
+                    default_ops: 4,
+                    default_threads: 1,
+                    size: "one word",
+                    source: "test",
+                    description: "recovery repairs a word once",
+                },
+                persist_repair,
+            })
+        }
+    }
+
+    impl Kernel for LazyRepair {
+        type Op = ();
+        type State = u64;
+
+        fn info(&self) -> &crate::kernel::WorkloadInfo {
+            &self.info
+        }
+
+        fn gen_op(&self, _p: &Params, _t: u16, _i: u64, _rng: &mut crate::rng::Rng) {}
+
+        fn setup(&self, tx: &mut Tx, _p: &Params, t: u16) {
+            let b = tx.alloc(64);
+            tx.write(b, 5);
+            tx.write(crate::layout::root_word(t, 1), b);
+        }
+
+        fn exec(&self, tx: &mut Tx, _p: &Params, _t: u16, _op: &()) {
+            tx.compute(1);
+        }
+
+        fn initial(&self, _p: &Params, _t: u16) -> u64 {
+            7
+        }
+
+        fn apply(&self, _s: &mut u64, _p: &Params, _t: u16, _op: &()) {}
+
+        fn recover(&self, tx: &mut Tx, _p: &Params, t: u16) -> Result<(), String> {
+            let flag = crate::layout::root_word(t, 2);
+            if tx.read(flag) == 0 {
+                let b = tx.read(crate::layout::root_word(t, 1));
+                tx.write(b, 7);
+                if self.persist_repair {
+                    tx.persist(b, 8);
+                }
+                tx.write(flag, 1);
+                tx.persist(flag, 8);
+            }
+            Ok(())
+        }
+
+        fn extract(&self, tx: &mut Tx, _p: &Params, t: u16) -> Result<u64, String> {
+            let b = tx.read(crate::layout::root_word(t, 1));
+            Ok(tx.read(b))
+        }
+    }
+
+    #[test]
+    fn a_repair_that_recovery_does_not_write_back_is_rejected() {
+        let p = Params {
+            ops: 4,
+            threads: 1,
+            seed: 1,
+            remote_threads: 0,
+            janus_hints: false,
+            value_bytes: 8,
+        };
+        let cfg = crate::crashtest::SweepConfig::default();
+        let r = crate::crashtest::sweep(&LazyRepair::workload(false), &p, &cfg).unwrap();
+        let f = r
+            .failures
+            .first()
+            .expect("an undurable repair was accepted");
+        assert!(
+            f.message.contains("repairs are not durable"),
+            "{}",
+            f.message
+        );
+        let r = crate::crashtest::sweep(&LazyRepair::workload(true), &p, &cfg).unwrap();
+        assert!(r.failures.is_empty(), "{:?}", r.failures.first());
     }
 
     #[test]

@@ -70,6 +70,22 @@ impl PersistModel {
         }
     }
 
+    /// A model whose PM holds the lines of `image`, all durable (a crash image, before
+    /// recovery runs on it).
+    pub fn over_image(threads: u16, image: &CrashImage) -> PersistModel {
+        let mut m = PersistModel::new(threads, false);
+        for (addr, line) in image.iter() {
+            m.lines.insert(
+                addr,
+                LineState {
+                    next_ver: 1,
+                    versions: vec![(0, *line)],
+                },
+            );
+        }
+        m
+    }
+
     /// Events applied so far, per thread (the completed counts for an oracle).
     pub fn completed(&self) -> &[u64] {
         &self.completed
