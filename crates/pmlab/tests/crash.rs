@@ -331,10 +331,12 @@ fn crash_hw(workload: &str, sets: &[String]) -> Output {
     crash_hw_sized(workload, "120", "150", sets)
 }
 
-/// [`crash_hw`] with `ops` operations and `points` crash points.
+/// [`crash_hw`] with `ops` operations and `points` crash points. These check the simulated
+/// hardware logging, not the program: the reference-model pass is left out.
 fn crash_hw_sized(workload: &str, ops: &str, points: &str, sets: &[String]) -> Output {
     let mut args = vec![
         "crash",
+        "--no-reference",
         "--config",
         "nvm-lalea",
         "--workload",
@@ -506,10 +508,13 @@ fn write_backs_of_open_transactions_never_reach_pm() {
 }
 
 /// `pmlab crash` on nvm-ppo with persist ordering `ordering` and further overrides.
+/// A crash check of the persist-ordering model `ordering` (the simulator, not the program:
+/// the reference-model pass is left out).
 fn crash_ppo(workload: &str, ordering: &str, extra: &[&str]) -> Output {
     let set = format!("controller.ordering={ordering}");
     let mut args = vec![
         "crash",
+        "--no-reference",
         "--config",
         "nvm-ppo",
         "--workload",
