@@ -81,7 +81,8 @@ for m in mpich openmpi; do
     readelf -d "$prefix/lib/libnvcache-$m.so" | grep -q "SONAME.*\[libnvcache-$m.so\]" ||
         { echo "install: libnvcache-$m.so has SONAME $(readelf -d "$prefix/lib/libnvcache-$m.so" | grep SONAME)"; exit 1; }
 done
-mkdir "$work/ldc" && cp -a "$prefix"/lib/libnvcache*.so "$work/ldc/" && /sbin/ldconfig -n "$work/ldc"
+ldconfig=$(PATH="$PATH:/sbin:/usr/sbin" command -v ldconfig)
+mkdir "$work/ldc" && cp -a "$prefix"/lib/libnvcache*.so "$work/ldc/" && "$ldconfig" -n "$work/ldc"
 [ "$(readlink "$work/ldc/libnvcache.so")" = libnvcache-mpich.so ] ||
     { echo "install: after ldconfig, libnvcache.so -> $(readlink "$work/ldc/libnvcache.so")"; exit 1; }
 
@@ -124,6 +125,7 @@ echo "install: uninstall left $prefix empty"
 
 # A prefix with spaces, installed twice (the second install must keep the folders the first made
 # in its manifest): nvcache-run preloads nvcache there, pkg-config's paths survive the shell.
+rmdir "$prefix"   # empty now; the exit trap removes the prefix named below
 prefix="$work/pre fix"
 make -s install PREFIX="$prefix" >/dev/null
 make -s install PREFIX="$prefix" >/dev/null

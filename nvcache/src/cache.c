@@ -1095,7 +1095,9 @@ static uint64_t reg_remote(uint32_t op, int64_t idx, uint64_t a1)
     s->arg[0] = idx < 0 ? UINT64_MAX : (uint64_t)idx;
     s->arg[1] = a1;
     nvc_remote_call(0, s);
-    uint64_t r = s->arg[1];
+    /* A refused or malformed reply is no answer (its arguments are the refusal's zeros, which
+       would read as "drained" or "not owned"): UINT64_MAX. */
+    uint64_t r = s->status == NVC_OK ? s->arg[1] : UINT64_MAX;
     pthread_mutex_unlock(&nvc_rt.slot_lock);
     return r;
 }
@@ -1187,13 +1189,18 @@ static int drain_other_open(const char *path, const struct nvc_reg *lay)
  * MPI_FILE_NULL (MPI_ERRORS_RETURN unless the program set another), and returns it. Open MPI
  * refuses MPI_File_call_errhandler on MPI_FILE_NULL (it raises MPI_ERR_ARG on the world's fatal
  * handler and the job aborts), so the handler is looked at first and called only when it is not
- * MPI_ERRORS_RETURN. */
+ * MPI_ERRORS_RETURN. (So under Open MPI a program's own handler on MPI_FILE_NULL is not called:
+ * the job aborts with MPI_ERR_ARG instead, as with MPI_ERRORS_ARE_FATAL.) */
 static int raise_open_error(int code)
 {
     MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
-    if (PMPI_File_get_errhandler(MPI_FILE_NULL, &eh) == MPI_SUCCESS && eh == MPI_ERRORS_RETURN)
-        return code;
-    PMPI_File_call_errhandler(MPI_FILE_NULL, code);
+    if (PMPI_File_get_errhandler(MPI_FILE_NULL, &eh) != MPI_SUCCESS)
+        eh = MPI_ERRHANDLER_NULL;
+    int ret = eh == MPI_ERRORS_RETURN;
+    if (eh != MPI_ERRHANDLER_NULL && eh != MPI_ERRORS_RETURN && eh != MPI_ERRORS_ARE_FATAL)
+        PMPI_Errhandler_free(&eh); /* the reference the query returned */
+    if (!ret)
+        PMPI_File_call_errhandler(MPI_FILE_NULL, code);
     return code;
 }
 
@@ -1258,7 +1265,7 @@ static int reg_enter(struct nvc_file *f, int want_cache)
         uint64_t w;
         while ((w = reg_remote(NVC_OP_REG_WAIT, f->reg_idx, 0)) == 1)
             sleep_us(100);
-        if (w == 2)
+        if (w == 2 || w == UINT64_MAX) /* the drain failed, or the table did not say it ended */
             f->open_error = MPI_ERR_IO;
     }
     f->reg_owner = v == NVC_REG_CACHE;
@@ -1678,9 +1685,10 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
        caches (a later handle's drain finds every part). Ranks of node 0's host also check the
        table before each operation; elsewhere only this check and the parts' states stand. */
     /* Asked also when the part's setup failed: a prefetch refused because that handle drained the
-       part is no failure either. */
+       part is no failure either. A table that does not answer counts as lost: passing through
+       is safe either way. */
     int lost = rep && f->reg_owner &&
-               !(f->reg ? nvc_reg_owned(f->reg, f->fileid) : reg_remote(NVC_OP_REG_OWNED, f->reg_idx, f->fileid) != 0);
+               !(f->reg ? nvc_reg_owned(f->reg, f->fileid) : reg_remote(NVC_OP_REG_OWNED, f->reg_idx, f->fileid) == 1);
     if (lost)
         st = NVC_BYPASS;
     /* The open's one collective: every rank may cache; every part was set up; and the index of

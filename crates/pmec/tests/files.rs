@@ -545,8 +545,9 @@ fn shards_and_rebuilt_files_are_no_more_readable_than_the_input() {
     files::decode_file(&mp, &existing, false).unwrap();
     assert_eq!(std::fs::read(&existing).unwrap(), b"private key material");
     assert_eq!(mode(&existing), 0o640);
-    // the owner can always read and rewrite the shards
-    std::fs::set_permissions(&input, std::fs::Permissions::from_mode(0o044)).unwrap();
+    // the owner can always read and rewrite the shards (an input without the owner's write
+    // bit; one without the owner's read bit only root could encode)
+    std::fs::set_permissions(&input, std::fs::Permissions::from_mode(0o444)).unwrap();
     files::encode_file(&input, &out, &opts).unwrap();
     assert_eq!(mode(&out.join("secret.0.shard")) & 0o600, 0o600);
     let _ = std::fs::remove_dir_all(&dir);
