@@ -373,17 +373,7 @@ fn reference_pass(
         r.images,
         r.failures.len()
     );
-    Ok(r.failures.first().map(|f| {
-        format!(
-            "{} of {} images; first: cut after event {} of {} ({} image): {}",
-            r.failures.len(),
-            r.images,
-            f.at_event,
-            r.events,
-            f.image,
-            f.message
-        )
-    }))
+    Ok(r.first_failure())
 }
 
 /// Crash points: half at fence completions (every k-th fence, alternately at and 1 ps before

@@ -74,6 +74,23 @@ pub struct SweepReport {
     pub failures: Vec<CutFailure>,
 }
 
+impl SweepReport {
+    /// How many images failed and the first of them, described; `None` when every image passed.
+    pub fn first_failure(&self) -> Option<String> {
+        self.failures.first().map(|f| {
+            format!(
+                "{} of {} images; first: cut after event {} of {} ({} image): {}",
+                self.failures.len(),
+                self.images,
+                f.at_event,
+                self.events,
+                f.image,
+                f.message
+            )
+        })
+    }
+}
+
 /// Generates `w` with `p`, then checks crash images at about `2.25 * cfg.cuts` cut points:
 /// a quarter spread over the whole trace, the rest over the operations after the setups,
 /// half of those evenly and half at random (and after the last event).

@@ -20,16 +20,8 @@ fn params(ops: u64, threads: u16) -> Params {
 fn assert_clean(name: &str, p: &Params, cfg: &SweepConfig) -> usize {
     let w = workload(name).unwrap();
     let r = sweep(w, p, cfg).unwrap();
-    if let Some(f) = r.failures.first() {
-        panic!(
-            "{name}: {} of {} images rejected; first at event {} of {} ({} image): {}",
-            r.failures.len(),
-            r.images,
-            f.at_event,
-            r.events,
-            f.image,
-            f.message
-        );
+    if let Some(f) = r.first_failure() {
+        panic!("{name}: rejected {f}");
     }
     r.images
 }
