@@ -55,8 +55,24 @@ struct Prepared {
     isa: Isa,
     coord: Coordinator,
     /// The last unmeasured decision, the block length it was made for and how many more calls
-    /// of that length may reuse it without asking the coordinator.
-    reuse: Cell<(Schedule, usize, u32)>,
+    /// of that length may reuse it without asking the coordinator (kept apart: the common
+    /// call reads the two counts and copies the decision only when it reuses it).
+    reuse: Cell<Schedule>,
+    reuse_len: Cell<usize>,
+    reuse_left: Cell<u32>,
+}
+
+impl Prepared {
+    /// Takes one reuse of the last decision for a call of `len` bytes, if one is left.
+    #[inline(always)]
+    fn take_reuse(&self, len: usize) -> Option<Schedule> {
+        let left = self.reuse_left.get();
+        if left == 0 || self.reuse_len.get() != len {
+            return None;
+        }
+        self.reuse_left.set(left - 1);
+        Some(self.reuse.get())
+    }
 }
 
 /// Calls of one geometry that reuse the coordinator's last unmeasured decision before it is
@@ -68,22 +84,34 @@ struct Prepared {
 /// timed samples a second).
 const REUSE_CALLS: u32 = 31;
 
-thread_local! {
-    static PREPARED: RefCell<HashMap<(usize, usize), Rc<Prepared>>> = RefCell::new(HashMap::new());
-    /// The geometry used last on this thread: a client encoding stripe after stripe finds it
-    /// here without hashing.
-    static LAST: RefCell<Option<Rc<Prepared>>> = const { RefCell::new(None) };
+/// What a thread's [`ec_encode_data`] calls keep between calls, in one thread-local: in a
+/// shared library (the shim) every thread-local lookup is a call to `__tls_get_addr`, and the
+/// common call looks this one up once.
+struct ShimThread {
     /// An [`ec_encode_data`] of this thread is under way: a call from a signal handler that
     /// interrupted it must not touch the thread's caches (their borrows are held).
-    static BUSY: Cell<bool> = const { Cell::new(false) };
+    busy: Cell<bool>,
+    /// The geometry used last on this thread: a client encoding stripe after stripe finds it
+    /// here without hashing.
+    last: RefCell<Option<Rc<Prepared>>>,
 }
 
-/// Clears [`BUSY`] when the call that set it returns.
-struct NotBusy;
+thread_local! {
+    static PREPARED: RefCell<HashMap<(usize, usize), Rc<Prepared>>> = RefCell::new(HashMap::new());
+    static SHIM: ShimThread = const {
+        ShimThread {
+            busy: Cell::new(false),
+            last: RefCell::new(None),
+        }
+    };
+}
 
-impl Drop for NotBusy {
+/// Clears [`ShimThread::busy`] when the call that set it returns.
+struct NotBusy<'a>(&'a Cell<bool>);
+
+impl Drop for NotBusy<'_> {
     fn drop(&mut self) {
-        let _ = BUSY.try_with(|b| b.set(false));
+        self.0.set(false);
     }
 }
 
@@ -152,16 +180,19 @@ fn shim_strategy() -> Strategy {
 }
 
 /// Prepared coefficients and coordinator for these tables (cached per thread and geometry,
-/// rebuilt when the table bytes change); `last` is this thread's last geometry when it has
-/// this `k` and `rows` (its tables are compared here).
+/// rebuilt when the table bytes change), made this thread's last geometry (`last`).
 fn prepared(
     k: usize,
     rows: usize,
     tables: &[u8],
-    last: Option<Rc<Prepared>>,
+    last: &RefCell<Option<Rc<Prepared>>>,
 ) -> Option<Rc<Prepared>> {
-    if let Some(p) = last.filter(|p| kernels::same_bytes(&p.tables, tables)) {
-        return Some(p);
+    if let Some(p) = last
+        .borrow()
+        .as_ref()
+        .filter(|p| p.k == k && p.rows == rows && kernels::same_bytes(&p.tables, tables))
+    {
+        return Some(p.clone());
     }
     let p = PREPARED.try_with(|c| {
         let mut c = c.borrow_mut();
@@ -180,7 +211,9 @@ fn prepared(
             coefs,
             isa,
             coord,
-            reuse: Cell::new((Schedule::VANILLA, 0, 0)),
+            reuse: Cell::new(Schedule::VANILLA),
+            reuse_len: Cell::new(0),
+            reuse_left: Cell::new(0),
         });
         if c.len() > 64 {
             c.clear();
@@ -189,7 +222,7 @@ fn prepared(
         p
     });
     let p = p.ok()?;
-    LAST.try_with(|l| *l.borrow_mut() = Some(p.clone())).ok()?;
+    *last.borrow_mut() = Some(p.clone());
     Some(p)
 }
 
@@ -237,19 +270,36 @@ pub unsafe fn ec_encode_data(
     let tables = std::slice::from_raw_parts(gftbls, k * rows * 32);
     let srcs = std::slice::from_raw_parts(data, k);
     let dsts = std::slice::from_raw_parts(coding, rows);
-    match BUSY.try_with(|b| b.replace(true)) {
-        // a signal handler interrupting this thread's call, which may be inside the allocator
-        Ok(true) => {
+    let on_thread = SHIM.try_with(|t| {
+        if t.busy.replace(true) {
+            // a signal handler interrupting this thread's call, which may be inside the
+            // allocator
             encode_reentrant(k, rows, tables, srcs, dsts, len);
             return;
         }
-        Ok(false) => {}
-        Err(_) => {
-            encode_plain(k, rows, tables, srcs, dsts, len);
-            return;
-        }
+        let _not_busy = NotBusy(&t.busy);
+        encode_on_thread(t, k, rows, tables, srcs, dsts, len);
+    });
+    if on_thread.is_err() {
+        // the thread's locals are being destroyed
+        encode_plain(k, rows, tables, srcs, dsts, len);
     }
-    let _not_busy = NotBusy;
+}
+
+/// [`ec_encode_data`] of one stripe on a thread whose state `t` it holds.
+///
+/// # Safety
+/// As [`ec_encode_data`].
+#[inline(always)]
+unsafe fn encode_on_thread(
+    t: &ShimThread,
+    k: usize,
+    rows: usize,
+    tables: &[u8],
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    len: usize,
+) {
     let set = StripeSet {
         srcs,
         dsts,
@@ -258,51 +308,35 @@ pub unsafe fn ec_encode_data(
         len,
     };
     // The common call: this thread's last geometry, with a decision to reuse for this block
-    // length and the same tables. It is served under one borrow of the thread-local, without
+    // length and the same tables. It is served under one borrow of the thread's state, without
     // touching the reference count or the geometry table. The stripe is brought in as the
     // decision says before the caller's tables are compared, whose lines usually miss as well:
     // the two overlap, and the fetch only reads (a table that turns out different just gets
     // the stripe fetched again).
-    let reused = LAST.try_with(|l| {
-        let l = l.borrow();
-        let Some(p) = l.as_ref().filter(|p| p.k == k && p.rows == rows) else {
-            return Reused::No(None);
-        };
-        let (sched, for_len, left) = p.reuse.get();
-        if left == 0 || for_len != len {
-            return Reused::No(None);
+    let mut fetched = None;
+    if let Some(p) = t
+        .last
+        .borrow()
+        .as_ref()
+        .filter(|p| p.k == k && p.rows == rows)
+    {
+        if p.reuse_left.get() > 0 && p.reuse_len.get() == len {
+            let fetch = p.reuse.get().fetch;
+            kernels::fetch(srcs, len, fetch);
+            if kernels::same_bytes(&p.tables, tables) {
+                let sched = p.take_reuse(len).expect("checked above");
+                run_one(p.isa, &p.coefs, &set, &sched, true);
+                return;
+            }
+            fetched = Some(fetch);
         }
-        kernels::fetch(srcs, len, sched.fetch);
-        if !kernels::same_bytes(&p.tables, tables) {
-            return Reused::No(Some(sched.fetch));
-        }
-        p.reuse.set((sched, len, left - 1));
-        run_one(p.isa, &p.coefs, &set, &sched, true);
-        Reused::Yes
-    });
-    let Ok(Reused::No(fetched)) = reused else {
-        if reused.is_err() {
-            encode_plain(k, rows, tables, srcs, dsts, len);
-        }
-        return;
-    };
-    let last = LAST
-        .try_with(|l| {
-            l.borrow()
-                .as_ref()
-                .filter(|p| p.k == k && p.rows == rows)
-                .cloned()
-        })
-        .ok()
-        .flatten();
-    let Some(p) = prepared(k, rows, tables, last) else {
+    }
+    let Some(p) = prepared(k, rows, tables, &t.last) else {
         encode_plain(k, rows, tables, srcs, dsts, len);
         return;
     };
     // Another geometry than the last call's (or other tables) may have a decision to reuse too.
-    let (sched, for_len, left) = p.reuse.get();
-    if left > 0 && for_len == len {
-        p.reuse.set((sched, len, left - 1));
+    if let Some(sched) = p.take_reuse(len) {
         run_one(p.isa, &p.coefs, &set, &sched, fetched == Some(sched.fetch));
         return;
     }
@@ -320,16 +354,11 @@ pub unsafe fn ec_encode_data(
         // Nothing to time: close the ticket before the stores, whose draining its atomic
         // operation would otherwise wait for, and reuse the decision for the next calls.
         p.coord.end(ticket, 0);
-        p.reuse.set((sched, len, REUSE_CALLS));
+        p.reuse.set(sched);
+        p.reuse_len.set(len);
+        p.reuse_left.set(REUSE_CALLS);
         run_one(p.isa, &p.coefs, &set, &sched, false);
     }
-}
-
-/// Whether a call was served on the reused decision ([`ec_encode_data`]'s common case); if not,
-/// how the stripe was already brought in.
-enum Reused {
-    Yes,
-    No(Option<prefetch::Fetch>),
 }
 
 /// Encodes the one stripe of `set` under `sched`. A schedule without software prefetch at a
