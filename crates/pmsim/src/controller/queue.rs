@@ -459,33 +459,28 @@ impl RequestQueue {
         if self.hits == 0 {
             return self.pick_oldest_miss(now);
         }
+        // Branch-free selects, as in `pick_oldest_miss`: which bank's candidates are ready and
+        // older is data-dependent, and mispredicted branches here cost more than the selects.
+        use std::hint::select_unpredictable as select;
         let (mut hit_seq, mut hit_at) = (NONE, 0);
         let (mut miss_seq, mut miss_at) = (NONE, 0);
         let mut earliest = Ps::MAX;
         for (i, e) in self.entries.iter().enumerate() {
             // An absent candidate has age NONE: it never wins and never waits.
             let hit_ready = e.hit_from <= now;
-            let key = if hit_ready { e.hit_seq } else { NONE };
-            if key < hit_seq {
-                (hit_seq, hit_at) = (key, i);
-            }
-            let wait = if !hit_ready && e.hit_seq != NONE {
-                e.hit_from
-            } else {
-                Ps::MAX
-            };
-            earliest = earliest.min(wait);
+            let key = select(hit_ready, e.hit_seq, NONE);
+            let older = key < hit_seq;
+            hit_seq = select(older, key, hit_seq);
+            hit_at = select(older, i, hit_at);
+            let waits = !hit_ready & (e.hit_seq != NONE);
+            earliest = earliest.min(select(waits, e.hit_from, Ps::MAX));
             let miss_ready = e.miss_from <= now;
-            let key = if miss_ready { e.miss_seq } else { NONE };
-            if key < miss_seq {
-                (miss_seq, miss_at) = (key, i);
-            }
-            let wait = if !miss_ready && e.miss_seq != NONE {
-                e.miss_from
-            } else {
-                Ps::MAX
-            };
-            earliest = earliest.min(wait);
+            let key = select(miss_ready, e.miss_seq, NONE);
+            let older = key < miss_seq;
+            miss_seq = select(older, key, miss_seq);
+            miss_at = select(older, i, miss_at);
+            let waits = !miss_ready & (e.miss_seq != NONE);
+            earliest = earliest.min(select(waits, e.miss_from, Ps::MAX));
         }
         let pick = if hit_seq != NONE {
             Pick::Issue {
@@ -585,13 +580,10 @@ impl RequestQueue {
                 min = min.min(e.miss_from);
             }
         } else {
+            use std::hint::select_unpredictable as select;
             for e in self.entries.iter() {
-                if e.hit_seq != NONE {
-                    min = min.min(e.hit_from);
-                }
-                if e.miss_seq != NONE {
-                    min = min.min(e.miss_from);
-                }
+                min = min.min(select(e.hit_seq != NONE, e.hit_from, Ps::MAX));
+                min = min.min(select(e.miss_seq != NONE, e.miss_from, Ps::MAX));
             }
         }
         Some(min.max(t))
