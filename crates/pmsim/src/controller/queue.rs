@@ -472,15 +472,15 @@ impl RequestQueue {
             let older = key < hit_seq;
             hit_seq = select(older, key, hit_seq);
             hit_at = select(older, i, hit_at);
-            let waits = !hit_ready & (e.hit_seq != NONE);
-            earliest = earliest.min(select(waits, e.hit_from, Ps::MAX));
+            let waits = !hit_ready & (e.hit_seq != NONE) & (e.hit_from < earliest);
+            earliest = select(waits, e.hit_from, earliest);
             let miss_ready = e.miss_from <= now;
             let key = select(miss_ready, e.miss_seq, NONE);
             let older = key < miss_seq;
             miss_seq = select(older, key, miss_seq);
             miss_at = select(older, i, miss_at);
-            let waits = !miss_ready & (e.miss_seq != NONE);
-            earliest = earliest.min(select(waits, e.miss_from, Ps::MAX));
+            let waits = !miss_ready & (e.miss_seq != NONE) & (e.miss_from < earliest);
+            earliest = select(waits, e.miss_from, earliest);
         }
         let pick = if hit_seq != NONE {
             Pick::Issue {
@@ -582,8 +582,8 @@ impl RequestQueue {
         } else {
             use std::hint::select_unpredictable as select;
             for e in self.entries.iter() {
-                min = min.min(select(e.hit_seq != NONE, e.hit_from, Ps::MAX));
-                min = min.min(select(e.miss_seq != NONE, e.miss_from, Ps::MAX));
+                min = select((e.hit_seq != NONE) & (e.hit_from < min), e.hit_from, min);
+                min = select((e.miss_seq != NONE) & (e.miss_from < min), e.miss_from, min);
             }
         }
         Some(min.max(t))

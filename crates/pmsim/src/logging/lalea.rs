@@ -78,16 +78,15 @@ pub fn least_loaded(
     has_free: impl Fn(usize) -> bool,
     load: impl Fn(usize) -> u32,
 ) -> Option<usize> {
-    let mut best: Option<(u32, usize)> = None;
+    // One running minimum of (load, bank) packed into a u64, branch-free: which bank is least
+    // loaded changes from call to call, and a branch on it is mispredicted about every other
+    // bank (valgrind's branch simulator).
+    let mut best = u64::MAX;
     for b in 0..banks {
-        if has_free(b) {
-            let l = load(b);
-            if best.is_none_or(|(bl, _)| l < bl) {
-                best = Some((l, b));
-            }
-        }
+        let key = (u64::from(load(b)) << 32) | b as u64;
+        best = best.min(std::hint::select_unpredictable(has_free(b), key, u64::MAX));
     }
-    best.map(|(_, b)| b)
+    (best != u64::MAX).then_some((best & u64::from(u32::MAX)) as usize)
 }
 
 impl BankAwareLog {
