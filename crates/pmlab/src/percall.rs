@@ -189,22 +189,26 @@ pub fn compare(
     Ok(rows)
 }
 
-/// A Markdown table of `rows`: per point and library the encode median [min-max], the plain
-/// move's median, encode over move, and the ratio of medians to library `against`. The plain
+/// A Markdown table of `rows`: per point and library the encode median [min-max] and its run
+/// count, the plain move's median, encode over move, and the ratio of medians to library
+/// `against`, marked `~` where the two libraries' runs overlap (the ratio is then not
+/// distinguishable from 1). The plain
 /// move does not depend on the library: each point's reference is the median of every
 /// library's move runs of that point (each process measures it beside its own encodes), one
 /// figure for all its rows.
 pub fn markdown(rows: &[Row], against: Option<&str>) -> String {
     let mut s = String::from(
-        "| point | block | library | encode GB/s | plain move GB/s | encode / move | ratio |\n\
-         |---|---|---|---|---|---|---|\n",
+        "| point | block | library | encode GB/s median [min-max] | runs | plain move GB/s | \
+         encode / move | ratio |\n\
+         |---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
+        let spread = Spread::of(&r.encode);
         let Spread {
             median: e,
             min: elo,
             max: ehi,
-        } = Spread::of(&r.encode);
+        } = spread;
         let moved: Vec<f64> = rows
             .iter()
             .filter(|o| o.point == r.point && o.block == r.block)
@@ -217,13 +221,17 @@ pub fn markdown(rows: &[Row], against: Option<&str>) -> String {
                     .find(|o| o.point == r.point && o.block == r.block && o.lib == a)
             })
             .map_or("".to_string(), |o| {
-                format!("{:.2}x", e / Spread::of(&o.encode).median)
+                let base = Spread::of(&o.encode);
+                // The reference row itself is 1.00x by definition, not a comparison.
+                let tie = o.lib != r.lib && !spread.apart_from(&base);
+                format!("{:.2}x{}", e / base.median, if tie { " ~" } else { "" })
             });
         s.push_str(&format!(
-            "| {} | {} | {} | {e:.2} [{elo:.2}-{ehi:.2}] | {mv:.2} | {:.0}% | {ratio} |\n",
+            "| {} | {} | {} | {e:.2} [{elo:.2}-{ehi:.2}] | {} | {mv:.2} | {:.0}% | {ratio} |\n",
             r.point,
             r.block,
             r.lib,
+            r.encode.len(),
             100.0 * e / mv
         ));
     }
@@ -233,6 +241,40 @@ pub fn markdown(rows: &[Row], against: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_table_gives_run_counts_and_marks_overlapping_ratios() {
+        let row = |lib: &str, encode: Vec<f64>| Row {
+            point: "RS(12,8)".into(),
+            block: 1024,
+            lib: lib.into(),
+            moved: vec![5.0; encode.len()],
+            encode,
+        };
+        let rows = vec![
+            row("vanilla", vec![3.0, 3.3, 3.15]),
+            // Runs inside vanilla's: 0.93x cannot be told from 1.
+            row("+sw", vec![2.66, 3.16, 2.93]),
+            // Every run above vanilla's.
+            row("auto", vec![3.75, 4.4, 3.86]),
+        ];
+        let md = markdown(&rows, Some("vanilla"));
+        assert!(md.contains("| runs |"), "{md}");
+        assert!(
+            md.contains(
+                "| RS(12,8) | 1024 | vanilla | 3.15 [3.00-3.30] | 3 | 5.00 | 63% | 1.00x |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("| RS(12,8) | 1024 | +sw | 2.93 [2.66-3.16] | 3 | 5.00 | 59% | 0.93x ~ |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| RS(12,8) | 1024 | auto | 3.86 [3.75-4.40] | 3 | 5.00 | 77% | 1.23x |"),
+            "{md}"
+        );
+    }
 
     #[test]
     fn parses_the_client_line_and_takes_the_better_move() {

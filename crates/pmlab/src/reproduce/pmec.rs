@@ -463,7 +463,9 @@ fn single_calls(dir: &Path, quick: bool) -> Result<String, String> {
          interleaved round(s), {seconds} s per point); \"plain move\" is the same client moving \
          the same bytes without GF arithmetic (the better of regular and non-temporal stores), \
          what the memory allows: one reference per point, the median of the move runs of every \
-         library's processes. Parity is identical on every library (checked). ISA-L 2.32.1 \
+         library's processes. `ratio`: the median over the newest ISA-L's here (its 1.00x row), \
+         `~` where their runs overlap (a difference the runs cannot tell apart). Parity is identical on every \
+         library (checked). ISA-L 2.32.1 \
          is present where `make isal-anchor` built it from `../shared/anchors`.\n\n{}\n\
          Data: `pmec/single_call.csv`.\n\n{layer_md}",
         crate::percall::markdown(&rows, against.as_deref())
