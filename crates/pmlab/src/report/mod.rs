@@ -87,6 +87,56 @@ pub const SECTION_ORDER: &[&str] = &[
     "nvcache",
 ];
 
+/// The sections whose full-size headlines README.md quotes (`tests/readme_results.sh`).
+pub const README_SECTIONS: &[&str] = &["device", "workloads", "pmweaver", "ppo", "lalea"];
+
+/// The file under `OUT/<section>/` that records the size of the run that wrote the section.
+const SCALE_FILE: &str = "scale.txt";
+
+/// Records under `OUT/<section>/` whether the section was run with `--quick`, so that the
+/// report can say which of its figures come from the smaller runs.
+pub fn write_scale(out: &Path, section: &str, quick: bool) -> Result<(), String> {
+    let scale = if quick { "quick\n" } else { "full\n" };
+    write_file(&out.join(section), SCALE_FILE, scale).map(|_| ())
+}
+
+/// The paragraph that names the sections run with `--quick` and, of them, those whose
+/// full-size figures README.md quotes; empty when no section was quick.
+fn scale_note(out: &Path) -> String {
+    let quick: Vec<&str> = SECTION_ORDER
+        .iter()
+        .copied()
+        .filter(|name| out.join(name).join("section.md").exists())
+        .filter(|name| {
+            std::fs::read_to_string(out.join(name).join(SCALE_FILE))
+                .is_ok_and(|s| s.trim() == "quick")
+        })
+        .collect();
+    if quick.is_empty() {
+        return String::new();
+    }
+    let mut note = format!(
+        "Run with `--quick` (smaller inputs and fewer runs than a full run; each section's \
+         command says so): {}.",
+        quick.join(", ")
+    );
+    let quoted: Vec<&str> = quick
+        .iter()
+        .copied()
+        .filter(|s| README_SECTIONS.contains(s))
+        .collect();
+    if !quoted.is_empty() {
+        note.push_str(&format!(
+            " README.md's headline figures for {} come from full-size runs \
+             (`pmlab reproduce --only SECTION`), so they differ from the figures of the same \
+             names here.",
+            quoted.join(", ")
+        ));
+    }
+    note.push_str("\n\n");
+    note
+}
+
 /// Rebuilds `OUT/REPORT.md` from every section present under `out`, each followed by its note
 /// from `scope` ((section, what it models and leaves out) pairs).
 pub fn assemble_report(out: &Path, scope: &[(&str, &str)]) -> Result<PathBuf, String> {
@@ -95,6 +145,7 @@ pub fn assemble_report(out: &Path, scope: &[(&str, &str)]) -> Result<PathBuf, St
          Produced by `pmlab reproduce`. Every figure below was measured by the command that \
          wrote this file; each section names its inputs, and CSV/SVG files sit beside it.\n\n",
     );
+    md.push_str(&scale_note(out));
     let headlines: Vec<String> = SECTION_ORDER
         .iter()
         .filter_map(|name| std::fs::read_to_string(out.join(name).join("headline.md")).ok())
@@ -178,6 +229,33 @@ impl Spread {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_report_says_which_sections_are_quick_and_differ_from_readme() {
+        let out = std::env::temp_dir().join(format!("pmlab-report-scale-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        for (name, quick) in [("pmweaver", true), ("pmec", true), ("lalea", false)] {
+            write_file(&out.join(name), "section.md", &format!("## {name}\n")).unwrap();
+            write_scale(&out, name, quick).unwrap();
+        }
+        let report = std::fs::read_to_string(assemble_report(&out, &[]).unwrap()).unwrap();
+        assert!(
+            report.contains("Run with `--quick` (smaller inputs"),
+            "{report}"
+        );
+        assert!(report.contains("): pmweaver, pmec."), "{report}");
+        // Only the quick sections README quotes are named as differing from README.
+        assert!(
+            report.contains("README.md's headline figures for pmweaver come from full-size"),
+            "{report}"
+        );
+        // All full: no note.
+        write_scale(&out, "pmweaver", false).unwrap();
+        write_scale(&out, "pmec", false).unwrap();
+        let report = std::fs::read_to_string(assemble_report(&out, &[]).unwrap()).unwrap();
+        assert!(!report.contains("--quick"), "{report}");
+        std::fs::remove_dir_all(&out).unwrap();
+    }
 
     #[test]
     fn csv_quotes_and_markdown_shape() {

@@ -9,7 +9,7 @@ pub mod ppo;
 pub mod scope;
 pub mod workloads;
 
-use crate::report::{assemble_report, SECTION_ORDER};
+use crate::report::{assemble_report, write_scale, SECTION_ORDER};
 use std::path::Path;
 
 /// Runs the selected sections (all when `only` is `None`) and rebuilds `OUT/REPORT.md`.
@@ -51,6 +51,9 @@ pub fn run(out: &Path, quick: bool, only: Option<&str>) -> Result<(), String> {
         eprintln!("reproduce: nvcache (MPI-IO cache, real mpiexec)");
         let build = std::env::var_os("NVCACHE_BUILD").unwrap_or_else(|| "nvcache/build".into());
         nvcache::run(out, quick, Path::new(&build))?;
+    }
+    for s in SECTION_ORDER.iter().filter(|s| wants(s)) {
+        write_scale(out, s, quick)?;
     }
     let report = assemble_report(out, &scope::SCOPE)?;
     eprintln!("reproduce: wrote {}", report.display());
