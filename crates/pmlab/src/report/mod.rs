@@ -142,8 +142,10 @@ fn scale_note(out: &Path) -> String {
 pub fn assemble_report(out: &Path, scope: &[(&str, &str)]) -> Result<PathBuf, String> {
     let mut md = String::from(
         "# pmlab reproduction report\n\n\
-         Produced by `pmlab reproduce`. Every figure below was measured by the command that \
-         wrote this file; each section names its inputs, and CSV/SVG files sit beside it.\n\n",
+         Produced by `pmlab reproduce`. Every table and chart below was measured by the \
+         command that wrote this file; a figure in the text quoted from a paper or from \
+         `docs/validation.md` names its source. Each section names its inputs, and CSV/SVG \
+         files sit beside it.\n\n",
     );
     md.push_str(&scale_note(out));
     let headlines: Vec<String> = SECTION_ORDER
@@ -254,6 +256,22 @@ mod tests {
         write_scale(&out, "pmec", false).unwrap();
         let report = std::fs::read_to_string(assemble_report(&out, &[]).unwrap()).unwrap();
         assert!(!report.contains("--quick"), "{report}");
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+
+    #[test]
+    fn the_report_claims_measurement_only_for_its_tables_and_charts() {
+        let out = std::env::temp_dir().join(format!("pmlab-report-intro-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        write_file(&out.join("pmweaver"), "section.md", "## pmweaver\n").unwrap();
+        let report = std::fs::read_to_string(assemble_report(&out, &[]).unwrap()).unwrap();
+        // The sections' text quotes figures of the papers and of docs/validation.md's full-size
+        // runs (PMWeaver's 1.005x without the validator lookup): not every figure is this run's.
+        assert!(
+            !report.contains("Every figure below was measured"),
+            "{report}"
+        );
+        assert!(report.contains("names its source"), "{report}");
         std::fs::remove_dir_all(&out).unwrap();
     }
 
