@@ -98,6 +98,79 @@ fn paired(
     Some((Spread::of(&ratios), faster, ratios.len()))
 }
 
+/// The Cannon comparison table from every run (`runs`) and their per-configuration medians
+/// (`cannon`, from [`median_rows`]): per configuration each side's median time with its
+/// fastest and slowest run, the ratio of the medians, the paired ratios and the pairs nvcache
+/// won. Also returns the configurations nvcache won by the medians, their count, and those
+/// where it won every pair.
+fn cannon_table(runs: &Rows, cannon: &Rows) -> (Table, usize, usize, usize) {
+    let mut cannon_cmp = Table::new(&[
+        "figure",
+        "n",
+        "procs",
+        "power",
+        "doc",
+        "plain_s median [min-max]",
+        "nvcache_s median [min-max]",
+        "speedup",
+        "paired_speedup median [min-max]",
+        "nvcache_faster_pairs",
+    ]);
+    let mut wins = 0;
+    let mut total = 0;
+    // Configurations where nvcache won every pair of runs.
+    let mut clear_wins = 0;
+    for r in cannon.iter().filter(|r| get(r, "label") == "plain") {
+        let same = |x: &&BTreeMap<String, String>| {
+            get(x, "label") == "nvcache"
+                && ["figure", "n", "procs", "power", "delete_on_close"]
+                    .iter()
+                    .all(|k| get(x, k) == get(r, k))
+        };
+        if let Some(n) = cannon.iter().find(same) {
+            let (p, c) = (num(r, "total_s"), num(n, "total_s"));
+            total += 1;
+            wins += (c < p) as usize;
+            let (pair, pair_cells) = match paired(runs, r, "plain", "nvcache") {
+                Some((m, f, k)) => {
+                    clear_wins += (m.min > 1.0) as usize;
+                    (m.text(), format!("{f} of {k}"))
+                }
+                None => ("".into(), "".into()),
+            };
+            cannon_cmp.push(vec![
+                get(r, "figure").into(),
+                get(r, "n").into(),
+                get(r, "procs").into(),
+                get(r, "power").into(),
+                get(r, "delete_on_close").into(),
+                time_cell(runs, r, "plain", p),
+                time_cell(runs, r, "nvcache", c),
+                format!("{:.2}", p / c),
+                pair,
+                pair_cells,
+            ]);
+        }
+    }
+    (cannon_cmp, wins, total, clear_wins)
+}
+
+/// `median [fastest-slowest]` of the runs of `label` in `r`'s configuration, `median` being
+/// the one [`median_rows`] gave (the median alone where no run is found).
+fn time_cell(runs: &Rows, r: &BTreeMap<String, String>, label: &str, median: f64) -> String {
+    let key_cols = ["figure", "n", "procs", "power", "delete_on_close"];
+    let v: Vec<f64> = runs
+        .iter()
+        .filter(|x| get(x, "label") == label && key_cols.iter().all(|k| get(x, k) == get(r, k)))
+        .map(|x| num(x, "total_s"))
+        .collect();
+    if v.is_empty() {
+        return format!("{median:.4}");
+    }
+    let sp = Spread::of(&v);
+    format!("{median:.4} [{:.4}-{:.4}]", sp.min, sp.max)
+}
+
 fn num(r: &BTreeMap<String, String>, k: &str) -> f64 {
     r.get(k).and_then(|v| v.parse().ok()).unwrap_or(f64::NAN)
 }
@@ -429,61 +502,14 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
             get(r, "io_s").into(),
         ]);
     }
-    let mut cannon_cmp = Table::new(&[
-        "figure",
-        "n",
-        "procs",
-        "power",
-        "doc",
-        "plain_s",
-        "nvcache_s",
-        "speedup",
-        "paired_speedup median [min-max]",
-        "nvcache_faster_pairs",
-    ]);
-    let mut wins = 0;
-    let mut total = 0;
-    // Configurations where nvcache won every pair of runs.
-    let mut clear_wins = 0;
-    for r in cannon.iter().filter(|r| get(r, "label") == "plain") {
-        let same = |x: &&BTreeMap<String, String>| {
-            get(x, "label") == "nvcache"
-                && ["figure", "n", "procs", "power", "delete_on_close"]
-                    .iter()
-                    .all(|k| get(x, k) == get(r, k))
-        };
-        if let Some(n) = cannon.iter().find(same) {
-            let (p, c) = (num(r, "total_s"), num(n, "total_s"));
-            total += 1;
-            wins += (c < p) as usize;
-            let (pair, pair_cells) = match paired(&cannon_runs, r, "plain", "nvcache") {
-                Some((m, f, k)) => {
-                    clear_wins += (m.min > 1.0) as usize;
-                    (m.text(), format!("{f} of {k}"))
-                }
-                None => ("".into(), "".into()),
-            };
-            cannon_cmp.push(vec![
-                get(r, "figure").into(),
-                get(r, "n").into(),
-                get(r, "procs").into(),
-                get(r, "power").into(),
-                get(r, "delete_on_close").into(),
-                format!("{p:.4}"),
-                format!("{c:.4}"),
-                format!("{:.2}", p / c),
-                pair,
-                pair_cells,
-            ]);
-        }
-    }
+    let (cannon_cmp, wins, total, clear_wins) = cannon_table(&cannon_runs, &cannon);
     // Fig. 2: synchronous vs asynchronous write replies, both through nvcache.
     let mut sync_async = Table::new(&[
         "n",
         "procs",
         "power",
-        "sync_s",
-        "async_s",
+        "sync_s median [min-max]",
+        "async_s median [min-max]",
         "async/sync",
         "paired async/sync median [min-max]",
         "runs",
@@ -508,8 +534,8 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
                 get(r, "n").into(),
                 get(r, "procs").into(),
                 get(r, "power").into(),
-                format!("{s:.4}"),
-                format!("{a:.4}"),
+                time_cell(&cannon_runs, r, "nvcache", s),
+                time_cell(&cannon_runs, r, "nvcache-async", a),
                 format!("{:.2}", a / s),
                 pair,
                 runs,
@@ -654,8 +680,8 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
          `pmlab reproduce --only nvcache{}`.\n\n\
          Key figures: {key}.\n\n\
          ### Cannon's algorithm (paper Figs. 2-8), plain vs nvcache\n\n\
-         Each time is the median of {repeats} runs (`NVCACHE_BENCH_REPEAT`), plain and nvcache \
-         interleaved; nvcache is faster in {wins} of {total} configurations here (by those \
+         Each time is the median of {repeats} runs (`NVCACHE_BENCH_REPEAT`) with the fastest \
+         and slowest, plain and nvcache interleaved; nvcache is faster in {wins} of {total} configurations here (by those \
          medians). `paired_speedup` is the median (with the smallest and largest) of plain/nvcache \
          over the pairs of runs that \
          ran back to back, which a slow stretch of the shared machine moves less; \
@@ -860,6 +886,31 @@ mod tests {
         assert_eq!(get(&rows[0], "io_s"), "0.200000");
         assert_eq!(get(&rows[0], "runs"), "3");
         assert_eq!(get(&rows[1], "runs"), "1");
+    }
+
+    #[test]
+    fn cannon_times_give_median_fastest_and_slowest() {
+        let text = "figure,label,app,n,procs,power,delete_on_close,total_s,io_s\n\
+                    fig3,plain,cannon,480,4,2,0,0.30,0.1\n\
+                    fig3,nvcache,cannon,480,4,2,0,0.20,0.1\n\
+                    fig3,nvcache,cannon,480,4,2,0,0.12,0.1\n\
+                    fig3,plain,cannon,480,4,2,0,0.10,0.1\n\
+                    fig3,plain,cannon,480,4,2,0,0.20,0.1\n\
+                    fig3,nvcache,cannon,480,4,2,0,0.10,0.1\n";
+        let runs = &parse_blocks(text)["cannon"];
+        let (t, wins, total, clear) = cannon_table(runs, &median_rows(runs));
+        let md = t.to_markdown();
+        assert!(
+            md.contains("| plain_s median [min-max] | nvcache_s median [min-max] |"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "| fig3 | 480 | 4 | 2 | 0 | 0.2000 [0.1000-0.3000] | 0.1200 [0.1000-0.2000] | 1.67 |"
+            ),
+            "{md}"
+        );
+        assert_eq!((wins, total, clear), (1, 1, 0));
     }
 
     #[test]
