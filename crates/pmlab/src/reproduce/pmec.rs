@@ -353,6 +353,39 @@ fn fig18_steps(layers: &[(String, bench::Measurement)]) -> String {
     }
 }
 
+/// A headline ratio for the point at `x` of figure `id`. A point several figures measure (the
+/// same configuration: RS(12,8) 1 KiB on one thread is in Figs. 10-12) is given as the median
+/// of their ratios with their range, not as one figure's: the runs of one figure understate
+/// how much the machine moves a ratio, and any one figure's may be the range's end. A lone
+/// point keeps its `~` where its runs overlap ISA-L's.
+fn headline_ratio(figs: &[Figure], id: &str, x: f64) -> Option<String> {
+    let r = figs
+        .iter()
+        .filter(|f| f.id == id)
+        .flat_map(|f| f.points.iter())
+        .find(|(_, px, _)| *px == x)
+        .map(|(_, _, r)| r)?;
+    r.ratio?;
+    let same = format!("{:?}", r.config);
+    let all: Vec<f64> = figs
+        .iter()
+        .flat_map(|f| f.points.iter())
+        .filter(|(_, _, o)| format!("{:?}", o.config) == same)
+        .filter_map(|(_, _, o)| o.ratio)
+        .collect();
+    if all.len() < 2 {
+        return Some(bench::ratio_text(r));
+    }
+    let sp = crate::report::Spread::of(&all);
+    Some(format!(
+        "{:.2}x (median of the {} figures measuring it, {:.2}-{:.2}x)",
+        sp.median,
+        all.len(),
+        sp.min,
+        sp.max
+    ))
+}
+
 fn ratio_cell(r: &BenchResult) -> String {
     r.ratio.map_or("n/a".into(), |x| format!("{x:.2}"))
 }
@@ -770,37 +803,7 @@ Where the paper's text gives a number for a figure \
         if quick { " --quick" } else { "" },
     );
     write_file(&dir, "section.md", &section)?;
-    // Headline: a few representative ratios, taken from the measurements above.
-    // A point several figures measure (the same configuration: RS(12,8) 1 KiB on one thread
-    // is in Figs. 10-12) gets the range over all of them beside its figure's ratio, since the
-    // runs of one figure understate how much the machine moves a ratio.
-    let find = |id: &str, x: f64| -> Option<String> {
-        let r = figs
-            .iter()
-            .filter(|f| f.id == id)
-            .flat_map(|f| f.points.iter())
-            .find(|(_, px, _)| *px == x)
-            .map(|(_, _, r)| r)?;
-        let ratio = r.ratio?;
-        let same = format!("{:?}", r.config);
-        let all: Vec<f64> = figs
-            .iter()
-            .flat_map(|f| f.points.iter())
-            .filter(|(_, _, o)| format!("{:?}", o.config) == same)
-            .filter_map(|(_, _, o)| o.ratio)
-            .collect();
-        let (lo, hi) = all
-            .iter()
-            .fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v)));
-        Some(if all.len() > 1 {
-            format!(
-                "{ratio:.2}x ({lo:.2}-{hi:.2}x over the {} figures measuring it)",
-                all.len()
-            )
-        } else {
-            format!("{ratio:.2}x")
-        })
-    };
+    let find = |id: &str, x: f64| headline_ratio(&figs, id, x);
     // Every point of every figure where ISA-L's median is ahead, marked `~` where the runs
     // cannot tell the two apart.
     let isal_ahead: Vec<String> = figs
@@ -856,5 +859,55 @@ mod tests {
         assert!(t.contains("+HW 1.32x +SW (adds; paper 1.09-1.16x)"), "{t}");
         assert!(t.contains("+BF 1.04x +HW (adds; paper 1.18-1.29x)"), "{t}");
         assert_eq!(fig18_steps(&layers[..1]), "n/a");
+    }
+
+    #[test]
+    fn a_headline_ratio_is_the_median_of_the_figures_measuring_the_point() {
+        let point = |k: usize, block: usize, ratio: f64| BenchResult {
+            config: BenchConfig {
+                k,
+                block,
+                ..BenchConfig::default()
+            },
+            pmec: bench::Measurement {
+                gbps: 8.0,
+                runs: vec![7.5, 8.0, 8.5],
+            },
+            isal: Some(bench::Measurement {
+                gbps: 8.0 / ratio,
+                runs: vec![8.0 / ratio - 0.1, 8.0 / ratio, 8.0 / ratio + 0.1],
+            }),
+            ratio: Some(ratio),
+            isal_note: None,
+            schedule: String::new(),
+        };
+        let fig = |id: &'static str, points: Vec<(f64, BenchResult)>| Figure {
+            id,
+            title: String::new(),
+            x_label: "k",
+            log2_x: false,
+            points: points
+                .into_iter()
+                .map(|(x, r)| ("s".to_string(), x, r))
+                .collect(),
+            paper: "",
+            paper_ratios: Vec::new(),
+        };
+        // RS(12,8) 1 KiB in three figures: 3.48x, 3.39x, 3.10x; fig10's is the largest.
+        let figs = vec![
+            fig(
+                "fig10",
+                vec![(8.0, point(8, 1024, 3.48)), (4.0, point(4, 1024, 2.79))],
+            ),
+            fig("fig11", vec![(4.0, point(8, 1024, 3.39))]),
+            fig("fig12", vec![(1024.0, point(8, 1024, 3.10))]),
+        ];
+        assert_eq!(
+            headline_ratio(&figs, "fig10", 8.0).unwrap(),
+            "3.39x (median of the 3 figures measuring it, 3.10-3.48x)"
+        );
+        // A point one figure measures keeps its own ratio.
+        assert_eq!(headline_ratio(&figs, "fig10", 4.0).unwrap(), "2.79x");
+        assert!(headline_ratio(&figs, "fig14", 8.0).is_none());
     }
 }
