@@ -41,9 +41,20 @@ fn fail(e: Error) -> c_int {
         Error::Io(_) | Error::Format(_) => PMEC_EOTHER,
     };
     let msg = CString::new(e.to_string().replace('\0', " ")).unwrap_or_default();
-    LAST.with(|l| *l.borrow_mut() = msg);
+    // `try_with`: a call made while the thread's locals are being destroyed (a pthread key
+    // destructor, an atexit handler) returns its code without a message; `with` panicked
+    // there, which aborted the C program.
+    let _ = LAST.try_with(|l| {
+        if let Ok(mut l) = l.try_borrow_mut() {
+            *l = msg;
+        }
+    });
     code
 }
+
+/// What [`pmec_last_error`] returns where the thread's message no longer exists.
+const NO_MESSAGE: &std::ffi::CStr =
+    c"no message: pmec was called while this thread's storage was being destroyed";
 
 fn null() -> c_int {
     fail(Error::InvalidParameter("null pointer argument".into()));
@@ -81,10 +92,14 @@ unsafe fn erased_list(erased: *const c_int, nerased: c_int) -> Result<Vec<usize>
 }
 
 /// Message of the calling thread's last error (empty if none). Valid until the next pmec call
-/// on this thread.
+/// on this thread. Called while the thread's storage is being destroyed (from a pthread key
+/// destructor or an `atexit` handler), it returns a static string saying so.
 #[no_mangle]
 pub extern "C" fn pmec_last_error() -> *const c_char {
-    LAST.with(|l| l.borrow().as_ptr())
+    LAST.try_with(|l| l.try_borrow().map(|m| m.as_ptr()).ok())
+        .ok()
+        .flatten()
+        .unwrap_or(NO_MESSAGE.as_ptr())
 }
 
 /// Opaque RS codec.

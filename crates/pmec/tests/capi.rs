@@ -23,26 +23,27 @@ fn libdir() -> PathBuf {
     side.join("release")
 }
 
-#[test]
-fn c_program_uses_the_header_and_shared_library() {
+/// Compile `tests/c/<name>.c` against the header and libpmec.so and run it; None without a C
+/// compiler.
+fn build_and_run(name: &str) -> Option<(std::process::ExitStatus, String)> {
     if Command::new("cc").arg("--version").output().is_err() {
         eprintln!("NOTICE: no C compiler; C API test skipped");
-        return;
+        return None;
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let lib = libdir();
-    let dir = std::env::temp_dir().join(format!("pmec-capi-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("pmec-capi-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let prog = dir.join("capi");
+    let prog = dir.join(name);
     let out = Command::new("cc")
         .args(["-O2", "-Wall", "-Werror", "-I"])
         .arg(root.join("include"))
-        .arg(root.join("tests/c/capi.c"))
+        .arg(root.join(format!("tests/c/{name}.c")))
         .arg("-o")
         .arg(&prog)
         .arg("-L")
         .arg(&lib)
-        .arg("-lpmec")
+        .args(["-lpmec", "-lpthread"])
         .output()
         .unwrap();
     assert!(
@@ -54,16 +55,35 @@ fn c_program_uses_the_header_and_shared_library() {
         .env("LD_LIBRARY_PATH", &lib)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success(),
-        "exit {:?}: {stdout}",
-        run.status.code()
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
     );
+    Some((run.status, text))
+}
+
+#[test]
+fn c_program_uses_the_header_and_shared_library() {
+    let Some((status, stdout)) = build_and_run("capi") else {
+        return;
+    };
+    assert!(status.success(), "exit {:?}: {stdout}", status.code());
     assert!(stdout.contains("capi ok"), "{stdout}");
     assert!(
         stdout.contains("invalid parameter"),
         "last error should describe the k=0 failure: {stdout}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A failing call from a pthread key destructor or an atexit handler returns its error code
+/// (it aborted the program: the last-error message's thread-local was already destroyed).
+#[test]
+fn calls_while_thread_storage_is_destroyed_return_their_error() {
+    let Some((status, out)) = build_and_run("exit_contexts") else {
+        return;
+    };
+    assert!(status.success(), "exit {:?}: {out}", status.code());
+    assert!(out.contains("exit contexts ok"), "{out}");
 }
