@@ -61,6 +61,32 @@ fn null() -> c_int {
     PMEC_ENULL
 }
 
+/// `len` as a block length, or `PMEC_EINVAL` (with its message) for one no buffer can have:
+/// a slice of more than `isize::MAX` bytes is undefined behaviour to form.
+fn block_len(len: usize) -> Result<usize, c_int> {
+    if len > isize::MAX as usize {
+        return Err(fail(Error::InvalidParameter(format!(
+            "block length {len} exceeds the largest object size ({})",
+            isize::MAX
+        ))));
+    }
+    Ok(len)
+}
+
+/// `stripes * per` pointers, or `PMEC_EINVAL` (with its message) where that many cannot exist:
+/// the product overflowed and wrapped to a small count, so a call claiming 2^62 + 1 stripes of
+/// RS(4+4) encoded one and succeeded.
+fn pointer_count(stripes: usize, per: usize) -> Result<usize, c_int> {
+    stripes
+        .checked_mul(per)
+        .filter(|&n| n <= isize::MAX as usize / std::mem::size_of::<*const u8>())
+        .ok_or_else(|| {
+            fail(Error::InvalidParameter(format!(
+                "{stripes} stripes of {per} blocks: more pointers than memory can hold"
+            )))
+        })
+}
+
 /// The `nerased` shard indices at `erased`, or the error code (with its message) for a negative
 /// count or index, or a missing array.
 ///
@@ -180,10 +206,14 @@ pub unsafe extern "C" fn pmec_encode(
 ) -> c_int {
     let Some(c) = c.as_ref() else { return null() };
     let (k, m) = (c.0.data_shards(), c.0.parity_shards());
-    let (Some(d), Some(p)) = (
-        ptrs(data, stripes * k),
-        ptrs(parity as *const *const u8, stripes * m),
-    ) else {
+    let counts = block_len(len)
+        .and_then(|_| pointer_count(stripes, k))
+        .and_then(|nd| pointer_count(stripes, m).map(|np| (nd, np)));
+    let (nd, np) = match counts {
+        Ok(n) => n,
+        Err(code) => return code,
+    };
+    let (Some(d), Some(p)) = (ptrs(data, nd), ptrs(parity as *const *const u8, np)) else {
         return null();
     };
     if stripes == 0 || len == 0 {
@@ -208,6 +238,9 @@ pub unsafe extern "C" fn pmec_decode(
     nerased: c_int,
 ) -> c_int {
     let Some(c) = c.as_ref() else { return null() };
+    if let Err(code) = block_len(len) {
+        return code;
+    }
     let n = c.0.total_shards();
     let Some(sp) = ptrs(shards as *const *const u8, n) else {
         return null();
@@ -240,6 +273,9 @@ pub unsafe extern "C" fn pmec_update(
     parity: *const *mut u8,
 ) -> c_int {
     let Some(c) = c.as_ref() else { return null() };
+    if let Err(code) = block_len(len) {
+        return code;
+    }
     let m = c.0.parity_shards();
     let Some(pp) = ptrs(parity as *const *const u8, m) else {
         return null();
@@ -275,6 +311,9 @@ pub unsafe extern "C" fn pmec_verify(
     shards: *const *const u8,
 ) -> c_int {
     let Some(c) = c.as_ref() else { return null() };
+    if let Err(code) = block_len(len) {
+        return code;
+    }
     let Some(sp) = ptrs(shards, c.0.total_shards()) else {
         return null();
     };
@@ -337,6 +376,9 @@ pub unsafe extern "C" fn pmec_lrc_encode(
     parity: *const *mut u8,
 ) -> c_int {
     let Some(c) = c.as_ref() else { return null() };
+    if let Err(code) = block_len(len) {
+        return code;
+    }
     let (k, r) = (
         c.0.data_shards(),
         c.0.global_parities() + c.0.local_parities(),
@@ -372,6 +414,9 @@ pub unsafe extern "C" fn pmec_lrc_decode(
     nerased: c_int,
 ) -> c_int {
     let Some(c) = c.as_ref() else { return null() };
+    if let Err(code) = block_len(len) {
+        return code;
+    }
     let Some(sp) = ptrs(shards as *const *const u8, c.0.total_shards()) else {
         return null();
     };

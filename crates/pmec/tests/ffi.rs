@@ -85,3 +85,64 @@ fn c_abi_encode_decode_update_verify() {
         assert!(!CStr::from_ptr(pmec_isa_name()).to_bytes().is_empty());
     }
 }
+
+/// Counts and lengths no buffer can have are invalid parameters. A stripe count whose pointer
+/// count wrapped (2^62 + 1 stripes of RS(4+4): 4 pointers each way) once encoded one stripe and
+/// returned success; a block length above `isize::MAX` formed slices that size (undefined
+/// behaviour: an abort, a capacity panic or a wild read).
+#[test]
+fn impossible_counts_and_lengths_are_invalid() {
+    unsafe {
+        let mut c = std::ptr::null_mut();
+        assert_eq!(pmec_codec_new(4, 4, 0, &mut c), PMEC_OK);
+        let mut bufs = vec![vec![7u8; 64]; 8];
+        let p: Vec<*mut u8> = bufs.iter_mut().map(|b| b.as_mut_ptr()).collect();
+        let d: Vec<*const u8> = p[..4].iter().map(|&x| x as *const u8).collect();
+        let last = || {
+            CStr::from_ptr(pmec_last_error())
+                .to_string_lossy()
+                .into_owned()
+        };
+        let wraps = (1usize << 62) + 1;
+        assert_eq!(
+            pmec_encode(c, 64, wraps, d.as_ptr(), p[4..].as_ptr(), 1),
+            PMEC_EINVAL
+        );
+        assert!(last().contains("stripes"), "{}", last());
+        // the parity was not written
+        assert!(bufs[4..].iter().all(|b| b.iter().all(|&x| x == 7)));
+        let huge = isize::MAX as usize + 1;
+        assert_eq!(
+            pmec_encode(c, huge, 1, d.as_ptr(), p[4..].as_ptr(), 1),
+            PMEC_EINVAL
+        );
+        assert!(last().contains("block length"), "{}", last());
+        let all: Vec<*const u8> = p.iter().map(|&x| x as *const u8).collect();
+        assert_eq!(pmec_verify(c, huge, all.as_ptr()), PMEC_EINVAL);
+        assert_eq!(
+            pmec_decode(c, usize::MAX, p.as_ptr(), [0].as_ptr(), 1),
+            PMEC_EINVAL
+        );
+        assert_eq!(
+            pmec_update(c, huge, 0, d[0], d[1], p[4..].as_ptr()),
+            PMEC_EINVAL
+        );
+        // a real call still works
+        assert_eq!(
+            pmec_encode(c, 64, 1, d.as_ptr(), p[4..].as_ptr(), 1),
+            PMEC_OK
+        );
+        pmec_codec_free(c);
+        let mut l = std::ptr::null_mut();
+        assert_eq!(pmec_lrc_new(4, 2, 2, &mut l), PMEC_OK);
+        assert_eq!(
+            pmec_lrc_encode(l, huge, d.as_ptr(), p[4..].as_ptr()),
+            PMEC_EINVAL
+        );
+        assert_eq!(
+            pmec_lrc_decode(l, huge, p.as_ptr(), [0].as_ptr(), 1),
+            PMEC_EINVAL
+        );
+        pmec_lrc_free(l);
+    }
+}
