@@ -181,7 +181,15 @@ pub unsafe extern "C" fn pmec_codec_free(c: *mut PmecCodec) {
     }
 }
 
+/// The `n` pointers at `p`, or None if `p` or one of them is null. An empty array may be null
+/// (an RS code without parity, or no stripes, has nothing to point to).
+///
+/// # Safety
+/// `p` valid for `n` pointers when it is not null.
 unsafe fn ptrs<'a, T>(p: *const *const T, n: usize) -> Option<&'a [*const T]> {
+    if n == 0 {
+        return Some(&[]);
+    }
     if p.is_null() {
         return None;
     }

@@ -146,3 +146,28 @@ fn impossible_counts_and_lengths_are_invalid() {
         pmec_lrc_free(l);
     }
 }
+
+/// An empty pointer array may be null: the parity of a code without parity (m = 0), or the
+/// arrays of a call with no stripes. Such calls were refused as null-pointer errors, so a C
+/// caller of an m = 0 code had to invent a parity array to encode, update or verify.
+#[test]
+fn empty_pointer_arrays_may_be_null() {
+    unsafe {
+        let null_p: *const *mut u8 = std::ptr::null();
+        let null_d: *const *const u8 = std::ptr::null();
+        let mut c = std::ptr::null_mut();
+        assert_eq!(pmec_codec_new(3, 0, 0, &mut c), PMEC_OK);
+        let bufs = [vec![1u8; 32], vec![2u8; 32], vec![3u8; 32]];
+        let d: Vec<*const u8> = bufs.iter().map(|b| b.as_ptr()).collect();
+        assert_eq!(pmec_encode(c, 32, 1, d.as_ptr(), null_p, 2), PMEC_OK);
+        assert_eq!(pmec_update(c, 32, 1, d[0], d[1], null_p), PMEC_OK);
+        assert_eq!(pmec_verify(c, 32, d.as_ptr()), 1);
+        pmec_codec_free(c);
+        assert_eq!(pmec_codec_new(4, 2, 0, &mut c), PMEC_OK);
+        assert_eq!(pmec_encode(c, 32, 0, null_d, null_p, 1), PMEC_OK);
+        // a non-empty array still may not be null
+        assert_eq!(pmec_encode(c, 32, 1, d.as_ptr(), null_p, 1), PMEC_ENULL);
+        assert_eq!(pmec_encode(c, 32, 1, null_d, null_p, 1), PMEC_ENULL);
+        pmec_codec_free(c);
+    }
+}
