@@ -196,6 +196,12 @@ impl Lrc {
     /// XOR of the group's other data blocks and its local parity. Reads k/l blocks.
     pub fn local_repair(&self, shards: &mut [&mut [u8]], index: usize) -> Result<()> {
         self.check_shards(shards)?;
+        if index >= self.total_shards() {
+            return invalid(format!(
+                "shard {index} out of range (n = {})",
+                self.total_shards()
+            ));
+        }
         let g = self.group_of(index).ok_or_else(|| {
             Error::InvalidParameter(format!("shard {index} is a global parity: no local group"))
         })?;

@@ -324,6 +324,9 @@ fn lrc_local_repair_every_group_member() {
         lrc.local_repair(&mut v, 10),
         Err(Error::InvalidParameter(_))
     ));
+    // an index past the last shard is out of range, not "a global parity"
+    let e = lrc.local_repair(&mut v, 15).unwrap_err().to_string();
+    assert!(e.contains("out of range"), "{e}");
 }
 
 #[test]
