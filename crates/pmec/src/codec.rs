@@ -46,8 +46,9 @@ impl CodecBuilder {
         self
     }
 
-    /// Build the codec, validating every parameter.
+    /// Build the codec, validating every parameter (the coordinator's configuration too).
     pub fn build(self) -> Result<Codec> {
+        self.cfg.validate()?;
         let gen = matrix::generator(self.kind, self.k, self.m)?;
         let isa = match self.isa {
             Some(i) => i.require()?,

@@ -3,6 +3,8 @@
 
 mod common;
 use common::{Blocks, Rng};
+use pmec::dialga::coordinator::CoordinatorConfig;
+use pmec::dialga::tuner::TunerConfig;
 use pmec::{matrix, Codec, Error, Isa, Lrc, MatrixKind};
 
 fn subsets(n: usize, max: usize) -> Vec<Vec<usize>> {
@@ -246,6 +248,60 @@ fn parameter_and_argument_errors() {
         Isa::parse("avx9"),
         Err(Error::InvalidParameter(_))
     ));
+}
+
+/// Coordinator settings it cannot run with are refused when the codec is built; each panicked
+/// within the first calls (a division by zero, a median of no samples, an empty clamp range).
+#[test]
+fn unusable_coordinator_settings_are_refused() {
+    let d = CoordinatorConfig::default();
+    let bad = [
+        CoordinatorConfig {
+            probe_every: 0,
+            ..d
+        },
+        CoordinatorConfig {
+            lone_trials: 0,
+            ..d
+        },
+        CoordinatorConfig {
+            tuner: TunerConfig {
+                min_distance: 100,
+                max_distance: 2,
+                ..d.tuner
+            },
+            ..d
+        },
+        CoordinatorConfig {
+            tuner: TunerConfig {
+                min_distance: 0,
+                max_distance: 0,
+                ..d.tuner
+            },
+            ..d
+        },
+    ];
+    for cfg in bad {
+        let r = std::panic::catch_unwind(|| Codec::builder(8, 4).coordinator(cfg).build());
+        let e = r.expect("build must not panic").unwrap_err();
+        assert!(matches!(e, Error::InvalidParameter(_)), "{e}");
+    }
+    // the edges that work are accepted and run
+    let ok = CoordinatorConfig {
+        probe_every: 1,
+        lone_trials: 1,
+        tuner: TunerConfig {
+            min_distance: 0,
+            max_distance: 1,
+            ..d.tuner
+        },
+        ..d
+    };
+    let codec = Codec::builder(8, 4).coordinator(ok).build().unwrap();
+    let mut rng = Rng::new(13);
+    for _ in 0..200 {
+        encoded(&codec, 1024, &mut rng);
+    }
 }
 
 fn lrc_encoded(lrc: &Lrc, len: usize, rng: &mut Rng) -> Vec<Vec<u8>> {

@@ -289,6 +289,31 @@ impl LonePick {
     }
 }
 
+impl CoordinatorConfig {
+    /// Refuse values the coordinator cannot run with (each panicked in the first calls):
+    /// `probe_every` 0 (a division by zero), `lone_trials` 0 (a median of no samples), and a
+    /// tuner distance range that is empty (`max_distance` below `max(min_distance, 1)`).
+    /// [`crate::CodecBuilder::build`] checks this.
+    pub fn validate(&self) -> crate::Result<()> {
+        let bad = |what: String| Err(crate::Error::InvalidParameter(what));
+        if self.probe_every == 0 {
+            return bad("coordinator probe_every must be at least 1".into());
+        }
+        if self.lone_trials == 0 {
+            return bad("coordinator lone_trials must be at least 1".into());
+        }
+        let t = &self.tuner;
+        if t.max_distance < t.min_distance.max(1) {
+            return bad(format!(
+                "tuner distance range {}..={} is empty (max_distance must be at least \
+                 max(min_distance, 1))",
+                t.min_distance, t.max_distance
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl Default for CoordinatorConfig {
     fn default() -> Self {
         CoordinatorConfig {
@@ -502,6 +527,9 @@ fn tsc() -> u64 {
 
 impl Coordinator {
     /// Coordinator for `coefs` (m x k) run with `isa`; calibrates the in-cache compute cost.
+    ///
+    /// # Panics
+    /// Here or in later calls, if `cfg` fails [`CoordinatorConfig::validate`].
     pub fn new(strategy: Strategy, cfg: CoordinatorConfig, isa: Isa, coefs: &Coefs) -> Coordinator {
         let (k, m) = (coefs.cols(), coefs.rows());
         let compute_cpl = calibrate(isa, coefs);

@@ -85,6 +85,9 @@ impl Tuner {
     }
 
     /// Start a search at distance `start` over `variants` schedule variants (variant 0 first).
+    ///
+    /// # Panics
+    /// If `cfg.max_distance` is below `max(cfg.min_distance, 1)` (an empty distance range).
     pub fn with_variants(start: usize, variants: usize, cfg: TunerConfig) -> Tuner {
         let d = start.clamp(cfg.min_distance.max(1), cfg.max_distance);
         let mut t = Tuner {
