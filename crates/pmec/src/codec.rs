@@ -3,7 +3,7 @@
 //! and the DIALGA scheduler build on.
 
 use crate::dialga::coordinator::{Coordinator, CoordinatorConfig, Decision, Strategy};
-use crate::dialga::prefetch::{self, StripeSet};
+use crate::dialga::prefetch::{self, Schedule, StripeSet};
 use crate::error::{invalid, mismatch, Error, Result};
 use crate::kernels::{self, Coefs, Isa};
 use crate::matrix::{self, Matrix, MatrixKind};
@@ -600,6 +600,19 @@ pub(crate) unsafe fn run_coordinated(
     threads: usize,
     accumulate: bool,
 ) -> Decision {
+    if set.count() == 0 {
+        // Nothing to encode, and nothing for the coordinator to learn: timed as a call of one
+        // stripe (its cost per line near zero), an empty call made the first call of a block
+        // length's cache-residency probe conclude "resident", and the real batches after it
+        // ran without prefetch until the verdict was voted out.
+        return Decision {
+            schedule: Schedule::VANILLA,
+            pressure: false,
+            cache_resident: false,
+            threads,
+            measured: false,
+        };
+    }
     let mut ticket = coord.begin(set.len, set.count(), threads);
     let d = ticket.decision;
     if ticket.residency_probe() && !accumulate {

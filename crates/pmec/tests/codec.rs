@@ -424,3 +424,37 @@ fn lrc_decode_all_patterns_up_to_three() {
         Err(Error::InvalidParameter(_))
     ));
 }
+
+/// A raw call with no stripes (directly, or through a thread pool or a decoder) does nothing
+/// and leaves the coordinator untouched. It was timed as a one-stripe call costing almost
+/// nothing per line, so when it was a block length's first call its cache-residency probe
+/// concluded "resident" and the real batches after it ran unprefetched.
+#[test]
+fn empty_raw_calls_leave_the_coordinator_alone() {
+    let codec = Codec::new(8, 4).unwrap();
+    // SAFETY: no pointers are read or written.
+    unsafe {
+        let d = codec.encode_raw(4096, &[], &[], 1);
+        assert!(!d.measured && !d.cache_resident);
+        pmec::ThreadPool::new(2).encode_raw(&codec, 4096, &[], &[]);
+    }
+    assert!(
+        codec.coordinator().stats().is_empty(),
+        "{:?}",
+        codec.coordinator().stats()
+    );
+    let dec = codec.decoder(&[1, 9]).unwrap();
+    // SAFETY: as above.
+    unsafe { dec.decode_raw(4096, &[], &[], 1) };
+    assert!(dec.coordinator().stats().is_empty());
+    // the first real call is then the block length's residency probe, as for a fresh codec
+    let mut rng = Rng::new(14);
+    let data = Blocks::new(8 * 2, 4096, 0, &mut rng);
+    let mut par = Blocks::new(4 * 2, 4096, 0, &mut rng);
+    codec
+        .encode_batch(&data.slices(), &mut par.slices_mut())
+        .unwrap();
+    let stats = codec.coordinator().stats();
+    assert_eq!(stats.len(), 1);
+    assert_eq!(stats[0].1.calls, 1);
+}
