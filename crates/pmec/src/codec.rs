@@ -600,7 +600,8 @@ pub(crate) unsafe fn run_coordinated(
     threads: usize,
     accumulate: bool,
 ) -> Decision {
-    if set.count() == 0 {
+    let stripes = set.count();
+    if stripes == 0 {
         // Nothing to encode, and nothing for the coordinator to learn: timed as a call of one
         // stripe (its cost per line near zero), an empty call made the first call of a block
         // length's cache-residency probe conclude "resident", and the real batches after it
@@ -613,13 +614,13 @@ pub(crate) unsafe fn run_coordinated(
             measured: false,
         };
     }
-    let mut ticket = coord.begin(set.len, set.count(), threads);
+    let mut ticket = coord.begin(set.len, stripes, threads);
     let d = ticket.decision;
     if ticket.residency_probe() && !accumulate {
         kernels::own_lines(set.dsts, set.len);
         ticket.restart();
     }
     prefetch::execute(isa, coefs, set, &d.schedule, accumulate);
-    coord.end(ticket, (set.count() * set.k * set.len) as u64);
+    coord.end(ticket, (stripes * set.k * set.len) as u64);
     d
 }
