@@ -4,12 +4,32 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+/// Newest modification time of the files under `dir`.
+fn newest(dir: &std::path::Path) -> std::time::SystemTime {
+    let mut t = std::time::SystemTime::UNIX_EPOCH;
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        let m = if p.is_dir() {
+            newest(&p)
+        } else {
+            e.metadata().and_then(|m| m.modified()).unwrap_or(t)
+        };
+        t = t.max(m);
+    }
+    t
+}
+
 /// libpmec.so from the target directory (cargo builds it with the rlib for `cargo build`, and
-/// the Makefile builds before testing); otherwise build it into a side target directory.
+/// the Makefile builds before testing) when it is newer than the sources; otherwise build it
+/// into a side target directory. `cargo test` rebuilds only the rlib, so a library left from an
+/// earlier build used to be tested in place of the sources.
 fn libdir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let profile_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-    if profile_dir.join("libpmec.so").exists() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let sources = newest(&root.join("src")).max(newest(&root.join("include")));
+    let built = std::fs::metadata(profile_dir.join("libpmec.so")).and_then(|m| m.modified());
+    if built.is_ok_and(|b| b >= sources) {
         return profile_dir;
     }
     let side = profile_dir.join("pmec-capi-selfbuild");
