@@ -162,3 +162,13 @@ fn one_c_handle_from_several_threads() {
     // SAFETY: from pmec_codec_new, no longer used.
     unsafe { pmec_codec_free(c) };
 }
+
+/// pmec.h promises that handles may be shared between threads: the types behind them must stay
+/// `Send + Sync` (a compile-time check).
+#[test]
+fn handles_are_send_and_sync() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<PmecCodec>();
+    shareable::<PmecLrc>();
+    shareable::<pmec::Decoder>();
+}
