@@ -56,8 +56,11 @@ fn fail(e: Error) -> c_int {
 const NO_MESSAGE: &std::ffi::CStr =
     c"no message: pmec was called while this thread's storage was being destroyed";
 
-fn null() -> c_int {
-    fail(Error::InvalidParameter("null pointer argument".into()));
+/// `PMEC_ENULL`, with a message naming the argument.
+fn null(what: &str) -> c_int {
+    fail(Error::InvalidParameter(format!(
+        "null pointer argument: {what}"
+    )));
     PMEC_ENULL
 }
 
@@ -99,7 +102,7 @@ unsafe fn erased_list(erased: *const c_int, nerased: c_int) -> Result<Vec<usize>
         ))));
     }
     if nerased > 0 && erased.is_null() {
-        return Err(null());
+        return Err(null("erased"));
     }
     if nerased == 0 {
         return Ok(Vec::new());
@@ -145,7 +148,7 @@ pub unsafe extern "C" fn pmec_codec_new(
     out: *mut *mut PmecCodec,
 ) -> c_int {
     if out.is_null() {
-        return null();
+        return null("out");
     }
     if k < 0 || m < 0 {
         return fail(Error::InvalidParameter(format!(
@@ -212,7 +215,9 @@ pub unsafe extern "C" fn pmec_encode(
     parity: *const *mut u8,
     threads: c_int,
 ) -> c_int {
-    let Some(c) = c.as_ref() else { return null() };
+    let Some(c) = c.as_ref() else {
+        return null("the codec handle");
+    };
     let (k, m) = (c.0.data_shards(), c.0.parity_shards());
     let counts = block_len(len)
         .and_then(|_| pointer_count(stripes, k))
@@ -221,8 +226,11 @@ pub unsafe extern "C" fn pmec_encode(
         Ok(n) => n,
         Err(code) => return code,
     };
-    let (Some(d), Some(p)) = (ptrs(data, nd), ptrs(parity as *const *const u8, np)) else {
-        return null();
+    let Some(d) = ptrs(data, nd) else {
+        return null("data (the array or one of its pointers)");
+    };
+    let Some(p) = ptrs(parity as *const *const u8, np) else {
+        return null("parity (the array or one of its pointers)");
     };
     if stripes == 0 || len == 0 {
         return PMEC_OK;
@@ -245,13 +253,15 @@ pub unsafe extern "C" fn pmec_decode(
     erased: *const c_int,
     nerased: c_int,
 ) -> c_int {
-    let Some(c) = c.as_ref() else { return null() };
+    let Some(c) = c.as_ref() else {
+        return null("the codec handle");
+    };
     if let Err(code) = block_len(len) {
         return code;
     }
     let n = c.0.total_shards();
     let Some(sp) = ptrs(shards as *const *const u8, n) else {
-        return null();
+        return null("shards (the array or one of its pointers)");
     };
     let e = match erased_list(erased, nerased) {
         Ok(e) => e,
@@ -280,16 +290,18 @@ pub unsafe extern "C" fn pmec_update(
     new_data: *const u8,
     parity: *const *mut u8,
 ) -> c_int {
-    let Some(c) = c.as_ref() else { return null() };
+    let Some(c) = c.as_ref() else {
+        return null("the codec handle");
+    };
     if let Err(code) = block_len(len) {
         return code;
     }
     let m = c.0.parity_shards();
     let Some(pp) = ptrs(parity as *const *const u8, m) else {
-        return null();
+        return null("parity (the array or one of its pointers)");
     };
     if old_data.is_null() || new_data.is_null() {
-        return null();
+        return null("old_data or new_data");
     }
     if index < 0 {
         return fail(Error::InvalidParameter(format!(
@@ -318,12 +330,14 @@ pub unsafe extern "C" fn pmec_verify(
     len: usize,
     shards: *const *const u8,
 ) -> c_int {
-    let Some(c) = c.as_ref() else { return null() };
+    let Some(c) = c.as_ref() else {
+        return null("the codec handle");
+    };
     if let Err(code) = block_len(len) {
         return code;
     }
     let Some(sp) = ptrs(shards, c.0.total_shards()) else {
-        return null();
+        return null("shards (the array or one of its pointers)");
     };
     let v: Vec<&[u8]> = sp
         .iter()
@@ -347,7 +361,7 @@ pub unsafe extern "C" fn pmec_lrc_new(
     out: *mut *mut PmecLrc,
 ) -> c_int {
     if out.is_null() {
-        return null();
+        return null("out");
     }
     if k < 0 || m < 0 || l < 0 {
         return fail(Error::InvalidParameter("negative LRC parameter".into()));
@@ -383,7 +397,9 @@ pub unsafe extern "C" fn pmec_lrc_encode(
     data: *const *const u8,
     parity: *const *mut u8,
 ) -> c_int {
-    let Some(c) = c.as_ref() else { return null() };
+    let Some(c) = c.as_ref() else {
+        return null("the codec handle");
+    };
     if let Err(code) = block_len(len) {
         return code;
     }
@@ -391,8 +407,11 @@ pub unsafe extern "C" fn pmec_lrc_encode(
         c.0.data_shards(),
         c.0.global_parities() + c.0.local_parities(),
     );
-    let (Some(d), Some(p)) = (ptrs(data, k), ptrs(parity as *const *const u8, r)) else {
-        return null();
+    let Some(d) = ptrs(data, k) else {
+        return null("data (the array or one of its pointers)");
+    };
+    let Some(p) = ptrs(parity as *const *const u8, r) else {
+        return null("parity (the array or one of its pointers)");
     };
     let d: Vec<&[u8]> = d
         .iter()
@@ -421,12 +440,14 @@ pub unsafe extern "C" fn pmec_lrc_decode(
     erased: *const c_int,
     nerased: c_int,
 ) -> c_int {
-    let Some(c) = c.as_ref() else { return null() };
+    let Some(c) = c.as_ref() else {
+        return null("the codec handle");
+    };
     if let Err(code) = block_len(len) {
         return code;
     }
     let Some(sp) = ptrs(shards as *const *const u8, c.0.total_shards()) else {
-        return null();
+        return null("shards (the array or one of its pointers)");
     };
     let e = match erased_list(erased, nerased) {
         Ok(e) => e,

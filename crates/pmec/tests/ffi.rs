@@ -171,3 +171,40 @@ fn empty_pointer_arrays_may_be_null() {
         pmec_codec_free(c);
     }
 }
+
+/// PMEC_ENULL's message names the argument (it said "null pointer argument" for all of them).
+#[test]
+fn null_pointer_errors_name_the_argument() {
+    unsafe {
+        let last = || {
+            CStr::from_ptr(pmec_last_error())
+                .to_string_lossy()
+                .into_owned()
+        };
+        let mut c = std::ptr::null_mut();
+        assert_eq!(pmec_codec_new(2, 1, 0, std::ptr::null_mut()), PMEC_ENULL);
+        assert!(last().contains("out"), "{}", last());
+        assert_eq!(pmec_codec_new(2, 1, 0, &mut c), PMEC_OK);
+        let mut bufs = vec![vec![0u8; 16]; 3];
+        let mut p: Vec<*mut u8> = bufs.iter_mut().map(|b| b.as_mut_ptr()).collect();
+        let d: Vec<*const u8> = p[..2].iter().map(|&x| x as *const u8).collect();
+        let null_p: *const *mut u8 = std::ptr::null();
+        assert_eq!(pmec_encode(c, 16, 1, d.as_ptr(), null_p, 1), PMEC_ENULL);
+        assert!(last().contains("parity"), "{}", last());
+        assert_eq!(
+            pmec_encode(std::ptr::null(), 16, 1, d.as_ptr(), p[2..].as_ptr(), 1),
+            PMEC_ENULL
+        );
+        assert!(last().contains("codec handle"), "{}", last());
+        p[1] = std::ptr::null_mut();
+        assert_eq!(pmec_decode(c, 16, p.as_ptr(), [0].as_ptr(), 1), PMEC_ENULL);
+        assert!(last().contains("shards"), "{}", last());
+        p[1] = bufs[1].as_mut_ptr();
+        assert_eq!(
+            pmec_decode(c, 16, p.as_ptr(), std::ptr::null(), 1),
+            PMEC_ENULL
+        );
+        assert!(last().contains("erased"), "{}", last());
+        pmec_codec_free(c);
+    }
+}
