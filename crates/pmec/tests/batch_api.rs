@@ -1,8 +1,8 @@
 //! The batch and multi-threaded API at its edges: thread pools of 0 to 64 threads over stripe
 //! counts that do not divide among them, edge geometries (k = 1, m = 0, k + m = 255), block
 //! lengths off the vector width and unaligned buffers, checked against ISA-L's parity (when the
-//! system has it) and single-stripe encodes; pooled decodes against the original data; one C ABI
-//! handle used by several threads at once.
+//! system has it) and single-stripe encodes; pooled decodes of every erasure pattern against the
+//! original data; one C ABI handle used by several threads at once.
 
 mod common;
 use common::{Blocks, Rng};
@@ -76,8 +76,8 @@ fn pooled_decodes_rebuild_every_stripe() {
     let (k, m) = (6usize, 3usize);
     let n = k + m;
     let codec = Codec::new(k, m).unwrap();
-    for len in [1usize, 33, 64, 130, 1024 + 5] {
-        for stripes in [1usize, 2, 3, 5, 9] {
+    for len in [1usize, 33, 130, 1024 + 5] {
+        for stripes in [1usize, 3, 5] {
             let data = Blocks::new(stripes * k, len, 3, &mut rng);
             let mut par = Blocks::new(stripes * m, len, 0, &mut rng);
             codec
@@ -89,7 +89,11 @@ fn pooled_decodes_rebuild_every_stripe() {
                 orig.extend(ds[s * k..(s + 1) * k].iter().cloned());
                 orig.extend(ps[s * m..(s + 1) * m].iter().cloned());
             }
-            for erased in [vec![0usize], vec![2, 7], vec![6, 7, 8], vec![0, 1, 5]] {
+            // every pattern of 1 to m erasures
+            let patterns = (1u32..1 << n)
+                .filter(|b| b.count_ones() as usize <= m)
+                .map(|b| (0..n).filter(|i| b >> i & 1 == 1).collect::<Vec<usize>>());
+            for erased in patterns {
                 let dec = codec.decoder(&erased).unwrap();
                 for threads in [1usize, 2, 4] {
                     let mut a = orig.clone();
