@@ -356,7 +356,7 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
             "* **Workloads**: {} pmwork workloads run on the PMWeaver, PPO and LALEA presets; \
              {in_range} of {with_fences} with software persist barriers have WHISPER's 5-50 \
              ordering points per operation; median one-line epochs {m1:.0}% (WHISPER 75%), self-dependent epochs \
-             {md:.0}% (WHISPER 80%).\n",
+             {md:.1}% (WHISPER 80%).\n",
             ran
         ),
     )?;
