@@ -679,6 +679,20 @@ static int simple_type(MPI_Datatype dt)
     return r;
 }
 
+/* Whether MPI-IO refuses transfers that are not a whole number of etypes: ROMIO does (MPICH). */
+#ifdef OMPI_MAJOR_VERSION
+#define NVC_INTEGRAL_ETYPES 0
+#else
+#define NVC_INTEGRAL_ETYPES 1
+#endif
+
+/* Whether dt is a predefined type (always committed). */
+static int named_type(MPI_Datatype dt)
+{
+    int ni, na, nd, comb, large;
+    return nvc_type_envelope(dt, &ni, &na, &nd, &comb, &large) == MPI_SUCCESS && comb == MPI_COMBINER_NAMED;
+}
+
 int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void *buf, MPI_Count count,
            MPI_Datatype dt, MPI_Status *status)
 {
@@ -699,6 +713,23 @@ int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void
         return rc;
     }
     int64_t bytes = (int64_t)count * tsize, done = 0;
+    if (f->mode == NVC_MODE_CACHED && NVC_INTEGRAL_ETYPES && bytes % f->view.etype_size) {
+        /* Not a whole number of etypes: ROMIO refuses the transfer (MPI_ERR_IO, nothing written;
+           OMPIO takes it, and so does the cache there). */
+        pthread_mutex_unlock(&f->lock);
+        return nvc_raise(f, MPI_ERR_IO);
+    }
+    if (f->mode == NVC_MODE_CACHED && !named_type(dt)) {
+        /* A derived memory type that was never committed: MPI-IO refuses it (MPI_ERR_TYPE), but
+           MPI_Type_size takes it, and the cache wrote a contiguous one and aborted the job in
+           MPI_Pack on another. MPI-IO checks the type of a transfer of no elements too, and
+           reports it through the file's handler, as it would the application's call. */
+        rc = nvc_file_rw_at(f->real, write, off, buf, 0, dt, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) {
+            pthread_mutex_unlock(&f->lock);
+            return rc;
+        }
+    }
     pass_if_shared(f);
     int cached = f->mode == NVC_MODE_CACHED;
     if (cached && !NVC_MPI_LARGE_COUNT && tsize > INT_MAX && !simple_type(dt)) {

@@ -932,6 +932,45 @@ static void p_pair_types(const char *path, MPI_Info info, struct result *r)
     CHECK(MPI_File_close(&fh));
 }
 
+/* 26. erroneous transfers MPI-IO refuses, on a cached file: a derived memory type never committed
+ * (contiguous: the cache wrote it and returned success; a vector: the job aborted in MPI_Pack),
+ * and, on ROMIO, a transfer that is not a whole number of etypes. The same error classes as plain
+ * MPI-IO, and nothing written (Open MPI's OMPIO takes the partial etype: not compared there). */
+static void p_bad_types(const char *path, MPI_Info info, struct result *r)
+{
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    int a[16], w[16];
+    for (int i = 0; i < 16; i++) {
+        a[i] = rank * 100 + i;
+        w[i] = -1 - i;
+    }
+    MPI_Status st;
+    CHECK(MPI_File_write_at(fh, (MPI_Offset)rank * 64, a, 16, MPI_INT, &st));
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Datatype c4, v2;
+    MPI_Type_contiguous(4, MPI_INT, &c4);
+    MPI_Type_vector(2, 1, 2, MPI_INT, &v2);
+    rec_class(r, MPI_File_write_at(fh, (MPI_Offset)rank * 64, w, 2, c4, &st));
+    rec_class(r, MPI_File_write_at(fh, (MPI_Offset)rank * 64 + 16, w, 2, v2, &st));
+    rec_class(r, MPI_File_read_at(fh, (MPI_Offset)rank * 64, w, 2, c4, &st));
+    MPI_Request rq = MPI_REQUEST_NULL;
+    rec_class(r, MPI_File_iwrite_at(fh, (MPI_Offset)rank * 64 + 32, w, 1, v2, &rq));
+    if (rq != MPI_REQUEST_NULL)
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    MPI_Type_free(&c4);
+    MPI_Type_free(&v2);
+    if (!is_open_mpi()) {
+        CHECK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+        rec_class(r, MPI_File_write(fh, w, 3, MPI_BYTE, &st));
+        rec_class(r, MPI_File_write_at(fh, (MPI_Offset)rank * 16 + 8, w, 6, MPI_SHORT, &st));
+        MPI_Offset pos = -1;
+        CHECK(MPI_File_get_position(fh, &pos));
+        rec_i64(r, pos);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(MPI_File_close(&fh));
+}
+
 static const struct {
     const char *name;
     pattern_fn fn;
@@ -947,7 +986,7 @@ static const struct {
     {"node_overlap", p_node_overlap}, {"stripe_hints", p_stripe_hints},
     {"split", p_split}, {"view_lb", p_view_lb}, {"bottom", p_bottom}, {"errors", p_errors},
     {"split_shared", p_split_shared}, {"deleted", p_deleted}, {"pair_types", p_pair_types},
-    {"opaque_views", p_opaque_views},
+    {"opaque_views", p_opaque_views}, {"bad_types", p_bad_types},
 #if MPI_VERSION >= 4
     {"large_memtype", p_large_memtype},
 #endif
