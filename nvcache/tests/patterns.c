@@ -971,6 +971,183 @@ static void p_bad_types(const char *path, MPI_Info info, struct result *r)
     CHECK(MPI_File_close(&fh));
 }
 
+/* 27. statuses of nonblocking calls completed by MPI_Test and MPI_Waitall (nvcache completes them
+ * in the call: generalized requests): MPI_Get_count and MPI_Get_elements with a derived memory
+ * type; of a read that ends past EOF only the bytes before it (ROMIO reports the requested count
+ * and may fill the rest of the buffer) */
+static void p_nb_status(const char *path, MPI_Info info, struct result *r)
+{
+    MPI_Datatype vec;
+    MPI_Type_vector(3, 2, 3, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    int a[64], c[64];
+    for (int i = 0; i < 64; i++) a[i] = rank * 1000 + i;
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    MPI_Request rq[3];
+    MPI_Status st[3];
+    CHECK(MPI_File_iwrite_at(fh, (MPI_Offset)rank * 96, a, 4, vec, &rq[0]));
+    int flag = 0;
+    while (!flag)
+        CHECK(MPI_Test(&rq[0], &flag, &st[0]));
+    rec_status(r, &st[0], vec);
+    rec_status(r, &st[0], MPI_INT);
+    MPI_Barrier(MPI_COMM_WORLD);
+    memset(c, 0, sizeof c);
+    CHECK(MPI_File_iread_at(fh, (MPI_Offset)((rank + 1) % nprocs) * 96, c, 4, vec, &rq[0]));
+#ifdef OMPI_MAJOR_VERSION
+    /* OMPIO never completes a nonblocking read past the end of the file (see nonblocking). */
+    CHECK(MPI_File_iread_at(fh, (MPI_Offset)nprocs * 96 - 48, c + 40, 2, vec, &rq[1]));
+#else
+    CHECK(MPI_File_iread_at(fh, (MPI_Offset)nprocs * 96 - 30, c + 40, 3, vec, &rq[1]));
+#endif
+    CHECK(MPI_File_iwrite_at(fh, (MPI_Offset)nprocs * 96 + 1000 + rank * 8, a, 2, MPI_INT, &rq[2]));
+    CHECK(MPI_Waitall(3, rq, st));
+    rec_status(r, &st[0], vec);
+    rec_status(r, &st[0], MPI_INT);
+    rec_status(r, &st[2], MPI_INT);
+    rec(r, c, 40 * sizeof(int));
+    rec(r, c + 40, 4 * sizeof(int));
+    CHECK(MPI_File_close(&fh));
+    MPI_Type_free(&vec);
+}
+
+/* 28. MPI_MODE_APPEND on an existing file: pointers at its end, relative seeks and writes there */
+static void p_append(const char *path, MPI_Info info, struct result *r)
+{
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    if (rank == 0)
+        CHECK(MPI_File_write_at(fh, 0, "0123456789abcdefghij", 20, MPI_BYTE, MPI_STATUS_IGNORE));
+    CHECK(MPI_File_close(&fh));
+    fh = op(path, MPI_MODE_RDWR | MPI_MODE_APPEND, info);
+    MPI_Offset pos = -1, sz = -1;
+    CHECK(MPI_File_get_position(fh, &pos));
+    rec_i64(r, pos);
+    CHECK(MPI_File_seek(fh, (MPI_Offset)rank * 5, MPI_SEEK_CUR));
+    char b[5];
+    memset(b, 'k' + rank, sizeof b);
+    CHECK(MPI_File_write(fh, b, 5, MPI_BYTE, MPI_STATUS_IGNORE));
+    CHECK(MPI_File_get_position(fh, &pos));
+    rec_i64(r, pos);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(MPI_File_get_size(fh, &sz));
+    rec_i64(r, sz);
+    CHECK(MPI_File_close(&fh));
+}
+
+/* 29. a file type of one-byte pieces: a transfer of more segments than one request carries
+ * (4096), written collectively and read back through the pointer and as bytes */
+static void p_fragments(const char *path, MPI_Info info, struct result *r)
+{
+    const int nblk = 20000;
+    MPI_Datatype ft;
+    MPI_Type_vector(nblk, 1, nprocs + 1, MPI_BYTE, &ft);
+    MPI_Type_commit(&ft);
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    unsigned char *b = malloc(nblk), *c = malloc((size_t)nblk * (nprocs + 1));
+    /* The whole span written first: ROMIO's data sieving fills the holes of a strided write with
+       whatever its buffer held. */
+    memset(c, '.', (size_t)nblk * (nprocs + 1));
+    if (rank == 0)
+        CHECK(MPI_File_write_at(fh, 0, c, nblk * (nprocs + 1), MPI_BYTE, MPI_STATUS_IGNORE));
+    MPI_Barrier(MPI_COMM_WORLD);
+    fill(b, nblk, rank + 900);
+    CHECK(MPI_File_set_view(fh, rank, MPI_BYTE, ft, "native", MPI_INFO_NULL));
+    CHECK(MPI_File_write_all(fh, b, nblk, MPI_BYTE, MPI_STATUS_IGNORE));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(MPI_File_set_view(fh, ((rank + 1) % nprocs), MPI_BYTE, ft, "native", MPI_INFO_NULL));
+    MPI_Status st;
+    memset(b, 0, nblk);
+    CHECK(MPI_File_read(fh, b, nblk, MPI_BYTE, &st));
+    rec_valid(r, b, nblk);
+    CHECK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    CHECK(MPI_File_read_at(fh, 0, c, nblk * (nprocs + 1), MPI_BYTE, &st));
+    rec_read(r, c, &st, MPI_BYTE);
+    CHECK(MPI_File_close(&fh));
+    MPI_Type_free(&ft);
+    free(b);
+    free(c);
+}
+
+/* 30. reads through a write-only handle and writes (blocking, collective, nonblocking, set_size)
+ * through a read-only one fail as in plain MPI-IO, and leave the file as it was */
+static void p_access_modes(const char *path, MPI_Info info, struct result *r)
+{
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_WRONLY, info);
+    MPI_Errhandler eh;
+    MPI_File_get_errhandler(fh, &eh);
+    char b[16] = "abcdefghijklmno";
+    MPI_Status st;
+    CHECK(MPI_File_write_at(fh, rank * 16, b, 16, MPI_BYTE, &st));
+    MPI_Request rq = MPI_REQUEST_NULL;
+    rec_class(r, MPI_File_read_at(fh, 0, b, 4, MPI_BYTE, &st));
+    rec_class(r, MPI_File_iread_at(fh, 0, b, 4, MPI_BYTE, &rq));
+    if (rq != MPI_REQUEST_NULL)
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Offset sz = -1;
+    CHECK(MPI_File_get_size(fh, &sz));
+    rec_i64(r, sz);
+    CHECK(MPI_File_close(&fh));
+    fh = op(path, MPI_MODE_RDONLY, info);
+    rec_class(r, MPI_File_write_at(fh, 0, b, 4, MPI_BYTE, &st));
+    rec_class(r, MPI_File_write(fh, b, 4, MPI_BYTE, &st));
+    rec_class(r, MPI_File_write_all(fh, b, 4, MPI_BYTE, &st));
+    rq = MPI_REQUEST_NULL;
+    rec_class(r, MPI_File_iwrite(fh, b, 4, MPI_BYTE, &rq));
+    if (rq != MPI_REQUEST_NULL)
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    rec_class(r, MPI_File_set_size(fh, 8));
+    CHECK(MPI_File_get_size(fh, &sz));
+    rec_i64(r, sz);
+    char c[64];
+    memset(c, 0, sizeof c);
+    CHECK(MPI_File_read_at(fh, 0, c, 64, MPI_BYTE, &st));
+    rec_read(r, c, &st, MPI_BYTE);
+    CHECK(MPI_File_close(&fh));
+}
+
+/* 31. a file that outgrows its parts (CTest capacity_part_max: NVCACHE_PART_MAX=64K): set_size
+ * and preallocate past the parts' capacity, reads across it, writes beyond it, a reopen of the
+ * larger file (prefetch), a shrink and a growth that reads the cut bytes back as zeros */
+static void p_capacity(const char *path, MPI_Info info, struct result *r)
+{
+    const int n = 30000;
+    unsigned char *b = malloc(n), *c = malloc(400000);
+    fill(b, n, rank + 1000);
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    MPI_Status st;
+    CHECK(MPI_File_write_at(fh, (MPI_Offset)rank * n, b, n, MPI_BYTE, &st));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(MPI_File_set_size(fh, 300000));
+    MPI_Offset sz = -1;
+    CHECK(MPI_File_get_size(fh, &sz));
+    rec_i64(r, sz);
+    memset(c, 0x5a, 400000);
+    CHECK(MPI_File_read_at(fh, 0, c, 310000, MPI_BYTE, &st));
+    rec_read(r, c, &st, MPI_BYTE);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(MPI_File_write_at(fh, 250000 + (MPI_Offset)rank * 100, b, 100, MPI_BYTE, &st));
+    CHECK(MPI_File_preallocate(fh, 350000));
+    CHECK(MPI_File_get_size(fh, &sz));
+    rec_i64(r, sz);
+    CHECK(MPI_File_close(&fh));
+    fh = op(path, MPI_MODE_RDWR, info);
+    CHECK(MPI_File_get_size(fh, &sz));
+    rec_i64(r, sz);
+    CHECK(MPI_File_write_at(fh, 100 + (MPI_Offset)rank * 7, b, 7, MPI_BYTE, &st));
+    CHECK(MPI_File_write_at(fh, 340000 + (MPI_Offset)rank * 7, b, 7, MPI_BYTE, &st));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(MPI_File_read_at(fh, 0, c, 400000, MPI_BYTE, &st));
+    rec_read(r, c, &st, MPI_BYTE);
+    CHECK(MPI_File_set_size(fh, 1000));
+    CHECK(MPI_File_set_size(fh, 5000));
+    CHECK(MPI_File_read_at(fh, 0, c, 400000, MPI_BYTE, &st));
+    rec_read(r, c, &st, MPI_BYTE);
+    CHECK(MPI_File_close(&fh));
+    free(b);
+    free(c);
+}
+
 static const struct {
     const char *name;
     pattern_fn fn;
@@ -987,6 +1164,8 @@ static const struct {
     {"split", p_split}, {"view_lb", p_view_lb}, {"bottom", p_bottom}, {"errors", p_errors},
     {"split_shared", p_split_shared}, {"deleted", p_deleted}, {"pair_types", p_pair_types},
     {"opaque_views", p_opaque_views}, {"bad_types", p_bad_types},
+    {"nb_status", p_nb_status}, {"append", p_append}, {"fragments", p_fragments}, {"access_modes", p_access_modes},
+    {"capacity", p_capacity},
 #if MPI_VERSION >= 4
     {"large_memtype", p_large_memtype},
 #endif
