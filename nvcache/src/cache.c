@@ -1445,6 +1445,9 @@ static void mark_writer(MPI_Comm comm, const char *path, int amode, uint64_t ope
         return;
     static int said;
     const char *file = path + nvc_fs_prefix_len(path);
+    struct stat sb;
+    if (stat(file, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return; /* a FIFO or a device: never cached, nothing to recover (and no user attributes) */
     int e = rank == 0 ? nvc_file_mark_writer(file, nvc_rt.jobid) : nvc_file_ensure_writer(file, nvc_rt.jobid, opened_ns);
     if (e == -ENOTSUP || e == -EOPNOTSUPP)
         return;
@@ -1658,6 +1661,15 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
     f->stripe = per > f->opts.min_stripe ? per : f->opts.min_stripe;
     if (f->opts.striping_unit)
         f->stripe = f->opts.striping_unit;
+    /* Only a regular file is cached. A FIFO, a device or a socket has no bytes to prefetch or
+       size to keep: cached, MPI_File_get_size and reads of a FIFO succeeded where MPI-IO fails
+       them, and /dev/null would read back what was written to it and have its size set at close.
+       Every rank opened the same name, so every rank finds the same. */
+    struct stat sb;
+    if (ok_local && (stat(f->path + f->path_off, &sb) != 0 || !S_ISREG(sb.st_mode))) {
+        nvc_debug("%s: not a regular file; not cached", path);
+        ok_local = 0;
+    }
     /* One cache state per file: only an open with no other handle of the file in the job caches. */
     ok_local = reg_enter(f, ok_local);
     append_at_end(f->real, amode);
