@@ -1031,9 +1031,12 @@ impl SimConfig {
         self.validate_bmo()?;
         crate::plugins::check_names(c)?;
         let r = &self.replay;
-        if !r.cpu_ghz.is_finite() || r.cpu_ghz <= 0.0 || r.cpu_ghz > 100.0 {
+        // The lower bound keeps a cycle at most 1e6 ps, so that a trace's largest gap
+        // (u32::MAX cycles) stays within the simulator's u64 clock: 1e-300 GHz made a cycle of
+        // u64::MAX ps, and the first gap overflowed.
+        if !r.cpu_ghz.is_finite() || !(0.001..=100.0).contains(&r.cpu_ghz) {
             return Err(format!(
-                "replay.cpu_ghz = {} is out of range (0 < f <= 100)",
+                "replay.cpu_ghz = {} is out of range (0.001 <= f <= 100)",
                 r.cpu_ghz
             ));
         }
@@ -1268,6 +1271,25 @@ mod tests {
         assert!(e.0.contains("tburst_ns"), "{e}");
         let e = SimConfig::from_toml_str("[device]\nrow_bytes = 1000\n", "y.toml").unwrap_err();
         assert!(e.0.contains("power of two"), "{e}");
+    }
+
+    /// A requester clock so slow that a cycle overflows the picosecond clock is refused (1e-300
+    /// GHz passed `> 0` and the replay's first gap overflowed: a panic in a debug build, a
+    /// wrapped time in a release build).
+    #[test]
+    fn a_requester_clock_too_slow_for_the_clock_is_refused() {
+        for v in ["1e-300", "1e-7", "0.0009"] {
+            let e = SimConfig::from_toml_str(&format!("[replay]\ncpu_ghz = {v}\n"), "r.toml")
+                .unwrap_err();
+            assert!(e.0.contains("replay.cpu_ghz"), "{e}");
+        }
+        let c = SimConfig::from_toml_str("[replay]\ncpu_ghz = 0.001\n", "r.toml").unwrap();
+        for clock in [TraceClock::Cpu, TraceClock::Memory] {
+            assert!(c
+                .trace_cycle_ps(clock)
+                .checked_mul(u32::MAX as u64)
+                .is_some());
+        }
     }
 
     #[test]
