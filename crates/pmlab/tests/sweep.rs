@@ -315,6 +315,24 @@ fn bad_arguments_give_one_line_errors() {
             vec![],
             "empty value",
         ),
+        // Faults only a run's plug-ins knew were found by the job that used them, after the
+        // others had run ("1 of 2 jobs failed"); now with the config, before any job.
+        (
+            base(&[
+                "--config",
+                "optane",
+                "--set",
+                "controller.logging_fault=none,nope",
+            ]),
+            vec![],
+            "job 1 (config optane, workload a.trace, controller.logging_fault=nope): --set: \
+             controller.logging_fault",
+        ),
+        (
+            base(&["--config", "optane", "--set", "network.fault=none,nope"]),
+            vec![],
+            "job 1 (config optane, workload a.trace, network.fault=nope): --set: network.fault",
+        ),
         (
             base(&["--config", "optane", "no-such.toml"]),
             vec![],

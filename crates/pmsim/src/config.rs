@@ -1098,6 +1098,18 @@ impl SimConfig {
                 s.pm_base
             ));
         }
+        let log = crate::logging::LOG_REGION_BYTES;
+        if self.controller.logging != "none" && s.pm_bytes < 2 * log {
+            // Checked here as well as where the system is built: a sweep found it after its
+            // other jobs had run.
+            return Err(format!(
+                "controller.logging = \"{}\" reserves the top {} MiB of PM for its log: \
+                 system.pm_bytes must be at least {} MiB",
+                self.controller.logging,
+                log >> 20,
+                (2 * log) >> 20
+            ));
+        }
         let n = &self.network;
         nanos("network.latency_ns", n.latency_ns)?;
         if !n.bandwidth_gbps.is_finite() || !(0.001..=1.0e6).contains(&n.bandwidth_gbps) {
@@ -1108,7 +1120,10 @@ impl SimConfig {
         }
         range("network.header_bytes", n.header_bytes, 0, 1 << 16)?;
         range("network.ack_bytes", n.ack_bytes, 0, 1 << 16)?;
-        let mode = crate::plugins::network(&n.persistence)?;
+        let mut mode = crate::plugins::network(&n.persistence)?;
+        // `network.fault` was checked only where a run had RDMA clients: a sweep found a
+        // misspelled fault after its other jobs had run, and a run without clients took it.
+        mode.configure(n)?;
         if mode.needs_server_ordering() && self.controller.ordering == "x86" {
             return Err(format!(
                 "network.persistence = \"{}\" sends epochs before earlier ones are durable and \
@@ -1329,6 +1344,44 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("controller.adr=maybe"), "{e}");
+    }
+
+    /// Settings that only the run's plug-ins looked at are checked with the config: a sweep
+    /// found them after its other jobs had run, and a run without RDMA clients took any
+    /// `network.fault`.
+    #[test]
+    fn faults_and_the_log_region_are_checked_with_the_config() {
+        let base = SimConfig::preset("optane").unwrap();
+        for (set, key) in [
+            ("network.fault=nope", "network.fault"),
+            ("controller.logging_fault=nope", "controller.logging_fault"),
+            (
+                "controller.logging_fault=no-adr-flush",
+                "controller.logging_fault",
+            ),
+        ] {
+            let e = base.with_overrides(&[set.into()]).unwrap_err();
+            assert!(e.0.contains(key) && !e.0.contains('\n'), "{set}: {e}");
+        }
+        let e = base
+            .with_overrides(&[
+                "controller.logging=redu".into(),
+                "system.pm_bytes=67108864".into(),
+            ])
+            .unwrap_err();
+        assert!(e.0.contains("system.pm_bytes must be at least"), "{e}");
+        for ok in [
+            vec!["network.fault=fence-skips-ack"],
+            vec![
+                "controller.logging=blom",
+                "controller.logging_fault=no-adr-flush",
+            ],
+            vec!["controller.logging=redu", "system.pm_bytes=134217728"],
+        ] {
+            let sets: Vec<String> = ok.iter().map(|s| s.to_string()).collect();
+            let c = base.with_overrides(&sets).unwrap();
+            assert!(crate::plugins::Plugins::build(&c).is_ok(), "{ok:?}");
+        }
     }
 
     /// An inline table changes the keys it names and keeps the section's others (it once

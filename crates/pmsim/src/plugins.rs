@@ -179,12 +179,18 @@ fn find<'a, T: ?Sized>(
     })
 }
 
-/// Checks that every plug-in a controller config names exists.
+/// Checks that every plug-in a controller config names exists, with the deliberate fault it
+/// names, if any.
 pub fn check_names(c: &ControllerConfig) -> Result<(), String> {
     find(SCHEDULERS, "scheduler", &c.scheduler)?;
     (find(ORDERINGS, "ordering", &c.ordering)?.make)().configure(c)?;
     find(BMOS, "bmo", &c.bmo)?;
-    find(LOGGINGS, "logging", &c.logging)?;
+    // The fault is checked now, not when the run builds the engine: a misspelled one was found
+    // only by the job that used it, after the sweep's other jobs had run.
+    let mut logging = (find(LOGGINGS, "logging", &c.logging)?.make)();
+    if c.logging_fault != "none" {
+        logging.inject_fault(&c.logging_fault)?;
+    }
     find(PREDICTORS, "predictor", &c.predictor)?;
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! Config parsing never panics: mutated presets and random overrides give either a valid
 //! config or one clear line.
 
-use pmsim::config::{SimConfig, PRESETS};
+use pmsim::config::{SimConfig, TraceClock, PRESETS};
 
 fn xorshift(x: &mut u64) -> u64 {
     *x ^= *x << 13;
@@ -47,6 +47,10 @@ fn mutated_presets_parse_or_fail_with_one_line() {
     assert!(ok > 100, "only {ok} mutated configs parsed");
 }
 
+/// Random overrides give a valid config or one line; a config that validates also builds
+/// every plug-in it names (a fault the engine lacks was found only when a run built it) and
+/// keeps a trace's largest gap inside the picosecond clock (a 1e-300 GHz requester overflowed
+/// it).
 #[test]
 fn random_overrides_never_panic() {
     let base = SimConfig::preset("nvm-ppo").unwrap();
@@ -55,20 +59,56 @@ fn random_overrides_never_panic() {
         "device.row_bytes",
         "device.mapping",
         "device.timing.trcd_ns",
+        "device.timing.tck_ns",
         "controller.write_queue",
         "controller.drain_low",
         "controller.scheduler",
+        "controller.logging",
+        "controller.logging_fault",
+        "controller.ordering_fault",
+        "network.fault",
         "replay.cpu_ghz",
+        "cpu.ghz",
         "nope.key",
         "device",
     ];
     let values = [
-        "0", "-1", "7", "64", "1e300", "nan", "\"x\"", "true", "page", "[1]", "",
+        "0",
+        "-1",
+        "7",
+        "64",
+        "1e300",
+        "1e-300",
+        "0.0001",
+        "nan",
+        "\"x\"",
+        "true",
+        "page",
+        "[1]",
+        "",
+        "redu",
+        "blom",
+        "no-adr-flush",
+        "fence-skips-ack",
+        "ignore-dependencies",
     ];
     for k in keys {
         for v in values {
-            if let Err(e) = base.with_overrides(&[format!("{k}={v}")]) {
-                assert!(!e.0.contains('\n'), "{e}");
+            match base.with_overrides(&[format!("{k}={v}")]) {
+                Err(e) => assert!(!e.0.contains('\n'), "{e}"),
+                Ok(c) => {
+                    if let Err(e) = pmsim::plugins::Plugins::build(&c) {
+                        panic!("{k}={v} validates but does not build: {e}");
+                    }
+                    for clock in [TraceClock::Cpu, TraceClock::Memory] {
+                        assert!(
+                            c.trace_cycle_ps(clock)
+                                .checked_mul(u32::MAX as u64)
+                                .is_some(),
+                            "{k}={v}: a gap of u32::MAX cycles overflows the clock"
+                        );
+                    }
+                }
             }
         }
     }
