@@ -871,6 +871,14 @@ impl SimConfig {
                 }));
             }
             seen.push(key.trim());
+            if k == "preset" {
+                // The preset is merged when the file is read: setting the key afterwards changed
+                // only the name the config reported (and a sweep's CSV column), not one setting.
+                return Err(ConfigError(format!(
+                    "--set {s}: a preset is chosen with --config (a preset name, or a config file \
+                     with `preset = ...`), not with --set"
+                )));
+            }
             let parsed = format!("v = {raw}")
                 .parse::<toml::Table>()
                 .ok()
@@ -1344,6 +1352,17 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("controller.adr=maybe"), "{e}");
+    }
+
+    /// `--set preset=...` is refused: it changed the `preset` the config reported (its JSON, a
+    /// sweep's rows) and none of the settings, which stayed those of the file's preset.
+    #[test]
+    fn the_preset_cannot_be_overridden() {
+        let c = SimConfig::from_toml_str("preset = \"optane\"\n", "p.toml").unwrap();
+        for base in [c, SimConfig::preset("optane").unwrap()] {
+            let e = base.with_overrides(&["preset=nvm-ppo".into()]).unwrap_err();
+            assert!(e.0.contains("chosen with --config"), "{e}");
+        }
     }
 
     /// Settings that only the run's plug-ins looked at are checked with the config: a sweep
