@@ -132,6 +132,10 @@ impl AtomicFile {
     pub fn create(path: &Path) -> Result<AtomicFile, String> {
         let err = |e: std::io::Error| format!("{}: cannot write: {e}", path.display());
         let (replace, f, guard) = match target(path) {
+            // Found now, not when the finished file is renamed over it (after the work).
+            Target::Replace(real) if real.is_dir() => {
+                return Err(format!("{}: cannot write: is a directory", path.display()))
+            }
             Target::Replace(real) => {
                 let tmp = temp_path(&real);
                 let f = File::create(&tmp).map_err(err)?;
@@ -215,6 +219,19 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
         let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
         assert_eq!(left.len(), 1, "no temporary file is left behind");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A directory is refused when the file is created, not when it is renamed into place
+    /// (after all the work of writing it).
+    #[test]
+    fn a_directory_is_refused_at_create() {
+        let dir = std::env::temp_dir().join(format!("pmlab-atomic-dir-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("out.csv")).unwrap();
+        let e = AtomicFile::create(&dir.join("out.csv")).err().unwrap();
+        assert!(e.contains("is a directory"), "{e}");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -8,7 +8,7 @@ mod grid;
 mod shard;
 mod table;
 
-use crate::atomic_file::{host_name, with_suffix, write_atomic};
+use crate::atomic_file::{host_name, with_suffix, write_atomic, AtomicFile};
 use crate::simulate::run_workload;
 use clap::{Args, Subcommand};
 use grid::{Grid, SetAxis};
@@ -136,6 +136,9 @@ pub fn run(a: SweepArgs) -> Result<(), String> {
     // One shard of one is the whole grid: write FILE.csv directly.
     let shard = shard.filter(|(s, _)| s.count > 1);
     crate::atomic_file::check_parent_dir("--out", &out)?;
+    if out.is_dir() {
+        return Err(format!("--out {}: is a directory", out.display()));
+    }
     let configs = grid.validate()?;
 
     let mine: Vec<usize> = (0..grid.job_count())
@@ -176,6 +179,19 @@ pub fn run(a: SweepArgs) -> Result<(), String> {
         }
         None => None,
     };
+    // The files this process writes are opened now: one that cannot be written (a directory
+    // where FILE.csv.host.csv goes, a read-only place) is found before the jobs run, not after
+    // them, when their results were lost (or FILE.csv was written and its host file was not).
+    let data_path = match &shard {
+        Some((s, _)) => s.file(&out),
+        None => out.clone(),
+    };
+    let grid_file = match &shard {
+        Some(_) => Some(AtomicFile::create(&with_suffix(&data_path, ".grid"))?),
+        None => None,
+    };
+    let host_file = AtomicFile::create(&with_suffix(&data_path, ".host.csv"))?;
+    let data_file = AtomicFile::create(&data_path)?;
     let done = run_jobs(&grid, &configs, &mine, threads)?;
 
     let host = host_name();
@@ -200,8 +216,8 @@ pub fn run(a: SweepArgs) -> Result<(), String> {
     );
     match shard {
         None => {
-            write_atomic(&out, &result.to_csv())?;
-            write_atomic(&with_suffix(&out, ".host.csv"), &host_csv)?;
+            finish(data_file, &out, &result.to_csv())?;
+            finish(host_file, &with_suffix(&out, ".host.csv"), &host_csv)?;
             println!(
                 "wrote {} ({}: {shape}); host timing in {}",
                 out.display(),
@@ -213,9 +229,10 @@ pub fn run(a: SweepArgs) -> Result<(), String> {
             let file = s.file(&out);
             // The grid and host files go first: a merger that sees the data file sees them.
             let identity = identity.expect("a shard has its grid identity");
-            write_atomic(&with_suffix(&file, ".grid"), &identity)?;
-            write_atomic(&with_suffix(&file, ".host.csv"), &host_csv)?;
-            write_atomic(&file, &result.to_csv())?;
+            let grid_file = grid_file.expect("a shard opened its grid file");
+            finish(grid_file, &with_suffix(&file, ".grid"), &identity)?;
+            finish(host_file, &with_suffix(&file, ".host.csv"), &host_csv)?;
+            finish(data_file, &file, &result.to_csv())?;
             println!(
                 "shard {}/{} (from {from}): wrote {} ({} of {} jobs: {shape})",
                 s.index,
@@ -604,6 +621,14 @@ fn write_merged(
         write_atomic(&with_suffix(out, ".host.csv"), &text)?;
     }
     Ok(merged.rows.len())
+}
+
+/// Writes `text` into `f` (opened for `path`) and puts it in place.
+fn finish(mut f: AtomicFile, path: &Path, text: &str) -> Result<(), String> {
+    use std::io::Write;
+    f.write_all(text.as_bytes())
+        .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+    f.commit()
 }
 
 /// `n thing` or `n things`.

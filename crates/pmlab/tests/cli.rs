@@ -1450,3 +1450,41 @@ fn a_text_dump_imports_back_to_the_same_trace() {
     let text = String::from_utf8(dump(&p("c.pmt"))).unwrap();
     assert!(text.contains("# workload=renamed\n"), "{text}");
 }
+
+/// An output path that is a directory is refused before the input is read (it failed when the
+/// finished file was renamed over it, after the whole import or generation).
+#[test]
+fn an_output_that_is_a_directory_is_refused_before_the_work() {
+    let d = tmpdir("out-dir");
+    let g = d.join("garbled.trace");
+    std::fs::write(&g, "0x40 READ 1\n0x80 READX 2\n").unwrap();
+    let out = d.join("out.pmt");
+    std::fs::create_dir(&out).unwrap();
+    for args in [
+        vec![
+            "trace",
+            "import",
+            g.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        vec![
+            "trace",
+            "gen",
+            "--workload",
+            "btree",
+            "--ops",
+            "20",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    ] {
+        let o = pmlab(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let e = stderr(&o);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(e.contains("is a directory") && !e.contains("line 2"), "{e}");
+        assert!(!e.contains("generated"), "{e}");
+    }
+    assert_eq!(std::fs::read_dir(&d).unwrap().count(), 2);
+}

@@ -684,3 +684,60 @@ fn overlapping_keys_and_an_overflowing_grid_are_refused() {
     assert!(stderr(&o).contains("overflows"), "{}", stderr(&o));
     assert!(!d.join("g.csv").exists());
 }
+
+/// An output that cannot be written is refused before any job runs: `--out` naming a
+/// directory failed only after every job had run (here the bad trace's job would have failed
+/// first), and a directory where FILE.csv.host.csv goes left FILE.csv written and the command
+/// failing.
+#[test]
+fn an_unwritable_output_is_refused_before_any_job_runs() {
+    let d = setup("unwritable");
+    std::fs::write(d.join("bad.trace"), "0x1000 READ 10\nnot a trace line\n").unwrap();
+    std::fs::create_dir(d.join("dir.csv")).unwrap();
+    let o = pmlab(
+        &d,
+        &[
+            "sweep",
+            "--config",
+            "optane",
+            "--workload",
+            "bad.trace",
+            "--out",
+            "dir.csv",
+        ],
+    );
+    let err = stderr(&o);
+    assert!(!o.status.success());
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--out dir.csv: is a directory"), "{err}");
+    std::fs::create_dir(d.join("h.csv.host.csv")).unwrap();
+    for shard in [None, Some("0/2")] {
+        let mut args = vec![
+            "sweep",
+            "--config",
+            "optane",
+            "--workload",
+            "bad.trace",
+            "--out",
+            "h.csv",
+        ];
+        if let Some(s) = shard {
+            std::fs::create_dir(d.join(format!("h.csv.shard-{}-of-2.host.csv", &s[..1]))).unwrap();
+            args.extend(["--shard", s]);
+        }
+        let o = pmlab(&d, &args);
+        let err = stderr(&o);
+        assert!(!o.status.success());
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(
+            err.contains(".host.csv: ") && !err.contains("bad.trace"),
+            "{shard:?}: {err}"
+        );
+    }
+    let left: Vec<String> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("h.csv") && !n.ends_with(".host.csv"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
