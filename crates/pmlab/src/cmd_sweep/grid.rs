@@ -4,6 +4,11 @@
 use pmsim::SimConfig;
 use std::path::PathBuf;
 
+/// Most jobs a sweep runs. A few `--set` lists multiply fast (seven of ten values: 10^7
+/// jobs), and every config of the grid is resolved and kept before the first job runs: a
+/// larger grid exhausted the memory before anything ran. Split such a grid into sweeps.
+pub const MAX_JOBS: usize = 100_000;
+
 /// One `--set KEY=V1,V2,...` argument: a config key and the values to sweep it over.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SetAxis {
@@ -139,11 +144,24 @@ impl Grid {
             .try_fold(configs.len() * workloads.len(), |n, a| {
                 n.checked_mul(a.values.len())
             });
-        if jobs.is_none() {
-            return Err(format!(
-                "the grid has more than {} jobs (the product of the --set value counts overflows)",
-                usize::MAX
-            ));
+        match jobs {
+            None => {
+                return Err(format!(
+                    "the grid has more than {} jobs (the product of the --set value counts \
+                     overflows)",
+                    usize::MAX
+                ))
+            }
+            Some(n) if n > MAX_JOBS => {
+                return Err(format!(
+                    "the grid has {n} jobs ({} config(s) x {} workload(s) x {} setting(s)), \
+                     more than the {MAX_JOBS} one sweep runs: split it into several sweeps",
+                    configs.len(),
+                    workloads.len(),
+                    n / (configs.len() * workloads.len())
+                ))
+            }
+            Some(_) => {}
         }
         Ok(Grid {
             configs,
@@ -355,6 +373,21 @@ mod tests {
             ],
         );
         assert!(dup.unwrap_err().contains("given twice"));
+    }
+
+    /// A grid too large to hold is refused before anything is resolved (10^7 jobs: the configs
+    /// of its settings, 8 GB, were allocated and the allocation aborted the process).
+    #[test]
+    fn a_huge_grid_is_refused() {
+        let axes: Vec<SetAxis> = (0..7)
+            .map(|i| SetAxis::parse(&format!("k{i}=0,1,2,3,4,5,6,7,8,9")).unwrap())
+            .collect();
+        let e = Grid::new(vec!["a".into()], v(&["w"]), axes).unwrap_err();
+        assert!(e.contains("10000000 jobs") && e.contains("split"), "{e}");
+        let axes: Vec<SetAxis> = (0..5)
+            .map(|i| SetAxis::parse(&format!("k{i}=0,1,2,3,4,5,6,7,8,9")).unwrap())
+            .collect();
+        assert!(Grid::new(vec!["a".into()], v(&["w"]), axes).is_ok());
     }
 
     #[test]
