@@ -61,14 +61,7 @@ pub fn run_trace(
     let cfg = &cfg;
     // Parse and decode on a second core while the simulator runs.
     let source = pmsim::pmtrace::Pipelined::new(source);
-    // A memory-request stream (a plain trace, or one imported from it) replays on the memory
-    // system alone, however it is stored.
-    let requests = flags & pmsim::pmtrace::flags::MEMORY_REQUESTS != 0;
-    let model = if format == TraceFormat::Plain || requests {
-        SystemModel::Memory
-    } else {
-        cfg.system.model
-    };
+    let model = model_of(cfg, Some(is_request_stream(format, flags)))?;
     if clock.is_some() && model == SystemModel::Full {
         return Err(format!(
             "--trace-clock: {} is a program trace ({}); its gaps are core cycles of the \
@@ -125,6 +118,46 @@ pub fn run_trace(
     Ok(out)
 }
 
+/// A memory-request stream (a plain trace, or one imported from it) replays on the memory
+/// system alone, however it is stored.
+fn is_request_stream(format: TraceFormat, flags: u32) -> bool {
+    format == TraceFormat::Plain || flags & pmsim::pmtrace::flags::MEMORY_REQUESTS != 0
+}
+
+/// Whether the trace file `path` is a memory-request stream (see [`model_of`]), from its
+/// header, without reading its events.
+pub fn trace_is_request_stream(path: &Path) -> Result<bool, String> {
+    let source = open_trace(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(is_request_stream(source.format(), source.header().flags))
+}
+
+/// The model a workload runs on under `cfg`: a trace file (`requests`: whether it is a
+/// memory-request stream) on the memory system alone if it is one, else on `system.model`; a
+/// generated workload (`None`) on the full system, and a config asking for the memory-only
+/// replay is refused (it ran the full system while the config said memory).
+pub fn model_of(cfg: &SimConfig, requests: Option<bool>) -> Result<SystemModel, String> {
+    match requests {
+        Some(true) => Ok(SystemModel::Memory),
+        Some(false) => Ok(cfg.system.model),
+        None if cfg.system.model == SystemModel::Memory => Err(
+            "system.model = \"memory\" replays trace files; a generated workload runs on the \
+             full system (write it with `pmlab trace gen` to replay it memory-only)"
+                .into(),
+        ),
+        None => Ok(SystemModel::Full),
+    }
+}
+
+/// Checks, before anything runs, that `cfg` can run a workload (see [`model_of`] for
+/// `requests`) on the model it would run on: what the model needs of a config beyond its
+/// validation (no hardware logging in the memory-only replay; caches that fit in memory).
+pub fn check_job(cfg: &SimConfig, requests: Option<bool>) -> Result<(), String> {
+    match model_of(cfg, requests)? {
+        SystemModel::Memory => Replay::check_config(cfg),
+        SystemModel::Full => System::check_config(cfg),
+    }
+}
+
 /// Streams a generated workload (pmwork) through the full system, without a trace file.
 pub fn run_generated(
     cfg: &SimConfig,
@@ -133,6 +166,7 @@ pub fn run_generated(
     crash_at: Option<Ps>,
     progress: impl FnMut(u64),
 ) -> Result<Outcome, String> {
+    model_of(cfg, None)?;
     w.check_params(p)
         .map_err(|e| format!("workload {}: {e}", w.info().name))?;
     let start = Instant::now();

@@ -178,6 +178,26 @@ fn bad_inputs_give_one_line_errors_not_panics() {
         assert_eq!(e.trim().lines().count(), 1, "{e}");
         assert!(e.contains("outside the simulated PM"), "{e}");
     }
+    // A generated workload runs on the full system: a config asking for the memory-only
+    // replay is refused (the full system ran while the config, and its JSON, said memory).
+    let o = pmlab(&[
+        "sim",
+        "--config",
+        "optane",
+        "--workload",
+        "btree",
+        "--ops",
+        "10",
+        "--set",
+        "system.model=memory",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(
+        e.contains("system.model = \"memory\" replays trace files"),
+        "{e}"
+    );
     // Options of the other input kind are refused, not ignored.
     for (args, want) in [
         (

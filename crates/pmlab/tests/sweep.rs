@@ -333,6 +333,37 @@ fn bad_arguments_give_one_line_errors() {
             vec![],
             "job 1 (config optane, workload a.trace, network.fault=nope): --set: network.fault",
         ),
+        // A config the workload's model cannot run: found by the job that used it, after the
+        // others had run.
+        (
+            base(&[
+                "--config",
+                "optane",
+                "--set",
+                "controller.logging=none,redu",
+            ]),
+            vec![],
+            "job 1 (config optane, workload a.trace, controller.logging=redu): \
+             controller.logging = \"redu\" needs the full-system model",
+        ),
+        (
+            vec![
+                "sweep",
+                "--workload",
+                "btree:ops=10",
+                "--out",
+                "e.csv",
+                "--config",
+                "optane",
+                "--set",
+                "system.model=full,memory",
+            ]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+            vec![],
+            "job 1 (config optane, workload btree:ops=10, system.model=memory): system.model",
+        ),
         (
             base(&["--config", "optane", "no-such.toml"]),
             vec![],
@@ -360,6 +391,8 @@ fn bad_arguments_give_one_line_errors() {
             "{args:?}: {err}"
         );
         assert!(!err.contains("panicked"), "{err}");
+        // Refused before any job ran.
+        assert!(!err.contains("jobs failed"), "{err}");
         assert!(!d.join("e.csv").exists());
     }
 }

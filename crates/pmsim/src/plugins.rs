@@ -179,6 +179,11 @@ fn find<'a, T: ?Sized>(
     })
 }
 
+/// A fresh instance of the logging engine `name` (`controller.logging`).
+pub fn logging(name: &str) -> Result<Box<dyn LoggingEngine>, String> {
+    Ok((find(LOGGINGS, "logging", name)?.make)())
+}
+
 /// Checks that every plug-in a controller config names exists, with the deliberate fault it
 /// names, if any.
 pub fn check_names(c: &ControllerConfig) -> Result<(), String> {

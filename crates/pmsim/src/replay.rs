@@ -109,15 +109,7 @@ impl Replay {
     /// A replay over a fresh memory system built from `cfg`.
     pub fn new(cfg: &SimConfig) -> Result<Replay, ReplayError> {
         let p = Plugins::build(cfg).map_err(ReplayError::Invalid)?;
-        if !p.logging.is_passive() {
-            // Hardware logging works on cache lines, commits and write-backs: it needs the
-            // caches of the full system.
-            return Err(ReplayError::Invalid(format!(
-                "controller.logging = \"{}\" needs the full-system model (system.model = \"full\"); \
-                 the memory-only replay has no caches to log from",
-                cfg.controller.logging
-            )));
-        }
+        Replay::check_config(cfg).map_err(ReplayError::Invalid)?;
         Ok(Replay {
             mem: MemorySystem::new(cfg, p.scheduler, p.bmo),
             ordering_passthrough: p.ordering.releases_at_once(),
@@ -142,6 +134,21 @@ impl Replay {
             cut: false,
             ack_log: None,
         })
+    }
+
+    /// Checks what a (validated) config needs of the memory-only replay beyond validation, without
+    /// building it: so a sweep finds a config this model cannot run before its first job.
+    pub fn check_config(cfg: &SimConfig) -> Result<(), String> {
+        if !crate::plugins::logging(&cfg.controller.logging)?.is_passive() {
+            // Hardware logging works on cache lines, commits and write-backs: it needs the
+            // caches of the full system.
+            return Err(format!(
+                "controller.logging = \"{}\" needs the full-system model (system.model = \"full\"); \
+                 the memory-only replay has no caches to log from",
+                cfg.controller.logging
+            ));
+        }
+        Ok(())
     }
 
     /// Stops the replay at simulated time `t` (a power failure): nothing after `t` happens.

@@ -250,15 +250,27 @@ impl Grid {
             }
         }
         // Every workload names a readable trace file or is a valid workload spec, checked now
-        // rather than when its first job runs (possibly after hours of other jobs).
+        // rather than when its first job runs (possibly after hours of other jobs); and so is
+        // every job's config on the model its workload runs on (a memory-request trace under
+        // hardware logging, a generated workload under system.model = "memory", caches larger
+        // than the memory failed only in their jobs).
+        let mut requests = Vec::with_capacity(self.workloads.len());
         for w in &self.workloads {
             let path = std::path::Path::new(w);
-            if path.exists() {
-                std::fs::File::open(path).map_err(|e| format!("--workload {w}: {e}"))?;
+            requests.push(if path.exists() {
+                let r = crate::simulate::trace_is_request_stream(path)
+                    .map_err(|e| format!("--workload {e}"))?;
+                Some(r)
             } else {
                 crate::simulate::parse_generated(w)
                     .map_err(|e| format!("{e} (and no trace file has that name)"))?;
-            }
+                None
+            });
+        }
+        for job in 0..self.job_count() {
+            let p = self.position(job);
+            crate::simulate::check_job(&out[self.config_index(p)], requests[p.workload])
+                .map_err(|e| format!("{}: {e}", self.describe(job)))?;
         }
         Ok(out)
     }

@@ -539,6 +539,13 @@ impl System {
         })
     }
 
+    /// Checks what a (validated) config needs of the full system beyond validation, without
+    /// building it (its caches must fit in the memory this process may use): so a sweep finds
+    /// a config this model cannot run before its first job.
+    pub fn check_config(cfg: &SimConfig) -> Result<(), String> {
+        hierarchy::fits_in_memory(&cfg.caches, cfg.cpu.cores as usize)
+    }
+
     /// Stops the run at simulated time `t` (a power failure): nothing after `t` happens.
     pub fn crash_at(mut self, t: Ps) -> Self {
         self.stop_at = Some(t);
