@@ -62,7 +62,8 @@ pub struct SimArgs {
     #[arg(long, value_name = "CLOCK", value_parser = ["cpu", "memory"])]
     trace_clock: Option<String>,
     /// Stop at this simulated time (ns) as if power failed; report what survived.
-    #[arg(long, value_name = "NS")]
+    // A negative time reaches the check below (clap took `-5` for an unknown option).
+    #[arg(long, value_name = "NS", allow_negative_numbers = true)]
     crash_at_ns: Option<f64>,
 }
 
@@ -105,9 +106,11 @@ pub fn run(a: SimArgs) -> Result<(), String> {
             return Err(format!("--crash-at-ns {ns}: must be a non-negative time"))
         }
         // Picoseconds in a u64: about 213 days (a larger time was quietly cut to it).
+        // (Said as "below": the bound itself is refused, and "at most" the value given read
+        // as a contradiction.)
         Some(ns) if ns >= u64::MAX as f64 / 1e3 => {
             return Err(format!(
-                "--crash-at-ns {ns}: beyond the simulator's clock (at most {:.0} ns)",
+                "--crash-at-ns {ns}: beyond the simulator's clock (must be below {:.0} ns)",
                 u64::MAX as f64 / 1e3
             ))
         }

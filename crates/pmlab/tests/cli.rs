@@ -668,6 +668,29 @@ fn crash_at_reports_what_survived_and_lists_work() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("non-negative"), "{}", stderr(&o));
+    // Written `--crash-at-ns -1` too (clap took `-1` for an unknown option: a usage error of
+    // several lines that did not say what was wrong); the clock's bound is said as one.
+    for (v, want) in [
+        ("-1", "--crash-at-ns -1: must be a non-negative time"),
+        (
+            "1.8446744073709552e16",
+            "must be below 18446744073709552 ns",
+        ),
+    ] {
+        let o = pmlab(&[
+            "sim",
+            "--config",
+            "nvm-ppo",
+            "--trace",
+            t.to_str().unwrap(),
+            "--crash-at-ns",
+            v,
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{v}");
+        let e = stderr(&o);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(e.contains(want), "{e}");
+    }
     let o = pmlab(&["presets"]);
     let s = String::from_utf8_lossy(&o.stdout);
     for p in [
