@@ -61,7 +61,12 @@ pub fn run_trace(
     let cfg = &cfg;
     // Parse and decode on a second core while the simulator runs.
     let source = pmsim::pmtrace::Pipelined::new(source);
-    let model = model_of(cfg, Some(is_request_stream(format, flags)))?;
+    let model = model_of(
+        cfg,
+        JobInput::Trace {
+            requests: is_request_stream(format, flags),
+        },
+    )?;
     if clock.is_some() && model == SystemModel::Full {
         return Err(format!(
             "--trace-clock: {} is a program trace ({}); its gaps are core cycles of the \
@@ -131,28 +136,54 @@ pub fn trace_is_request_stream(path: &Path) -> Result<bool, String> {
     Ok(is_request_stream(source.format(), source.header().flags))
 }
 
-/// The model a workload runs on under `cfg`: a trace file (`requests`: whether it is a
-/// memory-request stream) on the memory system alone if it is one, else on `system.model`; a
-/// generated workload (`None`) on the full system, and a config asking for the memory-only
-/// replay is refused (it ran the full system while the config said memory).
-pub fn model_of(cfg: &SimConfig, requests: Option<bool>) -> Result<SystemModel, String> {
-    match requests {
-        Some(true) => Ok(SystemModel::Memory),
-        Some(false) => Ok(cfg.system.model),
-        None if cfg.system.model == SystemModel::Memory => Err(
+/// What a job simulates, as far as choosing and checking its model goes.
+#[derive(Clone, Copy, Debug)]
+pub enum JobInput {
+    /// A trace file; `requests`: it is a memory-request stream.
+    Trace {
+        /// See [`trace_is_request_stream`].
+        requests: bool,
+    },
+    /// A generated workload of `threads` threads.
+    Generated {
+        /// The workload's threads.
+        threads: u16,
+    },
+}
+
+/// The model a workload runs on under `cfg`: a memory-request trace on the memory system
+/// alone, another trace on `system.model`; a generated workload on the full system, and a
+/// config asking for the memory-only replay is refused (it ran the full system while the config
+/// said memory).
+pub fn model_of(cfg: &SimConfig, input: JobInput) -> Result<SystemModel, String> {
+    match input {
+        JobInput::Trace { requests: true } => Ok(SystemModel::Memory),
+        JobInput::Trace { requests: false } => Ok(cfg.system.model),
+        JobInput::Generated { .. } if cfg.system.model == SystemModel::Memory => Err(
             "system.model = \"memory\" replays trace files; a generated workload runs on the \
              full system (write it with `pmlab trace gen` to replay it memory-only)"
                 .into(),
         ),
-        None => Ok(SystemModel::Full),
+        JobInput::Generated { .. } => Ok(SystemModel::Full),
     }
 }
 
-/// Checks, before anything runs, that `cfg` can run a workload (see [`model_of`] for
-/// `requests`) on the model it would run on: what the model needs of a config beyond its
-/// validation (no hardware logging in the memory-only replay; caches that fit in memory).
-pub fn check_job(cfg: &SimConfig, requests: Option<bool>) -> Result<(), String> {
-    match model_of(cfg, requests)? {
+/// Checks, before anything runs, that `cfg` can run `input` on the model it would run on: what
+/// the model needs of a config beyond its validation (no hardware logging in the memory-only
+/// replay; caches that fit in memory), and a hardware thread for every thread of a generated
+/// workload (a thread beyond them failed the run at its first event, possibly late).
+pub fn check_job(cfg: &SimConfig, input: JobInput) -> Result<(), String> {
+    if let JobInput::Generated { threads } = input {
+        let hw = cfg.cpu.cores * cfg.cpu.threads_per_core;
+        if u32::from(threads) > hw {
+            return Err(format!(
+                "the workload has {threads} threads; {} has {hw} hardware threads (cpu.cores x \
+                 cpu.threads_per_core)",
+                cfg.name
+            ));
+        }
+    }
+    match model_of(cfg, input)? {
         SystemModel::Memory => Replay::check_config(cfg),
         SystemModel::Full => System::check_config(cfg),
     }
@@ -166,7 +197,8 @@ pub fn run_generated(
     crash_at: Option<Ps>,
     progress: impl FnMut(u64),
 ) -> Result<Outcome, String> {
-    model_of(cfg, None)?;
+    check_job(cfg, JobInput::Generated { threads: p.threads })
+        .map_err(|e| format!("workload {}: {e}", w.info().name))?;
     w.check_params(p)
         .map_err(|e| format!("workload {}: {e}", w.info().name))?;
     let start = Instant::now();

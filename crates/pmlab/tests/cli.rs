@@ -198,6 +198,26 @@ fn bad_inputs_give_one_line_errors_not_panics() {
         e.contains("system.model = \"memory\" replays trace files"),
         "{e}"
     );
+    // More threads than the config has hardware threads: refused before the run (it failed at
+    // the first event of the thread beyond them, however late that came).
+    let o = pmlab(&[
+        "sim",
+        "--config",
+        "optane",
+        "--workload",
+        "hashmap-tx",
+        "--threads",
+        "8",
+        "--ops",
+        "10",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(
+        e.contains("the workload has 8 threads; optane has 4 hardware threads"),
+        "{e}"
+    );
     // Options of the other input kind are refused, not ignored.
     for (args, want) in [
         (

@@ -364,6 +364,26 @@ fn bad_arguments_give_one_line_errors() {
             vec![],
             "job 1 (config optane, workload btree:ops=10, system.model=memory): system.model",
         ),
+        // More workload threads than the config's hardware threads: the run failed at the
+        // first event of the thread beyond them.
+        (
+            vec![
+                "sweep",
+                "--workload",
+                "hashmap-tx:threads=8:ops=10",
+                "--out",
+                "e.csv",
+                "--config",
+                "nvm-ppo",
+                "optane",
+            ]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+            vec![],
+            "job 1 (config optane, workload hashmap-tx:threads=8:ops=10): the workload has 8 \
+             threads; optane has 4 hardware threads",
+        ),
         (
             base(&["--config", "optane", "no-such.toml"]),
             vec![],

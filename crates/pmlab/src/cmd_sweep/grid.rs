@@ -1,6 +1,7 @@
 //! The sweep grid: configs × workloads × the cartesian product of `--set` value lists, expanded
 //! into jobs with a stable index, and validated before anything runs.
 
+use crate::simulate::JobInput;
 use pmsim::SimConfig;
 use std::path::PathBuf;
 
@@ -258,13 +259,13 @@ impl Grid {
         for w in &self.workloads {
             let path = std::path::Path::new(w);
             requests.push(if path.exists() {
-                let r = crate::simulate::trace_is_request_stream(path)
+                let requests = crate::simulate::trace_is_request_stream(path)
                     .map_err(|e| format!("--workload {e}"))?;
-                Some(r)
+                JobInput::Trace { requests }
             } else {
-                crate::simulate::parse_generated(w)
+                let (_, p) = crate::simulate::parse_generated(w)
                     .map_err(|e| format!("{e} (and no trace file has that name)"))?;
-                None
+                JobInput::Generated { threads: p.threads }
             });
         }
         for job in 0..self.job_count() {
