@@ -241,10 +241,12 @@ pub fn parse_event_line(line: &str) -> Result<TraceEvent, TraceError> {
             text: excerpt(thread_text),
         })
     })?;
+    // Beyond any header's count: said as the number it is (it was "out of range (the trace
+    // declares 65535 threads)", whatever the header declared).
     let thread = u16::try_from(thread).map_err(|_| {
-        TraceError::from(ErrorKind::ThreadOutOfRange {
-            thread,
-            threads: u16::MAX,
+        TraceError::from(ErrorKind::InvalidNumber {
+            field: "thread",
+            text: format!("{thread} (max {})", u16::MAX - 1),
         })
     })?;
     let op_text = toks[1];

@@ -325,6 +325,11 @@ fn text_malformed_lines_name_their_line() {
     );
     assert_line_error(t("t0 load addr=0x4g size=8\n"), 3, "invalid number in addr");
     assert_line_error(t("x0 load\n"), 3, "expected `t<thread>`");
+    let e = t("t70000 load addr=0x40 size=8\n").unwrap_err().to_string();
+    assert!(
+        e.contains("invalid number in thread: `70000 (max 65534)`") && !e.contains("declares"),
+        "{e}"
+    );
     assert_line_error(t("t0 load addr\n"), 3, "expected `key=value`");
     assert_line_error(
         text("# pmtrace text v3\n"),
