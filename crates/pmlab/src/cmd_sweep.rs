@@ -375,33 +375,54 @@ fn run_jobs(
     );
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
+    // A worker that cannot start (the process's threads or memory exhausted: a large --jobs
+    // under a limit) leaves the jobs to those that did; it panicked.
+    let mut spawn_error = None;
+    let mut started = 0;
     let mut results: Vec<(usize, Result<Done, String>)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads.min(mine.len()))
-            .map(|_| {
-                s.spawn(|| {
-                    let mut done = Vec::new();
-                    while !stop.load(Ordering::Relaxed) {
-                        let Some(&job) = mine.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                            break;
-                        };
-                        let r = run_job(grid, configs, job);
-                        if r.is_err() {
-                            stop.store(true, Ordering::Relaxed);
-                            bar.set_message("a job failed: finishing the running ones");
-                        }
-                        bar.inc(1);
-                        done.push((job, r));
+        let mut workers = Vec::new();
+        for _ in 0..threads.min(mine.len()) {
+            let worker = std::thread::Builder::new().spawn_scoped(s, || {
+                let mut done = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    let Some(&job) = mine.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                        break;
+                    };
+                    let r = run_job(grid, configs, job);
+                    if r.is_err() {
+                        stop.store(true, Ordering::Relaxed);
+                        bar.set_message("a job failed: finishing the running ones");
                     }
-                    done
-                })
-            })
-            .collect();
+                    bar.inc(1);
+                    done.push((job, r));
+                }
+                done
+            });
+            match worker {
+                Ok(w) => workers.push(w),
+                Err(e) => {
+                    spawn_error = Some(e);
+                    break;
+                }
+            }
+        }
+        started = workers.len();
         workers
             .into_iter()
             .flat_map(|w| w.join().unwrap_or_default())
             .collect()
     });
     bar.finish_and_clear();
+    if let Some(e) = spawn_error {
+        if started == 0 {
+            return Err(format!(
+                "cannot start a worker thread: {e}; no job ran, no CSV written"
+            ));
+        }
+        eprintln!(
+            "pmlab: note: ran the jobs on {started} worker thread(s): no more could start ({e})"
+        );
+    }
     results.sort_by_key(|(job, _)| *job);
     let failed: Vec<(usize, String)> = results
         .iter()

@@ -1551,3 +1551,56 @@ fn an_output_that_is_a_directory_is_refused_before_the_work() {
     }
     assert_eq!(std::fs::read_dir(&d).unwrap().count(), 2);
 }
+
+/// A thread that cannot start is one error line, not a panic: the trace reader's, the
+/// workload generator's and a sweep's workers (here every thread asks for a 1 PiB stack; under a
+/// memory limit, a sweep with many --jobs ran out of threads the same way).
+#[test]
+fn a_thread_that_cannot_start_is_an_error_not_a_panic() {
+    let d = tmpdir("no-threads");
+    let t = plain_trace(&d);
+    let out = d.join("s.csv");
+    for (args, want) in [
+        (
+            vec!["sim", "--config", "optane", "--trace", t.to_str().unwrap()],
+            "starting the trace reader thread",
+        ),
+        (
+            vec![
+                "sim",
+                "--config",
+                "optane",
+                "--workload",
+                "btree",
+                "--ops",
+                "10",
+            ],
+            "cannot start the generator thread",
+        ),
+        (
+            vec![
+                "sweep",
+                "--config",
+                "optane",
+                "--workload",
+                t.to_str().unwrap(),
+                "--jobs",
+                "2",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            "cannot start a worker thread",
+        ),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_pmlab"))
+            .args(&args)
+            .env("RUST_MIN_STACK", (1u64 << 50).to_string())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let e = stderr(&o);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(e.contains(want) && !e.contains("panicked"), "{e}");
+    }
+    assert!(!out.exists());
+}

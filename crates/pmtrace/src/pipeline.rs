@@ -61,16 +61,27 @@ impl Pipelined {
                         return; // consumer gone, or the stream ended
                     }
                 }
-            })
-            .expect("spawn the trace reader thread");
+            });
+        // A thread that cannot start (the process's threads or memory exhausted, as by a sweep
+        // with many workers) ends the stream with an error; it panicked.
+        let (reader, error) = match reader {
+            Ok(r) => (Some(r), None),
+            Err(e) => (
+                None,
+                Some(TraceError::from(ErrorKind::Io {
+                    context: "starting the trace reader thread".into(),
+                    source: e,
+                })),
+            ),
+        };
         Pipelined {
             rx,
             recycle,
             batch: Vec::new(),
             pos: 0,
-            error: None,
-            done: false,
-            reader: Some(reader),
+            done: error.is_some(),
+            error,
+            reader,
         }
     }
 

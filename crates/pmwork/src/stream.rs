@@ -72,7 +72,7 @@ pub struct EventStream {
     recycle: Option<SyncSender<Vec<TraceEvent>>>,
     cur: Vec<TraceEvent>,
     pos: usize,
-    handle: Option<JoinHandle<Result<StreamSummary, String>>>,
+    handle: Option<Result<JoinHandle<Result<StreamSummary, String>>, String>>,
 }
 
 impl EventStream {
@@ -97,7 +97,9 @@ impl EventStream {
                     commits: g.commits,
                 })
             })
-            .expect("spawn generator thread");
+            // A thread that cannot start (the process's threads or memory exhausted, as by a
+            // sweep with many workers): the stream is empty and `finish` says why; it panicked.
+            .map_err(|e| format!("cannot start the generator thread: {e}"));
         EventStream {
             header,
             rx: Some(rx),
@@ -118,7 +120,7 @@ impl EventStream {
     pub fn finish(mut self) -> Result<StreamSummary, String> {
         self.rx = None;
         self.recycle = None;
-        let h = self.handle.take().expect("finish once");
+        let h = self.handle.take().expect("finish once")?;
         match h.join() {
             Ok(r) => r,
             Err(e) => Err(format!(
@@ -172,7 +174,7 @@ impl Drop for EventStream {
     fn drop(&mut self) {
         self.rx = None;
         self.recycle = None;
-        if let Some(h) = self.handle.take() {
+        if let Some(Ok(h)) = self.handle.take() {
             let _ = h.join();
         }
     }
