@@ -497,11 +497,16 @@ fn merge_if_complete(
         }
     }
     if !waiting.is_empty() {
+        // The first few: with thousands of shards, every number made a line of hundreds of KB.
+        const LISTED: usize = 8;
+        let mut listed = waiting[..waiting.len().min(LISTED)].join(", ");
+        if waiting.len() > LISTED {
+            listed += &format!(", and {} more", waiting.len() - LISTED);
+        }
         println!(
-            "waiting for {} of {count} shards ({}): the last to finish writes {} (or run `pmlab \
-             sweep merge --out {} {}`)",
+            "waiting for {} of {count} shards ({listed}): the last to finish writes {} (or run \
+             `pmlab sweep merge --out {} {}`)",
             waiting.len(),
-            waiting.join(", "),
             out.display(),
             out.display(),
             shard_glob(out, count)

@@ -794,3 +794,31 @@ fn an_unwritable_output_is_refused_before_any_job_runs() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// A shard waiting for many others names a few, not all (with --shard 0/65536 the line listed
+/// 65535 numbers, some 400 KB).
+#[test]
+fn a_shard_waiting_for_many_lists_a_few() {
+    let d = setup("many-shards");
+    let o = pmlab(
+        &d,
+        &[
+            "sweep",
+            "--config",
+            "optane",
+            "--workload",
+            "a.trace",
+            "--shard",
+            "0/40",
+            "--out",
+            "m.csv",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = out.lines().find(|l| l.starts_with("waiting for")).unwrap();
+    assert!(
+        line.starts_with("waiting for 39 of 40 shards (1, 2, 3, 4, 5, 6, 7, 8, and 31 more)"),
+        "{line}"
+    );
+}
