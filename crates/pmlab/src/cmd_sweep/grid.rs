@@ -258,20 +258,26 @@ impl Grid {
         let mut requests = Vec::with_capacity(self.workloads.len());
         for w in &self.workloads {
             let path = std::path::Path::new(w);
-            requests.push(if path.exists() {
+            requests.push(if path.is_file() {
                 let requests = crate::simulate::trace_is_request_stream(path)
                     .map_err(|e| format!("--workload {e}"))?;
-                JobInput::Trace { requests }
+                Some(JobInput::Trace { requests })
+            } else if path.exists() {
+                // A FIFO or a device is not read ahead of its job (what it holds would be gone).
+                std::fs::File::open(path).map_err(|e| format!("--workload {w}: {e}"))?;
+                None
             } else {
                 let (_, p) = crate::simulate::parse_generated(w)
                     .map_err(|e| format!("{e} (and no trace file has that name)"))?;
-                JobInput::Generated { threads: p.threads }
+                Some(JobInput::Generated { threads: p.threads })
             });
         }
         for job in 0..self.job_count() {
             let p = self.position(job);
-            crate::simulate::check_job(&out[self.config_index(p)], requests[p.workload])
-                .map_err(|e| format!("{}: {e}", self.describe(job)))?;
+            if let Some(input) = requests[p.workload] {
+                crate::simulate::check_job(&out[self.config_index(p)], input)
+                    .map_err(|e| format!("{}: {e}", self.describe(job)))?;
+            }
         }
         Ok(out)
     }
