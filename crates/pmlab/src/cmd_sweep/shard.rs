@@ -114,9 +114,12 @@ pub fn from_env(env: impl Fn(&str) -> Option<String>) -> Result<Option<(Shard, S
     let base = min.unwrap_or(0);
     let size = match (max, count) {
         (Some(max), c) => {
+            // Saturating: a maximum of usize::MAX overflowed here (a panic in a debug build; in
+            // a release build a count of 0, refused as "must be at least 1"); it is refused as
+            // too many shards.
             let size = max
                 .checked_sub(base)
-                .map(|d| d + 1)
+                .map(|d| d.saturating_add(1))
                 .ok_or_else(|| format!("SLURM_ARRAY_TASK_MAX={max} is below the minimum {base}"))?;
             if let Some(c) = c.filter(|&c| c != size) {
                 return Err(format!(
@@ -250,6 +253,13 @@ mod tests {
         ] {
             assert!(from_env(bad).is_err());
         }
+        let e = from_env(env(&[
+            ("SLURM_ARRAY_TASK_ID", "0"),
+            ("SLURM_ARRAY_TASK_MIN", "0"),
+            ("SLURM_ARRAY_TASK_MAX", &usize::MAX.to_string()),
+        ]))
+        .unwrap_err();
+        assert!(e.contains("at most 65536 shards"), "{e}");
     }
 
     #[test]
