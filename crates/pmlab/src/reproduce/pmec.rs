@@ -846,7 +846,7 @@ mod tests {
             runs,
         };
         let layers = vec![
-            ("Vanilla".to_string(), m(vec![2.88, 3.14, 3.19])),
+            ("Vanilla".to_string(), m(vec![2.88, 3.13, 3.19])),
             ("+SW".to_string(), m(vec![3.05, 3.11, 3.20])),
             ("+HW".to_string(), m(vec![4.10, 4.11, 4.13])),
             ("+BF".to_string(), m(vec![4.16, 4.27, 4.38])),
