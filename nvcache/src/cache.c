@@ -713,22 +713,25 @@ int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void
         return rc;
     }
     int64_t bytes = (int64_t)count * tsize, done = 0;
-    if (f->mode == NVC_MODE_CACHED && NVC_INTEGRAL_ETYPES && bytes % f->view.etype_size) {
-        /* Not a whole number of etypes: ROMIO refuses the transfer (MPI_ERR_IO, nothing written;
-           OMPIO takes it, and so does the cache there). */
-        pthread_mutex_unlock(&f->lock);
-        return nvc_raise(f, MPI_ERR_IO);
-    }
     if (f->mode == NVC_MODE_CACHED && !named_type(dt)) {
         /* A derived memory type that was never committed: MPI-IO refuses it (MPI_ERR_TYPE), but
            MPI_Type_size takes it, and the cache wrote a contiguous one and aborted the job in
            MPI_Pack on another. MPI-IO checks the type of a transfer of no elements too, and
-           reports it through the file's handler, as it would the application's call. */
-        rc = nvc_file_rw_at(f->real, write, off, buf, 0, dt, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS) {
-            pthread_mutex_unlock(&f->lock);
+           reports it through the file's handler, as it would the application's call. The lock is
+           not held meanwhile: that handler may call this file's functions (or close it). The
+           call then goes on as if it started after the check. */
+        pthread_mutex_unlock(&f->lock);
+        rc = nvc_file_rw_at(f->real, write, 0, buf, 0, dt, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
             return rc;
-        }
+        pthread_mutex_lock(&f->lock);
+        off = use_fp ? f->fp : explicit_off;
+    }
+    if (f->mode == NVC_MODE_CACHED && NVC_INTEGRAL_ETYPES && bytes % f->view.etype_size) {
+        /* Not a whole number of etypes: ROMIO refuses the transfer (MPI_ERR_IO, nothing written;
+           after the type check, as ROMIO checks; OMPIO takes it, and so does the cache there). */
+        pthread_mutex_unlock(&f->lock);
+        return nvc_raise(f, MPI_ERR_IO);
     }
     pass_if_shared(f);
     int cached = f->mode == NVC_MODE_CACHED;

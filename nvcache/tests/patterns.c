@@ -937,6 +937,15 @@ static void p_pair_types(const char *path, MPI_Info info, struct result *r)
  * (contiguous: the cache wrote it and returned success; a vector: the job aborted in MPI_Pack),
  * and, on ROMIO, a transfer that is not a whole number of etypes. The same error classes as plain
  * MPI-IO, and nothing written (Open MPI's OMPIO takes the partial etype: not compared there). */
+/* The file's size as the error handler of p_bad_types found it (-1: the handler did not run). */
+static MPI_Offset handler_size;
+
+static void size_in_handler(MPI_File *fh, int *err, ...)
+{
+    (void)err;
+    MPI_File_get_size(*fh, &handler_size);
+}
+
 static void p_bad_types(const char *path, MPI_Info info, struct result *r)
 {
     MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
@@ -960,6 +969,18 @@ static void p_bad_types(const char *path, MPI_Info info, struct result *r)
         MPI_Wait(&rq, MPI_STATUS_IGNORE);
     MPI_Type_free(&c4);
     MPI_Type_free(&v2);
+    /* A handler of the program's own that calls back into the file (nvcache held the file's lock
+       while MPI-IO called it for the refused type: the job hung in MPI_File_get_size). */
+    MPI_Errhandler eh;
+    MPI_File_create_errhandler(size_in_handler, &eh);
+    MPI_File_set_errhandler(fh, eh);
+    handler_size = -1;
+    MPI_Type_contiguous(2, MPI_INT, &c4);
+    rec_class(r, MPI_File_write_at(fh, (MPI_Offset)rank * 64, w, 1, c4, &st));
+    rec_i64(r, handler_size);
+    MPI_Type_free(&c4);
+    MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+    MPI_Errhandler_free(&eh);
     if (!is_open_mpi()) {
         CHECK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
         rec_class(r, MPI_File_write(fh, w, 3, MPI_BYTE, &st));
