@@ -84,29 +84,20 @@ impl Prepared {
 /// timed samples a second).
 const REUSE_CALLS: u32 = 31;
 
-/// What a thread's [`ec_encode_data`] calls keep between calls, in one thread-local: in a
-/// shared library (the shim) every thread-local lookup is a call to `__tls_get_addr`, and the
-/// common call looks this one up once.
-struct ShimThread {
-    /// An [`ec_encode_data`] of this thread is under way: a call from a signal handler that
-    /// interrupted it must not touch the thread's caches (their borrows are held).
-    busy: Cell<bool>,
-    /// The geometry used last on this thread: a client encoding stripe after stripe finds it
-    /// here without hashing.
-    last: RefCell<Option<Rc<Prepared>>>,
-}
-
 thread_local! {
     static PREPARED: RefCell<HashMap<(usize, usize), Rc<Prepared>>> = RefCell::new(HashMap::new());
-    static SHIM: ShimThread = const {
-        ShimThread {
-            busy: Cell::new(false),
-            last: RefCell::new(None),
-        }
-    };
+    /// The geometry used last on this thread: a client encoding stripe after stripe finds it
+    /// here without hashing.
+    static LAST: RefCell<Option<Rc<Prepared>>> = const { RefCell::new(None) };
+    /// An [`ec_encode_data`] of this thread is under way: a call from a signal handler that
+    /// interrupted it must not touch the thread's caches (their borrows are held). Apart from
+    /// [`LAST`] and without a destructor, so that it is set before anything allocates: the
+    /// first access to a thread-local with a destructor registers it (an allocation), and at
+    /// thread exit this flag still guards the calls that find [`LAST`] destroyed.
+    static BUSY: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Clears [`ShimThread::busy`] when the call that set it returns.
+/// Clears [`BUSY`] when the call that set it returns.
 struct NotBusy<'a>(&'a Cell<bool>);
 
 impl Drop for NotBusy<'_> {
@@ -270,29 +261,36 @@ pub unsafe fn ec_encode_data(
     let tables = std::slice::from_raw_parts(gftbls, k * rows * 32);
     let srcs = std::slice::from_raw_parts(data, k);
     let dsts = std::slice::from_raw_parts(coding, rows);
-    let on_thread = SHIM.try_with(|t| {
-        if t.busy.replace(true) {
+    // Two thread-local lookups per call (each a `__tls_get_addr` call in the shim).
+    let guarded = BUSY.try_with(|busy| {
+        if busy.replace(true) {
             // a signal handler interrupting this thread's call, which may be inside the
             // allocator
             encode_reentrant(k, rows, tables, srcs, dsts, len);
             return;
         }
-        let _not_busy = NotBusy(&t.busy);
-        encode_on_thread(t, k, rows, tables, srcs, dsts, len);
+        let _not_busy = NotBusy(busy);
+        if LAST
+            .try_with(|last| encode_on_thread(last, k, rows, tables, srcs, dsts, len))
+            .is_err()
+        {
+            // the thread's locals are being destroyed
+            encode_plain(k, rows, tables, srcs, dsts, len);
+        }
     });
-    if on_thread.is_err() {
-        // the thread's locals are being destroyed
+    if guarded.is_err() {
+        // not reached: a thread-local without a destructor is never destroyed
         encode_plain(k, rows, tables, srcs, dsts, len);
     }
 }
 
-/// [`ec_encode_data`] of one stripe on a thread whose state `t` it holds.
+/// [`ec_encode_data`] of one stripe on a thread whose last geometry is in `last` ([`LAST`]).
 ///
 /// # Safety
 /// As [`ec_encode_data`].
 #[inline(always)]
 unsafe fn encode_on_thread(
-    t: &ShimThread,
+    last: &RefCell<Option<Rc<Prepared>>>,
     k: usize,
     rows: usize,
     tables: &[u8],
@@ -314,8 +312,7 @@ unsafe fn encode_on_thread(
     // the two overlap, and the fetch only reads (a table that turns out different just gets
     // the stripe fetched again).
     let mut fetched = None;
-    if let Some(p) = t
-        .last
+    if let Some(p) = last
         .borrow()
         .as_ref()
         .filter(|p| p.k == k && p.rows == rows)
@@ -331,7 +328,7 @@ unsafe fn encode_on_thread(
             fetched = Some(fetch);
         }
     }
-    let Some(p) = prepared(k, rows, tables, &t.last) else {
+    let Some(p) = prepared(k, rows, tables, last) else {
         encode_plain(k, rows, tables, srcs, dsts, len);
         return;
     };
