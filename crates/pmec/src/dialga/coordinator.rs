@@ -1027,12 +1027,16 @@ impl Coordinator {
 /// Calibrations made so far, by kernel and shape (k, m).
 type Calibrations = std::collections::HashMap<(Isa, usize, usize), f64>;
 
-/// [`calibrate`]'s figure for `isa` and `coefs`' shape, measured once per process: a kernel's
-/// cost does not depend on the coefficients' values (no kernel treats a value specially), and
-/// measuring took about 100 us, as long as a thousand cached 4 KiB decodes, for every
-/// coordinator: every new erasure pattern's decode plan and every new table of the ISA-L
-/// entry points paid it.
+/// [`calibrate`]'s figure for `isa` and `coefs`' shape, measured once per process for the
+/// vector kernels, whose cost does not depend on the coefficients' values (none treats a value
+/// specially): measuring took tens of microseconds, as long as a hundred cached 4 KiB decodes,
+/// for every coordinator, that is every new erasure pattern's decode plan and every new table
+/// of the ISA-L entry points. The scalar kernel skips zero coefficients and XORs for ones, so
+/// it is measured for each coordinator. A shape's first measurement stands for the process.
 fn calibrated(isa: Isa, coefs: &Coefs) -> f64 {
+    if isa == Isa::Scalar {
+        return calibrate(isa, coefs);
+    }
     static DONE: Mutex<Option<Calibrations>> = Mutex::new(None);
     let key = (isa, coefs.cols(), coefs.rows());
     let known = |d: &Option<Calibrations>| d.as_ref().and_then(|m| m.get(&key).copied());
@@ -1114,6 +1118,22 @@ mod tests {
         let b = Coordinator::new(Strategy::Auto, untimed(), isa, &vandermonde);
         assert!(a.compute_cost() > 0.0);
         assert_eq!(a.compute_cost().to_bits(), b.compute_cost().to_bits());
+    }
+
+    #[test]
+    fn the_scalar_kernel_is_calibrated_for_its_coefficients() {
+        // The scalar kernel skips zero coefficients: a shape's first calibration would misstate
+        // the cost of every other matrix of the shape (5 x 2, used by no other test here).
+        let zeros = Coefs::new(&matrix::Matrix::zeros(2, 5));
+        let cauchy = coefs(5, 2);
+        let a = Coordinator::new(Strategy::Auto, untimed(), Isa::Scalar, &zeros);
+        let b = Coordinator::new(Strategy::Auto, untimed(), Isa::Scalar, &cauchy);
+        assert!(
+            a.compute_cost() < b.compute_cost() / 2.0,
+            "all-zero {} against Cauchy {}",
+            a.compute_cost(),
+            b.compute_cost()
+        );
     }
 
     #[test]
