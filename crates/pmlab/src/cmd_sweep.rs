@@ -30,7 +30,7 @@ THE GRID
   runs 2 x 2 x (2 x 2) = 16 jobs. Jobs are numbered from 0 in grid order: config-major, then
   workload, then the --set combinations with the first --set varying slowest. Values are split
   on commas except inside [...], {...} or quotes (--set k=[1,2],[3,4] is two values). Every
-  config is loaded and every override applied before any job runs. At most 100000 jobs.
+  config is loaded and every override applied before any job runs. At most 100000 configurations (configs x --set combinations) and 10000000 jobs.
 
 OUTPUT
   FILE.csv has one row per job, in job order, with the columns

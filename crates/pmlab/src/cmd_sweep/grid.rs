@@ -5,10 +5,14 @@ use crate::simulate::JobInput;
 use pmsim::SimConfig;
 use std::path::PathBuf;
 
-/// Most jobs a sweep runs. A few `--set` lists multiply fast (seven of ten values: 10^7
-/// jobs), and every config of the grid is resolved and kept before the first job runs: a
-/// larger grid exhausted the memory before anything ran. Split such a grid into sweeps.
-pub const MAX_JOBS: usize = 100_000;
+/// Most resolved configs (configs x `--set` combinations) a sweep holds. A few `--set` lists
+/// multiply fast (seven of ten values: 10^7), and every config of the grid is resolved and
+/// kept before the first job runs: a larger grid exhausted the memory before anything ran.
+/// Workloads do not multiply the configs: each job is an index.
+pub const MAX_CONFIGS: usize = 100_000;
+
+/// Most jobs a sweep runs (an index and a result row each).
+pub const MAX_JOBS: usize = 10_000_000;
 
 /// One `--set KEY=V1,V2,...` argument: a config key and the values to sweep it over.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -140,29 +144,36 @@ impl Grid {
                 });
             }
         }
-        let jobs = axes
+        let resolved = axes
             .iter()
-            .try_fold(configs.len() * workloads.len(), |n, a| {
-                n.checked_mul(a.values.len())
-            });
-        match jobs {
-            None => {
+            .try_fold(configs.len(), |n, a| n.checked_mul(a.values.len()));
+        let jobs = resolved.and_then(|n| n.checked_mul(workloads.len()));
+        match (resolved, jobs) {
+            (None, _) | (_, None) => {
                 return Err(format!(
-                    "the grid has more than {} jobs (the product of the --set value counts \
-                     overflows)",
+                    "the grid has more than {} jobs (the product of the config, workload and \
+                     --set value counts overflows)",
                     usize::MAX
                 ))
             }
-            Some(n) if n > MAX_JOBS => {
+            (Some(c), _) if c > MAX_CONFIGS => {
                 return Err(format!(
-                    "the grid has {n} jobs ({} config(s) x {} workload(s) x {} setting(s)), \
-                     more than the {MAX_JOBS} one sweep runs: split it into several sweeps",
+                    "the grid has {c} configurations ({} config(s) x {} setting(s)) to resolve, \
+                     more than the {MAX_CONFIGS} one sweep holds: split it into several sweeps",
                     configs.len(),
-                    workloads.len(),
-                    n / (configs.len() * workloads.len())
+                    c / configs.len().max(1)
                 ))
             }
-            Some(_) => {}
+            (_, Some(n)) if n > MAX_JOBS => {
+                return Err(format!(
+                    "the grid has {n} jobs ({} config(s) x {} workload(s) x {} setting(s)), more \
+                     than the {MAX_JOBS} one sweep runs: split it into several sweeps",
+                    configs.len(),
+                    workloads.len(),
+                    n / (configs.len() * workloads.len()).max(1)
+                ))
+            }
+            _ => {}
         }
         Ok(Grid {
             configs,
@@ -402,7 +413,20 @@ mod tests {
             .map(|i| SetAxis::parse(&format!("k{i}=0,1,2,3,4,5,6,7,8,9")).unwrap())
             .collect();
         let e = Grid::new(vec!["a".into()], v(&["w"]), axes).unwrap_err();
-        assert!(e.contains("10000000 jobs") && e.contains("split"), "{e}");
+        assert!(
+            e.contains("10000000 configurations") && e.contains("split"),
+            "{e}"
+        );
+        // Many workloads over few settings: many jobs, few configs to hold (a sharded sweep of
+        // a thousand traces); only a job count past MAX_JOBS is refused.
+        let axes = vec![SetAxis::parse("k=0,1,2,3,4,5,6,7,8,9").unwrap()];
+        let traces: Vec<String> = (0..20_000).map(|i| format!("t{i}")).collect();
+        let refs: Vec<&str> = traces.iter().map(|t| t.as_str()).collect();
+        assert!(Grid::new(vec!["a".into()], v(&refs), axes.clone()).is_ok());
+        let many: Vec<String> = (0..1_000_001).map(|i| format!("t{i}")).collect();
+        let refs: Vec<&str> = many.iter().map(|t| t.as_str()).collect();
+        let e = Grid::new(vec!["a".into()], v(&refs), axes).unwrap_err();
+        assert!(e.contains("10000010 jobs"), "{e}");
         let axes: Vec<SetAxis> = (0..5)
             .map(|i| SetAxis::parse(&format!("k{i}=0,1,2,3,4,5,6,7,8,9")).unwrap())
             .collect();
