@@ -106,4 +106,11 @@ fn calls_while_thread_storage_is_destroyed_return_their_error() {
     };
     assert!(status.success(), "exit {:?}: {out}", status.code());
     assert!(out.contains("exit contexts ok"), "{out}");
+    // The calls did run with the thread's storage gone: the message says so there.
+    for place in ["key destructor", "atexit"] {
+        assert!(
+            out.contains(&format!("{place}: -3 (no message: pmec was called while")),
+            "{out}"
+        );
+    }
 }
