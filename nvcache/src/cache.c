@@ -1638,6 +1638,8 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
  * would write later, over whatever this job writes. Said at each such open; an open that may write
  * marks them, so that recovery keeps them (--force writes them all the same). Recovering them here
  * instead would change the file under ranks of other nodes that have read its size already. */
+static int kept_at_close; /* a close of this process failed to drain and kept its parts */
+
 static void warn_dead_parts(struct nvc_file *f)
 {
     uint64_t job = 0;
@@ -1651,6 +1653,23 @@ static void warn_dead_parts(struct nvc_file *f)
                 f->path, n, (unsigned long long)job, nvc_cfg.dir,
                 w ? "; they are marked, and nvcache-recover keeps them rather than write their older bytes over "
                     "this job's (--force writes them)"
+                  : "");
+    /* This job's own parts of the file that an earlier open kept when its drain failed at its
+       close: the same, or their recovery (whose later-writer checks see one job) would write
+       their older bytes over what this open writes and syncs. Not while another handle's drain
+       failed here (this open fails): that handle still caches, its parts are not kept ones. Only
+       in a process that took part in such a close (a directory scan at every open would cost
+       O(files^2) with many files open): a representative that was not in that close's
+       communicator does not look. */
+    if (f->open_error != MPI_SUCCESS || !__atomic_load_n(&kept_at_close, __ATOMIC_RELAXED))
+        return;
+    n = nvc_own_kept_parts(nvc_cfg.dir, nvc_rt.jobid, &f->file_id, f->fileid, w);
+    if (n)
+        nvc_msg("%s: %d NVRAM part(s) that an earlier close of this file by this job could not drain are in %s: "
+                "this open does not see their data%s",
+                f->path, n, nvc_cfg.dir,
+                w ? "; they are marked, and nvcache-recover keeps them rather than write their older bytes over "
+                    "this open's (--force writes them)"
                   : "");
 }
 
@@ -1917,6 +1936,7 @@ int nvc_close(MPI_File *fh)
             coll_barrier(f);
         }
         if (failed) {
+            __atomic_store_n(&kept_at_close, 1, __ATOMIC_RELAXED); /* every rank of the close: warn_dead_parts */
             if (f->rank == 0)
                 nvc_msg("%s: flush at close failed; NVRAM parts kept in %s for nvcache-recover", f->path, nvc_cfg.dir);
             rc = nvc_raise(f, MPI_ERR_IO); /* before the handle is freed; the parts are kept */

@@ -298,3 +298,39 @@ int nvc_dead_parts(const char *dir, uint64_t own_job, const struct nvc_file_id *
     pthread_mutex_unlock(&dead.lock);
     return n;
 }
+
+int nvc_own_kept_parts(const char *dir, uint64_t own_job, const struct nvc_file_id *id, uint64_t open_fileid,
+                       int mark)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    char own[32];
+    snprintf(own, sizeof own, "nvcache-%016llx-", (unsigned long long)own_job);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!nvc_is_part_name(e->d_name) || strncmp(e->d_name, own, strlen(own)))
+            continue;
+        char file[2048];
+        snprintf(file, sizeof file, "%s/%s", dir, e->d_name);
+        struct nvc_part p;
+        const char *problem;
+        if (nvc_part_open(&p, file, &problem))
+            continue;
+        struct nvc_part_hdr *h = p.hdr;
+        uint64_t cursor = 0, off, len;
+        if (h->jobid == own_job && h->fileid != open_fileid && !h->temporary && !h->superseded_by &&
+            (h->state == NVC_PART_ACTIVE || h->state == NVC_PART_DRAINING) && h->file_id.ino &&
+            nvc_file_id_same(&h->file_id, id, 0) && nvc_part_next_dirty(&p, &cursor, &off, &len)) {
+            n++;
+            if (mark) {
+                h->superseded_by = own_job;
+                nvc_part_persist(&p, &h->superseded_by, sizeof h->superseded_by);
+            }
+        }
+        nvc_part_close(&p, 0);
+    }
+    closedir(d);
+    return n;
+}

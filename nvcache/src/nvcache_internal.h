@@ -151,6 +151,14 @@ void nvc_job_lock_remove(const char *dir, uint64_t jobid);
  *  process first asked and hold data of the file with identity id (inode and creation time);
  *  when by is nonzero marks them superseded by job `by`; *job (if given) gets one such job's id. */
 int nvc_dead_parts(const char *dir, uint64_t own_job, const struct nvc_file_id *id, uint64_t by, uint64_t *job);
+/** Counts this job's own parts in dir of the file with identity id that an earlier open of it
+ *  (a file id other than open_fileid) kept with dirty data when its drain failed at its close:
+ *  the file lacks their bytes, and their recovery would write them over what the open
+ *  open_fileid writes. With mark, marks them superseded by own_job, so that recovery keeps them
+ *  (--force writes them). Call only once no other handle of the file caches it (after the
+ *  open's registry entry). */
+int nvc_own_kept_parts(const char *dir, uint64_t own_job, const struct nvc_file_id *id, uint64_t open_fileid,
+                       int mark);
 /** How nvc_recover_dir works and where it reports. */
 struct nvc_recover_opts {
     int keep;                 /* keep the parts after writing them back */

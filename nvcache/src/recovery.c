@@ -314,6 +314,13 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
     int dry = o->dry;
     /* Never O_CREAT: the job created the file at its open, so a missing file was removed since
        (or the name is wrong), and the data must stay in the part rather than go elsewhere. */
+    if (h->superseded_by == h->jobid && !o->force) {
+        say(o, 1,
+            "job %016llx reopened %s after a close of it could not drain this part; the part's older bytes would "
+            "overwrite what was written through the reopened file, so it is kept (--force writes it there)",
+            (unsigned long long)h->jobid, name);
+        return -2;
+    }
     if (h->superseded_by && !o->force) {
         say(o, 1,
             "job %016llx opened %s after this part's job %016llx ended and before its recovery; the part's older "

@@ -11,6 +11,13 @@
  *                                  MPI_File_get_position_shared, which takes the file out of the
  *                                  cache, and that drain fails. The close must report the error
  *                                  and leave the part for nvcache-recover. Exit 0 when it did.
+ *   lifecycle drain-fail-reopen FILE  (as drain-fail) rank 1 writes and syncs 'D' at 1.5 MiB; the
+ *                                  real file cannot grow past 1.25 MiB, so the close's drain fails
+ *                                  and keeps the part; the limit is lifted, the file reopened,
+ *                                  and rank 1 writes 'N' over the same 4 KiB, syncs and closes
+ *                                  (it must succeed). Recovery must then not write the kept
+ *                                  part's older 'D' over the newer 'N'. Exit 0 when the calls
+ *                                  reported what they should.
  *   lifecycle shrink write|verify FILE   (2 ranks on 2 hosts) rank 1 writes at 1 MiB, the file is
  *                                  shrunk to 1 MiB + 4 KiB, rank 0 writes 4 KiB at 2 MiB, sync,
  *                                  SIGKILL; after each host's nvcache-recover, verify checks that
@@ -280,6 +287,37 @@ static rlim_t limit_file_size(rlim_t bytes)
     rl.rlim_cur = bytes;
     setrlimit(RLIMIT_FSIZE, &rl);
     return old;
+}
+
+/* drain-fail-reopen: the same job reopens a file whose close kept a part it could not drain. */
+static int drain_fail_reopen_case(int rank, const char *path)
+{
+    MPI_File fh;
+    if (open_rw(path, 0, &fh))
+        return 1;
+    rlim_t before = limit_file_size(5 << 18);
+    char buf[4096];
+    memset(buf, 'D', sizeof buf);
+    int rc = MPI_SUCCESS;
+    if (rank == 1)
+        rc = MPI_File_write_at(fh, 3 << 19, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE);
+    int rc_sync = MPI_File_sync(fh);
+    int rc_close = MPI_File_close(&fh);
+    limit_file_size(before);
+    if (rc != MPI_SUCCESS || rc_sync != MPI_SUCCESS || rc_close == MPI_SUCCESS)
+        return fail("the first write or sync failed, or the close did not report the failed drain");
+    if (open_rw(path, 0, &fh))
+        return 1;
+    memset(buf, 'N', sizeof buf);
+    if (rank == 1)
+        rc = MPI_File_write_at(fh, 3 << 19, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE);
+    rc_sync = MPI_File_sync(fh);
+    rc_close = MPI_File_close(&fh);
+    if (rc != MPI_SUCCESS || rc_sync != MPI_SUCCESS || rc_close != MPI_SUCCESS)
+        return fail("a write, sync or close through the reopened file failed");
+    if (rank == 0)
+        printf("lifecycle drain-fail-reopen: the close kept the part; the reopened file was written, synced, closed\n");
+    return 0;
 }
 
 /* Calls of the file error handler drain_fail_case installs (MPI_ERRORS_RETURN's behaviour,
@@ -961,7 +999,7 @@ int main(int argc, char **argv)
         return !ok;
     }
     if (argc < 3) {
-        fprintf(stderr, "usage: lifecycle chdir DIR | past-capacity FILE | drain-fail FILE | drain-fail-write FILE | drain-fail-retry FILE | second-handle FILE | shrink write|verify FILE"
+        fprintf(stderr, "usage: lifecycle chdir DIR | past-capacity FILE | drain-fail FILE | drain-fail-write FILE | drain-fail-retry FILE | drain-fail-reopen FILE | second-handle FILE | shrink write|verify FILE"
                         " | shrink-crash FILE | shrink-crash-verify FILE"
                         " | temporary FILE | live FILE | live-verify FILE | close-crash FILE | close-crash-verify FILE"
                         " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | open-close FILE | has FILE C"
@@ -983,6 +1021,8 @@ int main(int argc, char **argv)
         rc = drain_fail_case(rank, argv[2], 1);
     else if (!strcmp(argv[1], "drain-fail-retry"))
         rc = drain_fail_case(rank, argv[2], 2);
+    else if (!strcmp(argv[1], "drain-fail-reopen"))
+        rc = drain_fail_reopen_case(rank, argv[2]);
     else if (!strcmp(argv[1], "second-handle"))
         rc = second_handle_case(rank, argv[2]);
     else if (!strcmp(argv[1], "shrink") && argc == 4 && !strcmp(argv[2], "write"))
