@@ -1640,6 +1640,26 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
  * instead would change the file under ranks of other nodes that have read its size already. */
 static int kept_at_close; /* a close of this process failed to drain and kept its parts */
 
+/* A close failed to drain and kept its parts: said in this process and in its node's mailbox,
+   which every process of the job on the host maps. */
+static void note_kept_at_close(void)
+{
+    __atomic_store_n(&kept_at_close, 1, __ATOMIC_RELAXED);
+    if (nvc_rt.mbox && nvc_rt.node >= 0 && nvc_rt.node < nvc_rt.nnodes && nvc_rt.mbox[nvc_rt.node])
+        atomic_store_explicit(&nvc_rt.mbox[nvc_rt.node]->kept_parts, 1, memory_order_relaxed);
+}
+
+/* Whether a close of this job on this host kept parts it could not drain. */
+static int kept_on_host(void)
+{
+    if (__atomic_load_n(&kept_at_close, __ATOMIC_RELAXED))
+        return 1;
+    for (int n = 0; nvc_rt.mbox && n < nvc_rt.nnodes; n++)
+        if (nvc_rt.mbox[n] && atomic_load_explicit(&nvc_rt.mbox[n]->kept_parts, memory_order_relaxed))
+            return 1;
+    return 0;
+}
+
 static void warn_dead_parts(struct nvc_file *f)
 {
     uint64_t job = 0;
@@ -1658,10 +1678,9 @@ static void warn_dead_parts(struct nvc_file *f)
        close: the same, or their recovery (whose later-writer checks see one job) would write
        their older bytes over what this open writes and syncs. Not while another handle's drain
        failed here (this open fails): that handle still caches, its parts are not kept ones. Only
-       in a process that took part in such a close (a directory scan at every open would cost
-       O(files^2) with many files open): a representative that was not in that close's
-       communicator does not look. */
-    if (f->open_error != MPI_SUCCESS || !__atomic_load_n(&kept_at_close, __ATOMIC_RELAXED))
+       once such a close happened on the host (its mailboxes say so): a directory scan at every
+       open would cost O(files^2) with many files open. */
+    if (f->open_error != MPI_SUCCESS || !kept_on_host())
         return;
     n = nvc_own_kept_parts(nvc_cfg.dir, nvc_rt.jobid, &f->file_id, f->fileid, w);
     if (n)
@@ -1936,7 +1955,7 @@ int nvc_close(MPI_File *fh)
             coll_barrier(f);
         }
         if (failed) {
-            __atomic_store_n(&kept_at_close, 1, __ATOMIC_RELAXED); /* every rank of the close: warn_dead_parts */
+            note_kept_at_close(); /* every rank of the close: warn_dead_parts */
             if (f->rank == 0)
                 nvc_msg("%s: flush at close failed; NVRAM parts kept in %s for nvcache-recover", f->path, nvc_cfg.dir);
             rc = nvc_raise(f, MPI_ERR_IO); /* before the handle is freed; the parts are kept */

@@ -413,6 +413,9 @@ struct nvc_mailbox {
     /* The creating manager's process id: nvcache-recover removes a mailbox whose creator is gone
        (a job killed or ended by MPI_Abort before its managers unlinked it). 0 = unknown. */
     int32_t creator_pid;
+    /* A close on this node failed to drain and kept its parts: later opens on the host look for
+       them (cache.c, warn_dead_parts). */
+    _Atomic uint32_t kept_parts;
 };
 _Static_assert(sizeof(struct nvc_mailbox) <= NVC_PAGE, "mailbox header fits its page");
 

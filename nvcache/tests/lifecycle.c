@@ -18,6 +18,9 @@
  *                                  (it must succeed). Recovery must then not write the kept
  *                                  part's older 'D' over the newer 'N'. Exit 0 when the calls
  *                                  reported what they should.
+ *   lifecycle drain-fail-reopen-self FILE  (one node of 2 ranks) the same at 512 KiB, the file
+ *                                  limited to 256 KiB, on MPI_COMM_SELF: rank 1 writes and fails
+ *                                  to close, rank 0 reopens: a process outside the failed close.
  *   lifecycle shrink write|verify FILE   (2 ranks on 2 hosts) rank 1 writes at 1 MiB, the file is
  *                                  shrunk to 1 MiB + 4 KiB, rank 0 writes 4 KiB at 2 MiB, sync,
  *                                  SIGKILL; after each host's nvcache-recover, verify checks that
@@ -289,30 +292,44 @@ static rlim_t limit_file_size(rlim_t bytes)
     return old;
 }
 
-/* drain-fail-reopen: the same job reopens a file whose close kept a part it could not drain. */
-static int drain_fail_reopen_case(int rank, const char *path)
+/* drain-fail-reopen: the same job reopens a file whose close kept a part it could not drain.
+   self: rank 1 alone opens and fails to close it, rank 0 alone reopens it (both on MPI_COMM_SELF,
+   one node: NVCACHE_RANKS_PER_NODE=2), so the reopening process took no part in that close. */
+static int drain_fail_reopen_case(int rank, const char *path, int self)
 {
+    MPI_Comm comm = self ? MPI_COMM_SELF : MPI_COMM_WORLD;
+    MPI_Offset at = self ? 1 << 19 : 3 << 19; /* within the 1 MiB part(s), past the limit */
+    rlim_t limit = self ? 1 << 18 : 5 << 18;
+    int writer = 1, reopener = self ? 0 : 1;
     MPI_File fh;
-    if (open_rw(path, 0, &fh))
-        return 1;
-    rlim_t before = limit_file_size(5 << 18);
     char buf[4096];
-    memset(buf, 'D', sizeof buf);
-    int rc = MPI_SUCCESS;
-    if (rank == 1)
-        rc = MPI_File_write_at(fh, 3 << 19, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE);
-    int rc_sync = MPI_File_sync(fh);
-    int rc_close = MPI_File_close(&fh);
-    limit_file_size(before);
+    int rc = MPI_SUCCESS, rc_sync = MPI_SUCCESS, rc_close = MPI_ERR_IO;
+    if (!self || rank == writer) {
+        if (MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
+            return fail("open failed");
+        MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+        rlim_t before = limit_file_size(limit);
+        memset(buf, 'D', sizeof buf);
+        if (rank == writer)
+            rc = MPI_File_write_at(fh, at, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE);
+        rc_sync = MPI_File_sync(fh);
+        rc_close = MPI_File_close(&fh);
+        limit_file_size(before);
+    }
     if (rc != MPI_SUCCESS || rc_sync != MPI_SUCCESS || rc_close == MPI_SUCCESS)
         return fail("the first write or sync failed, or the close did not report the failed drain");
-    if (open_rw(path, 0, &fh))
-        return 1;
-    memset(buf, 'N', sizeof buf);
-    if (rank == 1)
-        rc = MPI_File_write_at(fh, 3 << 19, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE);
-    rc_sync = MPI_File_sync(fh);
-    rc_close = MPI_File_close(&fh);
+    MPI_Barrier(MPI_COMM_WORLD);
+    rc_close = MPI_SUCCESS;
+    if (!self || rank == reopener) {
+        if (MPI_File_open(comm, path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh) != MPI_SUCCESS)
+            return fail("reopen failed");
+        MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+        memset(buf, 'N', sizeof buf);
+        if (rank == reopener)
+            rc = MPI_File_write_at(fh, at, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE);
+        rc_sync = MPI_File_sync(fh);
+        rc_close = MPI_File_close(&fh);
+    }
     if (rc != MPI_SUCCESS || rc_sync != MPI_SUCCESS || rc_close != MPI_SUCCESS)
         return fail("a write, sync or close through the reopened file failed");
     if (rank == 0)
@@ -999,7 +1016,7 @@ int main(int argc, char **argv)
         return !ok;
     }
     if (argc < 3) {
-        fprintf(stderr, "usage: lifecycle chdir DIR | past-capacity FILE | drain-fail FILE | drain-fail-write FILE | drain-fail-retry FILE | drain-fail-reopen FILE | second-handle FILE | shrink write|verify FILE"
+        fprintf(stderr, "usage: lifecycle chdir DIR | past-capacity FILE | drain-fail FILE | drain-fail-write FILE | drain-fail-retry FILE | drain-fail-reopen[-self] FILE | second-handle FILE | shrink write|verify FILE"
                         " | shrink-crash FILE | shrink-crash-verify FILE"
                         " | temporary FILE | live FILE | live-verify FILE | close-crash FILE | close-crash-verify FILE"
                         " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | open-close FILE | has FILE C"
@@ -1022,7 +1039,9 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[1], "drain-fail-retry"))
         rc = drain_fail_case(rank, argv[2], 2);
     else if (!strcmp(argv[1], "drain-fail-reopen"))
-        rc = drain_fail_reopen_case(rank, argv[2]);
+        rc = drain_fail_reopen_case(rank, argv[2], 0);
+    else if (!strcmp(argv[1], "drain-fail-reopen-self"))
+        rc = drain_fail_reopen_case(rank, argv[2], 1);
     else if (!strcmp(argv[1], "second-handle"))
         rc = second_handle_case(rank, argv[2]);
     else if (!strcmp(argv[1], "shrink") && argc == 4 && !strcmp(argv[2], "write"))

@@ -15,7 +15,8 @@
 #   the file holds every byte without a recovery.
 # CASE drain-fail-reopen: a close whose drain fails keeps its part; the same job then reopens the
 #   file and writes newer bytes over the kept part's, syncs and closes: recovery must keep the
-#   part (its older bytes would overwrite the newer ones) until --force.
+#   part (its older bytes would overwrite the newer ones) until --force. drain-fail-reopen-self:
+#   one node of two ranks, the close on MPI_COMM_SELF of rank 1, the reopen on rank 0's.
 # CASE second-handle: a second handle's open whose drain of the caching open fails (the file
 #   cannot grow past 1.25 MiB) must fail on every rank, and the caching open goes on: its later
 #   write, a later second open (the limit lifted) and its write all land in the file.
@@ -141,19 +142,22 @@ drain-fail)
     [ "$n" -eq 4096 ] && [ "$got" -eq 0 ] || { echo "synced bytes lost: $n bytes at 1.5 MiB, $got not written"; exit 1; }
     echo "drain-fail: the close reported the error, the part was kept, recovery restored the synced bytes"
     ;;
-drain-fail-reopen)
+drain-fail-reopen | drain-fail-reopen-self)
     # The job reopens the file whose close kept a part, writes 'N' over its synced 'D' and closes:
     # recovery must keep the part rather than write the older 'D' over 'N' (--force writes it).
-    "$mpiexec" -n 2 "$prog" drain-fail-reopen "$file" || { echo "the program's calls did not report what they should"; exit 1; }
+    # -self: another process of the node than the one that failed to close reopens it.
+    "$mpiexec" -n 2 "$prog" "$case" "$file" || { echo "the program's calls did not report what they should"; exit 1; }
+    blk=384
+    [ "$case" = drain-fail-reopen-self ] && blk=128
     [ -n "$(parts)" ] || { echo "no part kept after the failed drain"; exit 1; }
-    block_is 384 N "the reopened file's synced bytes are not in the file"
+    block_is $blk N "the reopened file's synced bytes are not in the file"
     out=$(recover_once 2>&1) && { echo "$out"; echo "recovery wrote the kept part over the reopened file's bytes"; exit 1; }
     echo "$out"
-    block_is 384 N "recovery wrote the kept part's older bytes over what the reopened file was written"
+    block_is $blk N "recovery wrote the kept part's older bytes over what the reopened file was written"
     [ -n "$(parts)" ] || { echo "the parts were removed although nothing was written back"; exit 1; }
     "$recover" --dir "$NVCACHE_DIR" --force || exit 1
     [ -z "$(parts)" ] || { echo "parts not removed after recovery with --force"; exit 1; }
-    block_is 384 D "--force did not write the kept part"
+    block_is $blk D "--force did not write the kept part"
     echo "drain-fail-reopen: the kept part was marked, recovery kept it, --force wrote it"
     ;;
 drain-fail-write)
