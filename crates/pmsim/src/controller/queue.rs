@@ -104,6 +104,29 @@ impl BankEntry {
     }
 }
 
+/// Folds candidate `(seq, from)` of entry `i` (a bank's oldest row hit or oldest row miss; age
+/// `NONE` when absent: it never wins and never waits) into a running FR-FCFS pick at `now`: the
+/// oldest ready candidate's (age, entry) and the earliest time a waiting one becomes ready; returns
+/// both updated. Branch-free selects, as in `pick_oldest_miss`: which bank's candidates are ready and
+/// older is data-dependent, and mispredicted branches here cost more than the selects.
+#[inline(always)]
+fn fold_candidate(
+    i: usize,
+    seq: u64,
+    from: Ps,
+    now: Ps,
+    (best_seq, best_at): (u64, usize),
+    earliest: Ps,
+) -> ((u64, usize), Ps) {
+    use std::hint::select_unpredictable as select;
+    let ready = from <= now;
+    let key = select(ready, seq, NONE);
+    let older = key < best_seq;
+    let best = (select(older, key, best_seq), select(older, i, best_at));
+    let waits = !ready & (seq != NONE) & (from < earliest);
+    (best, select(waits, from, earliest))
+}
+
 /// Requests of one queue (read queue or WPQ) of one channel.
 #[derive(Clone, Debug)]
 pub struct RequestQueue {
@@ -459,29 +482,12 @@ impl RequestQueue {
         if self.hits == 0 {
             return self.pick_oldest_miss(now);
         }
-        // Branch-free selects, as in `pick_oldest_miss`: which bank's candidates are ready and
-        // older is data-dependent, and mispredicted branches here cost more than the selects.
-        use std::hint::select_unpredictable as select;
-        let (mut hit_seq, mut hit_at) = (NONE, 0);
-        let (mut miss_seq, mut miss_at) = (NONE, 0);
-        let mut earliest = Ps::MAX;
+        let (mut hit, mut miss, mut earliest) = ((NONE, 0), (NONE, 0), Ps::MAX);
         for (i, e) in self.entries.iter().enumerate() {
-            // An absent candidate has age NONE: it never wins and never waits.
-            let hit_ready = e.hit_from <= now;
-            let key = select(hit_ready, e.hit_seq, NONE);
-            let older = key < hit_seq;
-            hit_seq = select(older, key, hit_seq);
-            hit_at = select(older, i, hit_at);
-            let waits = !hit_ready & (e.hit_seq != NONE) & (e.hit_from < earliest);
-            earliest = select(waits, e.hit_from, earliest);
-            let miss_ready = e.miss_from <= now;
-            let key = select(miss_ready, e.miss_seq, NONE);
-            let older = key < miss_seq;
-            miss_seq = select(older, key, miss_seq);
-            miss_at = select(older, i, miss_at);
-            let waits = !miss_ready & (e.miss_seq != NONE) & (e.miss_from < earliest);
-            earliest = select(waits, e.miss_from, earliest);
+            (hit, earliest) = fold_candidate(i, e.hit_seq, e.hit_from, now, hit, earliest);
+            (miss, earliest) = fold_candidate(i, e.miss_seq, e.miss_from, now, miss, earliest);
         }
+        let ((hit_seq, hit_at), (miss_seq, miss_at)) = (hit, miss);
         let pick = if hit_seq != NONE {
             Pick::Issue {
                 bank: hit_at,
