@@ -63,14 +63,19 @@ struct Prepared {
 }
 
 impl Prepared {
+    /// Whether a call of `len` bytes may reuse the last decision.
+    #[inline(always)]
+    fn reusable(&self, len: usize) -> bool {
+        self.reuse_left.get() > 0 && self.reuse_len.get() == len
+    }
+
     /// Takes one reuse of the last decision for a call of `len` bytes, if one is left.
     #[inline(always)]
     fn take_reuse(&self, len: usize) -> Option<Schedule> {
-        let left = self.reuse_left.get();
-        if left == 0 || self.reuse_len.get() != len {
+        if !self.reusable(len) {
             return None;
         }
-        self.reuse_left.set(left - 1);
+        self.reuse_left.set(self.reuse_left.get() - 1);
         Some(self.reuse.get())
     }
 }
@@ -262,7 +267,8 @@ pub unsafe fn ec_encode_data(
     let srcs = std::slice::from_raw_parts(data, k);
     let dsts = std::slice::from_raw_parts(coding, rows);
     // Two thread-local lookups per call (each a `__tls_get_addr` call in the shim).
-    let guarded = BUSY.try_with(|busy| {
+    // `with`: a thread-local without a destructor is never destroyed, so it cannot fail.
+    BUSY.with(|busy| {
         if busy.replace(true) {
             // a signal handler interrupting this thread's call, which may be inside the
             // allocator
@@ -278,10 +284,6 @@ pub unsafe fn ec_encode_data(
             encode_plain(k, rows, tables, srcs, dsts, len);
         }
     });
-    if guarded.is_err() {
-        // not reached: a thread-local without a destructor is never destroyed
-        encode_plain(k, rows, tables, srcs, dsts, len);
-    }
 }
 
 /// [`ec_encode_data`] of one stripe on a thread whose last geometry is in `last` ([`LAST`]).
@@ -317,7 +319,7 @@ unsafe fn encode_on_thread(
         .as_ref()
         .filter(|p| p.k == k && p.rows == rows)
     {
-        if p.reuse_left.get() > 0 && p.reuse_len.get() == len {
+        if p.reusable(len) {
             let fetch = p.reuse.get().fetch;
             kernels::fetch(srcs, len, fetch);
             if kernels::same_bytes(&p.tables, tables) {
