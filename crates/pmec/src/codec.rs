@@ -616,6 +616,10 @@ pub(crate) unsafe fn run_coordinated(
     }
     let mut ticket = coord.begin(set.len, stripes, threads);
     let d = ticket.decision;
+    if ticket.wants_latency() {
+        ticket.set_latency(kernels::first_line_latency(set.srcs));
+        ticket.restart();
+    }
     if ticket.residency_probe() && !accumulate {
         kernels::own_lines(set.dsts, set.len);
         ticket.restart();

@@ -343,6 +343,10 @@ unsafe fn encode_on_thread(
     let mut ticket = p.coord.begin(len, 1, 1);
     let sched = ticket.decision.schedule;
     if ticket.decision.measured {
+        if ticket.wants_latency() {
+            ticket.set_latency(kernels::first_line_latency(srcs));
+            ticket.restart();
+        }
         if ticket.residency_probe() {
             kernels::own_lines(dsts, len);
             ticket.restart();

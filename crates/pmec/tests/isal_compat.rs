@@ -229,12 +229,13 @@ fn pipelined_fetch_parity_identical_at_every_distance_and_body() {
     let Some(l) = isal() else { return };
     let mut rng = Rng::new(17);
     for isa in Isa::available_all() {
-        for (k, m) in [(1, 1), (8, 4), (24, 4)] {
+        for (k, m) in [(1, 1), (8, 4), (24, 4), (3, 2), (5, 8)] {
             for len in [64, 192, 256, 1024, 1024 + 64 + 5, 4096] {
                 for ahead in [64, 256, 512, 1024, 8192] {
                     for (body, hint, nt) in [
                         (Body::XpLine, Hint::L1, true),
                         (Body::Line, Hint::L1, true),
+                        (Body::Line, Hint::L2, true),
                         (Body::XpLine, Hint::L2, false),
                     ] {
                         let sched = Schedule {

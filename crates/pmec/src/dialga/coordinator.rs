@@ -485,6 +485,8 @@ pub struct Ticket {
     t0: u64,
     c0: Option<super::counters::Sample>,
     lines: u64,
+    /// [`kernels::first_line_latency`] of the call's sources, where the caller measured it.
+    latency: Option<(u64, u64)>,
 }
 
 impl Ticket {
@@ -497,6 +499,18 @@ impl Ticket {
     /// [`restart`]: Ticket::restart
     pub fn residency_probe(&self) -> bool {
         self.probe == Probe::Residency
+    }
+
+    /// Whether the coordinator wants [`kernels::first_line_latency`] of this call's sources
+    /// (residency probes, and measured calls while the data is judged resident), given with
+    /// [`Ticket::set_latency`] before anything else touches the sources.
+    pub fn wants_latency(&self) -> bool {
+        self.measure && (self.probe == Probe::Residency || self.decision.cache_resident)
+    }
+
+    /// The sources' [`kernels::first_line_latency`] (cold, warm ticks).
+    pub fn set_latency(&mut self, (cold, warm): (u64, u64)) {
+        self.latency = Some((cold, warm));
     }
 
     /// Restarts a measured call's timer (the caller did untimed set-up after `begin`).
@@ -519,6 +533,10 @@ pub struct Coordinator {
     /// Per (block length, pressure) state; few entries, searched linearly.
     state: Mutex<Vec<((usize, bool), Entry)>>,
 }
+
+/// [`kernels::first_line_latency`]'s cold loads taking more than this many times the warm ones
+/// mean the sources are not in cache (L1/L2 hits measure 1-2x, memory 5x and more).
+const FAR_LATENCY_RATIO: u64 = 4;
 
 fn tsc() -> u64 {
     // SAFETY: rdtsc has no preconditions on x86_64.
@@ -923,6 +941,7 @@ impl Coordinator {
             t0: if measure { tsc() } else { 0 },
             c0,
             lines,
+            latency: None,
         }
     }
 
@@ -954,8 +973,12 @@ impl Coordinator {
         let Some((_, e)) = st.iter_mut().find(|(k, _)| *k == t.key) else {
             return;
         };
+        // The sources' first lines came from memory: not resident, however cheap the call.
+        let far = t
+            .latency
+            .is_some_and(|(cold, warm)| cold > FAR_LATENCY_RATIO * warm.max(1));
         if t.probe == Probe::Residency {
-            e.cache_resident = cpl < self.cfg.cache_factor * self.compute_cpl;
+            e.cache_resident = cpl < self.cfg.cache_factor * self.compute_cpl && !far;
             e.leave_votes = 0;
             return;
         }
@@ -981,7 +1004,7 @@ impl Coordinator {
             return;
         }
         if e.cache_resident {
-            if cpl > self.cfg.cache_leave_factor * self.compute_cpl {
+            if cpl > self.cfg.cache_leave_factor * self.compute_cpl || far {
                 e.leave_votes += 1;
                 if e.leave_votes >= 2 {
                     e.cache_resident = false;
@@ -1437,6 +1460,86 @@ mod tests {
         };
         assert_eq!(a, pattern(320));
         assert_eq!(b, pattern(320));
+    }
+
+    #[test]
+    fn sources_whose_first_lines_come_from_memory_are_not_resident_however_cheap_the_call() {
+        // Where the hardware prefetcher hides memory well (4 KiB blocks), a call from memory
+        // costs under the residency threshold (2.5x compute); the sources' first-line latency
+        // (cold loads 20x the warm ones, as measured from memory on a Xeon VM) decides it. Data
+        // found resident by near-L2 latency is voted out once its samples' latency says memory.
+        let cfg = CoordinatorConfig {
+            ahead: 0,
+            ..CoordinatorConfig::default()
+        };
+        let mut c = Coordinator::new(Strategy::Auto, cfg, Isa::Scalar, &coefs(8, 4));
+        c.compute_cpl = 100.0;
+        let lines = 8 * 4096 / 64;
+        let mut from_memory = true;
+        let mut resident_calls = 0;
+        for call in 0..1200u64 {
+            let mut t = c.begin(4096, 1, 1);
+            if t.decision.cache_resident {
+                resident_calls += 1;
+            }
+            if t.wants_latency() {
+                t.set_latency(if from_memory { (4000, 200) } else { (300, 200) });
+            }
+            // 1.6x compute: under cache_factor whether the data is resident or not
+            c.record(t, 8 * 4096, 160 * lines);
+            if call == 600 {
+                assert_eq!(resident_calls, 0, "cheap calls from memory judged resident");
+                from_memory = false;
+            }
+        }
+        assert!(resident_calls > 0, "near-L2 latency never judged resident");
+        let t = c.begin(4096, 1, 1);
+        assert!(t.decision.cache_resident);
+        c.record(t, 8 * 4096, 0);
+        // the same cheap calls, now with memory latency: two samples end the verdict
+        let mut samples = 0;
+        while samples < 2 {
+            let mut t = c.begin(4096, 1, 1);
+            assert!(t.decision.cache_resident, "left after {samples} samples");
+            if t.wants_latency() {
+                t.set_latency((4000, 200));
+                samples += 1;
+            }
+            c.record(t, 8 * 4096, 160 * lines);
+        }
+        let t = c.begin(4096, 1, 1);
+        assert!(!t.decision.cache_resident);
+        c.record(t, 8 * 4096, 0);
+    }
+
+    #[test]
+    fn first_line_latency_tells_flushed_lines_from_cached_ones() {
+        // Sources whose first lines were flushed from every cache level measure as far
+        // (cold over warm above FAR_LATENCY_RATIO); the same sources, just loaded, do not. A
+        // majority of five tries, so that one interrupt cannot decide it.
+        let bufs: Vec<Vec<u8>> = (0..8).map(|i| vec![i as u8; 4096]).collect();
+        let srcs: Vec<*const u8> = bufs.iter().map(|b| b.as_ptr()).collect();
+        let far = |(cold, warm): (u64, u64)| cold > FAR_LATENCY_RATIO * warm.max(1);
+        let (mut flushed_far, mut cached_far) = (0, 0);
+        for _ in 0..5 {
+            for &s in &srcs {
+                // SAFETY: s points to a live 4 KiB buffer; clflush has no other precondition.
+                unsafe { core::arch::x86_64::_mm_clflush(s) };
+            }
+            // SAFETY: mfence has no preconditions; every source is readable for 4 KiB.
+            unsafe { core::arch::x86_64::_mm_mfence() };
+            flushed_far += u32::from(far(unsafe { crate::kernels::first_line_latency(&srcs) }));
+            // SAFETY: as above.
+            cached_far += u32::from(far(unsafe { crate::kernels::first_line_latency(&srcs) }));
+        }
+        assert!(
+            flushed_far >= 3,
+            "flushed lines far in {flushed_far} of 5 tries"
+        );
+        assert!(
+            cached_far <= 2,
+            "cached lines far in {cached_far} of 5 tries"
+        );
     }
 
     #[test]

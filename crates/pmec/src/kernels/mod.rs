@@ -670,6 +670,36 @@ pub fn fence() {
     unsafe { core::arch::x86_64::_mm_sfence() }
 }
 
+/// Most sources [`first_line_latency`] loads.
+pub const LATENCY_SOURCES: usize = 8;
+
+/// Where the sources are: the time-stamp-counter ticks of loading the first line of each of
+/// (at most [`LATENCY_SOURCES`] of) the sources one after another (each load completes before
+/// the next starts), then of the same loads again, now L1 hits. The first count over the
+/// second tells lines in L1/L2 (near 1) from lines in memory (several times more); the
+/// coordinator's residency verdict uses it, since a call's duration does not tell them apart
+/// where the hardware prefetcher hides memory well (RS(12,8) 4 KiB blocks from memory cost
+/// 1.5-1.7x the in-cache compute cost per line on a Xeon VM, validation §5).
+///
+/// # Safety
+/// Every source readable for at least one byte.
+pub unsafe fn first_line_latency(srcs: &[*const u8]) -> (u64, u64) {
+    use core::arch::x86_64::{_mm_lfence, _rdtsc};
+    let srcs = &srcs[..srcs.len().min(LATENCY_SOURCES)];
+    let mut ticks = [0u64; 2];
+    for t in &mut ticks {
+        _mm_lfence();
+        let t0 = _rdtsc();
+        for &s in srcs {
+            // lfence: the load completes before the next one issues (serialised misses)
+            core::ptr::read_volatile(s);
+            _mm_lfence();
+        }
+        *t = _rdtsc().saturating_sub(t0);
+    }
+    (ticks[0], ticks[1])
+}
+
 /// Brings every 64-byte line of the destinations (`len` bytes each) into this core's cache in
 /// the modified state, by storing back one byte of each as it is, and waits until those stores
 /// are done (`mfence`). A call whose parity an earlier call wrote with non-temporal stores then
@@ -756,6 +786,18 @@ impl SourcePrefetch {
         lines: 0,
         hint: Hint::L1,
     };
+
+    /// The per-source prefetches of a body at byte `off` of the `k` sources at `ahead`:
+    /// `lines` lines each, into `hint`'s level.
+    #[inline(always)]
+    pub(crate) fn ahead(ahead: *const *const u8, off: usize, lines: usize, hint: Hint) -> Self {
+        SourcePrefetch {
+            ahead,
+            off,
+            lines,
+            hint,
+        }
+    }
 
     /// Begin body `i` of `plan` over `k` sources: issue its listed prefetches and return its
     /// per-source ones.

@@ -1,0 +1,252 @@
+//! Where a lone stripe's time goes on the path between the kernel and a caller: RS(k+4,k)
+//! stripes (k data blocks then 4 parity blocks, contiguous) of a 1 GiB pool in random order,
+//! one stripe per call, 1 thread, every variant in the same process over interleaved rounds
+//! (`ROUNDS`, default 7); median [min-max] GB/s of data and the share of the plain move's.
+//!
+//! `cargo run --release -p pmec --example lone_path [K:BLOCK ...]` (default 8:1024 8:4096;
+//! `POOL_KIB=256` for a cache-resident pool). Needs AVX-512 + GFNI.
+//!
+//! Variants: `move-nt` (the plain move with non-temporal stores, as `percall`'s); `naive` /
+//! `naive-pf256` (the simplest GFNI loop: one 64 B row of every source in turn, 4 accumulators,
+//! non-temporal stores; without / with a prefetch 256 bytes ahead in each source);
+//! `kernel-64` / `kernel-256` (pmec's kernel, 64 B / 256 B bodies, non-temporal stores, called
+//! directly); `kernel-pipe256` (with the stripe's own prefetch 256 bytes ahead, as lone-stripe
+//! schedule 5 runs it); `auto` (a `Codec` with the default strategy, one `encode_raw` per
+//! stripe: the coordinator's choice, whose decisions are tallied below the table);
+//! `lone0`..`lone6` (a `Codec` fixed to each of [`LONE_SCHEDULES`], the coordinator's
+//! candidates for such calls).
+//!
+//! [`LONE_SCHEDULES`]: pmec::dialga::coordinator::LONE_SCHEDULES
+
+use core::arch::x86_64::*;
+use pmec::dialga::coordinator::LONE_SCHEDULES;
+use pmec::dialga::prefetch::Fetch;
+use pmec::kernels::{self, Body, Coefs, Hint, Isa};
+use pmec::{Codec, Strategy};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+const M: usize = 4;
+
+#[target_feature(enable = "avx512f")]
+unsafe fn move_nt(d: &[*const u8], p: &[*mut u8], len: usize) {
+    let mut o = 0;
+    while o < len {
+        let mut a = _mm512_loadu_si512(d[0].add(o) as *const _);
+        for s in &d[1..] {
+            a = _mm512_xor_si512(a, _mm512_loadu_si512(s.add(o) as *const _));
+        }
+        for q in p {
+            _mm512_stream_si512(q.add(o) as *mut _, a);
+        }
+        o += 64;
+    }
+    _mm_sfence();
+}
+
+/// The simplest GFNI loop; `mats` source-major (source j's 4 matrices at `4j..4j+4`).
+#[target_feature(enable = "avx512f,avx512bw,gfni")]
+unsafe fn naive(d: &[*const u8], p: &[*mut u8], len: usize, mats: &[u64], ahead: usize) {
+    let mut o = 0;
+    while o < len {
+        let mut acc = [_mm512_setzero_si512(); M];
+        for (j, &s) in d.iter().enumerate() {
+            if ahead > 0 && o + ahead < len {
+                _mm_prefetch::<_MM_HINT_T0>(s.add(o + ahead) as *const i8);
+            }
+            let x = _mm512_loadu_si512(s.add(o) as *const _);
+            for (r, a) in acc.iter_mut().enumerate() {
+                let mtx = _mm512_set1_epi64(mats[j * M + r] as i64);
+                *a = _mm512_xor_si512(*a, _mm512_gf2p8affine_epi64_epi8::<0>(x, mtx));
+            }
+        }
+        for (q, a) in p.iter().zip(acc) {
+            _mm512_stream_si512(q.add(o) as *mut _, a);
+        }
+        o += 64;
+    }
+    _mm_sfence();
+}
+
+fn main() {
+    if !Isa::Avx512Gfni.available() {
+        eprintln!("lone_path: needs AVX-512 and GFNI");
+        return;
+    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let points: Vec<(usize, usize)> = if args.is_empty() {
+        vec![(8, 1024), (8, 4096)]
+    } else {
+        args.iter()
+            .map(|a| {
+                let v: Vec<usize> = a.split(':').map(|x| x.parse().expect("K:BLOCK")).collect();
+                assert!(
+                    v.len() == 2 && v[0] >= 1 && v[1] >= 64 && v[1].is_multiple_of(64),
+                    "want K:BLOCK, BLOCK a multiple of 64"
+                );
+                (v[0], v[1])
+            })
+            .collect()
+    };
+    let rounds: usize = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(7)
+        .max(1);
+    let span = 1usize << 30;
+    let layout = std::alloc::Layout::from_size_align(span, 4096).expect("layout");
+    // SAFETY: non-zero size; every byte is written below before any read.
+    let pool = unsafe { std::alloc::alloc(layout) };
+    assert!(!pool.is_null(), "cannot allocate the pool");
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for i in (0..span).step_by(8) {
+        // SAFETY: i + 8 <= span.
+        unsafe { (pool.add(i) as *mut u64).write_unaligned(next()) };
+    }
+    let isa = Isa::best();
+    for (k, len) in points {
+        let g = pmec::matrix::gen_cauchy1_matrix(k + M, k);
+        let rows: Vec<usize> = (k..k + M).collect();
+        let coefs = Coefs::new(&g.select_rows(&rows));
+        let mats: Vec<u64> = (0..k)
+            .flat_map(|j| (0..M).map(move |r| (j, r)))
+            .map(|(j, r)| pmec::gf::affine_matrix(coefs.coef(r, j)))
+            .collect();
+        let stride = (k + M) * len;
+        let pool_bytes = std::env::var("POOL_KIB")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .map_or(span, |kib| (kib << 10).min(span));
+        let n = (pool_bytes / stride).max(1);
+        let mut order: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            order.swap(i, (next() % (i as u64 + 1)) as usize);
+        }
+        let mut names: Vec<String> = [
+            "move-nt",
+            "naive",
+            "naive-pf256",
+            "kernel-64",
+            "kernel-256",
+            "kernel-pipe256",
+            "auto",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for (i, s) in LONE_SCHEDULES.iter().enumerate() {
+            let stores = if s.nt { "nt" } else { "regular" };
+            names.push(format!("lone{i} {:?} {stores} {:?}", s.body, s.fetch));
+        }
+        let auto = Codec::new(k, M).expect("codec");
+        let fixed: Vec<Codec> = LONE_SCHEDULES
+            .iter()
+            .map(|s| {
+                Codec::builder(k, M)
+                    .strategy(Strategy::Fixed(*s))
+                    .build()
+                    .expect("codec")
+            })
+            .collect();
+        let mut tally: BTreeMap<String, u64> = BTreeMap::new();
+        let mut gbps = vec![Vec::new(); names.len()];
+        let mut pos = 0;
+        for _ in 0..rounds {
+            for (v, g) in gbps.iter_mut().enumerate() {
+                let t = Instant::now();
+                let mut done = 0usize;
+                while t.elapsed().as_secs_f64() < 0.25 {
+                    for _ in 0..64 {
+                        let base = pool.wrapping_add(order[pos % n] * stride);
+                        pos += 1;
+                        let mut dv = [core::ptr::null::<u8>(); 256];
+                        let mut pv = [core::ptr::null_mut::<u8>(); M];
+                        for (j, s) in dv[..k].iter_mut().enumerate() {
+                            *s = base.wrapping_add(j * len);
+                        }
+                        for (r, q) in pv.iter_mut().enumerate() {
+                            *q = base.wrapping_add((k + r) * len);
+                        }
+                        let (d, p) = (&dv[..k], &pv[..]);
+                        // SAFETY: each stripe's k + 4 blocks lie in the pool, none overlapping.
+                        unsafe {
+                            match v {
+                                0 => move_nt(d, p, len),
+                                1 => naive(d, p, len, &mats, 0),
+                                2 => naive(d, p, len, &mats, 256),
+                                3 => kernels::encode_linear_body(
+                                    isa, d, p, &coefs, len, false, true, Body::Line,
+                                ),
+                                4 => kernels::encode_linear_body(
+                                    isa,
+                                    d,
+                                    p,
+                                    &coefs,
+                                    len,
+                                    false,
+                                    true,
+                                    Body::XpLine,
+                                ),
+                                5 => {
+                                    let fetch = Fetch::Pipelined {
+                                        hint: Hint::L1,
+                                        ahead: 256,
+                                    };
+                                    kernels::fetch(d, len, fetch);
+                                    kernels::encode_available(
+                                        isa,
+                                        d,
+                                        p,
+                                        &coefs,
+                                        len,
+                                        true,
+                                        Body::Line,
+                                        fetch,
+                                    )
+                                }
+                                6 => {
+                                    let dec = auto.encode_raw(len, d, p, 1);
+                                    let s = dec.schedule;
+                                    let key = format!(
+                                        "resident={} measured={} {:?} nt={} {:?}",
+                                        dec.cache_resident, dec.measured, s.body, s.nt, s.fetch
+                                    );
+                                    *tally.entry(key).or_default() += 1;
+                                }
+                                _ => {
+                                    fixed[v - 7].encode_raw(len, d, p, 1);
+                                }
+                            }
+                        }
+                    }
+                    done += 64;
+                }
+                g.push((done * k * len) as f64 / t.elapsed().as_secs_f64() / 1e9);
+            }
+        }
+        for g in gbps.iter_mut() {
+            g.sort_by(f64::total_cmp);
+        }
+        let mid = |g: &[f64]| g[g.len() / 2];
+        let mv = mid(&gbps[0]);
+        for (name, g) in names.iter().zip(&gbps) {
+            println!(
+                "RS({},{k}) {len} B  {name:44} {:6.2} GB/s [{:.2}-{:.2}]  {:4.0}% of move-nt",
+                k + M,
+                mid(g),
+                g[0],
+                g[g.len() - 1],
+                100.0 * mid(g) / mv
+            );
+        }
+        for (decision, calls) in &tally {
+            println!("  auto: {calls} calls {decision}");
+        }
+    }
+}
