@@ -181,7 +181,14 @@ fn main() {
                                 1 => naive(d, p, len, &mats, 0),
                                 2 => naive(d, p, len, &mats, 256),
                                 3 => kernels::encode_linear_body(
-                                    isa, d, p, &coefs, len, false, true, Body::Line,
+                                    isa,
+                                    d,
+                                    p,
+                                    &coefs,
+                                    len,
+                                    false,
+                                    true,
+                                    Body::Line,
                                 ),
                                 4 => kernels::encode_linear_body(
                                     isa,

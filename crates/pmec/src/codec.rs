@@ -616,7 +616,8 @@ pub(crate) unsafe fn run_coordinated(
     }
     let mut ticket = coord.begin(set.len, stripes, threads);
     let d = ticket.decision;
-    if ticket.wants_latency() {
+    // (empty blocks have no first line to load: their pointers may dangle)
+    if ticket.wants_latency() && set.len > 0 {
         ticket.set_latency(kernels::first_line_latency(set.srcs));
         ticket.restart();
     }

@@ -458,3 +458,17 @@ fn empty_raw_calls_leave_the_coordinator_alone() {
     assert_eq!(stats.len(), 1);
     assert_eq!(stats[0].1.calls, 1);
 }
+
+/// Empty blocks encode to empty parity, whichever of the coordinator's calls it is: the first
+/// call of a block length is a residency probe, which loads the first line of each source, and
+/// empty slices' pointers may dangle (it must not load them).
+#[test]
+fn empty_blocks_encode_on_every_kind_of_call() {
+    let codec = Codec::new(8, 4).unwrap();
+    let data: Vec<&[u8]> = vec![&[]; 8];
+    for _ in 0..600 {
+        let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); 4];
+        let mut parity: Vec<&mut [u8]> = bufs.iter_mut().map(|b| b.as_mut_slice()).collect();
+        codec.encode(&data, &mut parity).unwrap();
+    }
+}
