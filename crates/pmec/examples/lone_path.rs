@@ -13,8 +13,10 @@
 //! directly); `kernel-pipe256` (with the stripe's own prefetch 256 bytes ahead, as lone-stripe
 //! schedule 5 runs it); `auto` (a `Codec` with the default strategy, one `encode_raw` per
 //! stripe: the coordinator's choice, whose decisions are tallied below the table);
-//! `lone0`..`lone6` (a `Codec` fixed to each of [`LONE_SCHEDULES`], the coordinator's
-//! candidates for such calls).
+//! `coord+kernel-64` (`kernel-64` between the coordinator's `begin` and `end`, as a `Codec`
+//! fixed to lone schedule 3 keeps its books); `execute-lone3` (the schedule executor running
+//! lone schedule 3, without the coordinator); `lone0`..`lone6` (a `Codec` fixed to each of
+//! [`LONE_SCHEDULES`], the coordinator's candidates for such calls).
 //!
 //! [`LONE_SCHEDULES`]: pmec::dialga::coordinator::LONE_SCHEDULES
 
@@ -136,6 +138,8 @@ fn main() {
             "kernel-256",
             "kernel-pipe256",
             "auto",
+            "coord+kernel-64",
+            "execute-lone3",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -226,8 +230,39 @@ fn main() {
                                     );
                                     *tally.entry(key).or_default() += 1;
                                 }
+                                7 => {
+                                    let c = fixed[3].coordinator();
+                                    let t = c.begin(len, 1, 1);
+                                    kernels::encode_linear_body(
+                                        isa,
+                                        d,
+                                        p,
+                                        &coefs,
+                                        len,
+                                        false,
+                                        true,
+                                        Body::Line,
+                                    );
+                                    c.end(t, (k * len) as u64);
+                                }
+                                8 => {
+                                    let set = pmec::dialga::prefetch::StripeSet {
+                                        srcs: d,
+                                        dsts: p,
+                                        k,
+                                        m: M,
+                                        len,
+                                    };
+                                    pmec::dialga::prefetch::execute(
+                                        isa,
+                                        &coefs,
+                                        &set,
+                                        &LONE_SCHEDULES[3],
+                                        false,
+                                    );
+                                }
                                 _ => {
-                                    fixed[v - 7].encode_raw(len, d, p, 1);
+                                    fixed[v - 9].encode_raw(len, d, p, 1);
                                 }
                             }
                         }
