@@ -625,7 +625,15 @@ pub(crate) unsafe fn run_coordinated(
         kernels::own_lines(set.dsts, set.len);
         ticket.restart();
     }
-    prefetch::execute(isa, coefs, set, &d.schedule, accumulate);
-    coord.end(ticket, (stripes * set.k * set.len) as u64);
+    if d.measured {
+        prefetch::execute(isa, coefs, set, &d.schedule, accumulate);
+        coord.end(ticket, (stripes * set.k * set.len) as u64);
+    } else {
+        // Nothing to time: close the ticket first, as the ISA-L entry points do. Its locked
+        // atomic operation after the kernel would wait for the kernel's parity stores to drain
+        // (validation §5, "Only calls that run the tuned distance are timed").
+        coord.end(ticket, 0);
+        prefetch::execute(isa, coefs, set, &d.schedule, accumulate);
+    }
     d
 }
