@@ -453,7 +453,7 @@ impl ChannelController {
     /// Merges write `r` into the WPQ entry for its line, if there is one; otherwise (and for
     /// a read) gives it back. (By value, not `&mut`: a request that stays in registers on its way to the queue
     /// avoids a store-forwarding stall on every admission, about 7% of replay time.)
-    #[inline]
+    #[inline(always)]
     fn coalesce(&mut self, is_write: bool, r: QueuedRequest) -> Option<QueuedRequest> {
         if !is_write {
             return Some(r);
