@@ -117,8 +117,9 @@ impl AddressMap {
         self.granule.value
     }
 
-    /// Decodes a byte address.
-    #[inline]
+    /// Decodes a byte address. (Always inlined: out of line, the call and the `Location`
+    /// returned through memory cost a third of the decoding.)
+    #[inline(always)]
     pub fn locate(&self, addr: u64) -> Location {
         if let Some(sh) = self.shifts {
             return Self::locate_shifts(sh, addr);
@@ -139,7 +140,7 @@ impl AddressMap {
     }
 
     /// [`locate`](Self::locate) when every divisor is a power of two.
-    #[inline]
+    #[inline(always)]
     fn locate_shifts(sh: Shifts, addr: u64) -> Location {
         let within = addr & sh.granule_mask;
         let chunk = addr >> sh.granule;
