@@ -225,7 +225,11 @@ impl RequestQueue {
         let s = match self.free.pop() {
             Some(s) => {
                 let sl = &mut self.slots[s as usize];
-                sl.req = req;
+                // A free slot's request has no payload ([`remove`](Self::remove) took it):
+                // nothing to drop, and forgetting it skips the drop call.
+                let old = std::mem::replace(&mut sl.req, req);
+                debug_assert!(old.payload.is_none(), "a free slot kept a payload");
+                std::mem::forget(old);
                 sl.seq = seq;
                 sl.prev = tail;
                 sl.next = NIL;
