@@ -280,7 +280,7 @@ impl ChannelDevice {
     /// from which a row hit and a row miss to flat bank `bank` could issue. They change only
     /// when a request is committed to this bank, or, for a closed bank, when another bank of
     /// its rank is activated.
-    #[inline]
+    #[inline(always)]
     pub fn raw_readiness(&self, bank: usize) -> (Ps, Ps) {
         let b = &self.banks[bank];
         let miss = if b.open_row == NO_ROW {
