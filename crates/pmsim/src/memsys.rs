@@ -480,7 +480,7 @@ impl MemorySystem {
 
     /// The data of read `id` is at the controller at `data_ready`: acknowledge it once the
     /// PM-support engine and the front end have passed it on.
-    #[inline]
+    #[inline(always)]
     fn finish_read(&mut self, ch: usize, id: u64, issued: Ps, line_addr: u64, data_ready: Ps) {
         let delay = if self.bmo_passthrough {
             0
