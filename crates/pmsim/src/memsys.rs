@@ -558,7 +558,7 @@ impl MemorySystem {
     /// A request for row `row` of bank `bank` entered channel `ch` at `now`: make sure a
     /// decision happens no later than the time it could issue. Nothing else in the queue
     /// became ready earlier, so a pending decision that is due sooner already covers it.
-    #[inline]
+    #[inline(always)]
     fn decide_now(&mut self, ch: usize, now: Ps, bank: usize, row: u64) {
         let (ready, _) = self.channels[ch].device.readiness(bank, row, now);
         let decision_at = self.due(ch, DECISION);
