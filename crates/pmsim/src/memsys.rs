@@ -528,7 +528,7 @@ impl MemorySystem {
 
     /// [`write_durable`](Self::write_durable) of `q`, whose bytes `data` (if any) follow
     /// those in its payload.
-    #[inline]
+    #[inline(always)]
     fn write_durable_with(&mut self, q: &QueuedRequest, data: Option<&LineData>, t: Ps) {
         if !self.bmo_passthrough {
             self.bmo_landed(q.line_addr, 1 + q.merged().len() as u32);
