@@ -402,7 +402,7 @@ impl MemorySystem {
             self.finish_read(ch, q.id, q.issued, line_addr, plan.data_end);
             return;
         }
-        self.offer_with(req.is_write, q, req.data, now);
+        self.offer_with(req.is_write, q, req.data.as_ref(), now);
     }
 
     /// A write's bytes as a queue entry's payload (a spare one when there is one).
@@ -434,7 +434,7 @@ impl MemorySystem {
         &mut self,
         is_write: bool,
         mut q: QueuedRequest,
-        data: Option<LineData>,
+        data: Option<&LineData>,
         now: Ps,
     ) {
         let ch = q.channel as usize;
@@ -462,10 +462,10 @@ impl MemorySystem {
         if is_write && self.adr && (q.holds_entry || c.would_accept(true, q.line_addr, q.bank)) {
             // Accepted into the ADR domain now: durable and acknowledged at once; the queue
             // entry no longer needs the data.
-            self.write_durable_with(&q, data.as_ref(), now);
+            self.write_durable_with(&q, data, now);
             q.payload = None;
         } else if let Some(d) = data {
-            q.payload = Some(self.boxed(d));
+            q.payload = Some(self.boxed(*d));
         }
         let (bank, row) = (q.bank as usize, q.row);
         if self.channels[ch].offer(is_write, q, now) == Admission::Queued {
