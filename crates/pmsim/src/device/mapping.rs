@@ -121,7 +121,7 @@ impl AddressMap {
     /// returned through memory cost a third of the decoding.)
     #[inline(always)]
     pub fn locate(&self, addr: u64) -> Location {
-        if let Some(sh) = self.shifts {
+        if let Some(sh) = &self.shifts {
             return Self::locate_shifts(sh, addr);
         }
         let (chunk, within) = self.granule.div_rem(addr);
@@ -141,7 +141,7 @@ impl AddressMap {
 
     /// [`locate`](Self::locate) when every divisor is a power of two.
     #[inline(always)]
-    fn locate_shifts(sh: Shifts, addr: u64) -> Location {
+    fn locate_shifts(sh: &Shifts, addr: u64) -> Location {
         let within = addr & sh.granule_mask;
         let chunk = addr >> sh.granule;
         let channel = chunk & sh.channel_mask;
