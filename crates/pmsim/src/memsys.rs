@@ -740,6 +740,7 @@ impl MemorySystem {
     /// Processes events due at or before `limit` until one produces an acknowledgement or none
     /// is left; returns whether any was processed. Equivalent to calling
     /// [`step_until`](Self::step_until) until [`has_acks`](Self::has_acks), in one call.
+    #[inline]
     pub fn step_until_ack(&mut self, limit: Ps) -> bool {
         let mut any = false;
         while self.step_inner(limit).is_some() {
