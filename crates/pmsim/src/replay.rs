@@ -233,6 +233,7 @@ impl Replay {
 
     /// Advances the memory system until an acknowledgement arrives (nothing else can change a
     /// waiting thread's state); returns false when the crash point is reached.
+    #[inline]
     fn wait_step(&mut self) -> Result<bool, ReplayError> {
         if self.mem.step_until_ack(self.limit()) {
             self.absorb_acks();
