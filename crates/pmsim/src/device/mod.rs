@@ -20,6 +20,7 @@ pub mod mapping;
 pub mod read_buffer;
 
 use crate::config::{DeviceConfig, Timing};
+use crate::dense::Dense;
 use crate::time::Ps;
 pub use mapping::{AddressMap, Location, LINE_BYTES};
 pub use read_buffer::ReadBuffer;
@@ -142,8 +143,11 @@ struct Schedule {
 pub struct ChannelDevice {
     t: Timing,
     banks_per_rank: u32,
-    banks: Vec<Bank>,
-    ranks: Vec<Rank>,
+    /// Indexed by flat bank numbers the public methods check once on entry
+    /// ([`check_bank`](Self::check_bank)).
+    banks: Dense<Bank>,
+    /// Indexed by [`Bank::rank`], below the rank count by construction.
+    ranks: Dense<Rank>,
     bus_free: Ps,
     media_access_bytes: u64,
     write_blocks_bank: bool,
@@ -174,7 +178,7 @@ impl ChannelDevice {
                     rank: i as u32 / cfg.banks,
                 })
                 .collect(),
-            ranks: vec![
+            ranks: Dense::new(vec![
                 Rank {
                     next_refresh: if cfg.timing.trefi_ns > 0.0 {
                         crate::time::ns_to_ps(cfg.timing.trefi_ns)
@@ -184,7 +188,7 @@ impl ChannelDevice {
                     ..Rank::default()
                 };
                 cfg.ranks as usize
-            ],
+            ]),
             bus_free: 0,
             media_access_bytes: cfg.media_access_bytes as u64,
             write_blocks_bank: cfg.array_write_blocks_bank,
@@ -230,6 +234,17 @@ impl ChannelDevice {
         self.read_buffer.as_ref()
     }
 
+    /// Panics unless `bank` is one of the channel's banks: the public methods given a bank
+    /// number check it once, then index the tables without checks (see [`Dense`]).
+    #[inline(always)]
+    fn check_bank(&self, bank: usize) {
+        assert!(
+            bank < self.banks.len(),
+            "bank {bank} of {}",
+            self.banks.len()
+        );
+    }
+
     /// Flat index of the bank `loc` names within this channel.
     #[inline]
     pub fn bank_index(&self, loc: &Location) -> usize {
@@ -240,6 +255,7 @@ impl ChannelDevice {
     /// issue, and whether it would be a row hit.
     #[inline]
     pub fn readiness(&self, bank: usize, row: u64, now: Ps) -> (Ps, bool) {
+        self.check_bank(bank);
         let b = &self.banks[bank];
         if b.open_row == row {
             (now.max(b.next_col), true)
@@ -264,6 +280,7 @@ impl ChannelDevice {
     /// The open row of flat bank `bank` (`u64::MAX` when closed).
     #[inline]
     pub fn open_row(&self, bank: usize) -> u64 {
+        self.check_bank(bank);
         self.banks[bank].open_row
     }
 
@@ -282,6 +299,7 @@ impl ChannelDevice {
     /// its rank is activated.
     #[inline(always)]
     pub fn raw_readiness(&self, bank: usize) -> (Ps, Ps) {
+        self.check_bank(bank);
         let b = &self.banks[bank];
         let miss = if b.open_row == NO_ROW {
             let r = &self.ranks[b.rank as usize];
@@ -311,7 +329,8 @@ impl ChannelDevice {
     }
 
     /// The command times of an access to row `row` of flat bank `bank` starting no earlier
-    /// than `now`, from the current bank, rank and bus state (nothing changes).
+    /// than `now`, from the current bank, rank and bus state (nothing changes). `bank` was
+    /// checked by the caller.
     #[inline(always)]
     fn schedule(&self, bank: usize, row: u64, is_write: bool, now: Ps) -> Schedule {
         let t = &self.t;
@@ -382,7 +401,7 @@ impl ChannelDevice {
         let banks = rank * self.banks_per_rank as usize..(rank + 1) * self.banks_per_rank as usize;
         let mut start = due;
         let mut open = false;
-        for b in &self.banks[banks.clone()] {
+        for b in &self.banks.as_slice()[banks.clone()] {
             if b.open_row != NO_ROW {
                 open = true;
                 start = start.max(b.next_pre);
@@ -390,7 +409,7 @@ impl ChannelDevice {
             start = start.max(b.next_act);
         }
         let end = start + if open { t.trp } else { 0 } + t.trfc;
-        for b in &mut self.banks[banks] {
+        for b in &mut self.banks.as_mut_slice()[banks] {
             if b.open_row != NO_ROW {
                 b.open_row = NO_ROW;
                 self.closed_banks += 1;
@@ -407,6 +426,7 @@ impl ChannelDevice {
     /// Returns the schedule.
     #[inline]
     pub fn access(&mut self, bank: usize, row: u64, is_write: bool, now: Ps) -> AccessPlan {
+        self.check_bank(bank);
         let rank = self.banks[bank].rank as usize;
         let Schedule {
             outcome,
