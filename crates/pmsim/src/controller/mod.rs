@@ -494,6 +494,7 @@ impl ChannelController {
         } else {
             &mut self.read_q
         };
+        let builtin = self.policy.is_some();
         let (pick, others_ready) = match self.policy {
             Some(BuiltinPolicy::FrFcfs) => queue.pick_frfcfs(now),
             None => (sched.pick(queue.summarize(now), now), None),
@@ -502,8 +503,15 @@ impl ChannelController {
             Pick::WaitUntil(t) => return Decision::WaitUntil(t.max(now + 1)),
             Pick::Issue { bank, hit } => (bank, hit),
         };
-        let slot = queue.candidate(i, hit);
-        let request = queue.remove(slot, &self.device);
+        let slot = if builtin {
+            // The queue's own pick: nothing to check.
+            queue.picked_slot(i, hit)
+        } else {
+            let slot = queue.candidate(i, hit);
+            queue.check_slot(slot);
+            slot
+        };
+        let request = queue.remove_slot(slot, &self.device);
         let bank = request.bank as usize;
         let plan = self.device.access(bank, request.row, serve_writes, now);
         // The bank's readiness changed; when a row opened, its row hits changed with it.

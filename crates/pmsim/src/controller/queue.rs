@@ -284,11 +284,41 @@ impl RequestQueue {
     /// request is committed to it).
     #[inline]
     pub fn remove(&mut self, slot: u32, dev: &ChannelDevice) -> QueuedRequest {
+        self.check_slot(slot);
+        self.remove_slot(slot, dev)
+    }
+
+    /// Panics unless `slot` holds a request.
+    #[inline]
+    pub(crate) fn check_slot(&self, slot: u32) {
         let s = slot as usize;
         assert!(
             s < self.slots.len() && self.slots[s].seq != NONE,
             "slot {slot} holds no request"
         );
+    }
+
+    /// The slot of the request [`pick_frfcfs`](Self::pick_frfcfs) picked as
+    /// `Pick::Issue { bank: i, hit }` (nothing changed since): entry `i`'s oldest row hit
+    /// (`hit`) or row miss. Unlike [`candidate`](Self::candidate) (a plug-in's pick) it checks
+    /// nothing: `i` is one of this queue's own entry positions, and an entry's candidate of a
+    /// kind it has is a slot holding a request.
+    #[inline]
+    pub(crate) fn picked_slot(&self, i: usize, hit: bool) -> u32 {
+        let e = &self.entries[i];
+        let slot = if hit { e.hit_slot } else { e.miss_slot };
+        debug_assert!(
+            slot != NIL && self.slots[slot as usize].seq != NONE,
+            "entry {i} has no candidate of the picked kind"
+        );
+        slot
+    }
+
+    /// [`remove`](Self::remove) of a slot known to hold a request (checked with
+    /// [`check_slot`](Self::check_slot) or found by [`picked_slot`](Self::picked_slot)).
+    #[inline]
+    pub(crate) fn remove_slot(&mut self, slot: u32, dev: &ChannelDevice) -> QueuedRequest {
+        let s = slot as usize;
         let Slot { prev, next, .. } = self.slots[s];
         let bank = self.slots[s].req.bank;
         self.lines[line_bucket(self.slots[s].req.line_addr)] -= 1;
