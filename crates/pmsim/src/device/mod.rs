@@ -512,12 +512,13 @@ impl ChannelDevice {
     }
 
     /// Records that a media read of the line at `addr` filled its XPLine into the read buffer.
+    #[inline]
     pub fn fill_read_buffer(&mut self, addr: u64) {
-        let xpline = match self.xpline_shift {
-            Some(s) => addr >> s,
-            None => addr / self.xpline_bytes,
-        };
         if let Some(rb) = self.read_buffer.as_mut() {
+            let xpline = match self.xpline_shift {
+                Some(s) => addr >> s,
+                None => addr / self.xpline_bytes,
+            };
             rb.insert(xpline);
         }
     }
