@@ -147,11 +147,9 @@ pub struct MemorySystem {
     frontend: Ps,
     tck: Ps,
     now: Ps,
-    /// Time of the next event (`Ps::MAX` when none); `idle` when nothing is pending. Every
-    /// public call that changes state leaves them current, so asking for the next event costs
-    /// nothing.
+    /// Time of the next event (`Ps::MAX` when none; see [`idle`](Self::idle)). Every public
+    /// call that changes state leaves it current, so asking for the next event costs nothing.
     next_t: Ps,
-    idle: bool,
     /// Set when a change may have cancelled the next event (see [`submit`](Self::submit)).
     stale: bool,
     media_writes_done: u64,
@@ -196,7 +194,6 @@ impl MemorySystem {
             tck: cfg.device.timing.to_ps().tck.max(1),
             now: 0,
             next_t: Ps::MAX,
-            idle: true,
             stale: false,
             media_writes_done: 0,
             reads_from_buffer: 0,
@@ -213,7 +210,7 @@ impl MemorySystem {
     /// Time of the next pending event.
     #[inline]
     pub fn next_event_time(&self) -> Option<Ps> {
-        (!self.idle).then_some(self.next_t)
+        (!self.idle()).then_some(self.next_t)
     }
 
     /// Finds the next event's time after a change.
@@ -225,7 +222,13 @@ impl MemorySystem {
         };
         let t = self.events.next_time().min(own);
         self.next_t = t;
-        self.idle = t == Ps::MAX && self.events.is_empty();
+    }
+
+    /// True when nothing is pending: no event time, and no event on the shared queue (whose
+    /// events may be due at `Ps::MAX`).
+    #[inline]
+    fn idle(&self) -> bool {
+        self.next_t == Ps::MAX && self.events.is_empty()
     }
 
     /// The source of the next event, due at `t`: the first in source order with an event at
@@ -361,7 +364,6 @@ impl MemorySystem {
     fn earlier(&mut self, t: Ps) {
         if t < self.next_t {
             self.next_t = t;
-            self.idle = false;
         }
     }
 
@@ -371,7 +373,6 @@ impl MemorySystem {
     fn schedule_event(&mut self, t: Ps, ev: MemEvent) {
         self.events.push(t, ev);
         self.next_t = self.next_t.min(t);
-        self.idle = false;
     }
 
     #[inline]
@@ -707,7 +708,7 @@ impl MemorySystem {
     #[inline(always)]
     fn step_inner(&mut self, limit: Ps) -> Option<Ps> {
         let time = self.next_t;
-        if time > limit || self.idle {
+        if time > limit || self.idle() {
             return None;
         }
         self.now = self.now.max(time);
