@@ -150,8 +150,6 @@ pub struct MemorySystem {
     /// Time of the next event (`Ps::MAX` when none; see [`idle`](Self::idle)). Every public
     /// call that changes state leaves it current, so asking for the next event costs nothing.
     next_t: Ps,
-    /// Set when a change may have cancelled the next event (see [`submit`](Self::submit)).
-    stale: bool,
     media_writes_done: u64,
     reads_from_buffer: u64,
     /// Writes the PM-support engine made unnecessary on the media.
@@ -194,7 +192,6 @@ impl MemorySystem {
             tck: cfg.device.timing.to_ps().tck.max(1),
             now: 0,
             next_t: Ps::MAX,
-            stale: false,
             media_writes_done: 0,
             reads_from_buffer: 0,
             bmo_skipped_media: 0,
@@ -305,12 +302,9 @@ impl MemorySystem {
         lookup: Ps,
     ) {
         // Accepting a request only adds events, each noted as it comes (`earlier`), unless it
-        // runs a decision at once, which may cancel one: then the next event is searched anew.
-        self.stale = false;
+        // runs a decision at once, which may cancel one: then the next event is searched anew
+        // (`decide_now`).
         self.accept(req, now, pre, lookup);
-        if self.stale {
-            self.refresh_next();
-        }
     }
 
     /// The PM-support engine (for predictors' precomputations, which must not change it).
@@ -569,8 +563,9 @@ impl MemorySystem {
         }
         if ready <= now {
             *decision_at = Ps::MAX;
-            self.stale = true;
             self.run_decision(ch, now);
+            // The decision may have cancelled the next event (this one, if it was next).
+            self.refresh_next();
         } else {
             *decision_at = ready;
             self.earlier(ready);
