@@ -1,7 +1,7 @@
 //! AVX-512BW split-nibble kernel: 64 bytes per vector; up to 8 parity rows per line body,
 //! 4 per XPLine (256 B) body.
 
-use super::{group, Body, Coefs, Plan, SourcePrefetch};
+use super::{fast_dispatch, fast_path, group, Body, Coefs, Plan, SourcePrefetch, FAST_PLAIN};
 use core::arch::x86_64::*;
 
 /// Run a plan.
@@ -39,6 +39,10 @@ unsafe fn run_r<const R: usize>(
     let sp = srcs.as_ptr();
     let dp = dsts.as_ptr();
     let tbl = coefs.nibble_ptr();
+    if let Some((how, ahead)) = fast_path(plan, acc, nt, m, maxp) {
+        fast_dispatch!(bodies, R, m, how, (sp, k, dp, tbl, plan, ahead));
+        return;
+    }
     for (i, &o) in plan.offs.iter().enumerate() {
         // the sources are prefetched once per body, with the first parity group's loads
         let mut spf = SourcePrefetch::begin_body(plan, i, k);
@@ -60,8 +64,27 @@ unsafe fn run_r<const R: usize>(
     }
 }
 
+/// A fast-path call (see [`super::fast_path`]): every body of `plan` with all `P` parity rows
+/// in one group, stored as `HOW` says.
 #[target_feature(enable = "avx512f,avx512bw")]
-#[inline]
+unsafe fn bodies<const P: usize, const R: usize, const HOW: u8>(
+    sp: *const *const u8,
+    k: usize,
+    dp: *const *mut u8,
+    tbl: *const u8,
+    plan: &Plan,
+    ahead: *const *const u8,
+) {
+    for &o in plan.offs {
+        let o = plan.base + o as usize;
+        let spf = SourcePrefetch::fast::<HOW>(ahead, o, plan.body.lines());
+        body::<P, R>(sp, k, dp, tbl, o, false, HOW != FAST_PLAIN, spf);
+    }
+}
+
+// Not `#[target_feature]` (which cannot be `#[inline(always)]`): only ever inlined into the
+// functions above, so that each body is part of their loops (see `gfni::body512`).
+#[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn body<const P: usize, const R: usize>(
     sp: *const *const u8,

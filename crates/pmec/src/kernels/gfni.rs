@@ -4,7 +4,7 @@
 
 use super::avx2::store_ymm;
 use super::avx512::store_zmm;
-use super::{group, Body, Coefs, Hint, Plan, Prefetch, SourcePrefetch};
+use super::{fast_dispatch, fast_path, group, Body, Coefs, Plan, SourcePrefetch, FAST_PLAIN};
 use core::arch::x86_64::*;
 
 /// Run a plan with 32-byte GFNI vectors.
@@ -42,6 +42,10 @@ unsafe fn run256_r<const R: usize>(
     let sp = srcs.as_ptr();
     let dp = dsts.as_ptr();
     let mats = coefs.affine_ptr();
+    if let Some((how, ahead)) = fast_path(plan, acc, nt, m, maxp) {
+        fast_dispatch!(bodies256, R, m, how, (sp, k, dp, mats, plan, ahead));
+        return;
+    }
     for (i, &o) in plan.offs.iter().enumerate() {
         // the sources are prefetched once per body, with the first parity group's loads
         let mut spf = SourcePrefetch::begin_body(plan, i, k);
@@ -63,8 +67,27 @@ unsafe fn run256_r<const R: usize>(
     }
 }
 
+/// A fast-path call (see [`super::fast_path`]): every body of `plan` with all `P` parity rows
+/// in one group, stored as `HOW` says.
 #[target_feature(enable = "avx2,gfni")]
-#[inline]
+unsafe fn bodies256<const P: usize, const R: usize, const HOW: u8>(
+    sp: *const *const u8,
+    k: usize,
+    dp: *const *mut u8,
+    mats: *const u64,
+    plan: &Plan,
+    ahead: *const *const u8,
+) {
+    for &o in plan.offs {
+        let o = plan.base + o as usize;
+        let spf = SourcePrefetch::fast::<HOW>(ahead, o, plan.body.lines());
+        body256::<P, R>(sp, k, P, dp, mats, o, false, HOW != FAST_PLAIN, spf);
+    }
+}
+
+// Not `#[target_feature]` (which cannot be `#[inline(always)]`): only ever inlined into the
+// AVX2 + GFNI functions above (see `body512`).
+#[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn body256<const P: usize, const R: usize>(
     sp: *const *const u8,
@@ -164,28 +187,9 @@ unsafe fn run512_r<const R: usize>(
     let sp = srcs.as_ptr();
     let dp = dsts.as_ptr();
     let mats = coefs.affine_ptr();
-    // The usual call: every parity row in one group, nothing to accumulate, and no software
-    // prefetch or a stripe's own (`Prefetch::Ahead`). The loop over bodies is then the
-    // group's own, with the group size, the store kind and the prefetch known to the
-    // compiler: the general loop below pays a dispatch per body, which cost a lone RS(12,8)
-    // 4 KiB stripe (64 bodies of 64 B) a tenth of its time (validation §5).
-    if !acc && group(m, maxp) == m {
-        let fast = match (plan.prefetch, nt, plan.hint) {
-            (Prefetch::None, false, _) => Some((FAST_PLAIN, core::ptr::null())),
-            (Prefetch::None, true, _) => Some((FAST_NT, core::ptr::null())),
-            (Prefetch::Ahead(a), true, Hint::L1) => Some((FAST_NT_T0, a.as_ptr())),
-            (Prefetch::Ahead(a), true, Hint::L2) => Some((FAST_NT_T1, a.as_ptr())),
-            _ => None,
-        };
-        if let Some((how, ahead)) = fast {
-            match m {
-                8 => bodies512_by::<8, R>(how, sp, k, dp, mats, plan, ahead),
-                4 => bodies512_by::<4, R>(how, sp, k, dp, mats, plan, ahead),
-                2 => bodies512_by::<2, R>(how, sp, k, dp, mats, plan, ahead),
-                _ => bodies512_by::<1, R>(how, sp, k, dp, mats, plan, ahead),
-            }
-            return;
-        }
+    if let Some((how, ahead)) = fast_path(plan, acc, nt, m, maxp) {
+        fast_dispatch!(bodies512, R, m, how, (sp, k, dp, mats, plan, ahead));
+        return;
     }
     for (i, &o) in plan.offs.iter().enumerate() {
         // the sources are prefetched once per body, with the first parity group's loads
@@ -208,35 +212,8 @@ unsafe fn run512_r<const R: usize>(
     }
 }
 
-/// Fast-path kinds (see [`run512_r`]): regular stores, no prefetch; non-temporal stores, no
-/// prefetch; non-temporal stores with a stripe's own prefetch into L1 / into L2.
-const FAST_PLAIN: u8 = 0;
-const FAST_NT: u8 = 1;
-const FAST_NT_T0: u8 = 2;
-const FAST_NT_T1: u8 = 3;
-
-#[target_feature(enable = "avx512f,avx512bw,gfni")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn bodies512_by<const P: usize, const R: usize>(
-    how: u8,
-    sp: *const *const u8,
-    k: usize,
-    dp: *const *mut u8,
-    mats: *const u64,
-    plan: &Plan,
-    ahead: *const *const u8,
-) {
-    match how {
-        FAST_PLAIN => bodies512::<P, R, FAST_PLAIN>(sp, k, dp, mats, plan, ahead),
-        FAST_NT => bodies512::<P, R, FAST_NT>(sp, k, dp, mats, plan, ahead),
-        FAST_NT_T0 => bodies512::<P, R, FAST_NT_T0>(sp, k, dp, mats, plan, ahead),
-        _ => bodies512::<P, R, FAST_NT_T1>(sp, k, dp, mats, plan, ahead),
-    }
-}
-
-/// Every body of `plan` with all `P` parity rows in one group, parity stored (not
-/// accumulated) as `HOW` says, with the same body of the `k` sources at `ahead` prefetched for
-/// the `FAST_NT_T*` kinds.
+/// A fast-path call (see [`super::fast_path`]): every body of `plan` with all `P` parity rows
+/// in one group, stored as `HOW` says.
 #[target_feature(enable = "avx512f,avx512bw,gfni")]
 unsafe fn bodies512<const P: usize, const R: usize, const HOW: u8>(
     sp: *const *const u8,
@@ -248,11 +225,7 @@ unsafe fn bodies512<const P: usize, const R: usize, const HOW: u8>(
 ) {
     for &o in plan.offs {
         let o = plan.base + o as usize;
-        let spf = match HOW {
-            FAST_NT_T0 => SourcePrefetch::ahead(ahead, o, R, Hint::L1),
-            FAST_NT_T1 => SourcePrefetch::ahead(ahead, o, R, Hint::L2),
-            _ => SourcePrefetch::NONE,
-        };
+        let spf = SourcePrefetch::fast::<HOW>(ahead, o, plan.body.lines());
         body512::<P, R>(sp, k, P, dp, mats, o, false, HOW != FAST_PLAIN, spf);
     }
 }
