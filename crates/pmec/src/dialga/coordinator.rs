@@ -1470,19 +1470,25 @@ mod tests {
         assert_eq!(b, pattern(320));
     }
 
-    #[test]
-    fn sources_whose_first_lines_come_from_memory_are_not_resident_however_cheap_the_call() {
-        // Where the hardware prefetcher hides memory well (4 KiB blocks), a call from memory
-        // costs under the residency threshold (2.5x compute); the sources' first-line latency
-        // (cold loads 20x the warm ones, as measured from memory on a Xeon VM) decides it. Data
-        // found resident by near-L2 latency is voted out once its samples' latency says memory.
+    /// An auto coordinator of RS(12,8) without stripe-ahead prefetch whose compute cost is 100
+    /// cycles per line, and the lines of one 4 KiB-block stripe.
+    fn lone_4k_coordinator() -> (Coordinator, u64) {
         let cfg = CoordinatorConfig {
             ahead: 0,
             ..CoordinatorConfig::default()
         };
         let mut c = Coordinator::new(Strategy::Auto, cfg, Isa::Scalar, &coefs(8, 4));
         c.compute_cpl = 100.0;
-        let lines = 8 * 4096 / 64;
+        (c, 8 * 4096 / 64)
+    }
+
+    #[test]
+    fn sources_whose_first_lines_come_from_memory_are_not_resident_however_cheap_the_call() {
+        // Where the hardware prefetcher hides memory well (4 KiB blocks), a call from memory
+        // costs under the residency threshold (2.5x compute); the sources' first-line latency
+        // (cold loads 20x the warm ones, as measured from memory on a Xeon VM) decides it. Data
+        // found resident by near-L2 latency is voted out once its samples' latency says memory.
+        let (c, lines) = lone_4k_coordinator();
         let mut from_memory = true;
         let mut resident_calls = 0;
         for call in 0..1200u64 {
@@ -1524,13 +1530,7 @@ mod tests {
     fn a_resident_verdict_is_sampled_and_left_under_a_vanilla_preference() {
         // Resident while vanilla is preferred (both set as a run of probes can leave them):
         // the verdict's samples still come, and far first lines vote it out.
-        let cfg = CoordinatorConfig {
-            ahead: 0,
-            ..CoordinatorConfig::default()
-        };
-        let mut c = Coordinator::new(Strategy::Auto, cfg, Isa::Scalar, &coefs(8, 4));
-        c.compute_cpl = 100.0;
-        let lines = 8 * 4096 / 64;
+        let (c, lines) = lone_4k_coordinator();
         let t = c.begin(4096, 1, 1);
         c.record(t, 8 * 4096, 160 * lines);
         {

@@ -1,7 +1,7 @@
 //! AVX2 split-nibble kernel: 32 bytes per vector, up to 4 parity rows in registers; bodies
 //! (64 B lines or 256 B XPLines) are computed one 32-byte column at a time.
 
-use super::{fast_dispatch, fast_path, group, Body, Coefs, Plan, SourcePrefetch, FAST_PLAIN};
+use super::{fast_bodies, fast_dispatch, fast_path, group, Body, Coefs, Plan, SourcePrefetch};
 use core::arch::x86_64::*;
 
 /// Run a plan.
@@ -63,23 +63,9 @@ unsafe fn run_r<const R: usize>(
     }
 }
 
-/// A fast-path call (see [`super::fast_path`]): every body of `plan` with all `P` parity rows
-/// in one group, stored as `HOW` says.
-#[target_feature(enable = "avx2")]
-unsafe fn bodies<const P: usize, const R: usize, const HOW: u8>(
-    sp: *const *const u8,
-    k: usize,
-    dp: *const *mut u8,
-    tbl: *const u8,
-    plan: &Plan,
-    ahead: *const *const u8,
-) {
-    for &o in plan.offs {
-        let o = plan.base + o as usize;
-        let spf = SourcePrefetch::fast::<HOW>(ahead, o, plan.body.lines());
-        body::<P, R>(sp, k, dp, tbl, o, false, HOW != FAST_PLAIN, spf);
-    }
-}
+fast_bodies!(bodies, "avx2", *const u8, |sp, k, dp, tbl, o, nt, spf| {
+    body::<P, R>(sp, k, dp, tbl, o, false, nt, spf)
+});
 
 // Not `#[target_feature]` (which cannot be `#[inline(always)]`): only ever inlined into the
 // functions above, so that each body is part of their loops (see `gfni::body512`).

@@ -4,7 +4,7 @@
 
 use super::avx2::store_ymm;
 use super::avx512::store_zmm;
-use super::{fast_dispatch, fast_path, group, Body, Coefs, Plan, SourcePrefetch, FAST_PLAIN};
+use super::{fast_bodies, fast_dispatch, fast_path, group, Body, Coefs, Plan, SourcePrefetch};
 use core::arch::x86_64::*;
 
 /// Run a plan with 32-byte GFNI vectors.
@@ -67,23 +67,12 @@ unsafe fn run256_r<const R: usize>(
     }
 }
 
-/// A fast-path call (see [`super::fast_path`]): every body of `plan` with all `P` parity rows
-/// in one group, stored as `HOW` says.
-#[target_feature(enable = "avx2,gfni")]
-unsafe fn bodies256<const P: usize, const R: usize, const HOW: u8>(
-    sp: *const *const u8,
-    k: usize,
-    dp: *const *mut u8,
-    mats: *const u64,
-    plan: &Plan,
-    ahead: *const *const u8,
-) {
-    for &o in plan.offs {
-        let o = plan.base + o as usize;
-        let spf = SourcePrefetch::fast::<HOW>(ahead, o, plan.body.lines());
-        body256::<P, R>(sp, k, P, dp, mats, o, false, HOW != FAST_PLAIN, spf);
-    }
-}
+fast_bodies!(
+    bodies256,
+    "avx2,gfni",
+    *const u64,
+    |sp, k, dp, mats, o, nt, spf| { body256::<P, R>(sp, k, P, dp, mats, o, false, nt, spf) }
+);
 
 // Not `#[target_feature]` (which cannot be `#[inline(always)]`): only ever inlined into the
 // AVX2 + GFNI functions above (see `body512`).
@@ -212,23 +201,12 @@ unsafe fn run512_r<const R: usize>(
     }
 }
 
-/// A fast-path call (see [`super::fast_path`]): every body of `plan` with all `P` parity rows
-/// in one group, stored as `HOW` says.
-#[target_feature(enable = "avx512f,avx512bw,gfni")]
-unsafe fn bodies512<const P: usize, const R: usize, const HOW: u8>(
-    sp: *const *const u8,
-    k: usize,
-    dp: *const *mut u8,
-    mats: *const u64,
-    plan: &Plan,
-    ahead: *const *const u8,
-) {
-    for &o in plan.offs {
-        let o = plan.base + o as usize;
-        let spf = SourcePrefetch::fast::<HOW>(ahead, o, plan.body.lines());
-        body512::<P, R>(sp, k, P, dp, mats, o, false, HOW != FAST_PLAIN, spf);
-    }
-}
+fast_bodies!(
+    bodies512,
+    "avx512f,avx512bw,gfni",
+    *const u64,
+    |sp, k, dp, mats, o, nt, spf| { body512::<P, R>(sp, k, P, dp, mats, o, false, nt, spf) }
+);
 
 // Not `#[target_feature]` (which cannot be `#[inline(always)]`): only ever inlined into the
 // AVX-512 + GFNI functions above, so that each body is part of their loops instead of a call

@@ -787,6 +787,34 @@ macro_rules! fast_dispatch {
 }
 pub(crate) use fast_dispatch;
 
+/// Defines `$name`, one kernel's fast-path call (see [`fast_path`]): every body of `plan` with
+/// all `P` parity rows in one group, stored as `HOW` says. `$body` runs the kernel's body at
+/// offset `$o`, with `$nt` the store kind and `$spf` the body's prefetch.
+macro_rules! fast_bodies {
+    ($name:ident, $features:literal, $tbl:ty,
+     |$sp:ident, $k:ident, $dp:ident, $t:ident, $o:ident, $nt:ident, $spf:ident| $body:expr) => {
+        /// A fast-path call (see [`super::fast_path`]): every body of `plan` with all `P`
+        /// parity rows in one group, stored as `HOW` says.
+        #[target_feature(enable = $features)]
+        unsafe fn $name<const P: usize, const R: usize, const HOW: u8>(
+            $sp: *const *const u8,
+            $k: usize,
+            $dp: *const *mut u8,
+            $t: $tbl,
+            plan: &super::Plan,
+            ahead: *const *const u8,
+        ) {
+            for &o in plan.offs {
+                let $o = plan.base + o as usize;
+                let $spf = super::SourcePrefetch::fast::<HOW>(ahead, $o, plan.body.lines());
+                let $nt = HOW != super::FAST_PLAIN;
+                $body;
+            }
+        }
+    };
+}
+pub(crate) use fast_bodies;
+
 /// Parity accumulator group size for `left` remaining rows with at most `maxp` per group.
 #[inline(always)]
 pub(crate) fn group(left: usize, maxp: usize) -> usize {
