@@ -514,10 +514,22 @@ impl ChannelController {
         };
         let request = queue.remove_slot(slot, &self.device);
         let bank = request.bank as usize;
-        let plan = self.device.access(bank, request.row, serve_writes, now);
+        // Which device kind is decided once: a device that does not refresh (NVM) never
+        // checks for refreshes.
+        let (plan, refreshed) = if self.device.refreshes() {
+            let plan = self
+                .device
+                .access_with::<true>(bank, request.row, serve_writes, now);
+            (plan, self.device.take_refreshed())
+        } else {
+            let plan = self
+                .device
+                .access_with::<false>(bank, request.row, serve_writes, now);
+            (plan, false)
+        };
         // The bank's readiness changed; when a row opened, its row hits changed with it.
         let opened = plan.activate.is_some();
-        if self.device.take_refreshed() {
+        if refreshed {
             // A refresh closed a rank's rows and moved its banks' readiness.
             self.read_q.all_banks_changed(&self.device);
             self.write_q.all_banks_changed(&self.device);

@@ -159,6 +159,9 @@ pub struct ChannelDevice {
     closed_banks: usize,
     /// A refresh closed rows since [`take_refreshed`](Self::take_refreshed) last ran.
     refreshed: bool,
+    /// The device refreshes (DRAM: every rank's `next_refresh` is a time, never `Ps::MAX`);
+    /// otherwise (NVM) no rank ever refreshes and `refreshed` stays false.
+    refreshes: bool,
     stats: Counters,
 }
 
@@ -202,6 +205,7 @@ impl ChannelDevice {
                 .then(|| ReadBuffer::new(cfg.read_buffer.entries as usize)),
             closed_banks: nbanks,
             refreshed: false,
+            refreshes: cfg.timing.trefi_ns > 0.0,
             stats: Counters::default(),
         }
     }
@@ -369,23 +373,26 @@ impl ChannelDevice {
         }
     }
 
-    /// [`schedule`](Self::schedule) on a refreshing device (DRAM): first applies the refreshes
-    /// of the rank of `bank` due before the access's column command would issue.
+    /// [`schedule`](Self::schedule) on a refreshing device (DRAM) whose schedule `s` has its
+    /// column command at or after the next refresh of the rank of `bank`: applies the
+    /// refreshes due before the access's column command would issue, and schedules anew.
     #[inline(never)]
+    #[cold]
     fn schedule_after_refreshes(
         &mut self,
         bank: usize,
         row: u64,
         is_write: bool,
         now: Ps,
+        mut s: Schedule,
     ) -> Schedule {
         let rank = self.banks[bank].rank as usize;
         loop {
-            let s = self.schedule(bank, row, is_write, now);
+            self.refresh(rank, s.column);
+            s = self.schedule(bank, row, is_write, now);
             if s.column < self.ranks[rank].next_refresh {
                 return s;
             }
-            self.refresh(rank, s.column);
         }
     }
 
@@ -426,19 +433,46 @@ impl ChannelDevice {
     /// Returns the schedule.
     #[inline]
     pub fn access(&mut self, bank: usize, row: u64, is_write: bool, now: Ps) -> AccessPlan {
+        if self.refreshes {
+            self.access_with::<true>(bank, row, is_write, now)
+        } else {
+            self.access_with::<false>(bank, row, is_write, now)
+        }
+    }
+
+    /// Whether the device refreshes (DRAM). On a device that does not,
+    /// [`access_with::<false>`](Self::access_with) is [`access`](Self::access) and
+    /// [`take_refreshed`](Self::take_refreshed) is always false.
+    #[inline]
+    pub fn refreshes(&self) -> bool {
+        self.refreshes
+    }
+
+    /// [`access`](Self::access) for a device that refreshes (`REFRESH`, DRAM) or not (NVM:
+    /// every rank's `next_refresh` is `Ps::MAX`, so the refresh check is left out). The
+    /// caller decides once which, from [`refreshes`](Self::refreshes).
+    #[inline(always)]
+    pub fn access_with<const REFRESH: bool>(
+        &mut self,
+        bank: usize,
+        row: u64,
+        is_write: bool,
+        now: Ps,
+    ) -> AccessPlan {
+        debug_assert_eq!(REFRESH, self.refreshes);
         self.check_bank(bank);
         let rank = self.banks[bank].rank as usize;
+        let mut s = self.schedule(bank, row, is_write, now);
+        if REFRESH && s.column >= self.ranks[rank].next_refresh {
+            s = self.schedule_after_refreshes(bank, row, is_write, now, s);
+        }
         let Schedule {
             outcome,
             precharge,
             activate,
             column,
             data_start,
-        } = if self.ranks[rank].next_refresh == Ps::MAX {
-            self.schedule(bank, row, is_write, now)
-        } else {
-            self.schedule_after_refreshes(bank, row, is_write, now)
-        };
+        } = s;
         let t = &self.t;
         let r = &mut self.ranks[rank];
         let data_end = data_start + t.tburst;
