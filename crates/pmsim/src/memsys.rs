@@ -580,7 +580,9 @@ impl MemorySystem {
 
     #[inline]
     fn run_decision(&mut self, ch: usize, now: Ps) {
-        let decision = self.channels[ch].decide(self.scheduler.as_mut(), now);
+        // The queues are settled after the request is dealt with (nothing here looks at them),
+        // so that the request and its schedule are not kept alive across the update.
+        let (decision, settle) = self.channels[ch].decide_unsettled(self.scheduler.as_mut(), now);
         match decision {
             Decision::Idle => {}
             Decision::WaitUntil(t) => self.schedule_decision(ch, t),
@@ -610,6 +612,9 @@ impl MemorySystem {
                     }
                     let (id, issued, line) = (request.id, request.issued, request.line_addr);
                     self.finish_read(ch, id, issued, line, plan.data_end);
+                }
+                if let Some(s) = settle {
+                    self.channels[ch].settle(s);
                 }
                 if self.channels[ch].has_waiting() {
                     self.admit_waiting(ch, now);

@@ -89,6 +89,21 @@ pub enum Decision {
     Idle,
 }
 
+/// What [`ChannelController::settle`] needs of a decision that issued.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Settle {
+    /// The accessed bank.
+    bank: u32,
+    /// The access activated a row.
+    opened: bool,
+    /// A refresh applied before the access.
+    refreshed: bool,
+    /// The decision served the write queue.
+    serve_writes: bool,
+    /// The pick's time other banks become ready, when it knows it.
+    others_ready: Option<Ps>,
+}
+
 /// Per-channel controller statistics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ControllerStats {
@@ -478,6 +493,23 @@ impl ChannelController {
     /// built for).
     #[inline]
     pub fn decide(&mut self, sched: &mut dyn Scheduler, now: Ps) -> Decision {
+        let (decision, settle) = self.decide_unsettled(sched, now);
+        if let Some(s) = settle {
+            self.settle(s);
+        }
+        decision
+    }
+
+    /// [`decide`](Self::decide) up to the access, without bringing the queues' view of the
+    /// banks up to date: when it issues, the caller hands the returned [`Settle`] to
+    /// [`settle`](Self::settle) before anything else looks at the queues (it may first deal
+    /// with the request, which then is no longer alive beside the queues' update).
+    #[inline(always)]
+    pub(crate) fn decide_unsettled(
+        &mut self,
+        sched: &mut dyn Scheduler,
+        now: Ps,
+    ) -> (Decision, Option<Settle>) {
         self.stats.decisions += 1;
         self.ready_hint = None;
         if self.write_q.len() >= self.drain_high && !self.draining {
@@ -488,7 +520,7 @@ impl ChannelController {
         }
         let serve_writes = !self.write_q.is_empty() && (self.draining || self.read_q.is_empty());
         if !serve_writes && self.read_q.is_empty() {
-            return Decision::Idle;
+            return (Decision::Idle, None);
         }
         let queue = if serve_writes {
             &mut self.write_q
@@ -501,7 +533,7 @@ impl ChannelController {
             None => (sched.pick(queue.summarize(now), now), None),
         };
         let (i, hit) = match pick {
-            Pick::WaitUntil(t) => return Decision::WaitUntil(t.max(now + 1)),
+            Pick::WaitUntil(t) => return (Decision::WaitUntil(t.max(now + 1)), None),
             Pick::Issue { bank, hit } => (bank, hit),
         };
         let slot = if builtin {
@@ -527,8 +559,39 @@ impl ChannelController {
                 .access_with::<false>(bank, request.row, serve_writes, now);
             (plan, false)
         };
+        if serve_writes && self.draining {
+            self.stats.writes_in_drain += 1;
+        }
+        let settle = Settle {
+            bank: bank as u32,
+            opened: plan.activate.is_some(),
+            refreshed,
+            serve_writes,
+            others_ready,
+        };
+        (
+            Decision::Issued {
+                request,
+                plan,
+                is_write: serve_writes,
+            },
+            Some(settle),
+        )
+    }
+
+    /// Brings the queues' view of the banks up to date after the access of a decision
+    /// ([`decide_unsettled`](Self::decide_unsettled)).
+    #[inline(always)]
+    pub(crate) fn settle(&mut self, s: Settle) {
+        let Settle {
+            bank,
+            opened,
+            refreshed,
+            serve_writes,
+            others_ready,
+        } = s;
+        let bank = bank as usize;
         // The bank's readiness changed; when a row opened, its row hits changed with it.
-        let opened = plan.activate.is_some();
         if refreshed {
             // A refresh closed a rank's rows and moved its banks' readiness.
             self.read_q.all_banks_changed(&self.device);
@@ -549,14 +612,6 @@ impl ChannelController {
                 &self.read_q
             };
             self.ready_hint = Some((serve_writes, others.min(served.bank_ready(bank))));
-        }
-        if serve_writes && self.draining {
-            self.stats.writes_in_drain += 1;
-        }
-        Decision::Issued {
-            request,
-            plan,
-            is_write: serve_writes,
         }
     }
 
