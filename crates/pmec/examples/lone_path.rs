@@ -14,7 +14,7 @@
 //! schedule 5 runs it); `auto` (a `Codec` with the default strategy, one `encode_raw` per
 //! stripe: the coordinator's choice, whose decisions are tallied below the table);
 //! `coord+kernel-64` (`kernel-64` between the coordinator's `begin` and `end`, as a `Codec`
-//! fixed to lone schedule 3 keeps its books); `execute-lone3` (the schedule executor running
+//! kept its books on every call before it reused decisions); `execute-lone3` (the schedule executor running
 //! lone schedule 3, without the coordinator); `lone0`..`lone6` (a `Codec` fixed to each of
 //! [`LONE_SCHEDULES`], the coordinator's candidates for such calls).
 //!

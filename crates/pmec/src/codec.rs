@@ -2,7 +2,9 @@
 //! matrices cached), parity update, verification, and the batch entry points the thread pool
 //! and the DIALGA scheduler build on.
 
-use crate::dialga::coordinator::{Coordinator, CoordinatorConfig, Decision, Strategy};
+use crate::dialga::coordinator::{
+    CallInProgress, Coordinator, CoordinatorConfig, Decision, Strategy,
+};
 use crate::dialga::prefetch::{self, Schedule, StripeSet};
 use crate::error::{invalid, mismatch, Error, Result};
 use crate::kernels::{self, Coefs, Isa};
@@ -596,7 +598,7 @@ const REUSE_CALLS: u32 = 31;
 /// block length it was made.
 #[derive(Clone, Copy)]
 struct Reuse {
-    coord: *const Coordinator,
+    coord: u64,
     len: usize,
     decision: Decision,
     left: u32,
@@ -612,7 +614,7 @@ thread_local! {
 fn take_reuse(coord: &Coordinator, len: usize) -> Option<Decision> {
     REUSE.with(|r| {
         let mut v = r.get()?;
-        if !std::ptr::eq(v.coord, coord) || v.len != len || v.left == 0 {
+        if v.coord != coord.id() || v.len != len || v.left == 0 {
             return None;
         }
         v.left -= 1;
@@ -653,6 +655,7 @@ pub(crate) unsafe fn run_coordinated(
             measured: false,
         };
     }
+    let _in_call = CallInProgress::begin();
     let single = stripes == 1 && threads <= 1;
     if single {
         if let Some(d) = take_reuse(coord, set.len) {
@@ -682,7 +685,7 @@ pub(crate) unsafe fn run_coordinated(
         if single {
             REUSE.with(|r| {
                 r.set(Some(Reuse {
-                    coord,
+                    coord: coord.id(),
                     len: set.len,
                     decision: d,
                     left: REUSE_CALLS,

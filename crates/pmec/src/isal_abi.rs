@@ -11,7 +11,7 @@
 //! (16, 32 or 64 bytes by host) to its base C code, which reads only byte 1 of each table
 //! (the coefficient), while pmec uses the whole table at every length.
 
-use crate::dialga::coordinator::{Coordinator, CoordinatorConfig, Strategy};
+use crate::dialga::coordinator::{CallInProgress, Coordinator, CoordinatorConfig, Strategy};
 use crate::dialga::prefetch::{self, Schedule, StripeSet};
 use crate::gf;
 use crate::kernels::{self, Coefs, Isa};
@@ -307,6 +307,7 @@ unsafe fn encode_on_thread(
         m: rows,
         len,
     };
+    let _in_call = CallInProgress::begin();
     // The common call: this thread's last geometry, with a decision to reuse for this block
     // length and the same tables. It is served under one borrow of the thread's state, without
     // touching the reference count or the geometry table. The stripe is brought in as the
@@ -344,8 +345,14 @@ unsafe fn encode_on_thread(
     let sched = ticket.decision.schedule;
     if ticket.decision.measured {
         if ticket.wants_latency() {
-            ticket.set_latency(kernels::first_line_latency(srcs));
-            ticket.restart();
+            if fetched.is_some() {
+                // the sources were just brought in for another decision: neither the latency
+                // nor the cost would be theirs
+                ticket.discard();
+            } else {
+                ticket.set_latency(kernels::first_line_latency(srcs));
+                ticket.restart();
+            }
         }
         if ticket.residency_probe() {
             kernels::own_lines(dsts, len);

@@ -472,3 +472,74 @@ fn empty_blocks_encode_on_every_kind_of_call() {
         codec.encode(&data, &mut parity).unwrap();
     }
 }
+
+/// A codec's single-stripe calls reuse only their own coordinator's decisions: a codec built
+/// where a dropped one was (often at the same address) runs its own strategy from its first
+/// call.
+#[test]
+fn a_new_codec_never_runs_a_dropped_codecs_decision() {
+    use pmec::dialga::coordinator::LONE_SCHEDULES;
+    let len = 4096;
+    let data: Vec<Vec<u8>> = (0..8).map(|i| vec![i as u8 + 1; len]).collect();
+    let srcs: Vec<*const u8> = data.iter().map(|d| d.as_ptr()).collect();
+    let mut par: Vec<Vec<u8>> = (0..4).map(|_| vec![0u8; len]).collect();
+    let dsts: Vec<*mut u8> = par.iter_mut().map(|p| p.as_mut_ptr()).collect();
+    let fixed = LONE_SCHEDULES[5];
+    for _ in 0..20 {
+        let a = Box::new(
+            Codec::builder(8, 4)
+                .strategy(pmec::Strategy::Vanilla)
+                .build()
+                .unwrap(),
+        );
+        // SAFETY: 8 readable and 4 writable blocks of len bytes.
+        let da = unsafe { a.encode_raw(len, &srcs, &dsts, 1) };
+        assert!(!da.measured, "{da:?}");
+        drop(a);
+        let b = Box::new(
+            Codec::builder(8, 4)
+                .strategy(pmec::Strategy::Fixed(fixed))
+                .build()
+                .unwrap(),
+        );
+        // SAFETY: as above.
+        let db = unsafe { b.encode_raw(len, &srcs, &dsts, 1) };
+        assert_eq!(db.schedule.fetch, fixed.fetch, "{db:?}");
+        assert_eq!(b.coordinator().stats()[0].1.calls, 1);
+    }
+}
+
+/// Encoders on many threads that do not declare their concurrency (each call says one thread)
+/// are still seen by the coordinator: calls in progress are counted whether or not the
+/// coordinator is asked (single-stripe calls mostly reuse a decision, and a decision not timed
+/// closes its ticket before the kernel runs).
+#[test]
+fn undeclared_concurrency_is_seen() {
+    let codec = Codec::new(8, 4).unwrap();
+    let len = 1024;
+    let bar = std::sync::Barrier::new(8);
+    let seen = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|sc| {
+        for t in 0..8u8 {
+            let (codec, bar, seen) = (&codec, &bar, &seen);
+            sc.spawn(move || {
+                let data: Vec<Vec<u8>> = (0..8).map(|i| vec![t ^ i as u8; len]).collect();
+                let srcs: Vec<*const u8> = data.iter().map(|d| d.as_ptr()).collect();
+                let mut par: Vec<Vec<u8>> = (0..4).map(|_| vec![0u8; len]).collect();
+                let dsts: Vec<*mut u8> = par.iter_mut().map(|p| p.as_mut_ptr()).collect();
+                bar.wait();
+                let t0 = std::time::Instant::now();
+                while t0.elapsed().as_secs_f64() < 0.3 {
+                    // SAFETY: 8 readable and 4 writable blocks of len bytes, this thread's own.
+                    let d = unsafe { codec.encode_raw(len, &srcs, &dsts, 1) };
+                    seen.fetch_max(d.threads, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    let seen = seen.into_inner();
+    assert!(
+        seen >= 5,
+        "8 concurrent encoders, at most {seen} seen at once"
+    );
+}

@@ -6,10 +6,13 @@
 //! its latency sample. Decisions, with the paper's thresholds as configurable defaults:
 //!
 //! * data found cache-resident (a periodic vanilla probe with regular parity stores runs near
-//!   the calibrated compute cost; two sampled calls in a row far above it end the verdict) →
-//!   plain kernels, no prefetch, regular stores;
-//! * high pressure (threads > 12, or latency > 110% of the low-pressure baseline together with
-//!   useless prefetches > 150% of theirs — with timing only, together with concurrency) →
+//!   the calibrated compute cost, and the first lines of its sources load faster than from
+//!   memory; two sampled calls in a row far above that cost or loading from memory end the
+//!   verdict) → plain kernels, no prefetch, regular stores;
+//! * high pressure (threads > 12, the larger of the caller's declared count and the encode
+//!   calls in progress ([`CallInProgress`]), or latency > 110% of the low-pressure baseline
+//!   together with useless prefetches > 150% of theirs — with timing only, together with
+//!   concurrency) →
 //!   hardware prefetcher starved by the shuffle mapping, 256 B bodies, software prefetch with
 //!   the distance capped by the PM read-buffer bound (Eq. 1). These remedies are where the
 //!   pressure entry's climb starts, not a fixed choice: the climb also measures the
@@ -43,8 +46,8 @@ use super::counters::HwCounters;
 use super::prefetch::{Fetch, Schedule};
 use super::tuner::{Cand, Tuner, TunerConfig};
 use crate::kernels::{self, Body, Coefs, Hint, Isa};
-use std::cell::RefCell;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Prefetch strategy: chosen by the coordinator, or fixed by hand for experiments.
@@ -416,7 +419,66 @@ struct Entry {
 /// and software prefetch: single samples are noisy.
 const SWITCH_MARGIN: f64 = 0.9;
 
-static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+/// Slots of encode calls in progress, one per thread (modulo the count): a thread marks its
+/// slot for the duration of each call ([`CallInProgress`]) with plain stores, and
+/// [`Coordinator::begin`] counts the marked slots as the concurrency it sees besides what the
+/// caller declares. A shared counter would need a locked operation per call, which waits for
+/// the previous call's non-temporal parity stores to drain (validation §5). Threads beyond the
+/// slot count share slots, so they are undercounted, far above the pressure threshold.
+const CALL_SLOTS: usize = 64;
+
+/// One thread's in-call mark, alone in its cache line.
+#[repr(align(64))]
+struct CallSlot(AtomicBool);
+
+static IN_CALL: [CallSlot; CALL_SLOTS] = [const { CallSlot(AtomicBool::new(false)) }; CALL_SLOTS];
+
+/// Threads that have taken a call slot.
+static NEXT_SLOT: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread's call slot (`usize::MAX` until its first call).
+    static MY_SLOT: Cell<usize> = const { Cell::new(usize::MAX) };
+}
+
+/// Marks this thread's encode call in progress until dropped (see [`CALL_SLOTS`]).
+pub struct CallInProgress(usize);
+
+impl CallInProgress {
+    /// Marks the call.
+    #[inline]
+    pub fn begin() -> CallInProgress {
+        let slot = MY_SLOT
+            .try_with(|s| {
+                if s.get() == usize::MAX {
+                    s.set(NEXT_SLOT.fetch_add(1, Ordering::Relaxed) % CALL_SLOTS);
+                }
+                s.get()
+            })
+            // (a call from a thread-local destructor after this one's: the shared last slot)
+            .unwrap_or(CALL_SLOTS - 1);
+        IN_CALL[slot].0.store(true, Ordering::Relaxed);
+        CallInProgress(slot)
+    }
+}
+
+impl Drop for CallInProgress {
+    #[inline]
+    fn drop(&mut self) {
+        IN_CALL[self.0].0.store(false, Ordering::Relaxed);
+    }
+}
+
+/// Encode calls in progress now (marked slots).
+fn calls_in_progress() -> usize {
+    IN_CALL
+        .iter()
+        .filter(|s| s.0.load(Ordering::Relaxed))
+        .count()
+}
+
+/// Coordinators made so far (each gets the next number as its id).
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
     static COUNTERS: RefCell<Option<Option<HwCounters>>> = const { RefCell::new(None) };
@@ -508,9 +570,16 @@ impl Ticket {
         self.measure && (self.probe == Probe::Residency || self.decision.cache_resident)
     }
 
-    /// The sources' [`kernels::first_line_latency`] (cold, warm ticks).
+    /// The sources' [`kernels::first_line_latency`] (cold, warm ticks per load).
     pub fn set_latency(&mut self, (cold, warm): (u64, u64)) {
         self.latency = Some((cold, warm));
+    }
+
+    /// Leaves this call out of the coordinator's measurements (the caller touched the sources
+    /// before a call that wanted their latency, so neither its cost nor the latency is
+    /// theirs).
+    pub fn discard(&mut self) {
+        self.measure = false;
     }
 
     /// Restarts a measured call's timer (the caller did untimed set-up after `begin`).
@@ -530,20 +599,24 @@ pub struct Coordinator {
     m: usize,
     /// Calibrated cycles per source line with data in L2.
     compute_cpl: f64,
+    /// Ticks of one first-line load from memory ([`kernels::memory_latency`]).
+    memory_latency: f64,
+    /// Unique in the process (for callers that cache a decision per coordinator).
+    id: u64,
     /// Per (block length, pressure) state; few entries, searched linearly.
     state: Mutex<Vec<((usize, bool), Entry)>>,
 }
 
-/// [`kernels::first_line_latency`]'s cold loads taking more than this many times the warm ones
-/// (in tenths) mean the sources are not in L1/L2, where the compute cost is calibrated. On a
-/// Xeon VM (`first_line_latency` over 8 random lines of a working set, 2,000 tries, p10-p90):
-/// 256 KiB 1.3-1.4x, 1 MiB 1.5-1.9x, 16 MiB (L3) 10-19x, 2 GiB 27-45x.
-const FAR_LATENCY_TENTHS: u64 = 25;
+/// The sources' first lines came from memory when their loads took more than this share of
+/// [`kernels::memory_latency`] each, and more than [`NEAR_RATIO`] times the same loads as L1
+/// hits. On a Xeon VM (`first_line_latency` over 8 random lines of a working set, 2,000 tries,
+/// p10-p90, cold over warm): 256 KiB 1.3-1.4x, 1 MiB 1.5-1.9x, 16 MiB (in L3) 10-19x, 2 GiB
+/// 27-45x; L3 data counts as resident (regular stores ran RS(12,8) stripes of a 16 MiB pool at
+/// 83-90% of the plain move, non-temporal ones at 55-62%, `lone_path` with `POOL_KIB=16384`).
+const FAR_MEMORY_SHARE: f64 = 0.6;
 
-/// Whether first-line latencies `(cold, warm)` say memory (or L3), not L1/L2.
-fn far(cold: u64, warm: u64) -> bool {
-    cold * 10 > FAR_LATENCY_TENTHS * warm.max(1)
-}
+/// Cold loads within this many times the warm ones are L1/L2 hits, whatever the memory latency.
+const NEAR_RATIO: f64 = 2.5;
 
 fn tsc() -> u64 {
     // SAFETY: rdtsc has no preconditions on x86_64.
@@ -565,8 +638,22 @@ impl Coordinator {
             k,
             m,
             compute_cpl,
+            memory_latency: kernels::memory_latency() as f64,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             state: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Unique among the coordinators of this process (a cached decision's owner).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Whether per-load first-line latencies `(cold, warm)` say the sources came from memory
+    /// (not L1, L2 or L3).
+    fn far(&self, (cold, warm): (u64, u64)) -> bool {
+        let cold = cold as f64;
+        cold > NEAR_RATIO * warm.max(1) as f64 && cold > FAR_MEMORY_SHARE * self.memory_latency
     }
 
     /// The strategy in force.
@@ -621,8 +708,7 @@ impl Coordinator {
     /// Choose the schedule for a call over `stripes` stripes of `len`-byte blocks issued with
     /// `threads` declared concurrent encoders.
     pub fn begin(&self, len: usize, stripes: usize, threads: usize) -> Ticket {
-        let active = ACTIVE.fetch_add(1, Ordering::Relaxed) + 1;
-        let threads = threads.max(active);
+        let threads = threads.max(calls_in_progress());
         let lines = (self.k * len / 64 * stripes.max(1)) as u64;
         let cfg = &self.cfg;
         let mut pressure = threads > cfg.thread_threshold;
@@ -779,8 +865,8 @@ impl Coordinator {
             && !(tiny || probe || e.cache_resident || vanilla_now || pressure)
             && self.k * len <= cfg.lone_max_stripe_bytes)
             .then(|| e.lone.next(cfg.lone_trials, cfg.lone_period, resident_cpl));
-        // Vanilla calls chosen by preference are not sampled: `last_cpl` keeps the prefetching
-        // schedule's cost for the next probe to compare with.
+        // Vanilla calls chosen by preference are not sampled (resident ones excepted, below):
+        // `last_cpl` keeps the prefetching schedule's cost for the next probe to compare with.
         // Only calls that run the tuned distance feed the distance tuner, so only they are
         // timed for it; resident and lone-stripe calls are sampled (timing every one of them
         // had made each single call pay the coordinator's full bookkeeping).
@@ -968,7 +1054,6 @@ impl Coordinator {
     /// The bookkeeping of [`Coordinator::end`] for a call that took `cycles`; tests inject
     /// call costs here instead of timing spin loops, which a loaded machine stretches.
     fn record(&self, t: Ticket, bytes: u64, cycles: u64) {
-        ACTIVE.fetch_sub(1, Ordering::Relaxed);
         if !t.measure || t.lines == 0 {
             return;
         }
@@ -984,7 +1069,7 @@ impl Coordinator {
             return;
         };
         // The sources' first lines came from memory: not resident, however cheap the call.
-        let far = t.latency.is_some_and(|(cold, warm)| far(cold, warm));
+        let far = t.latency.is_some_and(|l| self.far(l));
         if t.probe == Probe::Residency {
             e.cache_resident = cpl < self.cfg.cache_factor * self.compute_cpl && !far;
             e.leave_votes = 0;
@@ -1479,15 +1564,22 @@ mod tests {
         };
         let mut c = Coordinator::new(Strategy::Auto, cfg, Isa::Scalar, &coefs(8, 4));
         c.compute_cpl = 100.0;
+        c.memory_latency = 400.0;
         (c, 8 * 4096 / 64)
     }
+
+    /// First-line latencies (cold, warm ticks per load) against `lone_4k_coordinator`'s memory
+    /// latency of 400: from memory, from L3 (resident: regular stores win there), from L2.
+    const FROM_MEMORY: (u64, u64) = (500, 25);
+    const FROM_L3: (u64, u64) = (150, 25);
+    const FROM_L2: (u64, u64) = (40, 25);
 
     #[test]
     fn sources_whose_first_lines_come_from_memory_are_not_resident_however_cheap_the_call() {
         // Where the hardware prefetcher hides memory well (4 KiB blocks), a call from memory
         // costs under the residency threshold (2.5x compute); the sources' first-line latency
-        // (cold loads 20x the warm ones, as measured from memory on a Xeon VM) decides it. Data
-        // found resident by near-L2 latency is voted out once its samples' latency says memory.
+        // decides it. Data found resident by L3 latency is voted out once its samples' latency
+        // says memory.
         let (c, lines) = lone_4k_coordinator();
         let mut from_memory = true;
         let mut resident_calls = 0;
@@ -1497,7 +1589,7 @@ mod tests {
                 resident_calls += 1;
             }
             if t.wants_latency() {
-                t.set_latency(if from_memory { (4000, 200) } else { (300, 200) });
+                t.set_latency(if from_memory { FROM_MEMORY } else { FROM_L3 });
             }
             // 1.6x compute: under cache_factor whether the data is resident or not
             c.record(t, 8 * 4096, 160 * lines);
@@ -1506,7 +1598,7 @@ mod tests {
                 from_memory = false;
             }
         }
-        assert!(resident_calls > 0, "near-L2 latency never judged resident");
+        assert!(resident_calls > 0, "L3 latency never judged resident");
         let t = c.begin(4096, 1, 1);
         assert!(t.decision.cache_resident);
         c.record(t, 8 * 4096, 0);
@@ -1516,7 +1608,7 @@ mod tests {
             let mut t = c.begin(4096, 1, 1);
             assert!(t.decision.cache_resident, "left after {samples} samples");
             if t.wants_latency() {
-                t.set_latency((4000, 200));
+                t.set_latency(FROM_MEMORY);
                 samples += 1;
             }
             c.record(t, 8 * 4096, 160 * lines);
@@ -1548,7 +1640,7 @@ mod tests {
                 break;
             }
             if t.wants_latency() {
-                t.set_latency((4000, 200));
+                t.set_latency(FROM_MEMORY);
             }
             c.record(t, 8 * 4096, 160 * lines);
         }
@@ -1557,12 +1649,16 @@ mod tests {
 
     #[test]
     fn first_line_latency_tells_flushed_lines_from_cached_ones() {
-        // Sources whose first lines were flushed from every cache level measure as far
-        // (cold over warm above FAR_LATENCY_TENTHS / 10); the same sources, just loaded, do not. A
-        // majority of five tries, so that one interrupt cannot decide it.
+        // Sources whose first lines were flushed from every cache level measure as far, with
+        // this machine's measured memory latency; the same sources, just loaded, do not; and
+        // the injected L3 and L2 latencies are near. A majority of five tries, so that one
+        // interrupt cannot decide it.
+        let (c, _) = lone_4k_coordinator();
+        assert!(c.far(FROM_MEMORY) && !c.far(FROM_L3) && !c.far(FROM_L2));
+        let c = Coordinator::new(Strategy::Auto, untimed(), Isa::Scalar, &coefs(8, 4));
+        assert!(c.memory_latency > 0.0);
         let bufs: Vec<Vec<u8>> = (0..8).map(|i| vec![i as u8; 4096]).collect();
         let srcs: Vec<*const u8> = bufs.iter().map(|b| b.as_ptr()).collect();
-        let far = |(cold, warm): (u64, u64)| far(cold, warm);
         let (mut flushed_far, mut cached_far) = (0, 0);
         for _ in 0..5 {
             for &s in &srcs {
@@ -1571,9 +1667,9 @@ mod tests {
             }
             // SAFETY: mfence has no preconditions; every source is readable for 4 KiB.
             unsafe { core::arch::x86_64::_mm_mfence() };
-            flushed_far += u32::from(far(unsafe { crate::kernels::first_line_latency(&srcs) }));
+            flushed_far += u32::from(c.far(unsafe { crate::kernels::first_line_latency(&srcs) }));
             // SAFETY: as above.
-            cached_far += u32::from(far(unsafe { crate::kernels::first_line_latency(&srcs) }));
+            cached_far += u32::from(c.far(unsafe { crate::kernels::first_line_latency(&srcs) }));
         }
         assert!(
             flushed_far >= 3,

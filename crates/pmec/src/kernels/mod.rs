@@ -673,19 +673,22 @@ pub fn fence() {
 /// Most sources [`first_line_latency`] loads.
 pub const LATENCY_SOURCES: usize = 8;
 
-/// Where the sources are: the time-stamp-counter ticks of loading the first line of each of
-/// (at most [`LATENCY_SOURCES`] of) the sources one after another (each load completes before
-/// the next starts), then of the same loads again, now L1 hits. The first count over the
-/// second tells lines in L1/L2 (near 1) from lines in memory (several times more); the
-/// coordinator's residency verdict uses it, since a call's duration does not tell them apart
-/// where the hardware prefetcher hides memory well (RS(12,8) 4 KiB blocks from memory cost
-/// 1.5-1.7x the in-cache compute cost per line on a Xeon VM, validation §5).
+/// Where the sources are: the time-stamp-counter ticks per load of loading the first line of
+/// each of (at most [`LATENCY_SOURCES`] of) the sources one after another (each load completes
+/// before the next starts), then of the same loads again, now L1 hits. Compared with
+/// [`memory_latency`] it tells lines in cache from lines in memory; the coordinator's
+/// residency verdict uses it, since a call's duration does not tell them apart where the
+/// hardware prefetcher hides memory well (RS(12,8) 4 KiB blocks from memory cost 1.4-2.5x the
+/// in-cache compute cost per line on a Xeon VM, validation §5). `(0, 0)` for no sources.
 ///
 /// # Safety
 /// Every source readable for at least one byte.
 pub unsafe fn first_line_latency(srcs: &[*const u8]) -> (u64, u64) {
     use core::arch::x86_64::{_mm_lfence, _rdtsc};
     let srcs = &srcs[..srcs.len().min(LATENCY_SOURCES)];
+    if srcs.is_empty() {
+        return (0, 0);
+    }
     let mut ticks = [0u64; 2];
     for t in &mut ticks {
         _mm_lfence();
@@ -695,9 +698,39 @@ pub unsafe fn first_line_latency(srcs: &[*const u8]) -> (u64, u64) {
             core::ptr::read_volatile(s);
             _mm_lfence();
         }
-        *t = _rdtsc().saturating_sub(t0);
+        *t = _rdtsc().saturating_sub(t0) / srcs.len() as u64;
     }
     (ticks[0], ticks[1])
+}
+
+/// The ticks of one [`first_line_latency`] load from memory on this machine: the median of 7
+/// measurements over [`LATENCY_SOURCES`] lines flushed from every cache level (measured once
+/// per process).
+pub fn memory_latency() -> u64 {
+    static LAT: OnceLock<u64> = OnceLock::new();
+    *LAT.get_or_init(|| {
+        // one line per page, so no two share a prefetcher's page
+        let buf = vec![1u8; LATENCY_SOURCES * 4096];
+        let srcs: Vec<*const u8> = (0..LATENCY_SOURCES)
+            .map(|i| buf[i * 4096..].as_ptr())
+            .collect();
+        let mut cold: Vec<u64> = (0..7)
+            .map(|_| {
+                // SAFETY: every pointer is within `buf`; clflush and mfence have no other
+                // preconditions.
+                unsafe {
+                    for &s in &srcs {
+                        core::arch::x86_64::_mm_clflush(s);
+                    }
+                    core::arch::x86_64::_mm_mfence();
+                    first_line_latency(&srcs).0
+                }
+            })
+            .collect();
+        cold.sort_unstable();
+        std::hint::black_box(&buf);
+        cold[cold.len() / 2]
+    })
 }
 
 /// Brings every 64-byte line of the destinations (`len` bytes each) into this core's cache in
