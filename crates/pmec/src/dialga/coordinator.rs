@@ -441,7 +441,10 @@ thread_local! {
     static MY_SLOT: Cell<usize> = const { Cell::new(usize::MAX) };
 }
 
-/// Marks this thread's encode call in progress until dropped (see [`CALL_SLOTS`]).
+/// Marks this thread's encode call in progress until dropped: the coordinator counts such calls
+/// as concurrency besides what a caller declares. Per-thread slots written with plain stores,
+/// since a shared counter's locked operations wait for the previous call's non-temporal parity
+/// stores to drain.
 pub struct CallInProgress(usize);
 
 impl CallInProgress {
