@@ -33,8 +33,6 @@ pub struct BankAwareLog {
     pairs: FastMap<u64, u64>,
     /// Log writes issued per bank and not yet durable.
     inflight: Vec<u32>,
-    /// The banks' pending operations at the last header allocation (scratch).
-    load: Vec<u32>,
 }
 
 /// The bank of each line of a contiguous range of the log region (`u32::MAX`: a line the
@@ -168,15 +166,19 @@ impl LogAllocator for BankAwareLog {
         }
     }
 
-    fn header(&mut self, mem: &dyn MemoryView) -> Option<[u64; 2]> {
-        mem.pending_all(&mut self.load);
-        let b = self.pick(&self.load, true)?;
+    fn header(&mut self, pending: &[u32]) -> Option<[u64; 2]> {
+        let b = self.pick(pending, true)?;
         self.fh[b].pop_front()
     }
 
     fn entry(&mut self, _header: [u64; 2], _index: usize, pending: &[u32]) -> Option<u64> {
         let b = self.pick(pending, false)?;
         self.fle[b].pop_front()
+    }
+
+    fn bank_of(&self, addr: u64, mem: &dyn MemoryView) -> usize {
+        // The bank attach found for the line (from `mem.bank_of`).
+        self.bank(addr).unwrap_or_else(|| mem.bank_of(addr))
     }
 
     fn issued(&mut self, addr: u64) {

@@ -54,12 +54,17 @@ pub trait LogAllocator: Send {
     fn layout(&self) -> Layout;
     /// Lays out the log region.
     fn attach(&mut self, region: LogRegion, mem: &dyn MemoryView);
-    /// The header lines of a new record (`[line0, 0]` for one-line headers); `None` when the
-    /// log is full.
-    fn header(&mut self, mem: &dyn MemoryView) -> Option<[u64; 2]>;
+    /// The header lines of a new record (`[line0, 0]` for one-line headers), given the banks'
+    /// pending operations now (`MemoryView::pending_all`); `None` when the log is full.
+    fn header(&mut self, pending: &[u32]) -> Option<[u64; 2]>;
     /// The log line of entry `index` of the record with header `header`, given the banks'
     /// pending operations now (`MemoryView::pending_all`); `None` when full.
     fn entry(&mut self, header: [u64; 2], index: usize, pending: &[u32]) -> Option<u64>;
+    /// The bank (`MemoryView::bank_of`) of log line `addr`, which this allocator handed out
+    /// (an allocator that keeps its lines' banks answers without asking `mem`).
+    fn bank_of(&self, addr: u64, mem: &dyn MemoryView) -> usize {
+        mem.bank_of(addr)
+    }
     /// A write to log line `addr` was issued.
     fn issued(&mut self, _addr: u64) {}
     /// A write to log line `addr` became durable.
@@ -160,8 +165,37 @@ struct ThreadLog {
     logging: bool,
     /// LAD: lines of the write set (its first ones) with an ADR entry reserved.
     reserved: usize,
+    /// Write-set line → index, kept only once the write set outgrows [`WS_SCAN_LINES`].
     ws_index: FastMap<u64, usize>,
     records: Vec<Record>,
+}
+
+/// Write sets of up to this many lines are searched by a scan; larger ones through
+/// [`ThreadLog::ws_index`] (most transactions write a few lines, and a scan of those costs
+/// less than hashing every store's line).
+const WS_SCAN_LINES: usize = 16;
+
+impl ThreadLog {
+    /// The index of `line` in the write set, if the transaction wrote it.
+    fn ws_position(&self, line: u64) -> Option<usize> {
+        if self.write_set.len() <= WS_SCAN_LINES {
+            self.write_set.iter().position(|w| w.0 == line)
+        } else {
+            self.ws_index.get(&line).copied()
+        }
+    }
+
+    /// Adds `line` (not in it yet) with `data` to the write set.
+    fn ws_push(&mut self, line: u64, data: [u8; 64]) {
+        self.write_set.push((line, data));
+        let n = self.write_set.len();
+        if n == WS_SCAN_LINES + 1 {
+            self.ws_index
+                .extend(self.write_set.iter().enumerate().map(|(i, w)| (w.0, i)));
+        } else if n > WS_SCAN_LINES {
+            self.ws_index.insert(line, n - 1);
+        }
+    }
 }
 
 /// A record of a committed transaction: its header lines and its entries' addresses.
@@ -246,8 +280,14 @@ pub struct RedoEngine {
     held: VecDeque<Held>,
     /// BLOM: WPQ entries the held headers take, per channel.
     pinned: Vec<u32>,
-    /// The banks' pending operations at the last log entry (scratch).
+    /// The banks' pending operations, read at most once per hook (the memory system does not
+    /// change while a hook runs): valid while `load_fresh`.
     load: Vec<u32>,
+    load_fresh: bool,
+    /// The allocator's headers have two lines (LALEA's).
+    two_line_headers: bool,
+    /// Emptied record lists of reclaimed transactions, reused by committing ones.
+    spare_finished: Vec<Vec<Finished>>,
     /// Emptied address lists of finished records, reused by new ones (a record's two lists
     /// were two allocations per record, and the write set one growth per transaction).
     spare: Vec<Vec<u64>>,
@@ -269,6 +309,7 @@ impl RedoEngine {
         meta: MetaPolicy,
         kind: LogKind,
     ) -> Self {
+        let two_line_headers = alloc.header_lines() == 2;
         RedoEngine {
             name,
             alloc,
@@ -287,6 +328,9 @@ impl RedoEngine {
             held: VecDeque::new(),
             pinned: Vec::new(),
             load: Vec::new(),
+            load_fresh: false,
+            two_line_headers,
+            spare_finished: Vec::new(),
             spare: Vec::new(),
             error: None,
             fault: Fault::None,
@@ -328,9 +372,18 @@ impl RedoEngine {
         }
     }
 
+    /// Reads the banks' pending operations into `load` unless this hook did already.
+    fn refresh_load(&mut self, mem: &dyn MemoryView) {
+        if !self.load_fresh {
+            mem.pending_all(&mut self.load);
+            self.load_fresh = true;
+        }
+    }
+
     /// Opens a new record for thread `t`; returns its index.
     fn open_record(&mut self, t: u16, mem: &dyn MemoryView) -> Option<usize> {
-        let Some(header) = self.alloc.header(mem) else {
+        self.refresh_load(mem);
+        let Some(header) = self.alloc.header(&self.load) else {
             self.full();
             return None;
         };
@@ -382,7 +435,7 @@ impl RedoEngine {
         let idx = self.threads[t as usize].records[ri].entries.len();
         // The banks' queues now: where a load-aware allocator puts the entry, and the load
         // the entry meets (how uneven the queues are, and the queue of its bank).
-        mem.pending_all(&mut self.load);
+        self.refresh_load(mem);
         let Some(addr) = self.alloc.entry(header, idx, &self.load) else {
             self.full();
             return;
@@ -397,7 +450,7 @@ impl RedoEngine {
             self.c.bank_imbalance_milli += milli;
             self.c.bank_imbalance_samples += 1;
         }
-        self.c.entry_bank_load += self.load[mem.bank_of(addr)] as u64;
+        self.c.entry_bank_load += self.load[self.alloc.bank_of(addr, mem)] as u64;
         let source = match self.kind {
             LogKind::Redo => LogSource::Core,
             LogKind::StageOrUndo => LogSource::Controller,
@@ -463,7 +516,7 @@ impl RedoEngine {
         out: &mut Vec<LogWrite>,
     ) {
         let stamp = self.threads[t as usize].stamp;
-        let two = self.alloc.header_lines() == 2;
+        let two = self.two_line_headers;
         let r = &mut self.threads[t as usize].records[ri];
         let ordered = self.fault != Fault::HeaderBeforeEntries;
         if !r.closed || (ordered && r.outstanding > 0) || r.meta_issued {
@@ -593,22 +646,21 @@ impl RedoEngine {
         let stamp = th.stamp;
         th.active = false;
         th.ending = false;
-        th.ws_index.clear();
+        if !th.ws_index.is_empty() {
+            th.ws_index.clear();
+        }
         let write_set = std::mem::take(&mut th.write_set);
         let old = std::mem::take(&mut th.old);
         let staged = self.kind == LogKind::StageOrUndo && !th.logging;
         th.logging = false;
         let end_time = (th.end_time, th.last_store);
         let spare = &mut self.spare;
-        let records = th
-            .records
-            .drain(..)
-            .map(|mut r| {
-                r.homes.clear();
-                spare.push(r.homes);
-                (r.header, r.entries)
-            })
-            .collect();
+        let mut records = self.spare_finished.pop().unwrap_or_default();
+        records.extend(th.records.drain(..).map(|mut r| {
+            r.homes.clear();
+            spare.push(r.homes);
+            (r.header, r.entries)
+        }));
         self.order[t as usize].push_back((stamp, None));
         for (line, _) in &write_set {
             if let Some(n) = self.open_lines.get_mut(line) {
@@ -746,12 +798,13 @@ impl RedoEngine {
     }
 
     /// Frees the log records of `stamp` and the ADR entries its held headers took.
-    fn free_log(&mut self, stamp: u32, records: Vec<Finished>) {
-        for (header, mut entries) in records {
+    fn free_log(&mut self, stamp: u32, mut records: Vec<Finished>) {
+        for (header, mut entries) in records.drain(..) {
             self.alloc.release(header, &entries);
             entries.clear();
             self.spare.push(entries);
         }
+        self.spare_finished.push(records);
         let pinned = &mut self.pinned;
         self.held.retain(|h| {
             if h.stamp != stamp {
@@ -799,19 +852,19 @@ impl LoggingEngine for RedoEngine {
         mem: &dyn MemoryView,
         out: &mut Vec<LogWrite>,
     ) {
+        self.load_fresh = false;
         let th = self.thread(thread);
         if !th.active || th.ending {
             return;
         }
         th.last_store = now;
-        let first = match th.ws_index.get(&line_addr) {
-            Some(&i) => {
+        let first = match th.ws_position(line_addr) {
+            Some(i) => {
                 th.write_set[i].1 = *line;
                 false
             }
             None => {
-                th.ws_index.insert(line_addr, th.write_set.len());
-                th.write_set.push((line_addr, *line));
+                th.ws_push(line_addr, *line);
                 *self.open_lines.entry(line_addr).or_insert(0) += 1;
                 true
             }
@@ -845,6 +898,7 @@ impl LoggingEngine for RedoEngine {
         mem: &dyn MemoryView,
         out: &mut Vec<LogWrite>,
     ) -> CommitAction {
+        self.load_fresh = false;
         let th = self.thread(thread);
         if !th.active {
             return CommitAction::Immediate;
@@ -883,6 +937,7 @@ impl LoggingEngine for RedoEngine {
         mem: &dyn MemoryView,
         out: &mut Vec<LogWrite>,
     ) {
+        self.load_fresh = false;
         let Some(tag) = self
             .tags
             .get_mut(tag as usize)

@@ -41,7 +41,7 @@ impl LogAllocator for SequentialLog {
         self.next = 0;
     }
 
-    fn header(&mut self, _mem: &dyn MemoryView) -> Option<[u64; 2]> {
+    fn header(&mut self, _pending: &[u32]) -> Option<[u64; 2]> {
         if self.live.is_empty() || self.live[self.next] {
             return None;
         }
