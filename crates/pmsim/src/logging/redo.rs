@@ -41,6 +41,7 @@ use crate::fast_hash::FastMap;
 use crate::image::{LineData, PmImage};
 use crate::stats::{Histogram, Stats};
 use crate::time::Ps;
+use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 
 /// Lines of the core's log buffer (LALEA Table I: "8 log buffer entries" beside the L1).
@@ -284,6 +285,9 @@ pub struct RedoEngine {
     /// change while a hook runs): valid while `load_fresh`.
     load: Vec<u32>,
     load_fresh: bool,
+    /// The banks' imbalance in `load` (the busiest bank's pending operations over the mean
+    /// bank's, in thousandths; `None` when none is pending), computed with it.
+    load_imbalance: Option<u64>,
     /// The allocator's headers have two lines (LALEA's).
     two_line_headers: bool,
     /// Emptied record lists of reclaimed transactions, reused by committing ones.
@@ -329,6 +333,7 @@ impl RedoEngine {
             pinned: Vec::new(),
             load: Vec::new(),
             load_fresh: false,
+            load_imbalance: None,
             two_line_headers,
             spare_finished: Vec::new(),
             spare: Vec::new(),
@@ -377,6 +382,12 @@ impl RedoEngine {
         if !self.load_fresh {
             mem.pending_all(&mut self.load);
             self.load_fresh = true;
+            let (mut sum, mut max) = (0u64, 0u64);
+            for &p in &self.load {
+                sum += p as u64;
+                max = max.max(p as u64);
+            }
+            self.load_imbalance = (1000 * max * self.load.len() as u64).checked_div(sum);
         }
     }
 
@@ -441,12 +452,7 @@ impl RedoEngine {
             return;
         };
         self.alloc.issued(addr);
-        let (mut sum, mut max) = (0u64, 0u64);
-        for &p in &self.load {
-            sum += p as u64;
-            max = max.max(p as u64);
-        }
-        if let Some(milli) = (1000 * max * self.load.len() as u64).checked_div(sum) {
+        if let Some(milli) = self.load_imbalance {
             self.c.bank_imbalance_milli += milli;
             self.c.bank_imbalance_samples += 1;
         }
@@ -543,17 +549,21 @@ impl RedoEngine {
         };
         let lines = &all[..n];
         if self.meta == MetaPolicy::BufferInAdr && self.adr_capacity > 0 {
-            let mut held = Held {
-                stamp,
-                lines: [(0, [0; 64], 0); 2],
-                n,
-            };
             let mut channels = [0; 2];
-            for ((h, c), &(a, d)) in held.lines.iter_mut().zip(&mut channels).zip(lines) {
+            for (c, &(a, _)) in channels.iter_mut().zip(lines) {
                 *c = mem.channel_of(a);
-                *h = (a, d, *c);
             }
+            // The lines are copied into a held header only when it is kept (mostly the buffer
+            // is used up and the header goes to PM).
             if self.pin(&channels[..n], mem) {
+                let mut held = Held {
+                    stamp,
+                    lines: [(0, [0; 64], 0); 2],
+                    n,
+                };
+                for ((h, &c), &(a, d)) in held.lines.iter_mut().zip(&channels).zip(lines) {
+                    *h = (a, d, c);
+                }
                 let r = &mut self.threads[t as usize].records[ri];
                 r.meta_durable = true;
                 self.c.headers_buffered += 1;
@@ -663,10 +673,11 @@ impl RedoEngine {
         }));
         self.order[t as usize].push_back((stamp, None));
         for (line, _) in &write_set {
-            if let Some(n) = self.open_lines.get_mut(line) {
-                *n -= 1;
-                if *n == 0 {
-                    self.open_lines.remove(line);
+            // One lookup per line (the entry, not a search and another to remove it).
+            if let Entry::Occupied(mut e) = self.open_lines.entry(*line) {
+                *e.get_mut() -= 1;
+                if *e.get() == 0 {
+                    e.remove();
                 }
             }
         }
@@ -805,6 +816,9 @@ impl RedoEngine {
             self.spare.push(entries);
         }
         self.spare_finished.push(records);
+        if self.held.is_empty() {
+            return;
+        }
         let pinned = &mut self.pinned;
         self.held.retain(|h| {
             if h.stamp != stamp {
