@@ -343,14 +343,24 @@ impl RedoEngine {
         }
     }
 
+    /// Thread `t`'s log (a hook's first look at it; the state of a new thread is added).
+    #[inline]
     fn thread(&mut self, t: u16) -> &mut ThreadLog {
         let t = t as usize;
-        while self.threads.len() <= t {
+        if self.threads.len() <= t {
+            self.add_threads(t + 1);
+        }
+        &mut self.threads[t]
+    }
+
+    /// Adds the state of threads up to `n`.
+    #[cold]
+    fn add_threads(&mut self, n: usize) {
+        while self.threads.len() < n {
             self.threads.push(ThreadLog::default());
             self.applied.push(0);
             self.order.push(VecDeque::new());
         }
-        &mut self.threads[t]
     }
 
     fn tag(&mut self, tag: Tag) -> u64 {
