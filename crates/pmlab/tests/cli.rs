@@ -33,6 +33,15 @@ fn plain_trace(dir: &Path) -> PathBuf {
     p
 }
 
+/// The standard error of a run that must fail with exit status 1 and a one-line message
+/// (`ctx` names the run in a failure).
+fn one_line_error(o: &Output, ctx: &dyn std::fmt::Debug) -> String {
+    let e = stderr(o);
+    assert_eq!(o.status.code(), Some(1), "{ctx:?}: {e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    e
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
@@ -173,9 +182,7 @@ fn bad_inputs_give_one_line_errors_not_panics() {
         let mut a = cmd.clone();
         a.extend(["--config", "nvm-ppo", "--set", "system.pm_bytes=64"]);
         let o = pmlab(&a);
-        assert_eq!(o.status.code(), Some(1), "{cmd:?}");
-        let e = stderr(&o);
-        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        let e = one_line_error(&o, &cmd);
         assert!(e.contains("outside the simulated PM"), "{e}");
     }
     // A generated workload runs on the full system: a config asking for the memory-only
@@ -191,9 +198,7 @@ fn bad_inputs_give_one_line_errors_not_panics() {
         "--set",
         "system.model=memory",
     ]);
-    assert_eq!(o.status.code(), Some(1));
-    let e = stderr(&o);
-    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    let e = one_line_error(&o, &"sim");
     assert!(
         e.contains("system.model = \"memory\" replays trace files"),
         "{e}"
@@ -211,9 +216,7 @@ fn bad_inputs_give_one_line_errors_not_panics() {
         "--ops",
         "10",
     ]);
-    assert_eq!(o.status.code(), Some(1));
-    let e = stderr(&o);
-    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    let e = one_line_error(&o, &"sim");
     assert!(
         e.contains("the workload has 8 threads; optane has 4 hardware threads"),
         "{e}"
@@ -236,9 +239,7 @@ fn bad_inputs_give_one_line_errors_not_panics() {
         let mut a = vec!["sim", "--config", "nvm-ppo"];
         a.extend(args);
         let o = pmlab(&a);
-        assert_eq!(o.status.code(), Some(1));
-        let e = stderr(&o);
-        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        let e = one_line_error(&o, &a);
         assert!(e.contains(want), "{e}");
     }
     let cfg = d.join("bad.toml");
@@ -250,9 +251,7 @@ fn bad_inputs_give_one_line_errors_not_panics() {
         "--trace",
         t.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1));
-    let e = stderr(&o);
-    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    let e = one_line_error(&o, &"sim");
     assert!(e.contains("bad.toml:3") && e.contains("wpq"), "{e}");
 
     // A truncated .pmt names the byte offset.
@@ -276,10 +275,8 @@ fn bad_inputs_give_one_line_errors_not_panics() {
         "--trace",
         cut.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1));
-    let e = stderr(&o);
+    let e = one_line_error(&o, &"sim");
     assert!(e.contains("byte"), "{e}");
-    assert_eq!(e.trim().lines().count(), 1, "{e}");
 
     // A garbled plain trace names the line.
     let g = d.join("garbled.trace");
@@ -345,10 +342,8 @@ fn bad_inputs_give_one_line_errors_not_panics() {
         pmlab(&["sim", "--config", "nvm-ppo", "--trace", f.to_str().unwrap()])
     };
     let o = store_at("over.txt", "0xfffffffffffffffc");
-    assert_eq!(o.status.code(), Some(1));
-    let e = stderr(&o);
+    let e = one_line_error(&o, &"sim");
     assert!(e.contains("line 2") && e.contains("past the end"), "{e}");
-    assert_eq!(e.trim().lines().count(), 1, "{e}");
     let o = store_at("edge.txt", "0xfffffffffffffff8");
     assert!(o.status.success(), "{}", stderr(&o));
 }
@@ -603,10 +598,8 @@ fn ec_bad_arguments_give_clear_errors() {
         ];
         a.extend(args.iter());
         let o = pmlab(&a);
-        assert_eq!(o.status.code(), Some(1), "{a:?}");
-        let e = stderr(&o);
+        let e = one_line_error(&o, &a);
         assert!(e.contains(needle), "{a:?}: {e}");
-        assert_eq!(e.trim().lines().count(), 1, "{e}");
     }
     let o = pmlab(&[
         "ec",
@@ -706,9 +699,7 @@ fn crash_at_reports_what_survived_and_lists_work() {
             "--crash-at-ns",
             v,
         ]);
-        assert_eq!(o.status.code(), Some(1), "{v}");
-        let e = stderr(&o);
-        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        let e = one_line_error(&o, &v);
         assert!(e.contains(want), "{e}");
     }
     let o = pmlab(&["presets"]);
@@ -1543,9 +1534,7 @@ fn an_output_that_is_a_directory_is_refused_before_the_work() {
         ],
     ] {
         let o = pmlab(&args);
-        assert_eq!(o.status.code(), Some(1), "{args:?}");
-        let e = stderr(&o);
-        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        let e = one_line_error(&o, &args);
         assert!(e.contains("is a directory") && !e.contains("line 2"), "{e}");
         assert!(!e.contains("generated"), "{e}");
     }
@@ -1597,9 +1586,7 @@ fn a_thread_that_cannot_start_is_an_error_not_a_panic() {
             .env("RUST_MIN_STACK", (1u64 << 50).to_string())
             .output()
             .unwrap();
-        assert_eq!(o.status.code(), Some(1), "{args:?}");
-        let e = stderr(&o);
-        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        let e = one_line_error(&o, &args);
         assert!(e.contains(want) && !e.contains("panicked"), "{e}");
     }
     assert!(!out.exists());
