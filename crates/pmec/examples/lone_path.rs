@@ -28,23 +28,10 @@ use pmec::{Codec, Strategy};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-const M: usize = 4;
+mod common;
+use common::{plain_move, Pool};
 
-#[target_feature(enable = "avx512f")]
-unsafe fn move_nt(d: &[*const u8], p: &[*mut u8], len: usize) {
-    let mut o = 0;
-    while o < len {
-        let mut a = _mm512_loadu_si512(d[0].add(o) as *const _);
-        for s in &d[1..] {
-            a = _mm512_xor_si512(a, _mm512_loadu_si512(s.add(o) as *const _));
-        }
-        for q in p {
-            _mm512_stream_si512(q.add(o) as *mut _, a);
-        }
-        o += 64;
-    }
-    _mm_sfence();
-}
+const M: usize = 4;
 
 /// The simplest GFNI loop; `mats` source-major (source j's 4 matrices at `4j..4j+4`).
 #[target_feature(enable = "avx512f,avx512bw,gfni")]
@@ -95,22 +82,15 @@ fn main() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(7)
         .max(1);
-    let span = 1usize << 30;
-    let layout = std::alloc::Layout::from_size_align(span, 4096).expect("layout");
-    // SAFETY: non-zero size; every byte is written below before any read.
-    let pool = unsafe { std::alloc::alloc(layout) };
-    assert!(!pool.is_null(), "cannot allocate the pool");
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let pool = Pool::new(1 << 30);
+    let (span, pool) = (pool.bytes, pool.ptr);
+    let mut x = 0x2545_f491_4f6c_dd1du64;
     let mut next = move || {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         x
     };
-    for i in (0..span).step_by(8) {
-        // SAFETY: i + 8 <= span.
-        unsafe { (pool.add(i) as *mut u64).write_unaligned(next()) };
-    }
     let isa = Isa::best();
     for (k, len) in points {
         let g = pmec::matrix::gen_cauchy1_matrix(k + M, k);
@@ -181,29 +161,15 @@ fn main() {
                         // SAFETY: each stripe's k + 4 blocks lie in the pool, none overlapping.
                         unsafe {
                             match v {
-                                0 => move_nt(d, p, len),
+                                0 => plain_move(d, p, len, true),
                                 1 => naive(d, p, len, &mats, 0),
                                 2 => naive(d, p, len, &mats, 256),
-                                3 => kernels::encode_linear_body(
-                                    isa,
-                                    d,
-                                    p,
-                                    &coefs,
-                                    len,
-                                    false,
-                                    true,
-                                    Body::Line,
-                                ),
-                                4 => kernels::encode_linear_body(
-                                    isa,
-                                    d,
-                                    p,
-                                    &coefs,
-                                    len,
-                                    false,
-                                    true,
-                                    Body::XpLine,
-                                ),
+                                3 | 4 => {
+                                    let body = if v == 3 { Body::Line } else { Body::XpLine };
+                                    kernels::encode_linear_body(
+                                        isa, d, p, &coefs, len, false, true, body,
+                                    )
+                                }
                                 5 => {
                                     let fetch = Fetch::Pipelined {
                                         hint: Hint::L1,

@@ -22,51 +22,8 @@ use pmec::dialga::prefetch::Fetch;
 use pmec::kernels::{self, Coefs, Isa};
 use std::time::Instant;
 
-struct Pool {
-    ptr: *mut u8,
-    bytes: usize,
-}
-
-impl Pool {
-    fn new(bytes: usize) -> Pool {
-        let layout = std::alloc::Layout::from_size_align(bytes, 4096).expect("layout");
-        // SAFETY: non-zero size; filled below before any read.
-        let ptr = unsafe { std::alloc::alloc(layout) };
-        assert!(!ptr.is_null(), "cannot allocate the pool");
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        for i in (0..bytes).step_by(8) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            // SAFETY: i + 8 <= bytes (bytes is a multiple of 8).
-            unsafe { (ptr.add(i) as *mut u64).write_unaligned(x) };
-        }
-        Pool { ptr, bytes }
-    }
-}
-
-#[target_feature(enable = "avx512f")]
-unsafe fn plain_move(srcs: &[*const u8], dsts: &[*mut u8], len: usize, nt: bool) {
-    use core::arch::x86_64::*;
-    let mut o = 0;
-    while o < len {
-        let mut acc = _mm512_loadu_si512(srcs[0].add(o) as *const _);
-        for s in &srcs[1..] {
-            acc = _mm512_xor_si512(acc, _mm512_loadu_si512(s.add(o) as *const _));
-        }
-        for d in dsts {
-            if nt {
-                _mm512_stream_si512(d.add(o) as *mut _, acc);
-            } else {
-                _mm512_storeu_si512(d.add(o) as *mut _, acc);
-            }
-        }
-        o += 64;
-    }
-    if nt {
-        _mm_sfence();
-    }
-}
+mod common;
+use common::{plain_move, Pool};
 
 fn prefetch_all<const HINT: i32>(srcs: &[*const u8], len: usize) {
     for &s in srcs {
