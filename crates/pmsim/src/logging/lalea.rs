@@ -69,38 +69,32 @@ impl LineBanks {
     }
 }
 
-/// The bank with the fewest pending operations among those `has_free`; ties go to the
-/// lowest bank number.
-pub fn least_loaded(
-    banks: usize,
-    has_free: impl Fn(usize) -> bool,
-    load: impl Fn(usize) -> u32,
-) -> Option<usize> {
+/// The bank with the fewest pending operations among those with a free address, given each
+/// bank's `(load, has_free)` in bank order; ties go to the lowest bank number.
+pub fn least_loaded(banks: impl Iterator<Item = (u32, bool)>) -> Option<usize> {
     // One running minimum of (load, bank) packed into a u64, branch-free: which bank is least
     // loaded changes from call to call, and a branch on it is mispredicted about every other
-    // bank (valgrind's branch simulator).
+    // bank (valgrind's branch simulator). Taking the banks as an iterator lets a caller zip
+    // its per-bank tables without an index check per bank.
     let mut best = u64::MAX;
-    for b in 0..banks {
-        let key = (u64::from(load(b)) << 32) | b as u64;
-        best = best.min(std::hint::select_unpredictable(has_free(b), key, u64::MAX));
+    for (b, (load, has_free)) in banks.enumerate() {
+        let key = (u64::from(load) << 32) | b as u64;
+        best = best.min(std::hint::select_unpredictable(has_free, key, u64::MAX));
     }
     (best != u64::MAX).then_some((best & u64::from(u32::MAX)) as usize)
 }
 
 /// [`least_loaded`] over the banks with a free address in `free`, a bank's load being its
 /// `pending` operations plus its `inflight` log writes (all three indexed by bank, of equal
-/// length): one pass over the three side by side, without an index check per bank.
+/// length).
 fn pick_from<T>(pending: &[u32], inflight: &[u32], free: &[VecDeque<T>]) -> Option<usize> {
-    let mut best = u64::MAX;
-    for (b, ((&p, &n), f)) in pending.iter().zip(inflight).zip(free).enumerate() {
-        let key = (u64::from(p + n) << 32) | b as u64;
-        best = best.min(std::hint::select_unpredictable(
-            !f.is_empty(),
-            key,
-            u64::MAX,
-        ));
-    }
-    (best != u64::MAX).then_some((best & u64::from(u32::MAX)) as usize)
+    least_loaded(
+        pending
+            .iter()
+            .zip(inflight)
+            .zip(free)
+            .map(|((&p, &n), f)| (p + n, !f.is_empty())),
+    )
 }
 
 impl BankAwareLog {
@@ -239,13 +233,22 @@ mod tests {
         let mut pending = [2u32, 1];
         let mut picks = Vec::new();
         for _ in 0..3 {
-            let b = least_loaded(2, |_| true, |b| pending[b]).unwrap();
+            let b = least_loaded(pending.iter().map(|&p| (p, true))).unwrap();
             pending[b] += 1;
             picks.push(b);
         }
         assert_eq!(picks, vec![1, 0, 1]);
         // A conventional sequential log would have put all three in bank 0.
-        assert_eq!(least_loaded(2, |b| b == 0, |b| pending[b]), Some(0));
-        assert_eq!(least_loaded(2, |_| false, |b| pending[b]), None);
+        let only_bank0 = pending.iter().enumerate().map(|(b, &p)| (p, b == 0));
+        assert_eq!(least_loaded(only_bank0), Some(0));
+        assert_eq!(least_loaded(pending.iter().map(|&p| (p, false))), None);
+        // The allocator's own pick: load = pending + in flight, among banks with free lines.
+        let free = [VecDeque::from([0u64]), VecDeque::from([64u64])];
+        assert_eq!(pick_from(&[2, 1], &[0, 2], &free), Some(0));
+        assert_eq!(pick_from(&[2, 1], &[0, 0], &free), Some(1));
+        assert_eq!(
+            pick_from(&[2, 1], &[0, 0], &[free[0].clone(), VecDeque::new()]),
+            Some(0)
+        );
     }
 }
