@@ -3,7 +3,7 @@
 //! and the DIALGA scheduler build on.
 
 use crate::dialga::coordinator::{
-    CallInProgress, Coordinator, CoordinatorConfig, Decision, Strategy,
+    CallInProgress, Coordinator, CoordinatorConfig, Decision, Strategy, REUSE_CALLS,
 };
 use crate::dialga::prefetch::{self, Schedule, StripeSet};
 use crate::error::{invalid, mismatch, Error, Result};
@@ -589,10 +589,6 @@ impl Decoder {
         )
     }
 }
-
-/// Single-stripe calls that reuse an unmeasured decision before asking the coordinator again
-/// (as the ISA-L entry points do: `isal_abi::REUSE_CALLS`).
-const REUSE_CALLS: u32 = 31;
 
 /// The last unmeasured single-stripe decision of this thread, and for which coordinator and
 /// block length it was made.

@@ -11,7 +11,9 @@
 //! (16, 32 or 64 bytes by host) to its base C code, which reads only byte 1 of each table
 //! (the coefficient), while pmec uses the whole table at every length.
 
-use crate::dialga::coordinator::{CallInProgress, Coordinator, CoordinatorConfig, Strategy};
+use crate::dialga::coordinator::{
+    CallInProgress, Coordinator, CoordinatorConfig, Strategy, REUSE_CALLS,
+};
 use crate::dialga::prefetch::{self, Schedule, StripeSet};
 use crate::gf;
 use crate::kernels::{self, Coefs, Isa};
@@ -79,15 +81,6 @@ impl Prepared {
         Some(self.reuse.get())
     }
 }
-
-/// Calls of one geometry that reuse the coordinator's last unmeasured decision before it is
-/// asked again. Asking it costs a lock, two locked atomic operations, which wait for the
-/// previous calls' parity stores to drain, and a time-stamp read: in-cache RS(12,8) 1 KiB
-/// single calls spent 7% of their time in it while it timed every call it saw (perf,
-/// validation §5). Asked every 32nd call, it keeps its probes, samples and tuning, 32 times
-/// sparser in calls (a client encoding 100 000 stripes a second still gives it hundreds of
-/// timed samples a second).
-const REUSE_CALLS: u32 = 31;
 
 thread_local! {
     static PREPARED: RefCell<HashMap<(usize, usize), Rc<Prepared>>> = RefCell::new(HashMap::new());

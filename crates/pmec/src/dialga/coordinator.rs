@@ -419,6 +419,16 @@ struct Entry {
 /// and software prefetch: single samples are noisy.
 const SWITCH_MARGIN: f64 = 0.9;
 
+/// Single-stripe calls of one geometry that reuse the coordinator's last unmeasured decision
+/// before it is asked again (the ISA-L entry points and a `Codec`'s single-stripe calls). Asking
+/// it costs a lock, locked atomic operations, which wait for the
+/// previous calls' parity stores to drain, and a time-stamp read: in-cache RS(12,8) 1 KiB
+/// single calls spent 7% of their time in it while it timed every call it saw (perf,
+/// validation §5). Asked every 32nd call, it keeps its probes, samples and tuning, 32 times
+/// sparser in calls (a client encoding 100 000 stripes a second still gives it hundreds of
+/// timed samples a second).
+pub const REUSE_CALLS: u32 = 31;
+
 /// Slots of encode calls in progress, one per thread (modulo the count): a thread marks its
 /// slot for the duration of each call ([`CallInProgress`]) with plain stores, and
 /// [`Coordinator::begin`] counts the marked slots as the concurrency it sees besides what the
