@@ -34,6 +34,30 @@ pub fn check_parent_dir(flag: &str, path: &Path) -> Result<(), String> {
     }
 }
 
+/// Checks before any work that output `out` (given as `flag`) is none of the `inputs` (the same
+/// file under any name: a symbolic link, a hard link, `./x` for `x`). The output is renamed
+/// over its target when complete, so naming an input there (`pmlab sim --trace t.pmt --json
+/// t.pmt`) replaced the input with the output once the run had read it.
+pub fn check_not_input(flag: &str, out: &Path, inputs: &[&Path]) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    // An output that does not exist yet is no existing input; one that is not a regular file
+    // (`/dev/stdout`, a FIFO) is written through, not replaced.
+    let Some(o) = std::fs::metadata(out).ok().filter(|m| m.is_file()) else {
+        return Ok(());
+    };
+    match inputs
+        .iter()
+        .find(|i| std::fs::metadata(i).is_ok_and(|m| m.dev() == o.dev() && m.ino() == o.ino()))
+    {
+        Some(i) => Err(format!(
+            "{flag} {}: is the input {} (the output would replace it)",
+            out.display(),
+            i.display()
+        )),
+        None => Ok(()),
+    }
+}
+
 /// This machine's name (for host timing and temporary file names).
 pub fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")

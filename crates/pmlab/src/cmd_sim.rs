@@ -91,6 +91,13 @@ pub fn run(a: SimArgs) -> Result<(), String> {
     let mut json_file = match &a.json {
         Some(p) => {
             crate::atomic_file::check_parent_dir("--json", p)?;
+            let inputs: Vec<&std::path::Path> = a
+                .trace
+                .iter()
+                .chain([&a.config])
+                .map(|p| p.as_path())
+                .collect();
+            crate::atomic_file::check_not_input("--json", p, &inputs)?;
             if p.is_dir() {
                 return Err(format!("--json {}: is a directory", p.display()));
             }

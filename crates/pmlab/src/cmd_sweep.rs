@@ -116,12 +116,33 @@ struct Done {
     events: u64,
 }
 
+/// Refuses, before any job, an output CSV (or its `.host.csv`) that is one of the `inputs`.
+fn check_outputs(out: &Path, inputs: &[&Path]) -> Result<(), String> {
+    crate::atomic_file::check_not_input("--out", out, inputs)?;
+    crate::atomic_file::check_not_input("--out", &with_suffix(out, ".host.csv"), inputs)
+}
+
 /// Runs `pmlab sweep` or `pmlab sweep merge`.
 pub fn run(a: SweepArgs) -> Result<(), String> {
     if let Some(SweepCommand::Merge(m)) = a.command {
+        // (the shards' host timing files are read too)
+        let host: Vec<PathBuf> = m
+            .shards
+            .iter()
+            .map(|p| with_suffix(p, ".host.csv"))
+            .collect();
+        let inputs: Vec<&Path> = m.shards.iter().chain(&host).map(|p| p.as_path()).collect();
+        check_outputs(&m.out, &inputs)?;
         return merge_files(&m.out, &m.shards);
     }
     let out = a.out.expect("clap requires --out");
+    let inputs: Vec<&Path> = a
+        .config
+        .iter()
+        .map(|p| p.as_path())
+        .chain(a.workload.iter().map(Path::new))
+        .collect();
+    check_outputs(&out, &inputs)?;
     let axes = a
         .sets
         .iter()

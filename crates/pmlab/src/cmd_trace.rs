@@ -143,6 +143,7 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
                 ticks_per_gap_unit: ticks_per_cycle.max(1),
                 workload,
             };
+            crate::atomic_file::check_not_input("--out", &out, &[&file])?;
             let src = open(&file, format.as_deref(), &options)?;
             // A pmlab text dump is pmlab's own format: its header comes back as it was, and
             // only another tool's format is marked imported.

@@ -1591,3 +1591,38 @@ fn a_thread_that_cannot_start_is_an_error_not_a_panic() {
     }
     assert!(!out.exists());
 }
+
+#[test]
+fn an_output_that_names_an_input_is_refused_and_the_input_kept() {
+    // The output is renamed over its name when complete: naming an input there (directly, by a
+    // symbolic link or as ./name) replaced the input after the run had read it.
+    let d = tmpdir("out-is-input");
+    let trace = plain_trace(&d);
+    let link = d.join("link.trace");
+    std::os::unix::fs::symlink(&trace, &link).unwrap();
+    let config = d.join("c.toml");
+    std::fs::write(&config, "preset = \"nvm-ppo\"\n").unwrap();
+    let dotted = format!("{}/./plain.trace", d.display());
+    let (t, l, c) = (
+        trace.to_str().unwrap(),
+        link.to_str().unwrap(),
+        config.to_str().unwrap(),
+    );
+    let before = std::fs::read(&trace).unwrap();
+    for args in [
+        vec!["sim", "--config", c, "--trace", t, "--json", l],
+        vec!["sim", "--config", c, "--trace", t, "--json", c],
+        vec!["trace", "import", t, "--out", &dotted],
+        vec!["sweep", "--config", c, "--workload", t, "--out", l],
+        vec!["sweep", "merge", "--out", t, t],
+    ] {
+        let e = one_line_error(&pmlab(&args), &args);
+        assert!(e.contains("(the output would replace it)"), "{args:?}: {e}");
+        assert_eq!(std::fs::read(&trace).unwrap(), before, "{args:?}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&config).unwrap(),
+        "preset = \"nvm-ppo\"\n"
+    );
+    assert_eq!(std::fs::read_dir(&d).unwrap().count(), 3, "files left");
+}
