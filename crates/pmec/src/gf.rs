@@ -27,9 +27,9 @@ const fn build_exp_log() -> ([u8; 512], [u8; 256]) {
 }
 
 const EXP_LOG: ([u8; 512], [u8; 256]) = build_exp_log();
-/// exp table: EXP[i] = 2^i, doubled so that EXP[log a + log b] needs no modulo.
+/// exp table: `EXP[i] = 2^i`, doubled so that `EXP[log a + log b]` needs no modulo.
 pub static EXP: [u8; 512] = EXP_LOG.0;
-/// log table: LOG[2^i] = i (LOG[0] is unused and 0).
+/// log table: `LOG[2^i] = i` (`LOG[0]` is unused and 0).
 pub static LOG: [u8; 256] = EXP_LOG.1;
 
 const fn build_mul() -> [[u8; 256]; 256] {
@@ -47,7 +47,7 @@ const fn build_mul() -> [[u8; 256]; 256] {
     t
 }
 
-/// Full multiplication table: MUL[a][b] = a * b.
+/// Full multiplication table: `MUL[a][b] = a * b`.
 pub static MUL: [[u8; 256]; 256] = build_mul();
 
 /// Multiply two field elements.

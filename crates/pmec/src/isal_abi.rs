@@ -392,8 +392,8 @@ unsafe fn run_one(isa: Isa, coefs: &Coefs, set: &StripeSet, sched: &Schedule, fe
     );
 }
 
-/// `ec_encode_data_update(len, k, rows, vec_i, gftbls, data, coding)`: coding[r] ^=
-/// table(r, vec_i) x data.
+/// `ec_encode_data_update(len, k, rows, vec_i, gftbls, data, coding)`: `coding[r] ^=
+/// table(r, vec_i) x data`.
 ///
 /// # Safety
 /// As ISA-L: `data` readable and each of the `rows` coding buffers writable for `len` bytes;

@@ -7,7 +7,7 @@
 //! bodies, an adaptive coordinator), plus batch and multi-threaded APIs, a C ABI
 //! (`include/pmec.h`), an ISA-L-compatible API ([`isal_abi`], exported by the
 //! `isal-shim` cdylib for `LD_PRELOAD`), file sharding tools ([`files`]) and benchmarks against
-//! the system's ISA-L ([`bench`], [`isal_dl`]).
+//! the system's ISA-L ([`bench`](mod@bench), [`isal_dl`]).
 //!
 //! ```
 //! use pmec::Codec;

@@ -269,21 +269,28 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .clamp(1, points.len().max(1));
-    std::thread::scope(|s| {
-        for _ in 0..jobs {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= points.len() || error.lock().expect("lock").is_some() {
-                    break;
-                }
-                match check_point(&cfg, &events, w, &p, &commits, &promises, points[i].time) {
-                    Ok(Ok(())) => {}
-                    Ok(Err(msg)) => failures.lock().expect("lock").push((i, msg)),
-                    Err(e) => *error.lock().expect("lock") = Some(e),
-                }
-                bar.inc(1);
-            });
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= points.len() || error.lock().expect("lock").is_some() {
+            break;
         }
+        match check_point(&cfg, &events, w, &p, &commits, &promises, points[i].time) {
+            Ok(Ok(())) => {}
+            Ok(Err(msg)) => failures.lock().expect("lock").push((i, msg)),
+            Err(e) => *error.lock().expect("lock") = Some(e),
+        }
+        bar.inc(1);
+    };
+    std::thread::scope(|s| {
+        // This thread is one of the workers; a worker the system cannot start (thread limit,
+        // memory) leaves the points to the others instead of aborting the run (`spawn`
+        // panicked).
+        for _ in 1..jobs {
+            if std::thread::Builder::new().spawn_scoped(s, &work).is_err() {
+                break;
+            }
+        }
+        work();
     });
     bar.finish_and_clear();
     if let Some(e) = error.into_inner().expect("lock") {
