@@ -286,7 +286,7 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
         // memory) leaves the points to the others instead of aborting the run (`spawn`
         // panicked).
         for _ in 1..jobs {
-            if std::thread::Builder::new().spawn_scoped(s, &work).is_err() {
+            if std::thread::Builder::new().spawn_scoped(s, work).is_err() {
                 break;
             }
         }
