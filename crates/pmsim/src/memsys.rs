@@ -886,10 +886,22 @@ pub trait MemoryView {
     /// Requests queued for `bank` now (read queue and write pending queue).
     fn pending(&self, bank: usize) -> u32;
     /// [`pending`](Self::pending) of every bank, in bank order, into `out` (cleared first):
-    /// one call where a plug-in compares all banks.
+    /// one call where a plug-in compares all banks of a small system.
     fn pending_all(&self, out: &mut Vec<u32>) {
         out.clear();
         out.extend((0..self.banks()).map(|b| self.pending(b)));
+    }
+    /// Every bank with requests queued and how many ([`pending`](Self::pending)), in no
+    /// particular order, into `out` (cleared first); a bank may be listed more than once (its
+    /// count is then the sum). Idle banks are left out: a system may have thousands of banks,
+    /// nearly all idle, and a load-aware plug-in asks on every allocation.
+    fn busy_banks(&self, out: &mut Vec<(u32, u32)>) {
+        out.clear();
+        out.extend(
+            (0..self.banks())
+                .map(|b| (b as u32, self.pending(b)))
+                .filter(|&(_, n)| n > 0),
+        );
     }
     /// Lines the ADR domain holds (the WPQ entries of all channels; 0 without ADR).
     fn adr_lines(&self) -> usize;
@@ -919,11 +931,9 @@ impl MemoryView for MemorySystem {
     fn bank_of(&self, addr: u64) -> usize {
         let loc = self.map.locate(addr - addr % LINE_BYTES);
         let ch = loc.channel as usize;
-        let before: usize = self.channels.as_slice()[..ch]
-            .iter()
-            .map(|c| c.device.bank_count())
-            .sum();
-        before + self.channels[ch].device.bank_index(&loc)
+        // Every channel has the same device (one `device` config), so the same bank count.
+        let c = &self.channels[ch];
+        ch * c.device.bank_count() + c.device.bank_index(&loc)
     }
 
     fn pending(&self, bank: usize) -> u32 {
@@ -942,6 +952,15 @@ impl MemoryView for MemorySystem {
         out.clear();
         for c in self.channels.iter() {
             out.extend((0..c.device.bank_count()).map(|b| c.bank_pending(b) as u32));
+        }
+    }
+
+    fn busy_banks(&self, out: &mut Vec<(u32, u32)>) {
+        out.clear();
+        let mut first = 0;
+        for c in self.channels.iter() {
+            c.busy_banks(first, out);
+            first += c.device.bank_count() as u32;
         }
     }
 

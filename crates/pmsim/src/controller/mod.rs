@@ -204,6 +204,13 @@ impl ChannelController {
         (self.read_q.len(), self.write_q.len())
     }
 
+    /// Every bank with requests queued (read queue or WPQ) and how many, numbered from
+    /// `first` on, appended to `out`: a bank with requests in both queues is listed twice.
+    pub fn busy_banks(&self, first: u32, out: &mut Vec<(u32, u32)>) {
+        out.extend(self.read_q.busy_banks().map(|(b, n)| (first + b, n)));
+        out.extend(self.write_q.busy_banks().map(|(b, n)| (first + b, n)));
+    }
+
     /// Requests queued for flat bank `bank` (read queue and WPQ).
     pub fn bank_pending(&self, bank: usize) -> usize {
         self.read_q.bank_len(bank) + self.write_q.bank_len(bank)

@@ -198,6 +198,13 @@ impl RequestQueue {
         self.banks[bank].len as usize
     }
 
+    /// Every bank with requests in this queue and how many, in no particular order.
+    pub fn busy_banks(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.entries
+            .iter()
+            .map(|e| (e.bank, self.banks[e.bank as usize].len))
+    }
+
     /// Panics unless `bank` is one of this queue's banks: public methods check the bank
     /// numbers they are given once, so that the tables can be indexed without checks after
     /// (see [`Dense`]).

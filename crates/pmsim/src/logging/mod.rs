@@ -20,12 +20,14 @@
 //! The baseline is [`NoLogging`]: transactions are markers only, nothing is logged in hardware
 //! (software logging, if any, is already in the trace).
 //!
-//! Files: [`record`] (the log-record format and the recovery scan shared by the redo schemes),
+//! Files: [`bank_load`] (the banks' pending operations a load-aware allocator reads),
+//! [`record`] (the log-record format and the recovery scan shared by the redo schemes),
 //! [`redo`] (the hardware redo-logging engine: log buffer, records, commit, in-place update,
 //! reclamation, and LAD's staging with its undo fallback), [`redu`] (sequential log
 //! allocation), [`lalea`] (load-aware allocation), [`blom`] (log metadata buffered in ADR),
 //! [`lad`] (write sets staged in ADR).
 
+pub mod bank_load;
 pub mod blom;
 pub mod lad;
 pub mod lalea;

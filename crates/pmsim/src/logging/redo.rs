@@ -35,6 +35,7 @@
 //! writes the lines in place and commits once they are durable (the `applied` register is
 //! the commit mark). Recovery undoes the transactions the register has not passed.
 
+use super::bank_load::BankLoad;
 use super::record::{self, HeaderMeta, Layout, ENTRIES_PER_RECORD};
 use super::{CommitAction, LogRegion, LogSource, LogWrite, LoggingEngine, MemoryView};
 use crate::fast_hash::FastMap;
@@ -56,11 +57,11 @@ pub trait LogAllocator: Send {
     /// Lays out the log region.
     fn attach(&mut self, region: LogRegion, mem: &dyn MemoryView);
     /// The header lines of a new record (`[line0, 0]` for one-line headers), given the banks'
-    /// pending operations now (`MemoryView::pending_all`); `None` when the log is full.
-    fn header(&mut self, pending: &[u32]) -> Option<[u64; 2]>;
+    /// pending operations now; `None` when the log is full.
+    fn header(&mut self, load: &BankLoad) -> Option<[u64; 2]>;
     /// The log line of entry `index` of the record with header `header`, given the banks'
-    /// pending operations now (`MemoryView::pending_all`); `None` when full.
-    fn entry(&mut self, header: [u64; 2], index: usize, pending: &[u32]) -> Option<u64>;
+    /// pending operations now; `None` when full.
+    fn entry(&mut self, header: [u64; 2], index: usize, load: &BankLoad) -> Option<u64>;
     /// The bank (`MemoryView::bank_of`) of log line `addr`, which this allocator handed out
     /// (an allocator that keeps its lines' banks answers without asking `mem`).
     fn bank_of(&self, addr: u64, mem: &dyn MemoryView) -> usize {
@@ -283,7 +284,7 @@ pub struct RedoEngine {
     pinned: Vec<u32>,
     /// The banks' pending operations, read at most once per hook (the memory system does not
     /// change while a hook runs): valid while `load_fresh`.
-    load: Vec<u32>,
+    load: BankLoad,
     load_fresh: bool,
     /// The banks' imbalance in `load` (the busiest bank's pending operations over the mean
     /// bank's, in thousandths; `None` when none is pending), computed with it.
@@ -331,7 +332,7 @@ impl RedoEngine {
             order: Vec::new(),
             held: VecDeque::new(),
             pinned: Vec::new(),
-            load: Vec::new(),
+            load: BankLoad::default(),
             load_fresh: false,
             load_imbalance: None,
             two_line_headers,
@@ -390,14 +391,9 @@ impl RedoEngine {
     /// Reads the banks' pending operations into `load` unless this hook did already.
     fn refresh_load(&mut self, mem: &dyn MemoryView) {
         if !self.load_fresh {
-            mem.pending_all(&mut self.load);
+            self.load.refresh(mem);
             self.load_fresh = true;
-            let (mut sum, mut max) = (0u64, 0u64);
-            for &p in &self.load {
-                sum += p as u64;
-                max = max.max(p as u64);
-            }
-            self.load_imbalance = (1000 * max * self.load.len() as u64).checked_div(sum);
+            self.load_imbalance = self.load.imbalance_milli();
         }
     }
 
@@ -466,7 +462,7 @@ impl RedoEngine {
             self.c.bank_imbalance_milli += milli;
             self.c.bank_imbalance_samples += 1;
         }
-        self.c.entry_bank_load += self.load[self.alloc.bank_of(addr, mem)] as u64;
+        self.c.entry_bank_load += u64::from(self.load.pending(self.alloc.bank_of(addr, mem)));
         let source = match self.kind {
             LogKind::Redo => LogSource::Core,
             LogKind::StageOrUndo => LogSource::Controller,

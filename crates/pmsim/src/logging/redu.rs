@@ -3,6 +3,7 @@
 //! seven entry lines followed by their one-line header (ATOM's log entry collation, as LALEA
 //! Sec. II-B describes the conventional organisation).
 
+use super::bank_load::BankLoad;
 use super::record::{Layout, ENTRIES_PER_RECORD};
 use super::redo::{LogAllocator, MetaPolicy, RedoEngine};
 use super::{LogRegion, MemoryView};
@@ -41,7 +42,7 @@ impl LogAllocator for SequentialLog {
         self.next = 0;
     }
 
-    fn header(&mut self, _pending: &[u32]) -> Option<[u64; 2]> {
+    fn header(&mut self, _load: &BankLoad) -> Option<[u64; 2]> {
         if self.live.is_empty() || self.live[self.next] {
             return None;
         }
@@ -51,7 +52,7 @@ impl LogAllocator for SequentialLog {
         Some([h, 0])
     }
 
-    fn entry(&mut self, header: [u64; 2], index: usize, _pending: &[u32]) -> Option<u64> {
+    fn entry(&mut self, header: [u64; 2], index: usize, _load: &BankLoad) -> Option<u64> {
         Some(header[0] - HEADER_OFFSET + index as u64 * 64)
     }
 
