@@ -39,16 +39,7 @@ pub fn check_parent_dir(flag: &str, path: &Path) -> Result<(), String> {
 /// over its target when complete, so naming an input there (`pmlab sim --trace t.pmt --json
 /// t.pmt`) replaced the input with the output once the run had read it.
 pub fn check_not_input(flag: &str, out: &Path, inputs: &[&Path]) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
-    // An output that does not exist yet is no existing input; one that is not a regular file
-    // (`/dev/stdout`, a FIFO) is written through, not replaced.
-    let Some(o) = std::fs::metadata(out).ok().filter(|m| m.is_file()) else {
-        return Ok(());
-    };
-    match inputs
-        .iter()
-        .find(|i| std::fs::metadata(i).is_ok_and(|m| m.dev() == o.dev() && m.ino() == o.ino()))
-    {
+    match input_named_by(out, inputs) {
         Some(i) => Err(format!(
             "{flag} {}: is the input {} (the output would replace it)",
             out.display(),
@@ -56,6 +47,17 @@ pub fn check_not_input(flag: &str, out: &Path, inputs: &[&Path]) -> Result<(), S
         )),
         None => Ok(()),
     }
+}
+
+/// The input among `inputs` that output `out` would replace (see [`check_not_input`]).
+pub fn input_named_by<'a>(out: &Path, inputs: &[&'a Path]) -> Option<&'a Path> {
+    use std::os::unix::fs::MetadataExt;
+    // An output that does not exist yet is no existing input; one that is not a regular file
+    // (`/dev/stdout`, a FIFO) is written through, not replaced.
+    let o = std::fs::metadata(out).ok().filter(|m| m.is_file())?;
+    let same =
+        |i: &&&Path| std::fs::metadata(i).is_ok_and(|m| m.dev() == o.dev() && m.ino() == o.ino());
+    inputs.iter().find(same).copied()
 }
 
 /// This machine's name (for host timing and temporary file names).

@@ -116,10 +116,38 @@ struct Done {
     events: u64,
 }
 
-/// Refuses, before any job, an output CSV (or its `.host.csv`) that is one of the `inputs`.
-fn check_outputs(out: &Path, inputs: &[&Path]) -> Result<(), String> {
-    crate::atomic_file::check_not_input("--out", out, inputs)?;
-    crate::atomic_file::check_not_input("--out", &with_suffix(out, ".host.csv"), inputs)
+/// Refuses, before any job, an output that is one of the `inputs`: the CSV `out` and its
+/// `.host.csv`, and with `shards` (N > 1) every shard's file and sidecars, which a shard
+/// removes before its jobs, writes, or (the last one) merges and removes.
+fn check_outputs(out: &Path, shards: usize, inputs: &[&Path]) -> Result<(), String> {
+    let mut outputs = vec![out.to_path_buf(), with_suffix(out, ".host.csv")];
+    if shards > 1 {
+        for index in 0..shards {
+            let file = Shard {
+                index,
+                count: shards,
+            }
+            .file(out);
+            outputs.push(with_suffix(&file, ".host.csv"));
+            outputs.push(with_suffix(&file, ".grid"));
+            outputs.push(file);
+        }
+    }
+    for o in &outputs {
+        if let Some(i) = crate::atomic_file::input_named_by(o, inputs) {
+            let what = if o == out {
+                "is".to_string()
+            } else {
+                format!("writes {}, which is", o.display())
+            };
+            return Err(format!(
+                "--out {}: {what} the input {} (the output would replace it)",
+                out.display(),
+                i.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Runs `pmlab sweep` or `pmlab sweep merge`.
@@ -131,23 +159,25 @@ pub fn run(a: SweepArgs) -> Result<(), String> {
             .iter()
             .map(|p| with_suffix(p, ".host.csv"))
             .collect();
-        let inputs: Vec<&Path> = m.shards.iter().chain(&host).map(|p| p.as_path()).collect();
-        check_outputs(&m.out, &inputs)?;
+        let grid: Vec<PathBuf> = m.shards.iter().map(|p| with_suffix(p, ".grid")).collect();
+        let inputs = m.shards.iter().chain(&host).chain(&grid);
+        let inputs: Vec<&Path> = inputs.map(|p| p.as_path()).collect();
+        check_outputs(&m.out, 1, &inputs)?;
         return merge_files(&m.out, &m.shards);
     }
     let out = a.out.expect("clap requires --out");
-    let inputs: Vec<&Path> = a
-        .config
-        .iter()
-        .map(|p| p.as_path())
-        .chain(a.workload.iter().map(Path::new))
-        .collect();
-    check_outputs(&out, &inputs)?;
     let axes = a
         .sets
         .iter()
         .map(|s| SetAxis::parse(s))
         .collect::<Result<Vec<_>, _>>()?;
+    // (the config and trace files, for the output checks below)
+    let input_files: Vec<PathBuf> = a
+        .config
+        .iter()
+        .cloned()
+        .chain(a.workload.iter().map(PathBuf::from))
+        .collect();
     let grid = Grid::new(a.config, a.workload, axes)?;
     let env = |k: &str| std::env::var(k).ok();
     let shard = match &a.shard {
@@ -156,6 +186,8 @@ pub fn run(a: SweepArgs) -> Result<(), String> {
     };
     // One shard of one is the whole grid: write FILE.csv directly.
     let shard = shard.filter(|(s, _)| s.count > 1);
+    let inputs: Vec<&Path> = input_files.iter().map(|p| p.as_path()).collect();
+    check_outputs(&out, shard.as_ref().map_or(1, |(s, _)| s.count), &inputs)?;
     crate::atomic_file::check_parent_dir("--out", &out)?;
     if out.is_dir() {
         return Err(format!("--out {}: is a directory", out.display()));

@@ -822,3 +822,66 @@ fn a_shard_waiting_for_many_lists_a_few() {
         "{line}"
     );
 }
+
+#[test]
+fn a_shard_never_removes_or_replaces_an_input_named_like_its_files() {
+    // A shard removes its earlier files (its CSV, `.host.csv` and `.grid`, and the merged CSV)
+    // before its jobs, and the last one merges every shard's files: a config or trace named
+    // like one of them was deleted or overwritten. Refused before any of that; so is a merge
+    // whose output is a shard's `.grid`.
+    let d = setup("shard-input");
+    let trace = plain_trace(&d, "x.csv.shard-1-of-2", 7);
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/optane.toml"),
+        d.join("x.csv.shard-0-of-2.grid"),
+    )
+    .unwrap();
+    let config = std::fs::read(d.join("x.csv.shard-0-of-2.grid")).unwrap();
+    let traced = std::fs::read(d.join(&trace)).unwrap();
+    for args in [
+        vec![
+            "sweep",
+            "--config",
+            "x.csv.shard-0-of-2.grid",
+            "--workload",
+            "btree:ops=5",
+        ],
+        vec!["sweep", "--config", "optane", "--workload", &trace],
+    ] {
+        let mut args = args.clone();
+        args.extend(["--shard", "0/2", "--out", "x.csv"]);
+        let o = pmlab(&d, &args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {e}");
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(e.contains("--out x.csv: writes x.csv.shard-"), "{e}");
+    }
+    assert_eq!(
+        std::fs::read(d.join("x.csv.shard-0-of-2.grid")).unwrap(),
+        config
+    );
+    assert_eq!(std::fs::read(d.join(&trace)).unwrap(), traced);
+    for i in 0..2 {
+        let shard = format!("{i}/2");
+        let o = pmlab(&d, &grid_args("s.csv", &["--shard", &shard]));
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let grid = std::fs::read(d.join("s.csv.shard-0-of-2.grid")).unwrap();
+    let o = pmlab(
+        &d,
+        &[
+            "sweep",
+            "merge",
+            "--out",
+            "s.csv.shard-0-of-2.grid",
+            "s.csv.shard-0-of-2",
+            "s.csv.shard-1-of-2",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("(the output would replace it)"));
+    assert_eq!(
+        std::fs::read(d.join("s.csv.shard-0-of-2.grid")).unwrap(),
+        grid
+    );
+}
