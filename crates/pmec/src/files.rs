@@ -527,7 +527,12 @@ impl Staged {
         if dest.is_dir() {
             return Err(Error::Io(format!("{}: is a directory", dest.display())));
         }
-        if self.files.iter().any(|(_, d, _)| d == dest) {
+        // (by the file, not the name: a dangling link `a/../x` and `x` are one destination)
+        if self
+            .files
+            .iter()
+            .any(|(_, d, _)| d == dest || same_file(d, dest))
+        {
             return Err(Error::InvalidParameter(format!(
                 "{}: written twice by one command",
                 dest.display()
@@ -747,6 +752,42 @@ pub fn decode_file(manifest_path: &Path, output: &Path, repair: bool) -> Result<
     }
     let check = check_shards(&man, dir)?;
     let bad = check.bad();
+    if repair {
+        // A repaired shard is written where its name leads: through a symbolic link to another
+        // shard, that shard was overwritten with this one's bytes (and verify then found it
+        // corrupt, and a second repair moved the damage back).
+        for &i in &bad {
+            let p = dir.join(&man.shards[i].file);
+            let dest = output_file(&p)?;
+            let other = man.shards.iter().find(|sh| {
+                sh.index != i && {
+                    let q = dir.join(&sh.file);
+                    same_file(&dest, &q) || same_file(&p, &q)
+                }
+            });
+            if let Some(sh) = other {
+                return invalid(format!(
+                    "{}: repairing shard {i} would write over shard {} (its name leads to {})",
+                    manifest_path.display(),
+                    sh.index,
+                    dest.display()
+                ));
+            }
+            if same_file(&dest, manifest_path) {
+                return invalid(format!(
+                    "{}: repairing shard {i} would write over the manifest",
+                    manifest_path.display()
+                ));
+            }
+            if is_output(&dest) {
+                return invalid(format!(
+                    "{}: repairing shard {i} would write over the output {} (its name leads there)",
+                    manifest_path.display(),
+                    output.display()
+                ));
+            }
+        }
+    }
     let (k, m, b) = (man.k, man.m, man.block);
     if bad.len() > m {
         return Err(Error::TooManyBadShards {

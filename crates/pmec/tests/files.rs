@@ -602,3 +602,34 @@ fn an_encode_never_writes_over_its_input() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A repair writes a missing or corrupt shard where its name leads: a shard that is a link to
+/// another shard had that shard overwritten with its bytes (decode said "repaired [0]", verify
+/// then found shard 1 corrupt), and a dangling link to the output had the shard written over
+/// the rebuilt file. Both refused before anything is written.
+#[test]
+fn a_repair_never_writes_through_a_link_over_another_shard_or_the_output() {
+    let (dir, bytes, mp) = encoded("repairlink");
+    let shard1 = std::fs::read(dir.join("f.bin.1.shard")).unwrap();
+    std::fs::remove_file(dir.join("f.bin.0.shard")).unwrap();
+    std::os::unix::fs::symlink("f.bin.1.shard", dir.join("f.bin.0.shard")).unwrap();
+    let e = files::decode_file(&mp, &dir.join("back"), true)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("repairing shard 0 would write over shard 1"), "{e}");
+    assert_eq!(std::fs::read(dir.join("f.bin.1.shard")).unwrap(), shard1);
+    assert!(!dir.join("back").exists());
+    std::fs::remove_file(dir.join("f.bin.0.shard")).unwrap();
+    let name = format!("pmec-files-repairlink-out-{}", std::process::id());
+    std::os::unix::fs::symlink(format!("../{name}"), dir.join("f.bin.0.shard")).unwrap();
+    let out = dir.parent().unwrap().join(name);
+    let _ = std::fs::remove_file(&out);
+    let e = files::decode_file(&mp, &out, true).unwrap_err().to_string();
+    assert!(e.contains("repairing shard 0 would write over the output"), "{e}");
+    assert!(!out.exists());
+    // Without --repair the same shards rebuild the file.
+    files::decode_file(&mp, &out, false).unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), bytes);
+    let _ = std::fs::remove_file(&out);
+    let _ = std::fs::remove_dir_all(&dir);
+}
