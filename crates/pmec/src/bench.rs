@@ -279,12 +279,17 @@ fn make_stripes(pool: &DataPool, cfg: &BenchConfig, outputs: usize) -> Result<St
     let want = cfg.bytes_per_rep.div_ceil(per_stripe).max(1);
     let mut seed = cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let slot = b.next_multiple_of(64);
+    let (pool_data, pool_parity) = (pool.data_bytes() / slot, pool.parity_bytes() / slot);
     let (data_slots, parity_slots) = if cfg.in_cache {
-        // a set of stripes totalling about 1 MiB, reused round-robin (stays in L2)
-        let set = ((1 << 20) / ((k + outputs) * slot)).max(1);
+        // a set of stripes totalling about 1 MiB, reused round-robin (stays in L2), as many as
+        // the pool holds (a block larger than the pool had pointers built past its end)
+        let set = ((1 << 20) / ((k + outputs) * slot))
+            .max(1)
+            .min(pool_data / k.max(1))
+            .min(pool_parity / outputs.max(1));
         (set * k, set * outputs)
     } else {
-        (pool.data_bytes() / slot, pool.parity_bytes() / slot)
+        (pool_data, pool_parity)
     };
     if data_slots < k || parity_slots < outputs {
         return invalid(format!("pool too small for k={k}, block={b}"));
@@ -294,8 +299,19 @@ fn make_stripes(pool: &DataPool, cfg: &BenchConfig, outputs: usize) -> Result<St
     } else {
         want.min(parity_slots / outputs.max(1))
     };
-    let mut srcs = Vec::with_capacity(count * k);
-    let mut dsts = Vec::with_capacity(count * outputs);
+    // (fallible: a repetition larger than memory allows is an error, not an abort)
+    let too_large = |_| {
+        Error::InvalidParameter(format!(
+            "{} MiB per repetition at k={k}, block={b}: too many stripes to list in memory",
+            cfg.bytes_per_rep >> 20
+        ))
+    };
+    let mut srcs = Vec::new();
+    let mut dsts = Vec::new();
+    srcs.try_reserve_exact(count.saturating_mul(k))
+        .map_err(too_large)?;
+    dsts.try_reserve_exact(count.saturating_mul(outputs))
+        .map_err(too_large)?;
     // parity slots: a random permutation so no two stripes write the same block
     let mut perm: Vec<usize> = (0..parity_slots).collect();
     for i in (1..perm.len()).rev() {

@@ -616,7 +616,10 @@ fn a_repair_never_writes_through_a_link_over_another_shard_or_the_output() {
     let e = files::decode_file(&mp, &dir.join("back"), true)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("repairing shard 0 would write over shard 1"), "{e}");
+    assert!(
+        e.contains("repairing shard 0 would write over shard 1"),
+        "{e}"
+    );
     assert_eq!(std::fs::read(dir.join("f.bin.1.shard")).unwrap(), shard1);
     assert!(!dir.join("back").exists());
     std::fs::remove_file(dir.join("f.bin.0.shard")).unwrap();
@@ -625,7 +628,10 @@ fn a_repair_never_writes_through_a_link_over_another_shard_or_the_output() {
     let out = dir.parent().unwrap().join(name);
     let _ = std::fs::remove_file(&out);
     let e = files::decode_file(&mp, &out, true).unwrap_err().to_string();
-    assert!(e.contains("repairing shard 0 would write over the output"), "{e}");
+    assert!(
+        e.contains("repairing shard 0 would write over the output"),
+        "{e}"
+    );
     assert!(!out.exists());
     // Without --repair the same shards rebuild the file.
     files::decode_file(&mp, &out, false).unwrap();

@@ -64,7 +64,7 @@ pub enum EcCommand {
         /// Block size in bytes.
         #[arg(long, default_value_t = 1024, value_name = "BYTES")]
         block: usize,
-        /// Threads.
+        /// Threads (1 to 1024).
         #[arg(long, default_value_t = 1)]
         threads: usize,
         /// Measure decoding with this many erasures instead of encoding.
@@ -263,6 +263,10 @@ pub fn run(cmd: EcCommand) -> Result<(), String> {
         } => {
             if decode.is_some() && lrc.is_some() {
                 return Err("--decode and --lrc are exclusive".into());
+            }
+            if threads > 1024 {
+                // (a larger figure ran on the cores there are and was labelled as asked)
+                return Err(format!("--threads {threads}: at most 1024"));
             }
             let workload = match (decode, lrc) {
                 (Some(erasures), _) => Workload::Decode { erasures },

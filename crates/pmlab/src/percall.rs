@@ -81,6 +81,27 @@ pub struct Row {
     pub moved: Vec<f64>,
 }
 
+/// Checks a point `K:M:BLOCK` as the client takes them (1 <= K <= 128, 1 <= M <= 32, K + M <=
+/// 255, BLOCK a positive multiple of 64), before any library runs.
+fn check_point(p: &str) -> Result<(), String> {
+    let bad = |why: &str| Err(format!("percall point {p:?}: {why}"));
+    let f: Vec<&str> = p.split(':').collect();
+    let [k, m, block] = f[..] else {
+        return bad("expected K:M:BLOCK, e.g. 8:4:1024");
+    };
+    let (Ok(k), Ok(m), Ok(block)) = (k.parse::<u64>(), m.parse::<u64>(), block.parse::<u64>())
+    else {
+        return bad("K, M and BLOCK must be whole numbers, e.g. 8:4:1024");
+    };
+    if !(1..=128).contains(&k) || !(1..=32).contains(&m) || k + m > 255 {
+        return bad("needs 1 <= K <= 128, 1 <= M <= 32");
+    }
+    if block == 0 || block % 64 != 0 || block > i32::MAX as u64 {
+        return bad("BLOCK must be a positive multiple of 64");
+    }
+    Ok(())
+}
+
 fn parse_line(line: &str) -> Option<Sample> {
     let field = |key: &str| {
         line.split_whitespace()
@@ -110,6 +131,12 @@ pub fn compare(
     if libs.is_empty() || points.is_empty() || rounds == 0 {
         return Err("percall: need at least one library, one point and one round".into());
     }
+    for p in points {
+        check_point(p)?;
+    }
+    // The client's warnings (a library's variables it does not take, say), once each: run
+    // quietly, a mistyped PMEC_STRATEGY measured `auto` under the name given.
+    let mut warned: std::collections::BTreeSet<(String, String)> = Default::default();
     let mut rows: Vec<Row> = Vec::new();
     // The parity checksum of each point (and block) on the first library that ran it.
     let mut crcs: BTreeMap<(String, usize), String> = BTreeMap::new();
@@ -145,6 +172,12 @@ pub fn compare(
                     out.status,
                     String::from_utf8_lossy(&out.stderr).trim()
                 ));
+            }
+            for line in String::from_utf8_lossy(&out.stderr).lines() {
+                let line = line.trim();
+                if !line.is_empty() && warned.insert((lib.name.clone(), line.to_string())) {
+                    eprintln!("percall on {}: {line}", lib.name);
+                }
             }
             let text = String::from_utf8_lossy(&out.stdout);
             let samples: Vec<Sample> = text.lines().filter_map(parse_line).collect();

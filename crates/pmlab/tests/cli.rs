@@ -643,6 +643,17 @@ fn ec_bad_arguments_give_clear_errors() {
             ],
             "given twice",
         ),
+        // (the client's usage text came after pmlab's line)
+        (
+            vec!["ec", "percall", "--client", client, "--lib", &lib, "8:4:3"],
+            "percall point \"8:4:3\": BLOCK must be a positive multiple of 64",
+        ),
+        (
+            vec![
+                "ec", "percall", "--client", client, "--lib", &lib, "300:4:64",
+            ],
+            "needs 1 <= K <= 128",
+        ),
     ] {
         let o = pmlab(&args);
         let e = stderr(&o);
@@ -1211,6 +1222,26 @@ fn ec_bench_refuses_bad_points_and_sizes_before_filling_its_pool() {
         (vec!["-k", "0"], "k (data blocks) must be at least 1"),
         (vec!["--threads", "0"], "must be positive"),
         (
+            vec!["--threads", "100000"],
+            "--threads 100000: at most 1024",
+        ),
+        // A block larger than the pool in cache: built pointers past the pool (a segfault).
+        (
+            vec!["--in-cache", "--pool-mb", "1", "--block", "1048576"],
+            "pool too small for k=8, block=1048576",
+        ),
+        // (an abort with a backtrace: the stripe list could not be allocated)
+        (
+            vec![
+                "--in-cache",
+                "--pool-mb",
+                "1",
+                "--mb-per-rep",
+                "99999999999",
+            ],
+            "too many stripes to list in memory",
+        ),
+        (
             vec!["--mb-per-rep", "17592186044416"],
             "--mb-per-rep 17592186044416: too large",
         ),
@@ -1625,4 +1656,66 @@ fn an_output_that_names_an_input_is_refused_and_the_input_kept() {
         "preset = \"nvm-ppo\"\n"
     );
     assert_eq!(std::fs::read_dir(&d).unwrap().count(), 3, "files left");
+}
+
+#[test]
+fn percall_passes_the_clients_warnings_on() {
+    // A client that runs but warns (a library variable it does not take: the run measured the
+    // default under the name given) said nothing: its standard error was dropped.
+    let d = tmpdir("percall-warn");
+    std::fs::write(d.join("libisal.so.2"), b"").unwrap(); // named only, never loaded
+    let client = d.join("client.sh");
+    std::fs::write(
+        &client,
+        "#!/bin/sh\necho \"pmec: PMEC_STRATEGY: unknown strategy 'bogus'; using auto\" >&2\n\
+         echo 'point=RS(12,8) block=1024 in_cache=1 encode_gbps=4.0 move_gbps=5.0 \
+         move_nt_gbps=5.5 parity_crc=00ff'\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&client, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let lib = format!("p={},PMEC_STRATEGY=bogus", d.display());
+    let o = pmlab(&[
+        "ec",
+        "percall",
+        "--client",
+        client.to_str().unwrap(),
+        "--rounds",
+        "2",
+        "--lib",
+        &lib,
+        "8:4:1024",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(
+        e.matches("percall on p: pmec: PMEC_STRATEGY: unknown strategy 'bogus'")
+            .count(),
+        1,
+        "once, not once per round: {e}"
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("| RS(12,8) | 1024 | p |"));
+}
+
+#[test]
+fn reproduce_refuses_an_output_it_cannot_write_before_running_anything() {
+    // Found only when the first section wrote its results (7 s into `--only ppo --quick`).
+    let d = tmpdir("reproduce-out");
+    let file = d.join("a-file");
+    std::fs::write(&file, b"keep").unwrap();
+    std::fs::create_dir(d.join("dir")).unwrap();
+    std::fs::write(d.join("dir").join("ppo"), b"").unwrap();
+    let dir = d.join("dir");
+    for (out, says) in [
+        (file.to_str().unwrap(), "not a directory"),
+        (
+            dir.to_str().unwrap(),
+            "is not a directory (section ppo writes there)",
+        ),
+    ] {
+        let args = ["reproduce", "--quick", "--only", "ppo", "--out", out];
+        let e = one_line_error(&pmlab(&args), &args);
+        assert!(e.contains(says), "{e}");
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), b"keep");
 }

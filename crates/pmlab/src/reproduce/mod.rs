@@ -13,6 +13,33 @@ use crate::report::{assemble_report, write_scale, SECTION_ORDER};
 use std::path::Path;
 
 /// Runs the selected sections (all when `only` is `None`) and rebuilds `OUT/REPORT.md`.
+/// Checks before any section runs that the report can be written to `out`: it is (or is made)
+/// a directory a file can be created in, and no section's folder in it is something else. (A
+/// file named as the output directory was found only when the first section, seconds to
+/// minutes in, wrote its results.)
+fn check_out_dir<'a>(out: &Path, sections: impl Iterator<Item = &'a str>) -> Result<(), String> {
+    if out.exists() && !out.is_dir() {
+        return Err(format!("--out {}: not a directory", out.display()));
+    }
+    std::fs::create_dir_all(out)
+        .map_err(|e| format!("--out {}: cannot create: {e}", out.display()))?;
+    let probe = out.join(format!(".pmlab-write-check-{}", std::process::id()));
+    std::fs::write(&probe, b"")
+        .map_err(|e| format!("--out {}: cannot write in it: {e}", out.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    for s in sections {
+        let d = out.join(s);
+        if d.exists() && !d.is_dir() {
+            return Err(format!(
+                "--out {}: {} is not a directory (section {s} writes there)",
+                out.display(),
+                d.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub fn run(out: &Path, quick: bool, only: Option<&str>) -> Result<(), String> {
     if let Some(s) = only {
         if !SECTION_ORDER.contains(&s) {
@@ -23,6 +50,7 @@ pub fn run(out: &Path, quick: bool, only: Option<&str>) -> Result<(), String> {
         }
     }
     let wants = |s: &str| only.is_none_or(|o| o == s);
+    check_out_dir(out, SECTION_ORDER.iter().copied().filter(|s| wants(s)))?;
     if wants("device") {
         eprintln!("reproduce: device characterisation");
         device::run(out, quick, &pmsim::config::preset_names())?;
