@@ -331,6 +331,10 @@ pub fn encode_file(input: &Path, out_dir: &Path, opts: &EncodeOptions) -> Result
         return invalid(&e);
     }
     let (k, m, b) = (opts.k, opts.m, opts.block);
+    if input.is_dir() {
+        // (`.` has no file name: it was refused as a name a manifest cannot hold)
+        return Err(Error::Io("is a directory".into()));
+    }
     let name = input
         .file_name()
         .and_then(|n| n.to_str())

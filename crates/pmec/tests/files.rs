@@ -639,3 +639,18 @@ fn a_repair_never_writes_through_a_link_over_another_shard_or_the_output() {
     let _ = std::fs::remove_file(&out);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A directory as the input is named as one (`.` was refused as "not a file name a manifest can
+/// hold").
+#[test]
+fn encoding_a_directory_says_it_is_one() {
+    let dir = tmpdir("encdir");
+    for input in [dir.clone(), dir.join(".")] {
+        let e = files::encode_file(&input, &dir.join("out"), &EncodeOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is a directory"), "{}: {e}", input.display());
+    }
+    assert!(!dir.join("out").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

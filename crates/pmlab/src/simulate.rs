@@ -294,7 +294,13 @@ pub fn parse_generated(
             return Err(format!("workload `{spec}`: `{k}` given twice"));
         }
         seen.push(k);
-        let bad = |_| format!("workload `{spec}`: {k} = `{v}` is not a number");
+        let bad = |e: std::num::ParseIntError| {
+            let why = match e.kind() {
+                std::num::IntErrorKind::PosOverflow => "is too large",
+                _ => "is not a number",
+            };
+            format!("workload `{spec}`: {k} = `{v}` {why}")
+        };
         match k {
             "ops" => p.ops = v.parse().map_err(bad)?,
             "threads" => p.threads = v.parse().map_err(bad)?,

@@ -561,6 +561,11 @@ fn bad_workload_specs_and_repeated_keys_are_refused_before_any_job_runs() {
         ),
         // A key given twice used to take the last value without a word.
         (["btree:ops=20", "btree:ops=20:ops=30"], "`ops` given twice"),
+        // A number out of its type's range was called "not a number".
+        (
+            ["btree:ops=20", "btree:threads=100000"],
+            "threads = `100000` is too large",
+        ),
     ] {
         let mut a = vec![
             "sweep", "--config", "optane", "--jobs", "1", "--out", "x.csv",
