@@ -144,6 +144,13 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
                 workload,
             };
             crate::atomic_file::check_not_input("--out", &out, &[&file])?;
+            if let Some(w) = options.workload.as_ref() {
+                // (the header refused it, saying neither where it came from nor which flag)
+                let max = pmtrace::header::MAX_WORKLOAD_NAME_BYTES;
+                if w.len() > max {
+                    return Err(format!("--workload: {} bytes (at most {max})", w.len()));
+                }
+            }
             let src = open(&file, format.as_deref(), &options)?;
             // A pmlab text dump is pmlab's own format: its header comes back as it was, and
             // only another tool's format is marked imported.

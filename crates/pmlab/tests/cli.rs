@@ -1719,3 +1719,24 @@ fn reproduce_refuses_an_output_it_cannot_write_before_running_anything() {
     }
     assert_eq!(std::fs::read(&file).unwrap(), b"keep");
 }
+
+#[test]
+fn an_import_workload_name_too_long_names_the_flag() {
+    // (a plain trace's header refused it as "bad header: workload name is 300 bytes")
+    let d = tmpdir("import-name");
+    let t = plain_trace(&d);
+    let long = "w".repeat(300);
+    let out = d.join("x.pmt");
+    let args = [
+        "trace",
+        "import",
+        t.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--workload",
+        &long,
+    ];
+    let e = one_line_error(&pmlab(&args), &args);
+    assert!(e.contains("--workload: 300 bytes (at most 256)"), "{e}");
+    assert!(!out.exists());
+}
