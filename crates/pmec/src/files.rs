@@ -333,7 +333,7 @@ pub fn encode_file(input: &Path, out_dir: &Path, opts: &EncodeOptions) -> Result
     let (k, m, b) = (opts.k, opts.m, opts.block);
     if input.is_dir() {
         // (`.` has no file name: it was refused as a name a manifest cannot hold)
-        return Err(Error::Io("is a directory".into()));
+        return Err(Error::Io("is a directory, not a regular file".into()));
     }
     let name = input
         .file_name()
@@ -722,6 +722,21 @@ pub struct DecodeReport {
     pub bytes: u64,
 }
 
+/// A manifest whose shard entry names the manifest itself (under any name) is malformed.
+fn no_shard_is_the_manifest(man: &Manifest, dir: &Path, manifest_path: &Path) -> Result<()> {
+    match man
+        .shards
+        .iter()
+        .find(|sh| same_file(&dir.join(&sh.file), manifest_path))
+    {
+        Some(sh) => Err(Error::Format(format!(
+            "shard {} names the manifest itself",
+            sh.index
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Rebuild the original file at `output` from the shards next to `manifest_path`, using any k
 /// intact shards. With `repair`, missing/corrupt shard files are rewritten too.
 pub fn decode_file(manifest_path: &Path, output: &Path, repair: bool) -> Result<DecodeReport> {
@@ -747,13 +762,8 @@ pub fn decode_file(manifest_path: &Path, output: &Path, repair: bool) -> Result<
                 sh.index
             ));
         }
-        if same_file(&p, manifest_path) {
-            return Err(Error::Format(format!(
-                "shard {} names the manifest itself",
-                sh.index
-            )));
-        }
     }
+    no_shard_is_the_manifest(&man, dir, manifest_path)?;
     let check = check_shards(&man, dir)?;
     let bad = check.bad();
     if repair {
@@ -953,6 +963,8 @@ pub struct VerifyReport {
 pub fn verify(manifest_path: &Path) -> Result<VerifyReport> {
     let man = Manifest::load(manifest_path)?;
     let dir = manifest_path.parent().unwrap_or(Path::new("."));
+    // (verify called such a shard corrupt and advised a repair, which decode refuses)
+    no_shard_is_the_manifest(&man, dir, manifest_path)?;
     let check = check_shards(&man, dir)?;
     let recoverable = check.bad().len() <= man.m;
     let (mut parity_consistent, mut file_matches) = (None, None);

@@ -654,3 +654,22 @@ fn encoding_a_directory_says_it_is_one() {
     assert!(!dir.join("out").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A manifest that names itself as a shard is malformed for verify as for decode (verify
+/// called the shard corrupt and advised `--repair`, which decode then refused).
+#[test]
+fn verify_and_decode_agree_on_a_shard_that_is_the_manifest() {
+    let (dir, _, mp) = encoded("selfshard");
+    edit_manifest(&mp, |t| t.replace("f.bin.0.shard", "f.bin.pmec"));
+    for e in [
+        files::verify(&mp).unwrap_err(),
+        files::decode_file(&mp, &dir.join("back"), true).unwrap_err(),
+    ] {
+        assert!(matches!(e, Error::Format(_)), "{e}");
+        assert!(
+            e.to_string().contains("shard 0 names the manifest itself"),
+            "{e}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
