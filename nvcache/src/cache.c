@@ -2028,17 +2028,32 @@ int nvc_get_size(struct nvc_file *f, MPI_Offset *size)
     return rc != MPI_SUCCESS ? nvc_raise(f, rc) : PMPI_File_get_size(f->real, size);
 }
 
-/* Writes the dirty bytes of the part this rank represents to the real file, fsyncs it through
- * the flushing handle and marks them clean (nvc_rt.slot_lock held). */
+/* Writes the dirty bytes of the part this rank represents to the real file, fsyncs them through
+ * the flushing handle and marks them clean (a sync under NVCACHE_FLUSH=sync, a shrinking set_size),
+ * holding the part DRAINING meanwhile, as a close does (claim_own_drain), and ACTIVE again after:
+ * the open goes on caching. Drained without the claim, a second handle's open could drain the same
+ * pages at once, return and write through MPI-IO, and this drain then wrote its copy of a page
+ * shared with those bytes over them (all 100 bytes of such a write lost with one rank delayed
+ * before its drain's first write). Returns NEED_PASS when another handle drained the part first
+ * (its bytes are in the file). Called without nvc_rt.slot_lock. */
 static int drain_own_part(struct nvc_file *f)
 {
+    if (!claim_own_drain(f))
+        return NEED_PASS;
+    uint32_t p = (uint32_t)f->my_part;
+    pthread_mutex_lock(&nvc_rt.slot_lock);
     struct drained dr = {0};
-    int rc = drain_part(f, (uint32_t)f->my_part, 0, &dr);
+    int rc = drain_part(f, p, 0, &dr);
     if (rc == MPI_SUCCESS && f->self_fh != MPI_FILE_NULL)
         rc = PMPI_File_sync(f->self_fh);
     if (rc == MPI_SUCCESS)
-        clean_drained(f, (uint32_t)f->my_part, &dr);
+        clean_drained(f, p, &dr);
     free(dr.seg);
+    /* ACTIVE again, with whatever the drain left dirty (all of it if it failed). */
+    struct nvc_slot *s = req(f, p, NVC_OP_BYPASS_END);
+    s->arg[0] = NVC_BYPASS_ABANDON;
+    call(f, p, s);
+    pthread_mutex_unlock(&nvc_rt.slot_lock);
     return rc;
 }
 
@@ -2058,9 +2073,8 @@ static int flush_own_part(struct nvc_file *f, int64_t beyond)
         if (call(f, p, s) == NVC_OK)
             size = (int64_t)s->arg[0];
     }
-    int rc = size > beyond ? drain_own_part(f) : MPI_SUCCESS;
     pthread_mutex_unlock(&nvc_rt.slot_lock);
-    return rc;
+    return size > beyond ? drain_own_part(f) : MPI_SUCCESS;
 }
 
 /* The part this rank represents takes size `size` (set_size: bytes beyond it dropped) or, with
@@ -2134,10 +2148,23 @@ int nvc_set_size(struct nvc_file *f, MPI_Offset size, int grow_only)
            is cut. A crash before the cut recovers the file as it was (no part holds anything past
            the new size that the file lacks); after it, as set. A set_size that grows the file
            flushes nothing. */
-        int64_t bad = flush_own_part(f, size) != MPI_SUCCESS;
-        coll_max(f, &bad, 1);
-        if (bad)
+        int frc = flush_own_part(f, size);
+        int64_t st[2] = {frc != MPI_SUCCESS && frc != NEED_PASS, frc == NEED_PASS};
+        coll_max(f, st, 2);
+        if (st[0])
             return nvc_raise(f, MPI_ERR_IO);
+        if (st[1]) {
+            /* Another handle's open drained a part meanwhile: the file holds its bytes, and the
+               file leaves the cache (as it would have at the agreement above, a moment later). */
+            int brc = bypass(f, "file bypassed by another rank or handle", 1);
+            int64_t b = brc != MPI_SUCCESS;
+            coll_max(f, &b, 1);
+            if (b)
+                return nvc_raise(f, brc != MPI_SUCCESS ? brc : MPI_ERR_IO);
+            cached = 0;
+        }
+    }
+    if (!grow_only && cached) {
         set_own_part_size(f, size, 0);
         coll_barrier(f); /* every part has the new size before the file is cut */
         rc = PMPI_File_set_size(f->real, size);
@@ -2207,9 +2234,13 @@ int nvc_sync(struct nvc_file *f)
             struct nvc_slot *s = req(f, p, NVC_OP_SYNC);
             call(f, p, s); /* served after this rank's earlier writes were persisted */
         }
-    if (f->opts.flush == NVC_FLUSH_SYNC && represents_part(f) && !(f->amode & MPI_MODE_RDONLY))
-        rc = drain_own_part(f);
     pthread_mutex_unlock(&nvc_rt.slot_lock);
+    if (f->opts.flush == NVC_FLUSH_SYNC && represents_part(f) && !(f->amode & MPI_MODE_RDONLY)) {
+        rc = drain_own_part(f);
+        /* Another handle drained the part: its drain fsynced it (f->reg->synced, set above). */
+        if (rc == NEED_PASS)
+            rc = MPI_SUCCESS;
+    }
     /* Every rank has the flag (set_size and preallocate are collective): the call on the real
        file is too. */
     int prc = MPI_SUCCESS; /* an error of the call on the application's handle: MPI handled it */

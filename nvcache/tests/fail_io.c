@@ -4,7 +4,7 @@
  *
  *   FAIL_FSYNC=SUBSTRING   fsync and fdatasync of a descriptor whose path contains SUBSTRING fail
  *                          with EIO (as a network file system reports a failed write-back there)
- *   PAUSE_PWRITE=SUBSTRING the process's first pwrite to a file whose path P contains SUBSTRING
+ *   PAUSE_PWRITE=SUBSTRING the process's first pwrite(64) to a file whose path P contains SUBSTRING
  *                          creates P.paused and waits (at most 60 s) until P.go exists
  *   KILL_PATH=SUBSTRING, KILL_CALL=ftruncate|ftruncated|fsync
  *                          while P.armed exists for a file whose path P contains SUBSTRING, the
@@ -103,7 +103,8 @@ int fdatasync(int fd)
     return fail_or_call(fd, "fdatasync");
 }
 
-ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+/* PAUSE_PWRITE (see the top), for the process's first pwrite or pwrite64 to such a file. */
+static void pause_if_chosen(int fd)
 {
     static int paused;
     char path[4096 + 8];
@@ -118,7 +119,21 @@ ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
             nanosleep(&ts, NULL);
         }
     }
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    pause_if_chosen(fd);
     ssize_t (*real)(int, const void *, size_t, off_t) =
         (ssize_t(*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite");
+    return real(fd, buf, n, off);
+}
+
+/* MPI-IO libraries built with 64-bit file offsets call this name. */
+ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
+{
+    pause_if_chosen(fd);
+    ssize_t (*real)(int, const void *, size_t, off_t) =
+        (ssize_t(*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite64");
     return real(fd, buf, n, off);
 }
