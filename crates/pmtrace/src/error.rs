@@ -399,7 +399,9 @@ impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.location {
             Location::Unknown => write!(f, "{}", self.kind),
-            Location::Line { text, .. } => {
+            // (an error found at the end of input has no line to quote: "(line: ``)" said
+            // nothing)
+            Location::Line { text, .. } if !text.is_empty() => {
                 write!(f, "{}: {} (line: `{}`)", self.location, self.kind, text)
             }
             loc => write!(f, "{}: {}", loc, self.kind),

@@ -395,10 +395,10 @@ fn a_text_dump_cut_short_is_refused() {
     }
     // A count that differs, an event after the end line, a second end line.
     let edited = dump.replace("# end events=2", "# end events=3");
-    assert!(text(&edited)
-        .unwrap_err()
-        .to_string()
-        .contains("counts 3 events"));
+    let e = text(&edited).unwrap_err().to_string();
+    assert!(e.contains("counts 3 events"), "{e}");
+    // (found at the end of input: no empty "(line: ``)" quoted after it)
+    assert!(!e.contains("(line:"), "{e}");
     let after = format!("{dump}t0 load addr=0x40 size=8\n");
     assert!(text(&after)
         .unwrap_err()
