@@ -1928,8 +1928,14 @@ int nvc_close(MPI_File *fh)
             }
             pthread_mutex_unlock(&nvc_rt.slot_lock);
             free(dr.seg);
-            if (f->self_fh != MPI_FILE_NULL)
-                PMPI_File_close(&f->self_fh);
+            /* The handle the drain wrote through: a write-back error that a file system defers to
+               close(2) (NFS) shows here, and then the drained bytes may not be in the file: keep
+               the part (its close had been ignored, and the part removed with the only copy). */
+            if (f->self_fh != MPI_FILE_NULL && PMPI_File_close(&f->self_fh) != MPI_SUCCESS && drains) {
+                nvc_msg("%s: closing the handle that flushed part %d failed; it is kept for nvcache-recover",
+                        f->path, f->my_part);
+                ok = 0;
+            }
             /* A rank whose bypass could not drain a part left its data there: keep every part. */
             int64_t v[2] = {psize, ok && !f->drain_failed ? 0 : 1};
             coll_max(f, v, 2);

@@ -6,6 +6,9 @@
  *                          with EIO (as a network file system reports a failed write-back there)
  *   PAUSE_PWRITE=SUBSTRING the process's first pwrite(64) to a file whose path P contains SUBSTRING
  *                          creates P.paused and waits (at most 60 s) until P.go exists
+ *   FAIL_CLOSE=SUBSTRING   while P.armed exists for a file whose path P contains SUBSTRING, close
+ *                          of a descriptor of P closes it and fails with EIO (a write-back error
+ *                          that a network file system reports at close)
  *   KILL_PATH=SUBSTRING, KILL_CALL=ftruncate|ftruncated|fsync
  *                          while P.armed exists for a file whose path P contains SUBSTRING, the
  *                          process SIGKILLs itself at the first such call on P: before ftruncate
@@ -136,4 +139,22 @@ ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
     ssize_t (*real)(int, const void *, size_t, off_t) =
         (ssize_t(*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite64");
     return real(fd, buf, n, off);
+}
+
+int close(int fd)
+{
+    char path[4096 + 8];
+    int fail = 0;
+    if (chosen_path(fd, "FAIL_CLOSE", path)) {
+        strcat(path, ".armed");
+        fail = access(path, F_OK) == 0;
+    }
+    int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, "close");
+    int rc = real(fd);
+    if (fail) {
+        fprintf(stderr, "fail_io: close of %.*s fails\n", (int)(strlen(path) - 6), path);
+        errno = EIO;
+        return -1;
+    }
+    return rc;
 }

@@ -55,6 +55,10 @@
  *                                  between, `lifecycle has FILE C` then checks that the later
  *                                  job's bytes are the ones recovered (exit 0 when they are).
  *   lifecycle sync-close FILE C    the same, closing the file instead of being killed.
+ *   lifecycle close-fail FILE C    (1 rank) writes 8 KiB of the byte C at offset 0, not synced, and
+ *                                  closes the file while FILE.armed exists (fail_io's FAIL_CLOSE:
+ *                                  close(2) of FILE fails, a write-back error that a network file
+ *                                  system reports there). Exit 0 when MPI_File_close reported it.
  *   lifecycle open-close FILE      opens FILE for reading and writing and closes it, writing nothing.
  *   lifecycle prealloc-sync FILE   MPI_File_preallocate of 1 MiB, then MPI_File_sync: prints whether
  *                                  the sync failed (run where the file's fsync fails: plain MPI-IO's
@@ -831,6 +835,26 @@ static int sync_kill_case(const char *path, int c, int kill_it)
     return MPI_File_close(&fh) != MPI_SUCCESS;
 }
 
+static int close_fail_case(const char *path, int c)
+{
+    MPI_File fh;
+    if (open_rw(path, 0, &fh))
+        return 1;
+    char buf[8192];
+    memset(buf, c, sizeof buf);
+    if (MPI_File_write_at(fh, 0, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return fail("write failed");
+    char armed[4096 + 8];
+    snprintf(armed, sizeof armed, "%s.armed", path);
+    FILE *a = fopen(armed, "w");
+    if (a)
+        fclose(a);
+    int rc = MPI_File_close(&fh);
+    remove(armed);
+    printf("lifecycle close-fail: close rc %d\n", rc);
+    return rc == MPI_SUCCESS;
+}
+
 #define BIG_CALL ((MPI_Offset)512 << 20)
 #define BIG_SIZE (4 * BIG_CALL + 8192)
 static int big_byte(MPI_Offset off) { return 'A' + (int)(off / BIG_CALL) % 26; }
@@ -1019,7 +1043,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: lifecycle chdir DIR | past-capacity FILE | drain-fail FILE | drain-fail-write FILE | drain-fail-retry FILE | drain-fail-reopen[-self] FILE | second-handle FILE | shrink write|verify FILE"
                         " | shrink-crash FILE | shrink-crash-verify FILE"
                         " | temporary FILE | live FILE | live-verify FILE | close-crash FILE | close-crash-verify FILE"
-                        " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | open-close FILE | has FILE C"
+                        " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | close-fail FILE C | open-close FILE | has FILE C"
                         " | noclose FILE | noclose-verify FILE | big FILE close|kill | big-verify FILE"
                         " | big-view FILE | big-view-verify FILE | grow-shrink FILE | shrink-mixed FILE | holes FILE"
                         " | append-second FILE | renamed FILE rename|relink\n");
@@ -1078,6 +1102,8 @@ int main(int argc, char **argv)
         rc = sync_kill_case(argv[2], argv[3][0], 1);
     else if (!strcmp(argv[1], "sync-close") && argc == 4)
         rc = sync_kill_case(argv[2], argv[3][0], 0);
+    else if (!strcmp(argv[1], "close-fail") && argc == 4)
+        rc = close_fail_case(argv[2], argv[3][0]);
     else if (!strcmp(argv[1], "renamed") && argc == 4) {
         int np;
         MPI_Comm_size(MPI_COMM_WORLD, &np);

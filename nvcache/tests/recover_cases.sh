@@ -63,6 +63,10 @@
 # CASE fsync-fail: the write-back's fsync fails (EIO, as a network file system reports a lost
 #   write-back there; tests/fail_io.c, FAIL_IO_LIB from the environment): recovery must fail and
 #   keep the part, the only durable copy; a later recovery then restores the synced bytes.
+# CASE close-fail: (FAIL_IO_LIB) the close of the handle the close's drain wrote through fails (EIO,
+#   as a network file system reports a deferred write-back error at close(2); the job's bytes were
+#   not synced): the close must report it and keep the part, the only copy the job can trust; a
+#   recovery then writes the bytes back.
 # CASE bad-header: a dead job's part whose header is damaged (stripe 0, a bitmap offset far
 #   beyond the file, a stripe with its high bit set) or that was truncated after its creation:
 #   recovery must report it, keep it and not crash, and a job's MPI_Init (which recovers too)
@@ -390,6 +394,13 @@ fsync-fail)
     recover_all || exit 1
     [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
     "$prog" has "$file" x || { echo "the synced bytes are not in the file"; exit 1; }
+    ;;
+close-fail)
+    FAIL_CLOSE=$(basename "$file") LD_PRELOAD=$FAIL_IO_LIB "$mpiexec" -n 1 "$prog" close-fail "$file" c || { echo "the close did not report the failed close of the file"; exit 1; }
+    [ -n "$(parts)" ] || { echo "the part was removed although its write-back may not be in the file"; exit 1; }
+    recover_all || exit 1
+    [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
+    "$prog" has "$file" c || { echo "the written bytes are not in the file"; exit 1; }
     ;;
 slot-bytes)
     out=$(NVCACHE_SLOT_BYTES=2G "$mpiexec" -n 2 "$prog" sync-close "$file" z 2>&1)
