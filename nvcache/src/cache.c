@@ -1008,17 +1008,19 @@ static int drain_part(struct nvc_file *f, uint32_t p, int gone_ok, struct draine
  * both handles' bytes over them (the bytes the part never held were zeros): consistency's "reopen"
  * lost a rank's tail page about once in 50 runs on Open MPI. Returns 1 when this close drains the
  * part (it holds DRAINING, or the manager cannot tell and the drain reports why), 0 when another
- * handle drained it meanwhile. Called without nvc_rt.slot_lock: another thread of this rank may be
- * the drainer waited for. */
+ * handle drained it meanwhile. Called without nvc_rt.slot_lock, which it leaves held on return:
+ * the lock is released only while the part waits for another drain (another thread of this rank
+ * may be that drainer), never between the claim and the drain, where another thread that takes
+ * the lock and waits for the part to leave DRAINING would wait for ever (MPI_THREAD_MULTIPLE). */
 static int claim_own_drain(struct nvc_file *f)
 {
     uint32_t p = (uint32_t)f->my_part;
     for (;;) {
         pthread_mutex_lock(&nvc_rt.slot_lock);
         uint32_t st = call(f, p, req(f, p, NVC_OP_BYPASS_BEGIN));
-        pthread_mutex_unlock(&nvc_rt.slot_lock);
         if (st != NVC_RETRY)
             return st != NVC_BYPASS;
+        pthread_mutex_unlock(&nvc_rt.slot_lock);
         sleep_us(200);
     }
 }
@@ -1887,8 +1889,11 @@ int nvc_close(MPI_File *fh)
             coll_max(f, &byp, 1);
             int64_t psize = 0;
             int ok = 1;
-            int drains = rep && !byp && claim_own_drain(f);
-            pthread_mutex_lock(&nvc_rt.slot_lock);
+            int drains = 0;
+            if (rep && !byp)
+                drains = claim_own_drain(f); /* returns holding nvc_rt.slot_lock */
+            else
+                pthread_mutex_lock(&nvc_rt.slot_lock);
             /* The drained pages stay dirty: the part is marked CLOSED below once they are
                durable in the file, or kept whole for nvcache-recover. */
             struct drained dr = {0};
@@ -2044,10 +2049,11 @@ int nvc_get_size(struct nvc_file *f, MPI_Offset *size)
  * (its bytes are in the file). Called without nvc_rt.slot_lock. */
 static int drain_own_part(struct nvc_file *f)
 {
-    if (!claim_own_drain(f))
+    if (!claim_own_drain(f)) { /* (which returns holding nvc_rt.slot_lock) */
+        pthread_mutex_unlock(&nvc_rt.slot_lock);
         return NEED_PASS;
+    }
     uint32_t p = (uint32_t)f->my_part;
-    pthread_mutex_lock(&nvc_rt.slot_lock);
     struct drained dr = {0};
     int rc = drain_part(f, p, 0, &dr);
     if (rc == MPI_SUCCESS && f->self_fh != MPI_FILE_NULL)

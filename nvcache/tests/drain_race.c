@@ -5,12 +5,15 @@
  * 4000, and both call MPI_File_set_size(4005), or MPI_File_sync with `sync`. Rank 0's drain is
  * held at its first write to FILE (fail_io.so's PAUSE_PWRITE, which only ranks 0 keeps in its
  * environment); meanwhile rank 2 opens FILE on MPI_COMM_SELF, writes 100 'Z' at [100, 200) and
- * closes it, and lets the drain go on 1.5 s after it was held (or once its write is done, if
- * that is sooner). The writes never overlap: plain MPI-IO keeps all of them. A drain that did not
- * hold the part against the second handle's (as a close does) wrote its copy of the page
- * [0, 4096) over the 'Z' bytes once let go: all 100 were lost.
- * Usage: mpiexec -n 3 drain_race FILE setsize|sync   (with LD_PRELOAD=fail_io.so PAUSE_PWRITE=FILE)
+ * closes it, and a thread of rank 2 lets the drain go on 1.5 s after it was held. The writes
+ * never overlap: plain MPI-IO keeps all of them. A drain that did not hold the part against the
+ * second handle's (as a close does) wrote its copy of the page [0, 4096) over the 'Z' bytes once
+ * let go: all 100 were lost (when rank 2's open, write and close took under 1.5 s; with the claim
+ * the open waits for the drain, and the test cannot fail for timing).
+ * Usage: mpiexec -n 3 drain_race FILE setsize|sync
+ *        (with LD_PRELOAD=fail_io.so PAUSE_PWRITE=the file's name)
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -59,9 +62,22 @@ int main(int argc, char **argv)
     }
     if (rank != 0)
         unsetenv("PAUSE_PWRITE"); /* only rank 0's drain is held */
-    snprintf(go, sizeof go, "%s.go", file);
+    /* fail_io names its files after the path its descriptor resolves to: resolve FILE's
+       directory the same way (a link on the way there had the test wait for a file that
+       fail_io made under another name). */
+    char dir[4096], real[4096];
+    snprintf(dir, sizeof dir, "%s", file);
+    char *slash = strrchr(dir, '/');
+    const char *base = slash ? slash + 1 : file;
+    if (slash)
+        *slash = 0;
+    if (!realpath(slash ? (dir[0] ? dir : "/") : ".", real)) {
+        fprintf(stderr, "drain_race: cannot resolve the directory of %s\n", file);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    snprintf(go, sizeof go, "%s/%s.go", real, base);
     char paused[4096 + 8];
-    snprintf(paused, sizeof paused, "%s.paused", file);
+    snprintf(paused, sizeof paused, "%s/%s.paused", real, base);
     if (rank == 0) {
         remove(file);
         remove(go);

@@ -6,9 +6,9 @@
  *                          with EIO (as a network file system reports a failed write-back there)
  *   PAUSE_PWRITE=SUBSTRING the process's first pwrite(64) to a file whose path P contains SUBSTRING
  *                          creates P.paused and waits (at most 60 s) until P.go exists
- *   FAIL_CLOSE=SUBSTRING   while P.armed exists for a file whose path P contains SUBSTRING, close
- *                          of a descriptor of P closes it and fails with EIO (a write-back error
- *                          that a network file system reports at close)
+ *   FAIL_CLOSE=SUBSTRING   the process's first close of a descriptor of P while P.armed exists,
+ *                          for a file whose path P contains SUBSTRING, closes it and fails with
+ *                          EIO (a write-back error that a network file system reports at close)
  *   KILL_PATH=SUBSTRING, KILL_CALL=ftruncate|ftruncated|fsync
  *                          while P.armed exists for a file whose path P contains SUBSTRING, the
  *                          process SIGKILLs itself at the first such call on P: before ftruncate
@@ -143,11 +143,12 @@ ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
 
 int close(int fd)
 {
+    static int failed_once;
     char path[4096 + 8];
     int fail = 0;
-    if (chosen_path(fd, "FAIL_CLOSE", path)) {
+    if (!failed_once && chosen_path(fd, "FAIL_CLOSE", path)) {
         strcat(path, ".armed");
-        fail = access(path, F_OK) == 0;
+        fail = failed_once = access(path, F_OK) == 0;
     }
     int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, "close");
     int rc = real(fd);

@@ -65,8 +65,8 @@
 #   keep the part, the only durable copy; a later recovery then restores the synced bytes.
 # CASE close-fail: (FAIL_IO_LIB) the close of the handle the close's drain wrote through fails (EIO,
 #   as a network file system reports a deferred write-back error at close(2); the job's bytes were
-#   not synced): the close must report it and keep the part, the only copy the job can trust; a
-#   recovery then writes the bytes back.
+#   not synced; the application's own handle then closes fine): MPI_File_close must report it and
+#   keep the part, the only copy the job can trust; a recovery then writes the bytes back.
 # CASE bad-header: a dead job's part whose header is damaged (stripe 0, a bitmap offset far
 #   beyond the file, a stripe with its high bit set) or that was truncated after its creation:
 #   recovery must report it, keep it and not crash, and a job's MPI_Init (which recovers too)

@@ -12,7 +12,6 @@ pub mod workloads;
 use crate::report::{assemble_report, write_scale, SECTION_ORDER};
 use std::path::Path;
 
-/// Runs the selected sections (all when `only` is `None`) and rebuilds `OUT/REPORT.md`.
 /// Checks before any section runs that the report can be written to `out`: it is (or is made)
 /// a directory a file can be created in, and no section's folder in it is something else. (A
 /// file named as the output directory was found only when the first section, seconds to
@@ -40,6 +39,7 @@ fn check_out_dir<'a>(out: &Path, sections: impl Iterator<Item = &'a str>) -> Res
     Ok(())
 }
 
+/// Runs the selected sections (all when `only` is `None`) and rebuilds `OUT/REPORT.md`.
 pub fn run(out: &Path, quick: bool, only: Option<&str>) -> Result<(), String> {
     if let Some(s) = only {
         if !SECTION_ORDER.contains(&s) {
