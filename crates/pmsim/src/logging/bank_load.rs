@@ -1,8 +1,9 @@
 //! The banks' pending operations at one moment, as a load-aware log allocator reads them
 //! (LALEA's bank information table), kept sparse: only banks with pending operations are
 //! listed. A system may have thousands of banks, nearly all of them idle; reading every bank's
-//! queues for each log allocation made a 64-channel x 256-bank `nvm-lalea` run 17x slower than
-//! the same run without logging (1 x 8 banks: 2.4x).
+//! queues for each log allocation made hash-hw under lalea+blom on a 64-channel x 256-bank
+//! `nvm-lalea` take 40x the host time of the same run without logging (1 x 8 banks: 2.0x;
+//! validation §8, "Systems with many banks").
 
 use crate::memsys::MemoryView;
 
