@@ -756,16 +756,24 @@ int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void
                 pthread_mutex_unlock(&f->lock);
                 return nvc_raise(f, MPI_ERR_NO_MEM);
             }
-            if (write)
-                nvc_pack(1, buf, count, dt, data, bytes);
+            /* MPI_Pack refusing the type (which MPI-IO took) is not expected; the staged bytes
+               would then be garbage, so the transfer fails instead, writing nothing. */
+            if (write && (rc = nvc_pack(1, buf, count, dt, data, bytes)) != MPI_SUCCESS) {
+                free(data);
+                pthread_mutex_unlock(&f->lock);
+                nvc_msg("%s: MPI_Pack of the written data failed (error %d); nothing written", f->path, rc);
+                return nvc_raise(f, rc);
+            }
         }
         pthread_mutex_lock(&nvc_rt.slot_lock);
         rc = cached_transfer(f, write, data, off * f->view.etype_size, bytes, &done);
         pthread_mutex_unlock(&nvc_rt.slot_lock);
         if (!contig && bytes > 0 && !write && rc == MPI_SUCCESS) {
             MPI_Count full = done / tsize, rem = done % tsize;
-            nvc_pack(0, buf, full, dt, data, full * tsize);
-            if (rem) {
+            rc = nvc_pack(0, buf, full, dt, data, full * tsize);
+            if (rc != MPI_SUCCESS)
+                nvc_msg("%s: MPI_Unpack of the read data failed (error %d)", f->path, rc);
+            else if (rem) {
                 /* Partial element at EOF: merge the bytes read into the element's current contents. */
                 uint8_t *one = malloc((size_t)tsize);
                 if (one) {

@@ -59,6 +59,9 @@
  *                                  closes the file while FILE.armed exists (fail_io's FAIL_CLOSE:
  *                                  close(2) of FILE fails, a write-back error that a network file
  *                                  system reports there). Exit 0 when MPI_File_close reported it.
+ *   lifecycle close-fail-reopen FILE C  the same, then the job reopens the file, writes 8 KiB of
+ *                                  C + 1 over it, syncs and closes. Exit 0 when the first close
+ *                                  reported its error and the reopened file's calls succeeded.
  *   lifecycle open-close FILE      opens FILE for reading and writing and closes it, writing nothing.
  *   lifecycle prealloc-sync FILE   MPI_File_preallocate of 1 MiB, then MPI_File_sync: prints whether
  *                                  the sync failed (run where the file's fsync fails: plain MPI-IO's
@@ -835,7 +838,7 @@ static int sync_kill_case(const char *path, int c, int kill_it)
     return MPI_File_close(&fh) != MPI_SUCCESS;
 }
 
-static int close_fail_case(const char *path, int c)
+static int close_fail_case(const char *path, int c, int reopen)
 {
     MPI_File fh;
     if (open_rw(path, 0, &fh))
@@ -852,7 +855,18 @@ static int close_fail_case(const char *path, int c)
     int rc = MPI_File_close(&fh);
     remove(armed);
     printf("lifecycle close-fail: close rc %d\n", rc);
-    return rc == MPI_SUCCESS;
+    if (rc == MPI_SUCCESS || !reopen)
+        return rc == MPI_SUCCESS;
+    /* The same job opens the file again and writes c + 1 over the 8 KiB: the kept part must
+       neither hold the new open up nor be written over the newer bytes later. */
+    if (open_rw(path, 0, &fh))
+        return 1;
+    memset(buf, c + 1, sizeof buf);
+    if (MPI_File_write_at(fh, 0, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE) != MPI_SUCCESS ||
+        MPI_File_sync(fh) != MPI_SUCCESS || MPI_File_close(&fh) != MPI_SUCCESS)
+        return fail("a write, sync or close through the reopened file failed");
+    printf("lifecycle close-fail: the reopened file was written, synced, closed\n");
+    return 0;
 }
 
 #define BIG_CALL ((MPI_Offset)512 << 20)
@@ -1043,7 +1057,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: lifecycle chdir DIR | past-capacity FILE | drain-fail FILE | drain-fail-write FILE | drain-fail-retry FILE | drain-fail-reopen[-self] FILE | second-handle FILE | shrink write|verify FILE"
                         " | shrink-crash FILE | shrink-crash-verify FILE"
                         " | temporary FILE | live FILE | live-verify FILE | close-crash FILE | close-crash-verify FILE"
-                        " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | close-fail FILE C | open-close FILE | has FILE C"
+                        " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | close-fail[-reopen] FILE C | open-close FILE | has FILE C"
                         " | noclose FILE | noclose-verify FILE | big FILE close|kill | big-verify FILE"
                         " | big-view FILE | big-view-verify FILE | grow-shrink FILE | shrink-mixed FILE | holes FILE"
                         " | append-second FILE | renamed FILE rename|relink\n");
@@ -1103,7 +1117,9 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[1], "sync-close") && argc == 4)
         rc = sync_kill_case(argv[2], argv[3][0], 0);
     else if (!strcmp(argv[1], "close-fail") && argc == 4)
-        rc = close_fail_case(argv[2], argv[3][0]);
+        rc = close_fail_case(argv[2], argv[3][0], 0);
+    else if (!strcmp(argv[1], "close-fail-reopen") && argc == 4)
+        rc = close_fail_case(argv[2], argv[3][0], 1);
     else if (!strcmp(argv[1], "renamed") && argc == 4) {
         int np;
         MPI_Comm_size(MPI_COMM_WORLD, &np);

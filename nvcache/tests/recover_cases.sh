@@ -67,6 +67,10 @@
 #   as a network file system reports a deferred write-back error at close(2); the job's bytes were
 #   not synced; the application's own handle then closes fine): MPI_File_close must report it and
 #   keep the part, the only copy the job can trust; a recovery then writes the bytes back.
+# CASE close-fail-reopen: (FAIL_IO_LIB) as close-fail, then the same job reopens the file and writes,
+#   syncs and closes newer bytes over it: the reopen must not wait for the kept part (which its
+#   failed close leaves DRAINING), and recovery must keep it rather than write its older bytes
+#   over the newer ones (as in drain-fail-reopen), until --force.
 # CASE bad-header: a dead job's part whose header is damaged (stripe 0, a bitmap offset far
 #   beyond the file, a stripe with its high bit set) or that was truncated after its creation:
 #   recovery must report it, keep it and not crash, and a job's MPI_Init (which recovers too)
@@ -401,6 +405,17 @@ close-fail)
     recover_all || exit 1
     [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
     "$prog" has "$file" c || { echo "the written bytes are not in the file"; exit 1; }
+    ;;
+close-fail-reopen)
+    FAIL_CLOSE=$(basename "$file") LD_PRELOAD=$FAIL_IO_LIB timeout 60 "$mpiexec" -n 1 "$prog" close-fail-reopen "$file" c ||
+        { echo "the close did not report its failed close, or the reopened file's calls failed or hung"; exit 1; }
+    "$prog" has "$file" d || { echo "the reopened file's bytes are not in the file"; exit 1; }
+    [ -n "$(parts)" ] || { echo "the part was removed although its write-back may not be in the file"; exit 1; }
+    out=$(recover_once 2>&1) && { echo "$out"; echo "recovery wrote the kept part over the reopened file's bytes"; exit 1; }
+    echo "$out"
+    "$prog" has "$file" d || { echo "recovery wrote the kept part's older bytes over the reopened file's"; exit 1; }
+    "$recover" --dir "$NVCACHE_DIR" --force || exit 1
+    [ -z "$(parts)" ] || { echo "parts not removed after recovery with --force"; exit 1; }
     ;;
 slot-bytes)
     out=$(NVCACHE_SLOT_BYTES=2G "$mpiexec" -n 2 "$prog" sync-close "$file" z 2>&1)
