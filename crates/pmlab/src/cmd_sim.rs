@@ -287,7 +287,10 @@ fn full_rows(cfg: &SimConfig, out: &simulate::Outcome, rows: &mut Vec<(&'static 
     let l1 = (s.counter("cache.l1d.hits") + s.counter("cache.l1d.misses")) as f64;
     let llc = (s.counter("cache.llc.hits") + s.counter("cache.llc.misses")) as f64;
     rows.extend([
-        ("model", "full system (cores, caches, DRAM + PM)".to_string()),
+        (
+            "model",
+            "full system (cores, caches, DRAM + PM)".to_string(),
+        ),
         ("events", out.events.to_string()),
         (
             "execution time",
@@ -316,6 +319,18 @@ fn full_rows(cfg: &SimConfig, out: &simulate::Outcome, rows: &mut Vec<(&'static 
                 }
             ),
         ),
+    ]);
+    if let Some(share) = s.value("cpu.writeback_stall_share") {
+        rows.push((
+            "write-back stall share",
+            format!(
+                "{:.1} % of thread time (clwb/clflushopt waiting for one of cpu.writebacks = {} in flight)",
+                100.0 * share,
+                cfg.cpu.writebacks
+            ),
+        ));
+    }
+    rows.extend([
         (
             "PM traffic",
             format!(

@@ -327,6 +327,12 @@ pub struct CpuConfig {
     pub mlp: u32,
     /// Store-buffer entries per thread; a store retiring into a full buffer stalls.
     pub store_buffer: u32,
+    /// Cache-line write-backs (`clwb` / `clflushopt` that find a dirty line) a thread has in
+    /// flight at most: a real core holds each in a line-fill buffer until the memory
+    /// controller acknowledges it, so one more stalls until one is acknowledged. 0: unbounded
+    /// (the default, which every preset keeps: a flush storm then queues at the controller
+    /// instead of in the core; `docs/validation.md` shows where that matters).
+    pub writebacks: u32,
 }
 
 impl Default for CpuConfig {
@@ -339,6 +345,7 @@ impl Default for CpuConfig {
             rob: 192,
             mlp: 10,
             store_buffer: 48,
+            writebacks: 0,
         }
     }
 }
@@ -759,6 +766,36 @@ fn read_config_text(path: &Path) -> std::io::Result<String> {
     Ok(text)
 }
 
+/// Refuses a config section written as an array of tables (`[[controller]]`): serde reads an
+/// array into a struct field by field, which reported "invalid type: map, expected u32".
+fn check_sections_are_tables(text: &str, origin: &str) -> Result<(), ConfigError> {
+    const SECTIONS: [&str; 7] = [
+        "device",
+        "controller",
+        "replay",
+        "cpu",
+        "caches",
+        "system",
+        "network",
+    ];
+    let Ok(table) = toml::from_str::<toml::Table>(text) else {
+        return Ok(()); // a syntax error: the typed parse reports it with its line
+    };
+    for name in SECTIONS {
+        if let Some(toml::Value::Array(_)) = table.get(name) {
+            let at = text
+                .lines()
+                .position(|l| l.trim_start().starts_with("[[") && l.contains(name))
+                .map_or(String::new(), |i| format!(":{}", i + 1));
+            return Err(ConfigError(format!(
+                "{origin}{at}: `{name}` must be one table (`[{name}]`), not an array of tables \
+                 or a list"
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn merge(base: &mut toml::Table, over: toml::Table) {
     for (k, v) in over {
         match (base.get_mut(&k), v) {
@@ -822,6 +859,7 @@ impl SimConfig {
 
     /// Parses config text; `origin` names it in error messages.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<SimConfig, ConfigError> {
+        check_sections_are_tables(text, origin)?;
         // First pass on the file alone: reports unknown keys and type errors with line numbers.
         let own: SimConfig = toml::from_str(text).map_err(|e| toml_error(origin, text, &e))?;
         let cfg = match &own.preset {
@@ -1069,6 +1107,7 @@ impl SimConfig {
         range("cpu.rob", p.rob, 1, 1 << 16)?;
         range("cpu.mlp", p.mlp, 1, 1024)?;
         range("cpu.store_buffer", p.store_buffer, 1, 1 << 16)?;
+        range("cpu.writebacks", p.writebacks, 0, 1 << 16)?;
         for (name, c, may_be_absent) in [
             ("caches.l1d", &self.caches.l1d, false),
             ("caches.l2", &self.caches.l2, true),

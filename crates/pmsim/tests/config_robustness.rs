@@ -126,3 +126,20 @@ fn overrides_name_a_repeated_key_and_an_integer_out_of_range() {
         .unwrap_err();
     assert!(e.0.contains("99999999999999999999 is out of range"), "{e}");
 }
+
+/// A section written as an array of tables (`[[controller]]`) is named as such; serde had
+/// read the array into the struct field by field and said "invalid type: map, expected u32".
+#[test]
+fn a_section_written_as_an_array_of_tables_is_named() {
+    let e = SimConfig::from_toml_str("[[controller]]\nread_queue = 4\n", "a.toml").unwrap_err();
+    assert_eq!(
+        e.0,
+        "a.toml:1: `controller` must be one table (`[controller]`), not an array of tables or a list"
+    );
+    let e = SimConfig::from_toml_str("preset = \"nvm-ppo\"\ncpu = [1, 2]\n", "b.toml").unwrap_err();
+    assert!(
+        e.0.starts_with("b.toml: `cpu` must be one table"),
+        "{}",
+        e.0
+    );
+}

@@ -81,6 +81,60 @@ fn clwb_sfence_costs_the_persist_round_trip_and_a_plain_store_does_not() {
     assert!(s_persist.counter("cpu.t0.cycles") > s.counter("cpu.t0.cycles") + 500);
 }
 
+/// `cpu.writebacks` = N: a `clwb` waits while N of its thread's write-backs are unacknowledged.
+/// Flushing 32 dirty lines (one bank each 8th: row-stride lines of one row) with a bound of 1
+/// serialises the write-backs, so the run takes at least 32 lone write-back round trips; the
+/// unbounded default queues them at the controller instead, where each waits longer. The
+/// bytes made durable are the same.
+#[test]
+fn a_bound_on_writebacks_in_flight_stalls_the_core_instead_of_the_queue() {
+    let lines: Vec<u64> = (0..32).map(|i| PM + i * 4096).collect();
+    let mut t: Vec<TraceEvent> = lines.iter().map(|&a| load(0, a, 0)).collect();
+    t.push(compute(0, 200_000));
+    t.extend(
+        lines
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| store(0, a, i as u64 + 1, 0)),
+    );
+    t.extend(lines.iter().map(|&a| clwb(0, a)));
+    t.push(sfence(0));
+    let one = {
+        let mut o: Vec<TraceEvent> = vec![load(0, PM, 0), compute(0, 200_000), store(0, PM, 1, 0)];
+        o.extend([clwb(0, PM), sfence(0)]);
+        run(&cfg("nvm-ppo", &[]), &o)
+            .1
+            .counter("cpu.t0.stall_fence_ps")
+    };
+    let (free_sys, free) = run(&cfg("nvm-ppo", &[]), &t);
+    let (bound_sys, bound) = run(&cfg("nvm-ppo", &["cpu.writebacks=1"]), &t);
+    for (i, &a) in lines.iter().enumerate() {
+        assert_eq!(image_u64(&free_sys, a), i as u64 + 1);
+        assert_eq!(image_u64(&bound_sys, a), i as u64 + 1);
+    }
+    assert!(
+        !free.counters().any(|(k, _)| k == "cpu.stall_writebacks_ps"),
+        "unbounded: no such stall"
+    );
+    let stall = bound.counter("cpu.stall_writebacks_ps");
+    assert!(ns(stall) > 0.0);
+    // 31 of the 32 write-backs wait for the one before; the last one's wait is the fence's.
+    assert!(
+        stall + bound.counter("cpu.t0.stall_fence_ps") >= 31 * one,
+        "write-back stall {} ns, fence {} ns, one round trip {} ns",
+        ns(stall),
+        ns(bound.counter("cpu.t0.stall_fence_ps")),
+        ns(one)
+    );
+    let mean = |s: &Stats| s.value("pm.persist_latency_ns_mean").unwrap();
+    assert!(
+        mean(&bound) < mean(&free) / 3.0,
+        "persist latency bounded {} ns, unbounded {} ns",
+        mean(&bound),
+        mean(&free)
+    );
+}
+
 #[test]
 fn with_adr_the_fence_waits_for_wpq_acceptance_only() {
     let mut t = warm_store(PM, 9);

@@ -337,10 +337,12 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
          when one is free; without ADR (`nvm-ppo`) until the media write ends. {slow_text} \
          from bursts of write-backs that queue behind \
          one another: a load phase may flush thousands of lines before its one fence, \
-         and the model does not bound the write-backs a \
+         and the presets do not bound the write-backs a \
          core has in flight, which a real core's fill buffers would (the fence waits for the \
          same work either way; the latency then counts time a real write would wait in the \
-         core); `-` for the `hwtx` rows, whose durability is the log's (LALEA section). \
+         core; `--set cpu.writebacks=10` sets such a bound, and tatp's load phase on \
+         `nvm-lalea` then ends at the same time with a mean persist latency of 1.7 us instead \
+         of 0.6 ms: `docs/validation.md`); `-` for the `hwtx` rows, whose durability is the log's (LALEA section). \
          Written data goes to PM only: the workloads' DRAM data stays in the caches. \
          CSV: `shapes.csv`, `runs.csv`.\n",
         if quick { " --quick" } else { "" },

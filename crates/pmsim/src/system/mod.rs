@@ -17,6 +17,9 @@
 //!   still on its way completes with that eviction; `ntstore` evicts any cached copy (a dirty
 //!   one goes to memory first) and bypasses the caches through a write-combining buffer (one
 //!   line per thread); writes of one line reach the controller in program order;
+//! * with `cpu.writebacks` = N > 0, a `clwb` / `clflushopt` waits while the thread has N of its
+//!   write-backs unacknowledged (each holds a line-fill buffer in a real core); 0 leaves them
+//!   unbounded;
 //! * `sfence` / `mfence` stall until every earlier write-back and non-temporal store of the
 //!   thread is acknowledged by the persistence domain (`mfence` also waits for loads and the
 //!   store buffer), as the ordering plug-in decides;
@@ -144,6 +147,9 @@ enum Block {
     /// An `await` waits for another thread to retire the events it names (a happens-before
     /// edge of the trace: a lock hand-off).
     Await,
+    /// A `clwb` / `clflushopt` waits for one of the thread's write-backs in flight to be
+    /// acknowledged (`cpu.writebacks`).
+    Writebacks,
 }
 
 /// One line in a thread's write-combining buffer.
@@ -179,6 +185,9 @@ struct Thread {
     stall_sb: Ps,
     stall_fence: Ps,
     stall_persist_buffer: Ps,
+    /// Write-backs of `clwb` / `clflushopt` in flight (counted under `cpu.writebacks` only).
+    flushes: u32,
+    stall_writebacks: Ps,
     fences: u64,
     /// Barriers that closed a block of `RdmaPwrite`s (the epochs of the thread's remote
     /// stream).
@@ -238,6 +247,8 @@ impl Thread {
             stall_sb: 0,
             stall_fence: 0,
             stall_persist_buffer: 0,
+            flushes: 0,
+            stall_writebacks: 0,
             fences: 0,
             remote_epochs: 0,
             remote_open: false,
@@ -319,6 +330,8 @@ struct LineWrite {
     /// A logging engine's write that takes the WPQ entry kept for it
     /// ([`LogWrite::holds_entry`]).
     holds_entry: bool,
+    /// A `clwb` / `clflushopt` write-back, counted against `cpu.writebacks` while in flight.
+    flush: bool,
 }
 
 /// [`LineWrite::tag`] of writes the logging engine did not issue.
@@ -367,6 +380,10 @@ pub struct System {
     ordering_at_once: bool,
     /// Persist-buffer entries per thread of a buffered ordering model.
     persist_buffer: Option<usize>,
+    /// `cpu.writebacks`: write-backs of `clwb` / `clflushopt` a thread may have in flight.
+    wb_cap: Option<usize>,
+    /// Under `cpu.writebacks`: request ids of those write-backs in flight.
+    flush_ids: FastMap<u64, ()>,
     /// Buffered ordering: per thread, event index → persists issued at that event and not yet
     /// acknowledged (what a crash oracle needs: a thread's events are persisted up to the
     /// first of them).
@@ -484,6 +501,8 @@ impl System {
             dram: MemorySystem::new(&dram_cfg, dp.scheduler, dp.bmo),
             ordering_at_once: p.ordering.releases_at_once(),
             persist_buffer: p.ordering.persist_buffer(),
+            wb_cap: (cpu.writebacks > 0).then_some(cpu.writebacks as usize),
+            flush_ids: FastMap::default(),
             unacked: Vec::new(),
             ordered: FastMap::default(),
             order_log: None,
@@ -917,6 +936,9 @@ impl System {
                     if i < from_pm {
                         self.persist_latency.record(a.time - a.issued);
                     }
+                    if !self.flush_ids.is_empty() && self.flush_ids.remove(&a.id).is_some() {
+                        self.writeback_done(thread, a.time);
+                    }
                     self.persist_done(thread, event, a.time);
                 }
                 KIND_REMOTE => {
@@ -1025,6 +1047,18 @@ impl System {
             self.note_acked(t, event);
         }
         self.try_finish_fence(t);
+    }
+
+    /// One of thread `t`'s `clwb` / `clflushopt` write-backs is acknowledged at `time`: its
+    /// line-fill buffer is free, so a flush waiting for one goes on.
+    fn writeback_done(&mut self, t: usize, time: Ps) {
+        let th = &mut self.threads[t];
+        th.flushes -= 1;
+        if th.block == Block::Writebacks {
+            th.clock = th.clock.max(time);
+            th.stall_writebacks += th.clock - th.block_since;
+            th.block = Block::None;
+        }
     }
 
     /// A persist thread `t` issued at event `event` is durable at `time`.
@@ -1146,6 +1180,16 @@ impl System {
             return Ok(false);
         }
         if !self.ordering_at_once && self.waits_for_persist_buffer(t, ev) {
+            return Ok(false);
+        }
+        if matches!(ev.op, Op::Clwb | Op::Clflushopt)
+            && self
+                .wb_cap
+                .is_some_and(|cap| self.threads[t].flushes as usize >= cap)
+        {
+            let th = &mut self.threads[t];
+            th.block = Block::Writebacks;
+            th.block_since = th.clock;
             return Ok(false);
         }
         if ev.op == Op::Await {
@@ -1468,6 +1512,7 @@ impl System {
             event: NO_EVENT,
             remote: false,
             holds_entry: false,
+            flush: false,
         };
         self.send_line_write(w, at);
     }
@@ -1521,6 +1566,9 @@ impl System {
             if w.kind == WriteKind::Tracked {
                 self.persist_done(t, w.event, at);
             }
+            if w.flush {
+                self.writeback_done(t, at);
+            }
             return;
         }
         let tail = self.line_tail.get_or_insert(w.line, 0);
@@ -1532,6 +1580,9 @@ impl System {
             WriteKind::Tracked => KIND_PERSIST,
         };
         let id = self.new_id(kind, t);
+        if w.flush {
+            self.flush_ids.insert(id, ());
+        }
         if w.tag != NO_TAG {
             self.log_tags.insert(id, w.tag);
         }
@@ -1645,7 +1696,11 @@ impl System {
             event: self.threads[t].retired,
             remote: false,
             holds_entry: false,
+            flush: self.wb_cap.is_some(),
         };
+        if w.flush {
+            self.threads[t].flushes += 1;
+        }
         if let Some(f) = self
             .fill_of_line
             .get(&line)
@@ -1704,6 +1759,7 @@ impl System {
                 event: self.threads[w.thread as usize].retired,
                 remote: false,
                 holds_entry: w.holds_entry,
+                flush: false,
             };
             self.send_line_write(lw, at);
         }
@@ -1792,6 +1848,7 @@ impl System {
                 event: self.threads[t].retired,
                 remote: false,
                 holds_entry: false,
+                flush: false,
             };
             self.send_line_write(w, at);
             off = end;
@@ -1877,6 +1934,7 @@ impl System {
                         event,
                         remote: true,
                         holds_entry: false,
+                        flush: false,
                     };
                     self.send_line_write(w, at);
                 });
@@ -2058,6 +2116,18 @@ impl System {
                 0.0
             },
         );
+        if self.wb_cap.is_some() {
+            let wb: Ps = self.threads.iter().map(|t| t.stall_writebacks).sum();
+            s.set("cpu.stall_writebacks_ps", wb);
+            s.set_value(
+                "cpu.writeback_stall_share",
+                if thread_time > 0 {
+                    wb as f64 / thread_time as f64
+                } else {
+                    0.0
+                },
+            );
+        }
         s.set_histogram("cpu.fence_stall_ps", self.fence_stall.clone());
         s.set_histogram("pm.persist_latency_ps", self.persist_latency.clone());
         s.set_value(
