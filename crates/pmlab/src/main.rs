@@ -83,7 +83,23 @@ fn main() -> ExitCode {
     // temporary names too: an interrupt removes them as it removes pmlab's own.
     pmec::files::set_temp_file_hook(|p| Box::new(signals::remove_on_interrupt(p)));
     output_errors::install();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout, usage errors to stderr (exit 2), as clap's own
+            // exit; but a failed write of the help (`pmlab --help >/dev/full`) is an error, not
+            // exit 0.
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let written = e
+                .print()
+                .and_then(|()| std::io::Write::flush(&mut std::io::stdout()));
+            if let Err(w) = written {
+                eprintln!("pmlab: cannot write to standard output: {w}");
+                return ExitCode::from(1);
+            }
+            return ExitCode::from(code);
+        }
+    };
     let result = match cli.command {
         Command::Sim(args) => cmd_sim::run(args),
         Command::Sweep(args) => cmd_sweep::run(args),

@@ -1164,20 +1164,28 @@ fn trace_clock_is_explicit_and_survives_import() {
 fn unwritable_standard_output_is_one_line_or_a_quiet_sigpipe_not_a_panic() {
     use std::os::unix::process::ExitStatusExt;
     use std::process::Stdio;
-    // A full disk behind standard output: one line, exit status 1.
-    let full = std::fs::OpenOptions::new()
-        .write(true)
-        .open("/dev/full")
-        .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_pmlab"))
-        .arg("presets")
-        .stdout(full)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("cannot write to standard output"), "{err}");
+    // A full disk behind standard output: one line, exit status 1; also for the help and the
+    // version, which clap printed ignoring the error (exit 0).
+    for args in [
+        &["presets"][..],
+        &["--help"],
+        &["sim", "--help"],
+        &["--version"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_pmlab"))
+            .args(args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("cannot write to standard output"), "{err}");
+    }
     // A reader that closed the pipe: SIGPIPE ends pmlab as it ends other Unix tools.
     let mut child = Command::new(env!("CARGO_BIN_EXE_pmlab"))
         .arg("presets")

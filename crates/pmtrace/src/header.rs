@@ -116,6 +116,17 @@ impl TraceHeader {
                 "unknown required flag bits {unknown:#010x} (written by a newer pmtrace?)"
             )));
         }
+        if self.flags & flags::MEMORY_CLOCK != 0 && self.flags & flags::MEMORY_REQUESTS == 0 {
+            // A program trace's gaps are core cycles of the full-system model: a replay would
+            // silently ignore the memory clock.
+            return Err(bad_header(format!(
+                "flags={:#x}: MEMORY_CLOCK ({:#x}, gaps in memory cycles) is set without \
+                 MEMORY_REQUESTS ({:#x}); only a memory-request stream has a memory clock",
+                self.flags,
+                flags::MEMORY_CLOCK,
+                flags::MEMORY_REQUESTS
+            )));
+        }
         Ok(())
     }
 

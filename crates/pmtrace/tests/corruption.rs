@@ -230,6 +230,13 @@ fn bad_header_fields() {
     let e = header_error(&raw_header(1, 1, 1 << 17, b"w", b""));
     assert!(e.to_string().contains("unknown required flag"), "{e}");
 
+    // The memory clock of a program trace (not a memory-request stream) means nothing: the
+    // full-system replay would ignore it without a word.
+    let e = header_error(&raw_header(1, 1, flags::MEMORY_CLOCK, b"w", b""));
+    assert!(e.to_string().contains("without MEMORY_REQUESTS"), "{e}");
+    let both = flags::MEMORY_CLOCK | flags::MEMORY_REQUESTS;
+    assert!(PmtReader::new(&raw_header(1, 1, both, b"w", b"")[..]).is_ok());
+
     let e = header_error(&raw_header(1, 1, 0, &[0xff, 0xfe], b""));
     assert!(e.to_string().contains("UTF-8"), "{e}");
 
