@@ -1320,7 +1320,7 @@ static int reg_enter(struct nvc_file *f, int want_cache)
 
 #define NVC_IDS_PER_COMM 65536ull
 /* Values of the open's one agreement (open_parts); a rank that cannot take part sends zeros. */
-#define NVC_AGREE_VALS 7
+#define NVC_AGREE_VALS 10
 static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_local, uint64_t t0, MPI_Comm acomm);
 
 /* Representative of part p: prefetches the file's bytes of that part into NVRAM. */
@@ -1800,9 +1800,15 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
     int mcomm_ok = !nvc_rt.multi_host || mcomm_get(f, acomm) == MPI_SUCCESS;
     if (!mcomm_ok && f->rank == 0)
         nvc_msg("%s: MPI_Comm_dup for nvcache's collectives failed; using plain MPI-IO for this file", path);
+    /* ... and nvcache_flush: its smallest and largest value, and rank 0's (the others send the
+       largest value, so that the minimum carries it). Every rank follows rank 0's, as MPI-IO
+       libraries take hints from rank 0: a rank whose own said `never` dropped its part at close
+       while the others wrote theirs back, in other collectives (the job hung). */
+    int64_t flush = (int64_t)f->opts.flush;
     int64_t ok[NVC_AGREE_VALS] = {ok_local && mcomm_ok, !ok_local || st == NVC_OK, f->rank == 0 ? -(int64_t)(coll + 1) : 0,
                                   (int64_t)f->stripe, -(int64_t)f->stripe, -(int64_t)lost,
-                                  -(int64_t)(f->open_error != MPI_SUCCESS)};
+                                  -(int64_t)(f->open_error != MPI_SUCCESS), flush, -flush,
+                                  f->rank == 0 ? flush : INT64_MAX};
     PMPI_Allreduce(MPI_IN_PLACE, ok, NVC_AGREE_VALS, MPI_INT64_T, MPI_MIN, acomm);
     int stripes_differ = ok[3] != -ok[4];
     if (!ok[0] || !ok[1] || ok[2] >= 0 || stripes_differ) {
@@ -1864,6 +1870,10 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
             free(d);
         }
     }
+    if (ok[7] != -ok[8] && f->rank == 0)
+        nvc_msg("%s: the hint nvcache_flush differs across the ranks; every rank uses rank 0's (%s)", path,
+                ok[9] == NVC_FLUSH_NEVER ? "never" : ok[9] == NVC_FLUSH_SYNC ? "sync" : "close");
+    f->opts.flush = (int)ok[9];
     if (!nvc_rt.multi_host) /* else f->mcomm, made before the agreement */
         f->coll = nvc_coll_entry(nvc_rt.mbox[0], (int)(-ok[2] - 1));
     MPI_Offset pos = 0;
