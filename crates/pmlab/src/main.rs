@@ -89,7 +89,11 @@ fn main() -> ExitCode {
             // Help and version go to stdout, usage errors to stderr (exit 2), as clap's own
             // exit; but a failed write of the help (`pmlab --help >/dev/full`) is an error, not
             // exit 0.
-            let code = if e.use_stderr() { 2 } else { 0 };
+            if e.use_stderr() {
+                // A usage error: exit 2 even where standard error cannot be written either.
+                let _ = e.print();
+                return ExitCode::from(2);
+            }
             let written = e
                 .print()
                 .and_then(|()| std::io::Write::flush(&mut std::io::stdout()));
@@ -97,7 +101,7 @@ fn main() -> ExitCode {
                 eprintln!("pmlab: cannot write to standard output: {w}");
                 return ExitCode::from(1);
             }
-            return ExitCode::from(code);
+            return ExitCode::from(0);
         }
     };
     let result = match cli.command {

@@ -766,34 +766,62 @@ fn read_config_text(path: &Path) -> std::io::Result<String> {
     Ok(text)
 }
 
-/// Refuses a config section written as an array of tables (`[[controller]]`): serde reads an
-/// array into a struct field by field, which reported "invalid type: map, expected u32".
+/// Refuses a section written as an array (`[[controller]]`, `[[caches.l1d]]`, `cpu = [1, 2]`):
+/// serde reads an array into a struct field by field, so `[[controller]]` reported "invalid
+/// type: map, expected u32" and `cpu = [1, 2]` set `cpu.cores` and `cpu.threads_per_core`
+/// without a word. The sections are the tables of the default config.
 fn check_sections_are_tables(text: &str, origin: &str) -> Result<(), ConfigError> {
-    const SECTIONS: [&str; 7] = [
-        "device",
-        "controller",
-        "replay",
-        "cpu",
-        "caches",
-        "system",
-        "network",
-    ];
+    fn find(t: &toml::Table, shape: &toml::Table, prefix: &str) -> Option<(String, bool)> {
+        for (k, v) in t {
+            let Some(toml::Value::Table(sub)) = shape.get(k) else {
+                continue;
+            };
+            let path = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            match v {
+                toml::Value::Array(a) => return Some((path, a.iter().any(toml::Value::is_table))),
+                toml::Value::Table(inner) => {
+                    if let Some(found) = find(inner, sub, &path) {
+                        return Some(found);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
     let Ok(table) = toml::from_str::<toml::Table>(text) else {
         return Ok(()); // a syntax error: the typed parse reports it with its line
     };
-    for name in SECTIONS {
-        if let Some(toml::Value::Array(_)) = table.get(name) {
-            let at = text
-                .lines()
-                .position(|l| l.trim_start().starts_with("[[") && l.contains(name))
-                .map_or(String::new(), |i| format!(":{}", i + 1));
-            return Err(ConfigError(format!(
-                "{origin}{at}: `{name}` must be one table (`[{name}]`), not an array of tables \
-                 or a list"
-            )));
-        }
-    }
-    Ok(())
+    let Ok(toml::Value::Table(shape)) = toml::Value::try_from(SimConfig::default()) else {
+        return Ok(());
+    };
+    let Some((path, of_tables)) = find(&table, &shape, "") else {
+        return Ok(());
+    };
+    let leaf = path.rsplit('.').next().unwrap_or(&path);
+    let at = text
+        .lines()
+        .position(|l| {
+            let l = l.trim();
+            if of_tables {
+                l == format!("[[{path}]]")
+            } else {
+                l.starts_with(leaf) && l[leaf.len()..].trim_start().starts_with('=')
+            }
+        })
+        .map_or(String::new(), |i| format!(":{}", i + 1));
+    let what = if of_tables {
+        "an array of tables"
+    } else {
+        "a list"
+    };
+    Err(ConfigError(format!(
+        "{origin}{at}: `{path}` must be one table (`[{path}]`), not {what}"
+    )))
 }
 
 fn merge(base: &mut toml::Table, over: toml::Table) {
@@ -947,6 +975,13 @@ impl SimConfig {
                 // `--set 'device.timing={tck_ns=1}'` changes that key: the section's other keys
                 // keep their values (replacing the table set them to the built-in defaults).
                 (Some(toml::Value::Table(old)), toml::Value::Table(new)) => merge(old, new),
+                // serde would fill the section's fields from the list in order.
+                (Some(toml::Value::Table(_)), toml::Value::Array(_)) => {
+                    return Err(ConfigError(format!(
+                        "--set {s}: `{k}` is a section: set its keys (`{k}.KEY=VALUE`) or give \
+                         a table (`{k}={{KEY=VALUE}}`), not a list"
+                    )))
+                }
                 (_, v) => {
                     cur.insert(last.to_string(), v);
                 }

@@ -134,11 +134,37 @@ fn a_section_written_as_an_array_of_tables_is_named() {
     let e = SimConfig::from_toml_str("[[controller]]\nread_queue = 4\n", "a.toml").unwrap_err();
     assert_eq!(
         e.0,
-        "a.toml:1: `controller` must be one table (`[controller]`), not an array of tables or a list"
+        "a.toml:1: `controller` must be one table (`[controller]`), not an array of tables"
     );
-    let e = SimConfig::from_toml_str("preset = \"nvm-ppo\"\ncpu = [1, 2]\n", "b.toml").unwrap_err();
+    let text = "preset = \"nvm-ppo\"\n[[bmo]]\naes_ns = 1\n";
+    let e = SimConfig::from_toml_str(text, "b.toml").unwrap_err();
     assert!(
-        e.0.starts_with("b.toml: `cpu` must be one table"),
+        e.0.starts_with("b.toml:2: `bmo` must be one table"),
+        "{}",
+        e.0
+    );
+    let e = SimConfig::from_toml_str("[[caches.l1d]]\nways = 4\n", "c.toml").unwrap_err();
+    assert!(
+        e.0.starts_with("c.toml:1: `caches.l1d` must be one table"),
+        "{}",
+        e.0
+    );
+    // A list where a table belongs had serde fill the fields in order: cores 1, 2 threads each.
+    let e = SimConfig::from_toml_str("seed = 3\ncpu = [1, 2]\n", "d.toml").unwrap_err();
+    assert_eq!(
+        e.0,
+        "d.toml:2: `cpu` must be one table (`[cpu]`), not a list"
+    );
+    let e = SimConfig::from_toml_str("[device]\ntiming = [1.0]\n", "e.toml").unwrap_err();
+    assert!(
+        e.0.starts_with("e.toml:2: `device.timing` must be one table"),
+        "{}",
+        e.0
+    );
+    let base = SimConfig::preset("nvm-ppo").unwrap();
+    let e = base.with_overrides(&["cpu=[1, 2]".into()]).unwrap_err();
+    assert!(
+        e.0.starts_with("--set cpu=[1, 2]: `cpu` is a section"),
         "{}",
         e.0
     );

@@ -102,9 +102,9 @@ const VARIANTS: [(&str, &[&str], &str); 6] = [
     (
         "writebacks-16",
         &["cpu.writebacks=16"],
-        "a core keeps at most 16 `clwb`/`clflushopt` write-backs in flight, one per L1D miss \
-         buffer (the preset's `cpu.mlp`: ChampSim's 16 L1D MSHRs), as a real core holds each \
-         in a fill buffer; the preset leaves them unbounded, so a load phase's flush storm \
+        "a thread (one per core here) keeps at most 16 `clwb`/`clflushopt` write-backs in \
+         flight, one per L1D miss buffer (the preset's `cpu.mlp`: ChampSim's 16 L1D MSHRs), as \
+         a real core holds each in a fill buffer; the preset leaves them unbounded, so a load phase's flush storm \
          queues at the controller, where a commit's log writes wait behind it",
     ),
     (

@@ -1182,15 +1182,13 @@ impl System {
         if !self.ordering_at_once && self.waits_for_persist_buffer(t, ev) {
             return Ok(false);
         }
-        if matches!(ev.op, Op::Clwb | Op::Clflushopt)
-            && self
-                .wb_cap
-                .is_some_and(|cap| self.threads[t].flushes as usize >= cap)
-        {
+        if let Some(cap) = self.wb_cap {
             let th = &mut self.threads[t];
-            th.block = Block::Writebacks;
-            th.block_since = th.clock;
-            return Ok(false);
+            if matches!(ev.op, Op::Clwb | Op::Clflushopt) && th.flushes as usize >= cap {
+                th.block = Block::Writebacks;
+                th.block_since = th.clock;
+                return Ok(false);
+            }
         }
         if ev.op == Op::Await {
             let (src, count) = ev.awaited().expect("an await");
@@ -2038,11 +2036,16 @@ impl System {
             (Some(cut), Block::Fence { .. }) => cut.saturating_sub(th.block_since),
             _ => 0,
         };
+        // The same for a `clwb` waiting for a write-back slot (`cpu.writebacks`) at the cut.
+        let open_writebacks = |th: &Thread| match (self.stop_at, th.block) {
+            (Some(cut), Block::Writebacks) => cut.saturating_sub(th.block_since),
+            _ => 0,
+        };
         // Cut by a power failure, a thread's time ends at the cut: one waiting in a fence there
         // has run until it (its stall does), and none ran past it (an event's time is charged
         // before the cut is checked).
         let thread_time = |th: &Thread| match self.stop_at {
-            Some(cut) if open_fence(th) > 0 => cut,
+            Some(cut) if open_fence(th) > 0 || open_writebacks(th) > 0 => cut,
             Some(cut) => th.clock.min(cut),
             None => th.clock,
         };
@@ -2071,6 +2074,12 @@ impl System {
                 format!("{p}stall_fence_ps"),
                 th.stall_fence + open_fence(th),
             );
+            if self.wb_cap.is_some() {
+                s.set(
+                    format!("{p}stall_writebacks_ps"),
+                    th.stall_writebacks + open_writebacks(th),
+                );
+            }
             s.set(format!("{p}retired_events"), th.retired);
             instrs += th.instrs;
             rob += th.stall_rob;
@@ -2106,7 +2115,10 @@ impl System {
         let thread_time: Ps = self
             .threads
             .iter()
-            .map(|t| t.clock.max(t.block_since + open_fence(t)))
+            .map(|t| {
+                t.clock
+                    .max(t.block_since + open_fence(t) + open_writebacks(t))
+            })
             .sum();
         s.set_value(
             "cpu.fence_stall_share",
@@ -2117,7 +2129,11 @@ impl System {
             },
         );
         if self.wb_cap.is_some() {
-            let wb: Ps = self.threads.iter().map(|t| t.stall_writebacks).sum();
+            let wb: Ps = self
+                .threads
+                .iter()
+                .map(|t| t.stall_writebacks + open_writebacks(t))
+                .sum();
             s.set("cpu.stall_writebacks_ps", wb);
             s.set_value(
                 "cpu.writeback_stall_share",
