@@ -189,9 +189,16 @@ impl BenchConfig {
         } else {
             ""
         };
+        // The threads that ran: the pool caps them at the cores the process may use.
+        let ran = self.threads.min(crate::pool::available_cores());
+        let asked = if ran < self.threads {
+            format!(" ({} asked)", self.threads)
+        } else {
+            String::new()
+        };
         format!(
-            "{code} {size} {op} t{} b{}{split}{place}",
-            self.threads, self.batch
+            "{code} {size} {op} t{ran}{asked} b{}{split}{place}",
+            self.batch
         )
     }
 }
