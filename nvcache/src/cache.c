@@ -80,7 +80,7 @@ void nvc_close_left_open(void)
        MPI_THREAD_MULTIPLE application may have opened files on different communicators at once,
        in different orders on different ranks: closing them could deadlock, so their data stays
        in NVRAM for nvcache-recover, as before. */
-    if (nvc_rt.app_thread_level == MPI_THREAD_MULTIPLE) {
+    if (nvc_rt.job_thread_level == MPI_THREAD_MULTIPLE) {
         nvc_debug("files left open at MPI_Finalize by a multithreaded application stay in NVRAM");
         return;
     }
@@ -1539,7 +1539,7 @@ int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File
         return rc;
     }
     if (comm_threads < 0)
-        comm_threads = nvc_rt.app_thread_level; /* the application's threads, not the agent's */
+        comm_threads = nvc_rt.job_thread_level; /* the application's threads (any rank's), not the agent's */
     int shared = comm_threads != MPI_THREAD_MULTIPLE;
     if (shared && comm_keyval == MPI_KEYVAL_INVALID &&
         PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_cache_delete, &comm_keyval, NULL) != MPI_SUCCESS)

@@ -85,15 +85,41 @@ static void runtime_init(void)
     PMPI_Comm_size(host, &rt->host_size);
     nvc_config_load(rt->host_size);
     nvc_progress_set_yield(nvc_cfg.yield);
+    /* Settings that decide which collectives a rank makes, agreed before any is made: each rank
+       reads its own environment, and a launcher may give ranks different ones (`mpiexec -n 1 env
+       X=a prog : -n 1 env X=b prog`). Differing, they hung the job: a rank with caching off left
+       MPI_Init while the others went on to its collectives; only ranks with NVCACHE_RECOVER on
+       waited in a barrier; a rank whose application asked for MPI_THREAD_MULTIPLE opened files
+       with other collectives than the rest; and mailboxes were mapped with another process's
+       slot size (SIGBUS). So: caching is off when any rank has it off; all wait for the
+       recovery when any rank recovers; files are opened as under MPI_THREAD_MULTIPLE when any
+       rank asked for it; every rank uses rank 0's NVCACHE_SLOT_BYTES. */
+    int64_t agree[7] = {nvc_cfg.enabled,
+                        -(int64_t)nvc_cfg.enabled,
+                        -(int64_t)nvc_cfg.recover,
+                        -(int64_t)rt->app_thread_level,
+                        (int64_t)nvc_cfg.slot_bytes,
+                        -(int64_t)nvc_cfg.slot_bytes,
+                        rt->world_rank == 0 ? (int64_t)nvc_cfg.slot_bytes : INT64_MAX};
+    PMPI_Allreduce(MPI_IN_PLACE, agree, 7, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+    if (rt->world_rank == 0 && agree[0] != -agree[1])
+        nvc_msg("NVCACHE_ENABLE differs across the ranks; caching is off for the whole job");
+    if (rt->world_rank == 0 && agree[4] != -agree[5])
+        nvc_msg("NVCACHE_SLOT_BYTES differs across the ranks (%lld to %lld); every rank uses rank 0's",
+                (long long)agree[4], (long long)-agree[5]);
+    nvc_cfg.enabled = (int)agree[0];
+    int any_recovers = agree[2] < 0;
+    rt->job_thread_level = (int)-agree[3];
+    nvc_cfg.slot_bytes = (uint64_t)agree[6];
     if (!nvc_cfg.enabled) {
         /* Switched off, nvcache still writes back what dead jobs left, as a switched-on job
            does: this job's plain MPI-IO then reads their data, and what it writes is not
            overwritten by their older bytes at a later job's recovery (a job that caches marks
            the dead jobs' parts of the files it opens; this one opens none through nvcache). */
-        if (nvc_cfg.recover) {
+        if (nvc_cfg.recover)
             recover_at_start();
+        if (any_recovers)
             PMPI_Barrier(MPI_COMM_WORLD);
-        }
         PMPI_Comm_free(&host);
         return;
     }

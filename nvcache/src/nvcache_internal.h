@@ -567,6 +567,7 @@ struct nvc_runtime {
     int nhosts;
     int *node_agent;           /* node -> world rank of its host's agent (multi_host only) */
     int app_thread_level;      /* the thread level the application asked for (nvcache may ask for more) */
+    int job_thread_level;      /* the highest app_thread_level of the job's ranks: how files are opened */
     int node;                  /* global node index of this rank */
     int nnodes;
     int *rank_node;            /* world rank -> node */

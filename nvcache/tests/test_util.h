@@ -26,7 +26,18 @@
    nargs arguments follow the program name, rank 0 prints "usage: USAGE" and the job aborts. */
 static inline int test_start(int *argc, char ***argv, int *rank, int nargs, const char *usage)
 {
-    MPI_Init(argc, argv);
+    /* TEST_THREAD_LEVEL=single|funneled|serialized|multiple: MPI_Init_thread at that level (per
+       rank in an MPMD launch), else MPI_Init. */
+    const char *tl = getenv("TEST_THREAD_LEVEL");
+    if (tl) {
+        int want = !strcmp(tl, "multiple")     ? MPI_THREAD_MULTIPLE
+                   : !strcmp(tl, "serialized") ? MPI_THREAD_SERIALIZED
+                   : !strcmp(tl, "funneled")   ? MPI_THREAD_FUNNELED
+                                               : MPI_THREAD_SINGLE;
+        int provided;
+        MPI_Init_thread(argc, argv, want, &provided);
+    } else
+        MPI_Init(argc, argv);
     int size;
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
