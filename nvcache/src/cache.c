@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1320,7 +1321,7 @@ static int reg_enter(struct nvc_file *f, int want_cache)
 
 #define NVC_IDS_PER_COMM 65536ull
 /* Values of the open's one agreement (open_parts); a rank that cannot take part sends zeros. */
-#define NVC_AGREE_VALS 10
+#define NVC_AGREE_VALS 12
 static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_local, uint64_t t0, MPI_Comm acomm);
 
 /* Representative of part p: prefetches the file's bytes of that part into NVRAM. */
@@ -1805,13 +1806,24 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
        libraries take hints from rank 0: a rank whose own said `never` dropped its part at close
        while the others wrote theirs back, in other collectives (the job hung). */
     int64_t flush = (int64_t)f->opts.flush;
+    /* ... and the file size limit (RLIMIT_FSIZE) as its smallest and largest value: a part is
+       drained under its representative's limit, also the bytes other ranks wrote into it, and
+       a write is checked against none. With limits that differ, a write past the writer's own
+       limit succeeded (plain MPI-IO fails it), and an unlimited rank's write into a limited
+       rank's part failed the close. So ranks whose limits differ use plain MPI-IO. */
+    struct rlimit fsz;
+    int64_t fsize_limit = getrlimit(RLIMIT_FSIZE, &fsz) == 0 && fsz.rlim_cur != RLIM_INFINITY &&
+                                  fsz.rlim_cur < (rlim_t)INT64_MAX
+                              ? (int64_t)fsz.rlim_cur
+                              : INT64_MAX;
     int64_t ok[NVC_AGREE_VALS] = {ok_local && mcomm_ok, !ok_local || st == NVC_OK, f->rank == 0 ? -(int64_t)(coll + 1) : 0,
                                   (int64_t)f->stripe, -(int64_t)f->stripe, -(int64_t)lost,
                                   -(int64_t)(f->open_error != MPI_SUCCESS), flush, -flush,
-                                  f->rank == 0 ? flush : INT64_MAX};
+                                  f->rank == 0 ? flush : INT64_MAX, fsize_limit, -fsize_limit};
     PMPI_Allreduce(MPI_IN_PLACE, ok, NVC_AGREE_VALS, MPI_INT64_T, MPI_MIN, acomm);
     int stripes_differ = ok[3] != -ok[4];
-    if (!ok[0] || !ok[1] || ok[2] >= 0 || stripes_differ) {
+    int limits_differ = ok[10] != -ok[11];
+    if (!ok[0] || !ok[1] || ok[2] >= 0 || stripes_differ || limits_differ) {
         if (coll >= 0 && !nvc_rt.multi_host) /* nobody else learnt the index */
             __atomic_store_n(&nvc_coll_entry(nvc_rt.mbox[0], coll)->fileid, 0, __ATOMIC_RELEASE);
         /* A part drained by another handle of the file during this open (its prefetch was refused)
@@ -1851,6 +1863,8 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
             nvc_debug("%s: another handle of the file was opened during this open; using plain MPI-IO", path);
         else if (f->rank == 0 && ok[0] && !ok[1])
             nvc_msg("%s: cannot cache in %s (see messages above); using plain MPI-IO for this file", path, nvc_cfg.dir);
+        else if (f->rank == 0 && ok[0] && ok[1] && ok[2] < 0 && limits_differ)
+            nvc_msg("%s: the ranks' file size limits (RLIMIT_FSIZE) differ; using plain MPI-IO for this file", path);
         else if (f->rank == 0 && ok[0] && ok[1] && ok[2] < 0 && stripes_differ)
             nvc_msg("%s: ranks passed different stripe hints (%lld to %lld bytes); using plain MPI-IO for this file",
                     path, (long long)ok[3], (long long)-ok[4]);

@@ -59,6 +59,9 @@
  *                                  closes the file while FILE.armed exists (fail_io's FAIL_CLOSE:
  *                                  close(2) of FILE fails, a write-back error that a network file
  *                                  system reports there). Exit 0 when MPI_File_close reported it.
+ *   lifecycle limit-one-rank FILE  (2 ranks, 2 nodes) rank 1 alone has a 100,000-byte file size
+ *                                  limit: rank 0's write into rank 1's part and its close must
+ *                                  succeed, rank 1's write past its limit must fail, as plain.
  *   lifecycle close-fail-reopen FILE C  the same, then the job reopens the file, writes 8 KiB of
  *                                  C + 1 over it, syncs and closes. Exit 0 when the first close
  *                                  reported its error and the reopened file's calls succeeded.
@@ -297,6 +300,42 @@ static rlim_t limit_file_size(rlim_t bytes)
     rl.rlim_cur = bytes;
     setrlimit(RLIMIT_FSIZE, &rl);
     return old;
+}
+
+/* limit-one-rank: (2 ranks, NVCACHE_RANKS_PER_NODE=1) rank 1 alone has a 100,000-byte file size
+   limit. Rank 0 writes 4 KiB at 151,552 (a stripe of rank 1's part with striping_unit 4096): it
+   must succeed, with the sync and the close, and the bytes be in the file (the limited rank's
+   drain of its part failed the close). Rank 1 writes 4 KiB at 200,000: it must fail, as plain
+   MPI-IO fails it (the cache took it). Exit 0 when the calls reported what they should. */
+static int limit_one_rank_case(int rank, const char *path)
+{
+    if (rank == 1)
+        limit_file_size(100000);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "striping_unit", "4096");
+    MPI_File fh;
+    if (rank == 0)
+        MPI_File_delete(path, MPI_INFO_NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh) != MPI_SUCCESS)
+        return fail("open failed");
+    MPI_Info_free(&info);
+    MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+    char buf[4096];
+    memset(buf, 'L', sizeof buf);
+    int rc = MPI_File_write_at(fh, rank == 0 ? 151552 : 200000, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE);
+    int rc_sync = MPI_File_sync(fh), rc_close = MPI_File_close(&fh);
+    if (rank == 0 && (rc != MPI_SUCCESS || rc_sync != MPI_SUCCESS || rc_close != MPI_SUCCESS))
+        return fail("the unlimited rank's write, sync or close failed");
+    if (rank == 1 && rc == MPI_SUCCESS)
+        return fail("a write past the rank's file size limit succeeded");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0 && !file_has(path, 151552, 4096, 'L'))
+        return fail("the unlimited rank's bytes are not in the file");
+    if (rank == 0)
+        printf("lifecycle limit-one-rank: the calls reported what plain MPI-IO reports\n");
+    return 0;
 }
 
 /* drain-fail-reopen: the same job reopens a file whose close kept a part it could not drain.
@@ -1057,7 +1096,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: lifecycle chdir DIR | past-capacity FILE | drain-fail FILE | drain-fail-write FILE | drain-fail-retry FILE | drain-fail-reopen[-self] FILE | second-handle FILE | shrink write|verify FILE"
                         " | shrink-crash FILE | shrink-crash-verify FILE"
                         " | temporary FILE | live FILE | live-verify FILE | close-crash FILE | close-crash-verify FILE"
-                        " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | close-fail[-reopen] FILE C | open-close FILE | has FILE C"
+                        " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | close-fail[-reopen] FILE C | limit-one-rank FILE | open-close FILE | has FILE C"
                         " | noclose FILE | noclose-verify FILE | big FILE close|kill | big-verify FILE"
                         " | big-view FILE | big-view-verify FILE | grow-shrink FILE | shrink-mixed FILE | holes FILE"
                         " | append-second FILE | renamed FILE rename|relink\n");
@@ -1116,6 +1155,8 @@ int main(int argc, char **argv)
         rc = sync_kill_case(argv[2], argv[3][0], 1);
     else if (!strcmp(argv[1], "sync-close") && argc == 4)
         rc = sync_kill_case(argv[2], argv[3][0], 0);
+    else if (!strcmp(argv[1], "limit-one-rank"))
+        rc = limit_one_rank_case(rank, argv[2]);
     else if (!strcmp(argv[1], "close-fail") && argc == 4)
         rc = close_fail_case(argv[2], argv[3][0], 0);
     else if (!strcmp(argv[1], "close-fail-reopen") && argc == 4)
