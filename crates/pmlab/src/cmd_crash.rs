@@ -307,7 +307,7 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
     let reference = if a.no_reference || a.at_ps.is_some() {
         None
     } else if p.remote_threads != 0 {
-        println!("reference model: skipped (it has no RDMA clients)");
+        println!("reference model: skipped (it does not model this run's RDMA clients)");
         None
     } else {
         reference_pass(w, &p, points.len(), a.seed, fault)?

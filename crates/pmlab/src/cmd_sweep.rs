@@ -580,6 +580,10 @@ fn merge_if_complete(
 
 /// `pmlab sweep merge`: joins shard files, checking that together they hold every job once.
 fn merge_files(out: &Path, shards: &[PathBuf]) -> Result<(), String> {
+    // Named files that are not there, before what their names or absence would imply.
+    if let Some(p) = shards.iter().find(|p| !p.exists()) {
+        return Err(format!("{}: no such file", p.display()));
+    }
     // Files still named `.shard-I-of-N` are also checked against their numbers.
     let named: Option<Vec<Shard>> = shards.iter().map(|p| Shard::from_file_name(p)).collect();
     if let Some(named) = &named {

@@ -37,10 +37,10 @@ pub enum TraceCommand {
         /// Input format; detected from the content when omitted.
         #[arg(long, value_parser = ["plain", "pmweaver", "text", "pmt"])]
         format: Option<String>,
-        /// PMWeaver dumps: simulator ticks per cycle (gem5 ticks are ps; 333 = 3 GHz).
-        #[arg(long, default_value_t = 333, value_name = "TICKS",
+        /// PMWeaver dumps: simulator ticks per cycle (gem5 ticks are ps; default 333 = 3 GHz).
+        #[arg(long, value_name = "TICKS",
               value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..))]
-        ticks_per_cycle: u64,
+        ticks_per_cycle: Option<u64>,
         /// Workload name recorded in the header (default: the input file name).
         #[arg(long, value_name = "NAME")]
         workload: Option<String>,
@@ -140,7 +140,7 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
             trace_clock,
         } => {
             let options = ImportOptions {
-                ticks_per_gap_unit: ticks_per_cycle.max(1),
+                ticks_per_gap_unit: ticks_per_cycle.unwrap_or(333).max(1),
                 workload,
             };
             crate::atomic_file::check_not_input("--out", &out, &[&file])?;
@@ -152,6 +152,14 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
                 }
             }
             let src = open(&file, format.as_deref(), &options)?;
+            if ticks_per_cycle.is_some() && src.format() != TraceFormat::Pmweaver {
+                // (it was accepted and ignored)
+                return Err(format!(
+                    "--ticks-per-cycle: {} is a {} trace; only PMWeaver dumps count ticks",
+                    file.display(),
+                    src.format().name()
+                ));
+            }
             // A pmlab text dump is pmlab's own format: its header comes back as it was, and
             // only another tool's format is marked imported.
             let own = matches!(src.format(), TraceFormat::Pmt | TraceFormat::Text);

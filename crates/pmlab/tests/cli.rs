@@ -1748,3 +1748,36 @@ fn an_import_workload_name_too_long_names_the_flag() {
     assert!(e.contains("--workload: 300 bytes (at most 256)"), "{e}");
     assert!(!out.exists());
 }
+
+/// `--ticks-per-cycle` applies to PMWeaver dumps only: given for another format it is refused
+/// (it was accepted and ignored), and nothing is written.
+#[test]
+fn ticks_per_cycle_for_a_trace_without_ticks_is_refused() {
+    let d = tmpdir("ticks");
+    let plain = plain_trace(&d);
+    let out = d.join("t.pmt");
+    let o = pmlab(&[
+        "trace",
+        "import",
+        plain.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--ticks-per-cycle",
+        "5",
+    ]);
+    let err = one_line_error(&o, &"--ticks-per-cycle on a plain trace");
+    assert!(err.contains("only PMWeaver dumps count ticks"), "{err}");
+    assert!(!out.exists());
+    let dump = d.join("w.txt");
+    std::fs::write(&dump, "@401a2c P W 100000000040 8 1 0\n").unwrap();
+    let o = pmlab(&[
+        "trace",
+        "import",
+        dump.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--ticks-per-cycle",
+        "5",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

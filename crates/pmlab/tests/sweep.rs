@@ -890,3 +890,50 @@ fn a_shard_never_removes_or_replaces_an_input_named_like_its_files() {
         grid
     );
 }
+
+/// A `--workload` that is a directory is refused before any job runs: it opens, so the read
+/// failed only in its job, after the jobs before it had run, and the sweep's work was lost.
+#[test]
+fn a_directory_as_a_workload_is_refused_before_any_job_runs() {
+    let d = setup("dir-workload");
+    std::fs::create_dir(d.join("adir")).unwrap();
+    let o = pmlab(
+        &d,
+        &[
+            "sweep",
+            "--jobs",
+            "1",
+            "--config",
+            "optane",
+            "--workload",
+            "ycsb:ops=20",
+            "adir",
+            "--out",
+            "s.csv",
+        ],
+    );
+    let err = stderr(&o);
+    assert!(!o.status.success());
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--workload adir: is a directory, not a trace file"),
+        "{err}"
+    );
+    assert!(!err.contains("job 0"), "a job ran first: {err}");
+}
+
+/// `sweep merge` of a named file that is not there says so, not that a shard number is missing
+/// (and prints no note about `.grid` files first).
+#[test]
+fn merge_of_a_missing_file_names_it() {
+    let d = setup("merge-missing");
+    let o = pmlab(
+        &d,
+        &["sweep", "merge", "--out", "n.csv", "nonexist.shard-0-of-2"],
+    );
+    let err = stderr(&o);
+    assert!(!o.status.success());
+    assert_eq!(err.trim(), "pmlab: nonexist.shard-0-of-2: no such file");
+    assert!(String::from_utf8_lossy(&o.stdout).is_empty());
+    assert!(!d.join("n.csv").exists());
+}

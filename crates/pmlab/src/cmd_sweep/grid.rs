@@ -273,6 +273,9 @@ impl Grid {
                 let requests = crate::simulate::trace_is_request_stream(path)
                     .map_err(|e| format!("--workload {e}"))?;
                 Some(JobInput::Trace { requests })
+            } else if path.is_dir() {
+                // (It opens: the read in its job failed, after the jobs before it had run.)
+                return Err(format!("--workload {w}: is a directory, not a trace file"));
             } else if path.exists() {
                 // A FIFO or a device is not read ahead of its job (what it holds would be gone).
                 std::fs::File::open(path).map_err(|e| format!("--workload {w}: {e}"))?;

@@ -97,6 +97,10 @@ pub fn from_env(env: impl Fn(&str) -> Option<String>) -> Result<Option<(Shard, S
             let shard = Shard::new(r, n).map_err(|e| format!("{rank}={r}, {size}={n}: {e}"))?;
             return Ok(Some((shard, format!("{rank}/{size}"))));
         }
+        if let Some(n) = num(size)?.filter(|&n| n > 1) {
+            // Every process would run the whole grid, each writing the same output.
+            return Err(format!("{size}={n} is set but {rank} is not"));
+        }
     }
     let Some(id) = num("SLURM_ARRAY_TASK_ID")? else {
         return Ok(None);
@@ -230,10 +234,17 @@ mod tests {
     }
 
     #[test]
+    fn a_size_of_one_without_a_rank_is_a_single_process() {
+        assert_eq!(from_env(env(&[("PMI_SIZE", "1")])).unwrap(), None);
+    }
+
+    #[test]
     fn rejects_malformed_launcher_environments() {
         for bad in [
             env(&[("PMI_RANK", "x"), ("PMI_SIZE", "2")]),
             env(&[("PMI_RANK", "0")]),
+            env(&[("PMI_SIZE", "2")]),
+            env(&[("OMPI_COMM_WORLD_SIZE", "4")]),
             env(&[("PMI_RANK", "2"), ("PMI_SIZE", "2")]),
             env(&[("OMPI_COMM_WORLD_RANK", "0"), ("OMPI_COMM_WORLD_SIZE", "")]),
             env(&[("SLURM_ARRAY_TASK_ID", "0")]),
