@@ -180,7 +180,7 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
                 if header.flags & flags::MEMORY_REQUESTS == 0 {
                     return Err(format!(
                         "--trace-clock: {} is a program trace ({}), not a memory-request stream; \
-                         its gaps are core cycles of the full-system model",
+                         its gaps are instructions (PMWeaver dumps: core cycles) of the full-system model",
                         file.display(),
                         src.format().name()
                     ));

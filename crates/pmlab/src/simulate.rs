@@ -69,8 +69,8 @@ pub fn run_trace(
     )?;
     if clock.is_some() && model == SystemModel::Full {
         return Err(format!(
-            "--trace-clock: {} is a program trace ({}); its gaps are core cycles of the \
-             full-system model (cpu.ghz)",
+            "--trace-clock: {} is a program trace ({}); its gaps are instructions (PMWeaver \
+             dumps: core cycles) of the full-system model (cpu.ghz)",
             path.display(),
             format.name()
         ));
@@ -101,6 +101,9 @@ pub fn run_trace(
             let mut sys = System::new(cfg).map_err(|e| e.to_string())?;
             if let Some(t) = crash_at {
                 sys = sys.crash_at(t);
+            }
+            if flags & pmsim::pmtrace::flags::GAP_CYCLES != 0 {
+                sys = sys.gaps_as_cycles();
             }
             let s = sys
                 .run(source, progress)

@@ -756,6 +756,47 @@ fn pmweaver_store_dump_replays() {
     assert!(out.contains("1 clwb/clflushopt write-backs"), "{out}");
 }
 
+/// A PMWeaver dump's gaps are gem5 time: two stores 2,664,000 ticks (2.664 us) apart take at
+/// least that long, directly and after `trace import` (its header says GAP_CYCLES). They had
+/// been retired as instructions at `cpu.width` per cycle: 0.389 us on pcm-pmweaver, IPC 8.00.
+#[test]
+fn a_pmweaver_dump_keeps_its_time_between_events() {
+    let d = tmpdir("pmw-gap");
+    let p = d.join("gap.txt");
+    std::fs::write(
+        &p,
+        "@401a2c P W 100000000040 8 1 0\n@401a2c P W 100000000080 8 2 28a640\n",
+    )
+    .unwrap();
+    let pmt = d.join("gap.pmt");
+    let o = pmlab(&[
+        "trace",
+        "import",
+        p.to_str().unwrap(),
+        "--out",
+        pmt.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for trace in [&p, &pmt] {
+        let o = pmlab(&[
+            "sim",
+            "--config",
+            "pcm-pmweaver",
+            "--trace",
+            trace.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        let us: f64 = out
+            .lines()
+            .find_map(|l| l.strip_prefix("execution time"))
+            .and_then(|l| l.trim().strip_suffix(" us"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{out}"));
+        assert!((2.664..3.0).contains(&us), "{}: {us} us", trace.display());
+    }
+}
+
 #[test]
 fn workloads_lists_every_workload_with_model_and_defaults() {
     let o = pmlab(&["workloads"]);

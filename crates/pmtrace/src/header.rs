@@ -37,10 +37,15 @@ pub mod flags {
     /// requester cycles: a replay must use the device clock. Required, because a reader that
     /// ignored it would replay the trace at a different load.
     pub const MEMORY_CLOCK: u32 = 1 << 16;
+    /// A program trace whose gaps count core cycles, not instructions (a PMWeaver store dump:
+    /// gem5 ticks over the importer's ticks per cycle): a replay must advance the thread's
+    /// clock by them, not retire them as instructions at `cpu.width` per cycle. Required,
+    /// because a reader that ignored it would run the trace several times faster.
+    pub const GAP_CYCLES: u32 = 1 << 17;
     /// Mask of the required bits (16-31).
     pub const REQUIRED_MASK: u32 = 0xffff_0000;
     /// Required bits this library understands.
-    pub const KNOWN_REQUIRED: u32 = MEMORY_CLOCK;
+    pub const KNOWN_REQUIRED: u32 = MEMORY_CLOCK | GAP_CYCLES;
 }
 
 /// Describes a trace: how many threads issue its events and how it was made.

@@ -30,7 +30,8 @@
 //! **Gap.** `gap = floor(tick / T) − floor(previous tick / T)` with `T` =
 //! [`ImportOptions::ticks_per_gap_unit`] (default 333: one cycle of a 3 GHz core in ps), so the
 //! gap counts core cycles, rounding never drifts over a long trace, and the first event's gap is
-//! 0. A gap larger than `u32::MAX` is an error naming its line. Ticks must be non-decreasing (the artifact emits in
+//! 0. The header carries [`flags::GAP_CYCLES`], so that a replay advances the clock by the gaps
+//! instead of retiring them as instructions. A gap larger than `u32::MAX` is an error naming its line. Ticks must be non-decreasing (the artifact emits in
 //! simulation order); a decrease is an error naming the line.
 //!
 //! The dump has no thread id: everything is thread 0 and the header declares 1 thread. Blank
@@ -121,7 +122,7 @@ impl<R: BufRead> PmweaverReader<R> {
         .with_params(format!(
             "source=pmweaver-store-dump ticks_per_gap_unit={tpu}"
         ))
-        .with_flags(flags::IMPORTED | flags::STORE_VALUES);
+        .with_flags(flags::IMPORTED | flags::STORE_VALUES | flags::GAP_CYCLES);
         PmweaverReader {
             lines: LineReader::new(r),
             header,

@@ -227,7 +227,7 @@ fn bad_header_fields() {
     assert!(matches!(e.kind(), ErrorKind::BadHeader { .. }), "{e}");
     assert!(e.to_string().contains("thread count is 0"), "{e}");
 
-    let e = header_error(&raw_header(1, 1, 1 << 17, b"w", b""));
+    let e = header_error(&raw_header(1, 1, 1 << 18, b"w", b""));
     assert!(e.to_string().contains("unknown required flag"), "{e}");
 
     // The memory clock of a program trace (not a memory-request stream) means nothing: the

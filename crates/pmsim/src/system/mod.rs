@@ -382,6 +382,8 @@ pub struct System {
     persist_buffer: Option<usize>,
     /// `cpu.writebacks`: write-backs of `clwb` / `clflushopt` a thread may have in flight.
     wb_cap: Option<usize>,
+    /// The trace's gaps count core cycles, not instructions ([`System::gaps_as_cycles`]).
+    gap_cycles: bool,
     /// Under `cpu.writebacks`: request ids of those write-backs in flight.
     flush_ids: FastMap<u64, ()>,
     /// Buffered ordering: per thread, event index → persists issued at that event and not yet
@@ -502,6 +504,7 @@ impl System {
             ordering_at_once: p.ordering.releases_at_once(),
             persist_buffer: p.ordering.persist_buffer(),
             wb_cap: (cpu.writebacks > 0).then_some(cpu.writebacks as usize),
+            gap_cycles: false,
             flush_ids: FastMap::default(),
             unacked: Vec::new(),
             ordered: FastMap::default(),
@@ -563,6 +566,14 @@ impl System {
     /// a config this model cannot run before its first job.
     pub fn check_config(cfg: &SimConfig) -> Result<(), String> {
         hierarchy::fits_in_memory(&cfg.caches, cfg.cpu.cores as usize)
+    }
+
+    /// Reads every event's gap as core cycles before it, not as instructions retired at
+    /// `cpu.width` per cycle: for traces whose header has `pmtrace::flags::GAP_CYCLES` (a
+    /// PMWeaver store dump, whose gaps are gem5 time).
+    pub fn gaps_as_cycles(mut self) -> Self {
+        self.gap_cycles = true;
+        self
     }
 
     /// Stops the run at simulated time `t` (a power failure): nothing after `t` happens.
@@ -1162,11 +1173,19 @@ impl System {
         let width = self.width;
         let th = &mut self.threads[t];
         if !th.started {
-            let n = ev.gap as u64 + 1;
-            th.instrs += n;
             // Instruction time in units of 1/width ps, so no rounding accumulates.
             // (gap < 2^32 and a cycle < 2^30 ps for any valid cpu.ghz: no overflow.)
-            let num = n * cycle + th.retire_rem;
+            let num = if self.gap_cycles {
+                // The gap is core cycles (a PMWeaver dump's time between events): the clock
+                // moves by them, and the event itself retires as one instruction.
+                th.instrs += 1;
+                th.clock = th.clock.saturating_add(ev.gap as u64 * cycle);
+                cycle + th.retire_rem
+            } else {
+                let n = ev.gap as u64 + 1;
+                th.instrs += n;
+                n * cycle + th.retire_rem
+            };
             th.clock = th.clock.saturating_add(num / width);
             th.retire_rem = num % width;
             th.started = true;
