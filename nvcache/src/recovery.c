@@ -328,9 +328,24 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
             (unsigned long long)h->superseded_by, name, (unsigned long long)h->jobid);
         return -2;
     }
-    int fd = open(name, dry ? O_RDONLY : O_WRONLY);
+    /* Only a regular file takes the bytes: a FIFO that took the file's name blocked the open for
+       ever (and with it every later job's MPI_Init, which recovers too). Looked at before the
+       open, and the open does not block, should the name change in between. */
+    struct stat fsb;
+    if (stat(name, &fsb) == 0 && !S_ISREG(fsb.st_mode)) {
+        say(o, 1, "%s is not a regular file (a directory, a FIFO, a device or a socket has its name); the part is kept",
+            name);
+        return -1;
+    }
+    int fd = open(name, (dry ? O_RDONLY : O_WRONLY) | O_NONBLOCK | O_CLOEXEC);
     if (!dry && fd < 0) {
         say(o, 1, "open(%s) failed: %s; the part is kept", name, strerror(errno));
+        return -1;
+    }
+    if (fd >= 0 && (fstat(fd, &fsb) != 0 || !S_ISREG(fsb.st_mode))) {
+        say(o, 1, "%s is not a regular file (a directory, a FIFO, a device or a socket has its name); the part is kept",
+            name);
+        close(fd);
         return -1;
     }
     /* Nor into a file that took the name since: the job's file was deleted (its data is gone
@@ -446,7 +461,7 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
    file, which keeps two growing recoveries from cutting each other short. 0 or -1. */
 static int grow_file(const struct nvc_recover_opts *o, const char *path, uint64_t size)
 {
-    int fd = open(path, O_WRONLY);
+    int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC); /* (a FIFO blocks: recover_part) */
     if (fd < 0) {
         say(o, 1, "open(%s) to set its size failed: %s", path, strerror(errno));
         return -1;

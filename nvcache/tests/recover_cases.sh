@@ -67,6 +67,8 @@
 #   as a network file system reports a deferred write-back error at close(2); the job's bytes were
 #   not synced; the application's own handle then closes fine): MPI_File_close must report it and
 #   keep the part, the only copy the job can trust; a recovery then writes the bytes back.
+# CASE fifo: the job's file is replaced by a FIFO after the crash: recovery keeps the part and says
+#   why, without blocking on the FIFO's open.
 # CASE close-fail-reopen: (FAIL_IO_LIB) as close-fail, then the same job reopens the file and writes,
 #   syncs and closes newer bytes over it: the reopen must not wait for the kept part (which its
 #   failed close leaves DRAINING), and recovery must keep it rather than write its older bytes
@@ -237,6 +239,27 @@ replaced)
     [ -z "$(parts)" ] || { echo "parts not removed after recovery with --force"; exit 1; }
     "$prog" close-crash-verify "$file" || exit 1
     echo "replaced: the parts were kept for the replaced file, and --force wrote them there"
+    ;;
+fifo)
+    # The job's file replaced by a FIFO after the crash: recovery must keep the part and say why
+    # (its open blocked for ever, and so did every later job's MPI_Init in this NVCACHE_DIR).
+    "$mpiexec" -n 1 "$prog" close-crash "$file" && { echo "expected the rank to be killed"; exit 1; }
+    wait_job_gone >/dev/null
+    rm -f "$file"
+    mkfifo "$file"
+    out=$(timeout 20 "$recover" --dir "$NVCACHE_DIR" 2>&1)
+    rc=$?
+    echo "$out"
+    [ $rc -ne 124 ] || { echo "recovery hung on the FIFO"; exit 1; }
+    [ $rc -ne 0 ] || { echo "recovery reported success into a FIFO"; exit 1; }
+    echo "$out" | grep -q "is not a regular file" || { echo "no message about the FIFO"; exit 1; }
+    [ -n "$(parts)" ] || { echo "the parts were removed although nothing was written back"; exit 1; }
+    rm -f "$file"
+    : >"$file"
+    "$recover" --dir "$NVCACHE_DIR" --force || exit 1
+    [ -z "$(parts)" ] || { echo "parts not removed after recovery with --force"; exit 1; }
+    "$prog" close-crash-verify "$file" || exit 1
+    echo "fifo: the part was kept for a file replaced by a FIFO, recovery did not block, and --force wrote it back"
     ;;
 two-jobs)
     for c in x y; do

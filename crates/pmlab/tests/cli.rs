@@ -1822,3 +1822,24 @@ fn ticks_per_cycle_for_a_trace_without_ticks_is_refused() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// A run cut by `--crash-at-ns` while its only thread waits (here behind PCM writes): the
+/// thread's time runs to the cut, so its cycles are the run's (they stopped at its last event,
+/// 37,975 against 57,057, and its IPC read 0.26 against the run's 0.17).
+#[test]
+fn a_thread_waiting_at_the_cut_has_run_until_it() {
+    let (_, stats) = sim_with_stats(&[
+        "--config",
+        "pcm-pmweaver",
+        "--workload",
+        "btree",
+        "--ops",
+        "150",
+        "--crash-at-ns",
+        "19000",
+    ]);
+    let run = json_counter(&stats, "cpu.cycles");
+    assert_eq!(json_counter(&stats, "cpu.threads"), 1);
+    assert!(run > 50_000, "{run} cycles");
+    assert_eq!(json_counter(&stats, "cpu.t0.cycles"), run);
+}

@@ -2060,11 +2060,14 @@ impl System {
             (Some(cut), Block::Writebacks) => cut.saturating_sub(th.block_since),
             _ => 0,
         };
-        // Cut by a power failure, a thread's time ends at the cut: one waiting in a fence there
-        // has run until it (its stall does), and none ran past it (an event's time is charged
-        // before the cut is checked).
+        // Cut by a power failure, a thread's time ends at the cut: one waiting there (a fence,
+        // a load, the store buffer, ...) has run until it, and none ran past it (an event's
+        // time is charged before the cut is checked). A wait other than a fence's or a
+        // write-back slot's counts in its time but in no stall counter. (Only a thread's own
+        // clock had counted for the other waits: its IPC and shares then disagreed with the
+        // run's.)
         let thread_time = |th: &Thread| match self.stop_at {
-            Some(cut) if open_fence(th) > 0 || open_writebacks(th) > 0 => cut,
+            Some(cut) if th.block != Block::None && !th.finished => cut,
             Some(cut) => th.clock.min(cut),
             None => th.clock,
         };
@@ -2131,14 +2134,7 @@ impl System {
         if self.await_waits > 0 {
             s.set("cpu.await_waits", self.await_waits);
         }
-        let thread_time: Ps = self
-            .threads
-            .iter()
-            .map(|t| {
-                t.clock
-                    .max(t.block_since + open_fence(t) + open_writebacks(t))
-            })
-            .sum();
+        let thread_time: Ps = self.threads.iter().map(thread_time).sum();
         s.set_value(
             "cpu.fence_stall_share",
             if thread_time > 0 {
