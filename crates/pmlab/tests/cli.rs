@@ -1843,3 +1843,44 @@ fn a_thread_waiting_at_the_cut_has_run_until_it() {
     assert!(run > 50_000, "{run} cycles");
     assert_eq!(json_counter(&stats, "cpu.t0.cycles"), run);
 }
+
+/// `trace import` refuses an await of events that do not come before it, as `pmlab sim`
+/// does (the import had written the `.pmt`, which sim then refused), and writes nothing.
+#[test]
+fn import_refuses_an_await_of_events_that_come_later() {
+    let d = tmpdir("await-order");
+    let bad = d.join("aw.txt");
+    std::fs::write(
+        &bad,
+        "# pmtrace text v2\n# threads=2\nt0 await after=t1:1000\nt1 compute gap=1\n# end events=2\n",
+    )
+    .unwrap();
+    let out = d.join("aw.pmt");
+    let o = pmlab(&[
+        "trace",
+        "import",
+        bad.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let err = one_line_error(&o, &"await of later events");
+    assert!(
+        err.contains("thread 0 awaits event 1000 of thread 1, but only 0"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    let good = d.join("ok.txt");
+    std::fs::write(
+        &good,
+        "# pmtrace text v2\n# threads=2\nt1 compute gap=1\nt0 await after=t1:1\n# end events=2\n",
+    )
+    .unwrap();
+    let o = pmlab(&[
+        "trace",
+        "import",
+        good.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

@@ -10,8 +10,9 @@ pub const READ_AHEAD_CAP: usize = 1 << 16;
 /// The events an `await` of thread `t` names must precede it in the trace: the file is one run's
 /// interleaving, and reading ahead to find them could hold any number of other events (an edge
 /// that cannot hold, or a cycle of them, would never be found). `event` is the await's position
-/// in the trace (from 1), `before` the events of thread `src` read so far.
-pub(crate) fn check_await_order(
+/// in the trace (from 1), `before` the events of thread `src` read so far (the await itself
+/// counted, where `src` is its own thread). `pmlab trace import` checks the same rule.
+pub fn check_await_order(
     event: u64,
     t: usize,
     src: u16,

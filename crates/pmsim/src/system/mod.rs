@@ -43,6 +43,7 @@ mod cache;
 pub(crate) mod demux;
 mod hierarchy;
 
+pub use demux::check_await_order;
 pub use hierarchy::{CoreCacheStats, Hierarchy, Writeback};
 
 use crate::config::SimConfig;
