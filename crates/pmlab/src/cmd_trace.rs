@@ -194,20 +194,12 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
             let f = AtomicFile::create(&out)?;
             let mut w = PmtWriter::new(f, header).map_err(|e| e.to_string())?;
             // Awaits in the order `pmlab sim` reads them (it refused such a trace only then).
-            let (mut read, mut read_of) = (0u64, Vec::<u64>::new());
+            let mut order = pmsim::system::AwaitOrder::default();
             for ev in src {
                 let ev = ev.map_err(|e| format!("{}: {e}", file.display()))?;
-                read += 1;
-                let t = ev.thread as usize;
-                if t >= read_of.len() {
-                    read_of.resize(t + 1, 0);
-                }
-                read_of[t] += 1;
-                if let Some((src, count)) = ev.awaited() {
-                    let before = read_of.get(src as usize).copied().unwrap_or(0);
-                    pmsim::system::check_await_order(read, t, src, count, before)
-                        .map_err(|e| format!("{}: {e}", file.display()))?;
-                }
+                order
+                    .take(&ev)
+                    .map_err(|e| format!("{}: {e}", file.display()))?;
                 w.write(&ev)
                     .map_err(|e| format!("{}: {e}", out.display()))?;
             }

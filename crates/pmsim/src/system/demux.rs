@@ -11,8 +11,8 @@ pub const READ_AHEAD_CAP: usize = 1 << 16;
 /// interleaving, and reading ahead to find them could hold any number of other events (an edge
 /// that cannot hold, or a cycle of them, would never be found). `event` is the await's position
 /// in the trace (from 1), `before` the events of thread `src` read so far (the await itself
-/// counted, where `src` is its own thread). `pmlab trace import` checks the same rule.
-pub fn check_await_order(
+/// counted, where `src` is its own thread).
+pub(crate) fn check_await_order(
     event: u64,
     t: usize,
     src: u16,
@@ -29,6 +29,39 @@ pub fn check_await_order(
     Ok(())
 }
 
+/// Checks the awaits of an event stream read in order ([`check_await_order`]): the full-system
+/// model's reader and `pmlab trace import` apply the same rule.
+#[derive(Default)]
+pub struct AwaitOrder {
+    read: u64,
+    /// Events read per thread: an `await` must come after the events it awaits.
+    read_of: Vec<u64>,
+}
+
+impl AwaitOrder {
+    /// Events taken so far.
+    pub fn events(&self) -> u64 {
+        self.read
+    }
+
+    /// Takes the next event of the stream; an error when it awaits events not read yet.
+    #[inline]
+    pub fn take(&mut self, ev: &TraceEvent) -> Result<(), String> {
+        self.read += 1;
+        let t = ev.thread as usize;
+        if t >= self.read_of.len() {
+            self.read_of.resize(t + 1, 0);
+        }
+        self.read_of[t] += 1;
+        if ev.op == Op::Await {
+            let (src, count) = ev.awaited().expect("an await");
+            let before = self.read_of.get(src as usize).copied().unwrap_or(0);
+            check_await_order(self.read, t, src, count, before)?;
+        }
+        Ok(())
+    }
+}
+
 /// Per-thread view of an interleaved event stream.
 pub struct Demux<I> {
     src: I,
@@ -36,9 +69,7 @@ pub struct Demux<I> {
     buffered: usize,
     eof: bool,
     max_threads: usize,
-    read: u64,
-    /// Events read per thread: an `await` must come after the events it awaits.
-    read_of: Vec<u64>,
+    order: AwaitOrder,
 }
 
 /// Whether a thread has an event to run.
@@ -64,8 +95,7 @@ where
             buffered: 0,
             eof: false,
             max_threads,
-            read: 0,
-            read_of: Vec::new(),
+            order: AwaitOrder::default(),
         }
     }
 
@@ -91,25 +121,19 @@ where
             }
             Some(Err(e)) => Err(e.to_string()),
             Some(Ok(ev)) => {
-                self.read += 1;
                 let t = ev.thread as usize;
                 if t >= self.max_threads {
                     return Err(format!(
                         "event {}: thread {t}, but the config has {} hardware threads \
                          (cpu.cores x cpu.threads_per_core)",
-                        self.read, self.max_threads
+                        self.order.events() + 1,
+                        self.max_threads
                     ));
                 }
                 if t >= self.queues.len() {
                     self.queues.resize_with(t + 1, VecDeque::new);
-                    self.read_of.resize(t + 1, 0);
                 }
-                self.read_of[t] += 1;
-                if ev.op == Op::Await {
-                    let (src, count) = ev.awaited().expect("an await");
-                    let before = self.read_of.get(src as usize).copied().unwrap_or(0);
-                    check_await_order(self.read, t, src, count, before)?;
-                }
+                self.order.take(&ev)?;
                 self.queues[t].push_back(ev);
                 self.buffered += 1;
                 Ok(true)

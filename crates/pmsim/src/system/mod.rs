@@ -43,7 +43,7 @@ mod cache;
 pub(crate) mod demux;
 mod hierarchy;
 
-pub use demux::check_await_order;
+pub use demux::AwaitOrder;
 pub use hierarchy::{CoreCacheStats, Hierarchy, Writeback};
 
 use crate::config::SimConfig;
@@ -2049,7 +2049,7 @@ impl System {
         s.set("sim.events", self.events);
         let cycles_total = time / self.cycle.max(1);
         let mut instrs = 0;
-        let (mut rob, mut mlp, mut sb, mut fence) = (0, 0, 0, 0);
+        let (mut rob, mut mlp, mut sb, mut fence, mut wb) = (0, 0, 0, 0, 0);
         // A run cut by a power failure: a fence still waiting at the cut has stalled its thread
         // since it began, though it never completed.
         let open_fence = |th: &Thread| match (self.stop_at, th.block) {
@@ -2077,14 +2077,7 @@ impl System {
             let p = format!("cpu.t{i}.");
             s.set(format!("{p}instructions"), th.instrs);
             s.set(format!("{p}cycles"), cycles);
-            s.set_value(
-                format!("{p}ipc"),
-                if cycles > 0 {
-                    th.instrs as f64 / cycles as f64
-                } else {
-                    0.0
-                },
-            );
+            s.set_value(format!("{p}ipc"), ratio(th.instrs, cycles));
             s.set(format!("{p}loads"), th.n_loads);
             s.set(format!("{p}stores"), th.n_stores);
             s.set(format!("{p}flushes"), th.n_flushes);
@@ -2098,10 +2091,9 @@ impl System {
                 th.stall_fence + open_fence(th),
             );
             if self.wb_cap.is_some() {
-                s.set(
-                    format!("{p}stall_writebacks_ps"),
-                    th.stall_writebacks + open_writebacks(th),
-                );
+                let t_wb = th.stall_writebacks + open_writebacks(th);
+                s.set(format!("{p}stall_writebacks_ps"), t_wb);
+                wb += t_wb;
             }
             s.set(format!("{p}retired_events"), th.retired);
             instrs += th.instrs;
@@ -2113,14 +2105,7 @@ impl System {
         s.set("cpu.threads", self.threads.len() as u64);
         s.set("cpu.instructions", instrs);
         s.set("cpu.cycles", cycles_total);
-        s.set_value(
-            "cpu.ipc",
-            if cycles_total > 0 {
-                instrs as f64 / cycles_total as f64
-            } else {
-                0.0
-            },
-        );
+        s.set_value("cpu.ipc", ratio(instrs, cycles_total));
         s.set("cpu.stall_rob_ps", rob);
         s.set("cpu.stall_mlp_ps", mlp);
         s.set("cpu.stall_store_buffer_ps", sb);
@@ -2136,29 +2121,10 @@ impl System {
             s.set("cpu.await_waits", self.await_waits);
         }
         let thread_time: Ps = self.threads.iter().map(thread_time).sum();
-        s.set_value(
-            "cpu.fence_stall_share",
-            if thread_time > 0 {
-                fence as f64 / thread_time as f64
-            } else {
-                0.0
-            },
-        );
+        s.set_value("cpu.fence_stall_share", ratio(fence, thread_time));
         if self.wb_cap.is_some() {
-            let wb: Ps = self
-                .threads
-                .iter()
-                .map(|t| t.stall_writebacks + open_writebacks(t))
-                .sum();
             s.set("cpu.stall_writebacks_ps", wb);
-            s.set_value(
-                "cpu.writeback_stall_share",
-                if thread_time > 0 {
-                    wb as f64 / thread_time as f64
-                } else {
-                    0.0
-                },
-            );
+            s.set_value("cpu.writeback_stall_share", ratio(wb, thread_time));
         }
         s.set_histogram("cpu.fence_stall_ps", self.fence_stall.clone());
         s.set_histogram("pm.persist_latency_ps", self.persist_latency.clone());
@@ -2255,6 +2221,15 @@ impl LineView for Lines<'_> {
 
     fn is_pm(&self, addr: u64) -> bool {
         addr >= self.pm.0 && addr < self.pm.1
+    }
+}
+
+/// `a / b`, 0 when `b` is 0 (a statistic's share or rate).
+fn ratio(a: u64, b: u64) -> f64 {
+    if b > 0 {
+        a as f64 / b as f64
+    } else {
+        0.0
     }
 }
 
