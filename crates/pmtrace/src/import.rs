@@ -235,8 +235,10 @@ fn parse_pmweaver_line(line: &str) -> Result<(TraceEvent, u64), TraceError> {
     if op == Op::Clwb {
         // Validate the data column too, so a shifted column is caught.
         hex_field("data", t[5])?;
-        let ev = TraceEvent::access(Op::Clwb, 0, pc, addr, 64, 0);
-        ev.check(1)?; // the line fits in the address space
+        // CLWB writes back the one line holding the address: an unaligned address is that
+        // line's (a 64-byte access from it spanned two, and in the address space's last line
+        // ran past its end and was refused).
+        let ev = TraceEvent::access(Op::Clwb, 0, pc, addr & !63, 64, 0);
         return Ok((ev, tick));
     }
     if size == 0 || size > MAX_VALUE_BYTES as u64 {
