@@ -336,6 +336,23 @@ impl<R: BufRead> PlainReader<R> {
     }
 
     fn read_event(&mut self) -> Result<Option<TraceEvent>, TraceError> {
+        // The common line (`0xADDR READ|WRITE CYCLE`, cycles not going backwards) straight from
+        // the read buffer; everything else, errors included, through the general parser below.
+        let prev = self.prev_cycle;
+        if let Some((op, addr, cycle, gap)) = self.lines.parse_buffered(|b| {
+            let ((op, addr, cycle), used) = parse_plain_fast(b)?;
+            let gap = match (prev, cycle) {
+                (_, None) | (None, Some(_)) => 0,
+                (Some(p), Some(c)) if c >= p && c - p <= u64::from(u32::MAX) => (c - p) as u32,
+                _ => return None,
+            };
+            Some(((op, addr, cycle, gap), used))
+        }) {
+            if cycle.is_some() {
+                self.prev_cycle = cycle;
+            }
+            return Ok(Some(TraceEvent::access(op, 0, 0, addr & !63, 64, gap)));
+        }
         let Some((line_no, line)) = self.lines.next_record_line()? else {
             return Ok(None);
         };
@@ -382,7 +399,81 @@ pub(crate) fn plain_op(text: &str) -> Option<Op> {
     }
 }
 
-fn parse_plain_line(line: &str) -> Result<(Op, u64, Option<u64>), TraceError> {
+/// A plain trace line's operation, address and cycle (if it has one).
+type PlainFields = (Op, u64, Option<u64>);
+
+/// [`parse_plain_line`] for the common spelling only, on the raw bytes of a buffer that starts
+/// with the line: a hex address (`0x` optional, at most 16 digits), blanks, `READ`/`WRITE`/`R`/
+/// `W` (upper or lower case), and optionally blanks and a decimal cycle (at most 19 digits),
+/// then `\n` (or `\r\n`), with nothing else on the line. Returns the fields and the bytes up
+/// to and including the `\n`; `None` for anything else, which [`parse_plain_line`] then reads,
+/// accepts or refuses with its message (the two agree where both take a line: tests
+/// `fast_and_general_plain_parsers_agree` and
+/// `plain_reader_gives_the_same_events_with_and_without_the_fast_path`).
+#[inline]
+fn parse_plain_fast(b: &[u8]) -> Option<(PlainFields, usize)> {
+    let mut i = 0;
+    if b.len() > 2 && b[0] == b'0' && (b[1] | 0x20) == b'x' {
+        i = 2;
+    }
+    let start = i;
+    let mut addr: u64 = 0;
+    while let Some(d) = b.get(i).and_then(|&c| hex_digit(c)) {
+        addr = addr << 4 | u64::from(d);
+        i += 1;
+    }
+    if i == start || i - start > 16 {
+        return None;
+    }
+    let blank = |c: u8| c == b' ' || c == b'\t';
+    let op_start = i;
+    while b.get(i).copied().is_some_and(blank) {
+        i += 1;
+    }
+    if i == op_start {
+        return None;
+    }
+    let word = i;
+    while b.get(i).is_some_and(u8::is_ascii_alphabetic) {
+        i += 1;
+    }
+    let op = match &b[word..i] {
+        b"READ" | b"R" | b"read" | b"r" => Op::Load,
+        b"WRITE" | b"W" | b"write" | b"w" => Op::Store,
+        _ => return None,
+    };
+    let after_op = i;
+    while b.get(i).copied().is_some_and(blank) {
+        i += 1;
+    }
+    let mut cycle = None;
+    if i > after_op && b.get(i).is_some_and(u8::is_ascii_digit) {
+        let digits = i;
+        let mut c: u64 = 0;
+        while let Some(&d) = b.get(i).filter(|d| d.is_ascii_digit()) {
+            // 19 digits cannot overflow; longer numbers are left to the general parser.
+            if i - digits == 19 {
+                return None;
+            }
+            c = c * 10 + u64::from(d - b'0');
+            i += 1;
+        }
+        // A hex cycle (`0x...`) is left to the general parser too.
+        if b.get(i) == Some(&b'x') || b.get(i) == Some(&b'X') {
+            return None;
+        }
+        cycle = Some(c);
+        while b.get(i).copied().is_some_and(blank) {
+            i += 1;
+        }
+    }
+    if b.get(i) == Some(&b'\r') {
+        i += 1;
+    }
+    (b.get(i) == Some(&b'\n')).then_some(((op, addr, cycle), i + 1))
+}
+
+fn parse_plain_line(line: &str) -> Result<PlainFields, TraceError> {
     const EXPECTED: &str = "expected `hexaddr READ|WRITE cycle`";
     let (t, n) = tokens::<3>(line).map_err(|_| syntax(format!("too many fields ({EXPECTED})")))?;
     if n < 2 {
@@ -419,6 +510,100 @@ impl<R: BufRead> Iterator for PlainReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Pieces of plain-trace lines: the common spellings the fast parser takes and the
+    /// variants it must leave to the general one (or refuse as it does).
+    fn plain_line() -> impl Strategy<Value = String> {
+        let addr = prop_oneof![
+            "(0x|0X)?[0-9a-fA-F]{1,16}",
+            "(0x)?0{0,6}[0-9a-f]{1,18}",
+            "0x",
+            "0x[0-9a-f]{0,4}[g#.][0-9]{0,2}",
+            "[ \t]{1,2}0x[0-9a-f]{1,8}",
+        ];
+        let blank = prop_oneof![Just(" "), Just("\t"), Just("  "), Just(""), Just("\u{c}")];
+        let op = prop_oneof![
+            Just("READ"),
+            Just("WRITE"),
+            Just("R"),
+            Just("w"),
+            Just("read"),
+            Just("Write"),
+            Just("P_MEM_RD"),
+            Just("READX"),
+            Just(""),
+        ];
+        let cycle = prop_oneof![
+            "[0-9]{1,3}",
+            "[0-9]{17,21}",
+            "0x[0-9a-f]{1,4}",
+            "[0-9]{1,2}[a-z]",
+            Just(String::new()),
+        ];
+        let tail = prop_oneof![Just(""), Just(" "), Just(" # c"), Just("\r"), Just(" x")];
+        (addr, blank.clone(), op, blank, cycle, tail)
+            .prop_map(|(a, b1, o, b2, c, t)| format!("{a}{b1}{o}{b2}{c}{t}"))
+    }
+
+    proptest! {
+        /// Where the fast parser takes a line, the general one reads the same fields from it.
+        #[test]
+        fn fast_and_general_plain_parsers_agree(line in plain_line()) {
+            let buffered = format!("{line}\n0x40 READ 1\n");
+            if let Some((fields, used)) = parse_plain_fast(buffered.as_bytes()) {
+                prop_assert_eq!(used, line.len() + 1);
+                let general = parse_plain_line(strip_comment(line.trim()));
+                prop_assert_eq!(general.ok(), Some(fields));
+            }
+        }
+
+        /// A reader whose buffer never holds a whole line (every line through the general
+        /// parser) and one with the default buffer (most lines through the fast one) give the
+        /// same events and the same error, at the same line.
+        #[test]
+        fn plain_reader_gives_the_same_events_with_and_without_the_fast_path(
+            lines in proptest::collection::vec(plain_line(), 1..40)
+        ) {
+            let text = lines.join("\n");
+            let read = |cap: usize| -> Vec<Result<TraceEvent, String>> {
+                let r = std::io::BufReader::with_capacity(cap, text.as_bytes());
+                PlainReader::new(r, &ImportOptions::default())
+                    .map(|e| e.map_err(|e| e.to_string()))
+                    .collect()
+            };
+            prop_assert_eq!(read(1), read(8192));
+        }
+    }
+
+    #[test]
+    fn the_fast_plain_parser_takes_the_common_lines() {
+        for (line, fields) in [
+            (
+                "0x7f64768e1c40 READ 12\n",
+                (Op::Load, 0x7f64_768e_1c40, Some(12)),
+            ),
+            (
+                "7F64768E1C80\tWRITE\t15\r\n",
+                (Op::Store, 0x7f64_768e_1c80, Some(15)),
+            ),
+            ("0x1000 w\n", (Op::Store, 0x1000, None)),
+            (
+                "0X10 r  9999999999999999999 \n",
+                (Op::Load, 0x10, Some(9_999_999_999_999_999_999)),
+            ),
+        ] {
+            assert_eq!(
+                parse_plain_fast(line.as_bytes()),
+                Some((fields, line.len())),
+                "{line:?}"
+            );
+        }
+        // Left to the general parser: a comment, a hex cycle, a line not yet ended.
+        for line in ["0x10 READ 5 # c\n", "0x10 READ 0x5\n", "0x10 READ 5"] {
+            assert_eq!(parse_plain_fast(line.as_bytes()), None, "{line:?}");
+        }
+    }
 
     #[test]
     fn data_number_to_le_bytes() {

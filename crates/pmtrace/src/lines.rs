@@ -101,6 +101,23 @@ impl<R: BufRead> LineReader<R> {
 }
 
 impl<R: BufRead> LineReader<R> {
+    /// Parses the next line with `parse` where it lies whole in the reader's buffer: `parse`
+    /// gets the buffered bytes from the line's start and returns its value and the bytes it
+    /// took, through the line's `\n`. The line then counts as read. `None` (nothing buffered,
+    /// no whole line, an I/O error, or `parse` declined) reads nothing: the caller reads the
+    /// line through [`next_record_line`](Self::next_record_line), which handles what the fast
+    /// parsers leave to it (comments, blank lines, a line across a buffer refill, errors).
+    #[inline]
+    pub(crate) fn parse_buffered<T>(
+        &mut self,
+        parse: impl FnOnce(&[u8]) -> Option<(T, usize)>,
+    ) -> Option<T> {
+        let (value, used) = parse(self.r.fill_buf().ok()?)?;
+        self.r.consume(used);
+        self.line_no += 1;
+        Some(value)
+    }
+
     /// The line the last [`next_line`](Self::next_line) returned (after it returned one).
     pub(crate) fn current(&self) -> &str {
         // SAFETY: `next_line` validated the buffer as UTF-8 (it returns an error otherwise),
