@@ -55,6 +55,11 @@ struct ThreadState {
     remote_open: bool,
     /// Events of the thread consumed so far.
     events: u64,
+    /// When the thread's latest acknowledgement (of any request, of a write) reaches it. With
+    /// `controller.frontend_ns` > 0 an acknowledgement is known before it arrives (a write is
+    /// durable at once, its acknowledgement travels back): a wait for it ends at this time.
+    acked_until: Ps,
+    writes_acked_until: Ps,
 }
 
 /// Ids carry their thread in the low 16 bits and a write flag in bit 16.
@@ -99,6 +104,9 @@ pub struct Replay {
     computes: u64,
     last_ack: Ps,
     writes_acked: u64,
+    /// Acknowledgements that would arrive after the crash point (durable before it, their
+    /// return path cut): not counted as acknowledged, and the run counts as cut.
+    acks_past_cut: u64,
     stop_at: Option<Ps>,
     /// Whether the run was cut at `stop_at` with work left (a run that ended before it was not).
     cut: bool,
@@ -130,6 +138,7 @@ impl Replay {
             computes: 0,
             last_ack: 0,
             writes_acked: 0,
+            acks_past_cut: 0,
             stop_at: None,
             cut: false,
             ack_log: None,
@@ -198,11 +207,22 @@ impl Replay {
 
     #[inline(always)]
     fn absorb_new_acks(&mut self) {
+        let limit = self.limit();
         for a in self.mem.acks() {
             let th = &mut self.threads[(a.id & 0xffff) as usize];
             th.outstanding -= 1;
+            th.acked_until = th.acked_until.max(a.time);
             if a.is_write {
                 th.outstanding_writes -= 1;
+                th.writes_acked_until = th.writes_acked_until.max(a.time);
+            }
+            if a.time > limit {
+                // Durable before the cut (the image has it), acknowledged after it: a wait
+                // for it ends the run at the cut.
+                self.acks_past_cut += 1;
+                continue;
+            }
+            if a.is_write {
                 self.writes_acked += 1;
                 self.write_latency.record(a.time - a.issued);
                 if !self.ordering_passthrough {
@@ -248,21 +268,35 @@ impl Replay {
         }
     }
 
-    /// Waits (in simulated time) until `cond` holds for thread `t`; returns false if the crash
-    /// point was reached first.
+    /// Waits (in simulated time) until `cond` holds for thread `t`, and then until `until`
+    /// (the arrival of the acknowledgements `cond` counted; given the thread's state, and the
+    /// latest acknowledgement's when the thread had to wait for one); returns false if the
+    /// crash point was reached first.
     fn wait_for(
         &mut self,
         t: usize,
         cond: impl Fn(&ThreadState) -> bool,
+        until: impl Fn(&ThreadState) -> Ps,
     ) -> Result<bool, ReplayError> {
+        let mut waited = false;
         while !cond(&self.threads[t]) {
+            waited = true;
             if !self.wait_step()? {
                 return Ok(false);
             }
         }
         let now = self.mem.now();
+        let limit = self.limit();
         let th = &mut self.threads[t];
-        th.clock = th.clock.max(now);
+        let arrival = if waited {
+            th.acked_until.max(until(th))
+        } else {
+            until(th)
+        };
+        if arrival > limit {
+            return Ok(false);
+        }
+        th.clock = th.clock.max(now).max(arrival);
         Ok(true)
     }
 
@@ -393,13 +427,23 @@ impl Replay {
                         FenceAction::StallUntilDrained => {
                             let start = self.threads[t].clock;
                             let full = ev.op == Op::Mfence;
-                            let ok = self.wait_for(t, |th| {
-                                if full {
-                                    th.outstanding == 0
-                                } else {
-                                    th.outstanding_writes == 0
-                                }
-                            })?;
+                            let ok = self.wait_for(
+                                t,
+                                |th| {
+                                    if full {
+                                        th.outstanding == 0
+                                    } else {
+                                        th.outstanding_writes == 0
+                                    }
+                                },
+                                |th| {
+                                    if full {
+                                        th.acked_until
+                                    } else {
+                                        th.writes_acked_until
+                                    }
+                                },
+                            )?;
                             let th = &mut self.threads[t];
                             th.fence_stall += th.clock - start;
                             ok
@@ -446,7 +490,7 @@ impl Replay {
             while self.mem.step_until(limit).is_some() {
                 self.absorb_acks();
             }
-            crashed = self.mem.next_event_time().is_some();
+            crashed = self.mem.next_event_time().is_some() || self.acks_past_cut > 0;
         }
         if let Some(t) = self.stop_at {
             self.mem.advance_to(t);
@@ -479,7 +523,7 @@ impl Replay {
         let mut line = first;
         loop {
             let max = self.max_outstanding;
-            if !self.wait_for(t, |th| th.outstanding < max)? {
+            if !self.wait_for(t, |th| th.outstanding < max, |_| 0)? {
                 return Ok(false);
             }
             let data = if !value.is_empty() {

@@ -158,3 +158,35 @@ fn a_crash_point_after_the_end_leaves_the_run_as_it_was() {
         assert_eq!(r.stats().to_json(), plain.stats().to_json(), "cut at {t}");
     }
 }
+
+/// With a front-end latency, an ADR write is durable when the WPQ takes it and acknowledged
+/// `frontend_ns` later: a fence waits for that acknowledgement, and a cut before it leaves the
+/// write durable, not acknowledged, and the run cut. (The fence used to end when the write was
+/// durable, so the front end added no stall, and a cut counted the write acknowledged.)
+#[test]
+fn a_fence_waits_for_the_front_ends_acknowledgement() {
+    let mut cfg = SimConfig::preset("nvm-lalea").unwrap();
+    cfg.controller.frontend_ns = 1000.0;
+    let evs = [
+        TraceEvent::store(Op::Store, 0, 0x40, 0x1000, &[1; 8], 0),
+        TraceEvent::marker(Op::Sfence, 0, 0x44, 0),
+        TraceEvent::store(Op::Store, 0, 0x48, 0x2000, &[2; 8], 0),
+        TraceEvent::marker(Op::Sfence, 0, 0x4c, 0),
+    ];
+    let mut r = Replay::new(&cfg).unwrap();
+    let summary = r.run(evs.iter().map(|e| Ok(*e)), |_| {}).unwrap();
+    let stall = r.stats().counter("replay.fence_stall_ps");
+    assert!(!summary.crashed);
+    assert!(
+        (2_000_000..2_100_000).contains(&stall),
+        "two fences each wait 1000 ns for their write's acknowledgement: {stall} ps"
+    );
+    assert!(summary.sim_time >= 2_000_000, "{}", summary.sim_time);
+
+    // Cut at 500 ns: the first write is durable (ADR) but its acknowledgement is 500 ns away.
+    let mut r = Replay::new(&cfg).unwrap().crash_at(500_000);
+    let summary = r.run(evs.iter().map(|e| Ok(*e)), |_| {}).unwrap();
+    assert!(summary.crashed, "the fence was still waiting at the cut");
+    assert_eq!(r.stats().counter("replay.writes_acknowledged"), 0);
+    assert_eq!(r.durable_image().len(), 1);
+}

@@ -354,6 +354,17 @@ pub(crate) fn check_params<K: Kernel>(k: &K, p: &Params) -> Result<(), String> {
             p.value_bytes
         ));
     }
+    if p.remote_threads > 0 && k.info().model == Model::HwTx {
+        // A remote client sends the lines its flushes name at its fences (PPO's RDMA verbs);
+        // a hardware transaction flushes nothing (the server's logging engine makes it
+        // durable), so a client's transactions never reached the server.
+        return Err(format!(
+            "{} runs hardware transactions, which the server's logging engine makes durable: \
+             they have no remote clients (remote threads {})",
+            k.info().name,
+            p.remote_threads
+        ));
+    }
     Ok(())
 }
 

@@ -184,6 +184,33 @@ fn the_stream_yields_the_same_events_and_can_be_abandoned() {
     assert!(err.contains("hung up"), "{err}");
 }
 
+/// A remote client persists what its flushes name at its fences; a hardware transaction
+/// flushes nothing, so its clients' transactions never reached the server (every crash point
+/// failed): hardware-transaction workloads refuse remote threads, the others take them
+/// (but `shared-log`, whose threads share data).
+#[test]
+fn remote_threads_are_refused_by_hardware_transaction_workloads_only() {
+    for w in registry() {
+        let info = w.info();
+        let p = Params {
+            remote_threads: 1,
+            ..small(5)
+        };
+        let r = w.generate(&p, Box::<CountingSink>::default(), GenOptions::default());
+        if info.suite == pmwork::Suite::Check {
+            continue; // shared-log: threads sharing data, local by construction
+        }
+        if info.model == pmwork::Model::HwTx {
+            let e = r
+                .err()
+                .unwrap_or_else(|| panic!("{}: remote threads taken", info.name));
+            assert!(e.contains("no remote clients"), "{}: {e}", info.name);
+        } else {
+            assert!(r.is_ok(), "{}: {:?}", info.name, r.err());
+        }
+    }
+}
+
 #[test]
 fn bad_parameters_are_errors_not_panics() {
     let w = workload("btree").unwrap();
