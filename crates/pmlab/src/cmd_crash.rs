@@ -58,7 +58,7 @@ pub struct CrashArgs {
     /// (`skip-log-fence`: the undo log drops the fence between logging and updating).
     #[arg(long, value_name = "FAULT")]
     fault: Option<String>,
-    /// Fail unless the uncut run's counter NAME (as `pmlab sim --stats` names it) is above zero
+    /// Fail unless the uncut run's counter NAME (as `pmlab sim --json` names it) is above zero
     /// (repeatable): shows that the crash points cut through the path it counts, e.g.
     /// `logging.absorbed_writebacks` for a logging scheme's no-steal write-backs.
     #[arg(long = "require-counter", value_name = "NAME")]

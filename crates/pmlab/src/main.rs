@@ -31,10 +31,13 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Replay a memory trace on a configured memory system and print a summary.
+    /// Simulate a trace or a generated workload on a configured system and print a summary.
     ///
-    /// TRACE may be a .pmt file, a pmlab text dump, a PMWeaver store dump or a plain
-    /// `0xADDR READ|WRITE CYCLE` trace; the format is detected from the content.
+    /// A program trace runs on the full system (cores, caches, DRAM and PM); a memory-request
+    /// trace (a plain `0xADDR READ|WRITE CYCLE` trace, or a .pmt marked as requests) on the
+    /// memory system alone. TRACE may be a .pmt file, a pmlab text dump, a PMWeaver store dump
+    /// or a plain trace; the format is detected from the content. --workload generates a
+    /// pmwork program instead and streams it in, with no file.
     Sim(cmd_sim::SimArgs),
     /// Run a grid of simulations (configs x workloads x --set values) into one CSV.
     ///
@@ -59,7 +62,7 @@ enum Command {
     Ec(cmd_ec::EcCommand),
     /// Run the papers' headline experiments and write CSV, SVG and REPORT.md.
     Reproduce {
-        /// Smaller runs (seconds instead of minutes); what `make demo` uses.
+        /// Smaller runs (a few minutes in all instead of much longer); what `make demo` uses.
         #[arg(long)]
         quick: bool,
         /// Run one section only (e.g. `device`).

@@ -1451,6 +1451,14 @@ fn reproduced_throughputs_count_the_operations_time_only() {
     let d = tmpdir("throughputs");
     reproduce_quick("lalea", &d);
     let csv = std::fs::read_to_string(d.join("lalea/summary.csv")).unwrap();
+    // A baseline's throughput over itself (1 in every row) is not listed.
+    assert!(
+        !csv.lines().any(
+            |l| l.starts_with("throughput_over_redu") && l.contains(",redu,")
+                || l.starts_with("throughput_over_lad") && l.contains(",lad,")
+        ),
+        "{csv}"
+    );
     let reported: f64 = csv
         .lines()
         .find_map(|l| l.strip_prefix("tx_per_s,tatp-hw,redu,"))

@@ -33,8 +33,7 @@ pub const SCOPE: [(&str, &str); 7] = [
         "Modelled: buffered epoch persistency (Epoch) and the BROI controller with its \
          Equation 2 priority and remote entries; an RDMA NIC with link latency and bandwidth, \
          Sync and BSP. Not modelled: the paper's network model that \"correlates the average \
-         time with epoch size\" (its figures are not given; pmlab uses ConnectX-3 FDR's); crash \
-         checks of remote clients.",
+         time with epoch size\" (its figures are not given; pmlab uses ConnectX-3 FDR's).",
     ),
     (
         "lalea",
