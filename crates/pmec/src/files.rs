@@ -261,13 +261,18 @@ impl Manifest {
         if !plain_name(&man.file_name) {
             return Err(Error::Format("the file name must be a plain name".into()));
         }
-        if man.shards.len() != man.k + man.m
-            || man.shards.iter().enumerate().any(|(i, s)| s.index != i)
-        {
+        if man.shards.len() != man.k + man.m {
             return Err(Error::Format(format!(
-                "manifest lists {} shards, expected indices 0..{}",
+                "manifest lists {} shards, k + m = {} (indices 0..{})",
                 man.shards.len(),
+                man.k + man.m,
                 man.k + man.m
+            )));
+        }
+        if let Some((i, sh)) = man.shards.iter().enumerate().find(|(i, s)| s.index != *i) {
+            return Err(Error::Format(format!(
+                "shard {} is listed where shard {i} belongs: shard lines go in index order",
+                sh.index
             )));
         }
         let need = man.file_size.div_ceil((man.k * man.block) as u64);
@@ -894,6 +899,9 @@ pub fn decode_file(manifest_path: &Path, output: &Path, repair: bool) -> Result<
                     &rebuilt[(s * bad.len() + e) * b..(s * bad.len() + e + 1) * b]
                 };
                 let take = remaining.min(b as u64) as usize;
+                if !padding_is_zero(&blk[take..]) {
+                    return Err(Error::Format(PADDING_NOT_ZERO.into()));
+                }
                 file_crc.update(&blk[..take]);
                 out.write_all(&blk[..take]).map_err(|e| io(output, e))?;
                 remaining -= take as u64;
@@ -954,10 +962,21 @@ pub struct VerifyReport {
     pub recoverable: bool,
     /// With all shards intact: whether parity matches data (re-encoded stripe by stripe).
     pub parity_consistent: Option<bool>,
-    /// With all shards intact and the file's CRC in the manifest: whether the data shards
-    /// hold the file that was encoded.
+    /// With all shards intact: whether the data shards hold the file that was encoded (by the
+    /// file's CRC-32 in the manifest, and the zero padding past its size; `None` for a manifest
+    /// without the CRC whose padding is zero).
     pub file_matches: Option<bool>,
 }
+
+/// Encoding pads the last stripe with zeros: a byte past the file's size that is not zero
+/// means the manifest's size was made smaller (a manifest without the file's CRC-32, from
+/// before it was recorded, has nothing else to tell).
+fn padding_is_zero(pad: &[u8]) -> bool {
+    pad.iter().all(|&x| x == 0)
+}
+
+const PADDING_NOT_ZERO: &str = "the last stripe holds data past the manifest's size: the manifest \
+     or the shards were altered";
 
 /// Check shards against the manifest, and parity against data when all are intact.
 pub fn verify(manifest_path: &Path) -> Result<VerifyReport> {
@@ -982,6 +1001,7 @@ pub fn verify(manifest_path: &Path) -> Result<VerifyReport> {
         let mut ok = true;
         let mut file_crc = crc32fast::Hasher::new();
         let mut remaining = man.file_size;
+        let mut padding_zero = true;
         for s in 0..man.stripes {
             for ((f, buf), p) in files.iter_mut().zip(bufs.iter_mut()).zip(&paths) {
                 f.seek(SeekFrom::Start(s * man.block as u64))
@@ -990,6 +1010,7 @@ pub fn verify(manifest_path: &Path) -> Result<VerifyReport> {
             }
             for b in &bufs[..man.k] {
                 let take = remaining.min(man.block as u64) as usize;
+                padding_zero &= padding_is_zero(&b[take..]);
                 file_crc.update(&b[..take]);
                 remaining -= take as u64;
             }
@@ -997,7 +1018,12 @@ pub fn verify(manifest_path: &Path) -> Result<VerifyReport> {
             ok &= codec.verify(&v)?;
         }
         parity_consistent = Some(ok);
-        file_matches = man.file_crc32.map(|c| c == file_crc.finalize());
+        file_matches = match man.file_crc32 {
+            Some(c) => Some(padding_zero && c == file_crc.finalize()),
+            // A manifest written before the file's CRC was recorded: the padding still shows a
+            // size made smaller.
+            None => (!padding_zero).then_some(false),
+        };
     }
     Ok(VerifyReport {
         check,

@@ -263,14 +263,63 @@ fn an_altered_manifest_is_refused_instead_of_rebuilding_a_different_file() {
     edit("size 300000\n", "size 300000\nsize 299999\n");
     let e = decode().unwrap_err();
     assert!(e.to_string().contains("line 4: 'size' given twice"), "{e}");
-    // Another size that keeps the stripe count: the file's checksum differs.
+    // Another size that keeps the stripe count: a smaller one leaves data in the padding, a
+    // larger one takes padding as data, and the file's checksum differs.
     edit("size 300000\n", "size 299999\n");
+    let e = decode().unwrap_err();
+    assert!(
+        e.to_string().contains("data past the manifest's size"),
+        "{e}"
+    );
+    edit("size 300000\n", "size 300001\n");
     let e = decode().unwrap_err();
     assert!(e.to_string().contains("manifest's crc32"), "{e}");
     let v = files::verify(&mp).unwrap();
     assert_eq!(
         (v.parity_consistent, v.file_matches),
         (Some(true), Some(false))
+    );
+    // The same without the file's CRC (a manifest from before it was recorded): the last
+    // stripe's padding, zero as encoded, holds the cut byte (it decoded a shorter file).
+    let no_crc: String = text
+        .lines()
+        .filter(|l| !l.starts_with("crc32 "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&mp, no_crc.replace("size 300000\n", "size 299999\n")).unwrap();
+    let e = decode().unwrap_err();
+    assert!(
+        e.to_string().contains("data past the manifest's size"),
+        "{e}"
+    );
+    assert!(!dir.join("o.bin").exists());
+    let v = files::verify(&mp).unwrap();
+    assert_eq!(
+        (v.parity_consistent, v.file_matches),
+        (Some(true), Some(false))
+    );
+    // Unaltered, a manifest without the CRC decodes, and verify has no checksum to compare.
+    std::fs::write(&mp, &no_crc).unwrap();
+    decode().unwrap();
+    assert_eq!(
+        std::fs::read(dir.join("o.bin")).unwrap(),
+        std::fs::read(&input).unwrap()
+    );
+    assert_eq!(files::verify(&mp).unwrap().file_matches, None);
+    std::fs::remove_file(dir.join("o.bin")).unwrap();
+    // Shard lines out of order: the message names the misplaced one.
+    let mut lines: Vec<&str> = text.lines().collect();
+    let first = lines
+        .iter()
+        .position(|l| l.starts_with("shard 0 "))
+        .unwrap();
+    lines.swap(first, first + 1);
+    std::fs::write(&mp, lines.join("\n") + "\n").unwrap();
+    let e = decode().unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("shard 1 is listed where shard 0 belongs"),
+        "{e}"
     );
     // Another matrix with a shard lost: the rebuilt shard is not the one encoded.
     edit("matrix cauchy\n", "matrix vandermonde\n");

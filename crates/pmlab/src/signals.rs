@@ -1,7 +1,8 @@
 //! Signals, handled as Unix tools handle them: a reader closing pmlab's standard output
 //! (`pmlab trace stats x.pmt | head`) ends pmlab quietly on SIGPIPE, and an interrupt (SIGINT,
-//! SIGTERM, SIGHUP) removes the temporary files of outputs still being written (see
-//! `atomic_file`) before pmlab ends with that signal, so that no partial file is left behind.
+//! SIGTERM, SIGHUP) or a write past the file-size limit (SIGXFSZ, `ulimit -f`) removes the
+//! temporary files of outputs still being written (see `atomic_file`) before pmlab ends with
+//! that signal, so that no partial file is left behind.
 
 use std::ffi::{c_char, c_int, CString};
 use std::os::unix::ffi::OsStrExt;
@@ -13,6 +14,7 @@ const SIGHUP: c_int = 1;
 const SIGINT: c_int = 2;
 const SIGPIPE: c_int = 13;
 const SIGTERM: c_int = 15;
+const SIGXFSZ: c_int = 25;
 const SIG_DFL: usize = 0;
 
 extern "C" {
@@ -33,7 +35,7 @@ pub fn install() {
     // async-signal-safe unlink, signal and raise, and reads atomics.
     unsafe {
         signal(SIGPIPE, SIG_DFL);
-        for sig in [SIGHUP, SIGINT, SIGTERM] {
+        for sig in [SIGHUP, SIGINT, SIGTERM, SIGXFSZ] {
             signal(sig, on_interrupt as extern "C" fn(c_int) as usize);
         }
     }

@@ -1409,6 +1409,32 @@ fn an_interrupted_ec_encode_leaves_no_temporary_shard() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A write past the file-size limit (`ulimit -f`) ends pmlab with SIGXFSZ, as it ends any
+/// program, but after removing the temporary shards (they were left behind).
+#[test]
+fn an_ec_encode_past_the_file_size_limit_leaves_no_temporary_shard() {
+    use std::os::unix::process::ExitStatusExt;
+    let d = tmpdir("xfsz-ec");
+    let input = d.join("f.bin");
+    std::fs::write(&input, vec![7u8; 3 << 20]).unwrap();
+    let out = d.join("shards");
+    let status = Command::new("bash")
+        .arg("-c")
+        .arg(r#"ulimit -f 200 && exec "$0" ec encode -k 8 -m 4 "$1" --out "$2""#)
+        .arg(env!("CARGO_BIN_EXE_pmlab"))
+        .arg(&input)
+        .arg(&out)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.signal(), Some(25), "{status:?}");
+    let left: Vec<_> = std::fs::read_dir(&out)
+        .map(|r| r.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn a_config_key_set_twice_is_refused() {
     let o = pmlab(&[
