@@ -211,7 +211,9 @@ pub fn run(a: SweepArgs) -> Result<(), String> {
     );
     // A shard's earlier files go before its jobs run: should they fail, no file of an earlier
     // run of this shard is left for another shard to merge as this sweep's, and no merged
-    // result of an earlier sweep stands for this one.
+    // result of an earlier sweep stands for this one. Only regular files go: a device, FIFO
+    // or link named as the output is no earlier result (`--shard 0/2 --out /dev/full` deleted
+    // the device node).
     let identity = match &shard {
         Some((s, _)) => {
             let file = s.file(&out);
@@ -222,6 +224,10 @@ pub fn run(a: SweepArgs) -> Result<(), String> {
                 out.clone(),
                 with_suffix(&out, ".host.csv"),
             ] {
+                let regular = std::fs::symlink_metadata(&f).is_ok_and(|m| m.file_type().is_file());
+                if !regular {
+                    continue;
+                }
                 match std::fs::remove_file(&f) {
                     Ok(()) => {}
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

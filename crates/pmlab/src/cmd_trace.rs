@@ -8,7 +8,7 @@ use pmsim::pmtrace::{
     TraceStats,
 };
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// `pmlab trace` subcommands.
@@ -87,9 +87,11 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
         TraceCommand::Dump { file, limit } => {
             let src = open(&file, None, &ImportOptions::default())?;
             let header = src.header().clone();
-            let stdout = std::io::stdout();
-            let mut w = TextWriter::new(BufWriter::new(stdout.lock()), &header)
-                .map_err(|e| e.to_string())?;
+            // The text writer buffers; a second buffer here hid the failed write of a dump's
+            // last few KiB (`> /dev/full` exited 0).
+            let stdout_error = |e: String| format!("cannot write to standard output: {e}");
+            let mut w = TextWriter::new(std::io::stdout().lock(), &header)
+                .map_err(|e| stdout_error(e.to_string()))?;
             for (i, ev) in src.enumerate() {
                 if limit.is_some_and(|l| i as u64 >= l) {
                     break;
@@ -100,11 +102,13 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
                     if e.to_string().contains("Broken pipe") {
                         return Ok(());
                     }
-                    return Err(e.to_string());
+                    return Err(stdout_error(e.to_string()));
                 }
             }
-            w.finish().map_err(|e| e.to_string())?.flush().ok();
-            Ok(())
+            w.finish()
+                .map_err(|e| e.to_string())
+                .and_then(|mut out| out.flush().map_err(|e| e.to_string()))
+                .map_err(stdout_error)
         }
         TraceCommand::Stats { file } => {
             let src = open(&file, None, &ImportOptions::default())?;

@@ -800,6 +800,23 @@ fn an_unwritable_output_is_refused_before_any_job_runs() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// A shard clears earlier results before its jobs run, but only regular files: a FIFO (as a
+/// device node would be) named as the output stays (`--shard 0/2 --out /dev/full`, run as
+/// root, deleted the device).
+#[test]
+fn a_shard_removes_no_output_that_is_not_a_regular_file() {
+    let d = setup("special-out");
+    let fifo = d.join("pipe.csv");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let o = pmlab(&d, &grid_args("pipe.csv", &["--shard", "0/2"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    use std::os::unix::fs::FileTypeExt;
+    let kept = std::fs::symlink_metadata(&fifo).map(|m| m.file_type().is_fifo());
+    assert!(matches!(kept, Ok(true)), "{kept:?}");
+    assert!(d.join("pipe.csv.shard-0-of-2").is_file());
+}
+
 /// A shard waiting for many others names a few, not all (with --shard 0/65536 the line listed
 /// 65535 numbers, some 400 KB).
 #[test]
