@@ -969,8 +969,9 @@ pub struct VerifyReport {
 }
 
 /// Encoding pads the last stripe with zeros: a byte past the file's size that is not zero
-/// means the manifest's size was made smaller (a manifest without the file's CRC-32, from
-/// before it was recorded, has nothing else to tell).
+/// means the manifest's size was made smaller. For a manifest without the file's CRC-32 (from
+/// before it was recorded) this is the only check of the size, and a partial one: a size made
+/// smaller over zero bytes, or larger within the same stripe count, still decodes.
 fn padding_is_zero(pad: &[u8]) -> bool {
     pad.iter().all(|&x| x == 0)
 }

@@ -33,9 +33,9 @@ struct Cli {
 enum Command {
     /// Simulate a trace or a generated workload on a configured system and print a summary.
     ///
-    /// A program trace runs on the full system (cores, caches, DRAM and PM); a memory-request
-    /// trace (a plain `0xADDR READ|WRITE CYCLE` trace, or a .pmt marked as requests) on the
-    /// memory system alone. TRACE may be a .pmt file, a pmlab text dump, a PMWeaver store dump
+    /// A program trace runs on the model `system.model` names: the full system (cores, caches,
+    /// DRAM and PM) unless set to `memory`; a memory-request trace (a plain `0xADDR
+    /// READ|WRITE CYCLE` trace, or a .pmt marked as requests) on the memory system alone. TRACE may be a .pmt file, a pmlab text dump, a PMWeaver store dump
     /// or a plain trace; the format is detected from the content. --workload generates a
     /// pmwork program instead and streams it in, with no file.
     Sim(cmd_sim::SimArgs),

@@ -1207,11 +1207,16 @@ fn unwritable_standard_output_is_one_line_or_a_quiet_sigpipe_not_a_panic() {
     use std::process::Stdio;
     // A full disk behind standard output: one line, exit status 1; also for the help and the
     // version, which clap printed ignoring the error (exit 0).
+    // A trace dump shorter than a buffer (it exited 0: a second buffer hid the failed write).
+    let small = std::env::temp_dir().join(format!("pmlab-cli-{}-small.trace", std::process::id()));
+    std::fs::write(&small, "0x1000 READ 10\n0x1040 WRITE 15\n").unwrap();
+    let dump = ["trace", "dump", small.to_str().unwrap()];
     for args in [
         &["presets"][..],
         &["--help"],
         &["sim", "--help"],
         &["--version"],
+        &dump[..],
     ] {
         let full = std::fs::OpenOptions::new()
             .write(true)

@@ -55,11 +55,15 @@ struct ThreadState {
     remote_open: bool,
     /// Events of the thread consumed so far.
     events: u64,
-    /// When the thread's latest acknowledgement (of any request, of a write) reaches it. With
+    /// When the thread's latest acknowledgement of any request reaches it. With
     /// `controller.frontend_ns` > 0 an acknowledgement is known before it arrives (a write is
-    /// durable at once, its acknowledgement travels back): a wait for it ends at this time.
+    /// durable, its acknowledgement still travels back): a fence's wait ends at this time.
     acked_until: Ps,
+    /// [`acked_until`](Self::acked_until) for the thread's writes only (an `sfence`'s wait).
     writes_acked_until: Ps,
+    /// The earliest arrival of an acknowledgement taken while the thread waits (`Ps::MAX`
+    /// when none): a full request window has a slot from then.
+    first_ack_in_wait: Ps,
 }
 
 /// Ids carry their thread in the low 16 bits and a write flag in bit 16.
@@ -218,6 +222,7 @@ impl Replay {
             th.outstanding_writes -= u32::from(a.is_write);
             if self.delayed_acks {
                 th.acked_until = th.acked_until.max(a.time);
+                th.first_ack_in_wait = th.first_ack_in_wait.min(a.time);
                 if a.is_write {
                     th.writes_acked_until = th.writes_acked_until.max(a.time);
                 }
@@ -274,10 +279,11 @@ impl Replay {
         }
     }
 
-    /// Waits (in simulated time) until `cond` holds for thread `t`, and then until `until`
-    /// (the arrival of the acknowledgements `cond` counted; given the thread's state, and the
-    /// latest acknowledgement's when the thread had to wait for one); returns false if the
-    /// crash point was reached first. (Inlined: the request window's wait runs per request.)
+    /// Waits (in simulated time) until `cond` holds for thread `t`, and then, with delayed
+    /// acknowledgements, until `until` of the thread's state (a fence: its requests'
+    /// acknowledgements) and, when it had to wait for an acknowledgement, until the first one
+    /// arrived; returns false if the crash point was reached first. (Inlined: the request
+    /// window's wait runs per request.)
     #[inline(always)]
     fn wait_for(
         &mut self,
@@ -286,6 +292,9 @@ impl Replay {
         until: impl Fn(&ThreadState) -> Ps,
     ) -> Result<bool, ReplayError> {
         let mut waited = false;
+        if self.delayed_acks {
+            self.threads[t].first_ack_in_wait = Ps::MAX;
+        }
         while !cond(&self.threads[t]) {
             waited = true;
             if !self.wait_step()? {
@@ -296,8 +305,8 @@ impl Replay {
         let th = &mut self.threads[t];
         th.clock = th.clock.max(now);
         if self.delayed_acks {
-            let arrival = if waited {
-                th.acked_until.max(until(th))
+            let arrival = if waited && th.first_ack_in_wait != Ps::MAX {
+                th.first_ack_in_wait.max(until(th))
             } else {
                 until(th)
             };

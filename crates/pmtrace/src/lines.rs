@@ -112,7 +112,9 @@ impl<R: BufRead> LineReader<R> {
         &mut self,
         parse: impl FnOnce(&[u8]) -> Option<(T, usize)>,
     ) -> Option<T> {
-        let (value, used) = parse(self.r.fill_buf().ok()?)?;
+        // A line longer than the limit is the general reader's to refuse.
+        let buffered = self.r.fill_buf().ok()?;
+        let (value, used) = parse(&buffered[..buffered.len().min(MAX_LINE_BYTES + 1)])?;
         self.r.consume(used);
         self.line_no += 1;
         Some(value)

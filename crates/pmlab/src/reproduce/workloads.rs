@@ -27,6 +27,8 @@ struct Shape {
     stores: u64,
     pm_stores: u64,
     fences: u64,
+    /// Fences with nothing persisted since the thread's previous fence (they end no epoch).
+    empty_fences: u64,
     epochs: u64,
     one_line_epochs: u64,
     dependent_epochs: u64,
@@ -79,6 +81,7 @@ fn shape(events: &[TraceEvent], ops: u64) -> Shape {
             }
             Op::Sfence | Op::Mfence => {
                 s.fences += 1;
+                s.empty_fences += e.lines.is_empty() as u64;
                 end_epoch(e, &mut s);
             }
             Op::TxEnd => s.tx_ends += 1,
@@ -169,7 +172,7 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
         drop(events);
         if info.model != pmwork::Model::HwTx && sh.fences > 0 {
             with_fences += 1;
-            if sh.epochs != sh.fences {
+            if sh.empty_fences > 0 {
                 empty_fences.push(info.name);
             }
             let f = sh.fences as f64 / sh.ops.max(1) as f64;
