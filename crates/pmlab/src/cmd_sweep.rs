@@ -8,7 +8,7 @@ mod grid;
 mod shard;
 mod table;
 
-use crate::atomic_file::{host_name, with_suffix, write_atomic, AtomicFile};
+use crate::atomic_file::{host_name, with_suffix, AtomicFile};
 use crate::simulate::run_workload;
 use clap::{Args, Subcommand};
 use grid::{Grid, SetAxis};
@@ -696,7 +696,6 @@ fn write_merged(
     files: &[PathBuf],
 ) -> Result<usize, String> {
     let merged = Table::merge(parts)?;
-    write_atomic(out, &merged.to_csv())?;
     let host: Option<Vec<(String, String)>> = files
         .iter()
         .map(|f| {
@@ -706,8 +705,18 @@ fn write_merged(
         })
         .collect();
     // Host timing is a by-product: a missing or odd host file costs only the timing file.
-    if let Some(Ok(text)) = host.map(|h| table::merge_host_csv(&h)) {
-        write_atomic(&with_suffix(out, ".host.csv"), &text)?;
+    let host_text = host.and_then(|h| table::merge_host_csv(&h).ok());
+    // Both outputs are opened before either is written: a host file that cannot be written
+    // (a directory of its name) left FILE.csv written and an error.
+    let host_path = with_suffix(out, ".host.csv");
+    let data = AtomicFile::create(out)?;
+    let host_file = match &host_text {
+        Some(_) => Some(AtomicFile::create(&host_path)?),
+        None => None,
+    };
+    finish(data, out, &merged.to_csv())?;
+    if let (Some(f), Some(text)) = (host_file, host_text) {
+        finish(f, &host_path, &text)?;
     }
     Ok(merged.rows.len())
 }

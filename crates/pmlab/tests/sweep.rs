@@ -278,6 +278,29 @@ fn merge_joins_shards_from_elsewhere_and_checks_them() {
         assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
         assert!(!d.join("m.csv").exists());
     }
+
+    // With the shards' host files beside them, a host file that cannot be written (a
+    // directory of its name) is found before FILE.csv is written (it was written, then the
+    // error).
+    for i in 0..2 {
+        let name = format!("s.csv.shard-{i}-of-2.host.csv");
+        std::fs::copy(d.join(format!("node{i}")).join(&name), d.join(&name)).unwrap();
+    }
+    std::fs::create_dir(d.join("h.csv.host.csv")).unwrap();
+    let o = pmlab(
+        &d,
+        &[
+            "sweep",
+            "merge",
+            "--out",
+            "h.csv",
+            "s.csv.shard-0-of-2",
+            "s.csv.shard-1-of-2",
+        ],
+    );
+    assert!(!o.status.success());
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    assert!(!d.join("h.csv").exists());
 }
 
 type Case = (Vec<String>, Vec<(&'static str, &'static str)>, &'static str);

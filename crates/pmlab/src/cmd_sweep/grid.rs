@@ -89,6 +89,17 @@ pub fn split_values(raw: &str) -> Result<Vec<String>, String> {
     if values.iter().any(String::is_empty) {
         return Err(format!("empty value in `{raw}`"));
     }
+    // A value given twice ran its jobs twice, with identical rows.
+    if let Some((i, v)) = values
+        .iter()
+        .enumerate()
+        .find(|(i, v)| values[..*i].contains(v))
+    {
+        return Err(format!(
+            "value `{v}` given twice in `{raw}` (item {})",
+            i + 1
+        ));
+    }
     Ok(values)
 }
 
@@ -115,7 +126,7 @@ pub struct JobPos {
 }
 
 impl Grid {
-    /// Builds a grid; rejects a `--set` key given twice.
+    /// Builds a grid; rejects a config, a workload or a `--set` key given twice.
     pub fn new(
         configs: Vec<PathBuf>,
         workloads: Vec<String>,
@@ -123,6 +134,25 @@ impl Grid {
     ) -> Result<Grid, String> {
         if configs.is_empty() || workloads.is_empty() {
             return Err("a sweep needs at least one --config and one --workload".into());
+        }
+        // One given twice ran its jobs twice, with identical rows.
+        if let Some((i, c)) = configs
+            .iter()
+            .enumerate()
+            .find(|(i, c)| configs[..*i].contains(c))
+        {
+            return Err(format!(
+                "--config {} given twice (item {})",
+                c.display(),
+                i + 1
+            ));
+        }
+        if let Some((i, w)) = workloads
+            .iter()
+            .enumerate()
+            .find(|(i, w)| workloads[..*i].contains(w))
+        {
+            return Err(format!("--workload {w} given twice (item {})", i + 1));
         }
         for (i, a) in axes.iter().enumerate() {
             // The same key twice, or `a` and `a.b` in two axes: one value would win and the CSV
@@ -303,6 +333,26 @@ mod tests {
 
     fn v(s: &[&str]) -> Vec<String> {
         s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn a_value_config_or_workload_given_twice_is_refused() {
+        let e = split_values("true,false,true").unwrap_err();
+        assert!(e.contains("value `true` given twice"), "{e}");
+        let e = Grid::new(
+            vec!["optane".into(), "optane".into()],
+            v(&["btree"]),
+            vec![],
+        )
+        .unwrap_err();
+        assert!(e.contains("--config optane given twice (item 2)"), "{e}");
+        let e = Grid::new(
+            vec!["optane".into()],
+            v(&["btree", "ctree", "btree"]),
+            vec![],
+        )
+        .unwrap_err();
+        assert!(e.contains("--workload btree given twice (item 3)"), "{e}");
     }
 
     #[test]
