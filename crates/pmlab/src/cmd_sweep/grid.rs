@@ -90,17 +90,20 @@ pub fn split_values(raw: &str) -> Result<Vec<String>, String> {
         return Err(format!("empty value in `{raw}`"));
     }
     // A value given twice ran its jobs twice, with identical rows.
-    if let Some((i, v)) = values
-        .iter()
-        .enumerate()
-        .find(|(i, v)| values[..*i].contains(v))
-    {
+    if let Some((i, v)) = first_repeat(&values) {
         return Err(format!(
             "value `{v}` given twice in `{raw}` (item {})",
             i + 1
         ));
     }
     Ok(values)
+}
+
+/// The first item that repeats an earlier one, with its index (a hash set: a sweep may list a
+/// million workloads).
+fn first_repeat<T: std::hash::Hash + Eq>(items: &[T]) -> Option<(usize, &T)> {
+    let mut seen = std::collections::HashSet::with_capacity(items.len());
+    items.iter().enumerate().find(|(_, x)| !seen.insert(*x))
 }
 
 /// The whole sweep: what the command line asked for.
@@ -136,22 +139,14 @@ impl Grid {
             return Err("a sweep needs at least one --config and one --workload".into());
         }
         // One given twice ran its jobs twice, with identical rows.
-        if let Some((i, c)) = configs
-            .iter()
-            .enumerate()
-            .find(|(i, c)| configs[..*i].contains(c))
-        {
+        if let Some((i, c)) = first_repeat(&configs) {
             return Err(format!(
                 "--config {} given twice (item {})",
                 c.display(),
                 i + 1
             ));
         }
-        if let Some((i, w)) = workloads
-            .iter()
-            .enumerate()
-            .find(|(i, w)| workloads[..*i].contains(w))
-        {
+        if let Some((i, w)) = first_repeat(&workloads) {
             return Err(format!("--workload {w} given twice (item {})", i + 1));
         }
         for (i, a) in axes.iter().enumerate() {
