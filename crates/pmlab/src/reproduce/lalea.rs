@@ -184,6 +184,21 @@ fn ratios(rows: &[Vec<Run>], field: fn(&Run) -> f64, si: usize, bi: usize) -> Ve
         .collect()
 }
 
+/// Of per-workload `ratios` (at least two), the largest: its workload, its ratio and the
+/// geomean of the others.
+fn largest_and_rest(ratios: &[(usize, f64)]) -> Option<(usize, f64, f64)> {
+    if ratios.len() < 2 {
+        return None;
+    }
+    let &(top, largest) = ratios.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let rest: Vec<f64> = ratios
+        .iter()
+        .filter(|(w, _)| *w != top)
+        .map(|x| x.1)
+        .collect();
+    Some((top, largest, geomean(&rest)))
+}
+
 /// Geomean over the workloads of [`ratios`].
 fn ratio_geomean(rows: &[Vec<Run>], field: fn(&Run) -> f64, si: usize, bi: usize) -> f64 {
     geomean(
@@ -340,14 +355,8 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
         };
         if let Some(f) = field {
             let (si, bi) = (idx(scheme), idx(SCHEMES[idx(scheme)].1));
-            let ratios = ratios(&runs[0], f, si, bi);
-            if let Some(&(wi, worst)) = ratios.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
-                if worst > 1.0 && ratios.len() > 1 {
-                    let rest: Vec<f64> = ratios
-                        .iter()
-                        .filter(|(w, _)| *w != wi)
-                        .map(|x| x.1)
-                        .collect();
+            if let Some((wi, worst, rest)) = largest_and_rest(&ratios(&runs[0], f, si, bi)) {
+                if worst > 1.0 {
                     outliers.push_str(&format!(
                         "* `{metric}`, {scheme}: {} takes {:.1} ns against {}'s {:.1} ns \
                          ({worst:.2}x); without it the reduction is {:.2}% (with it {ours:.2}%).\n",
@@ -355,7 +364,7 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
                         f(&runs[0][si][wi]),
                         SCHEMES[bi].0,
                         f(&runs[0][bi][wi]),
-                        100.0 * (1.0 - geomean(&rest)),
+                        100.0 * (1.0 - rest),
                     ));
                 }
             }
@@ -363,19 +372,9 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
         if field.is_none() {
             let m = usize::from(metric.ends_with("_line_interleaving"));
             let (si, bi) = (idx(scheme), idx(SCHEMES[idx(scheme)].1));
-            // (workload, gain), as `cols` takes them: finite ratios only.
-            let gains: Vec<(usize, f64)> = (0..names.len())
-                .map(|wi| (wi, runs[m][si][wi].tx_per_s / runs[m][bi][wi].tx_per_s))
-                .filter(|(_, g)| g.is_finite())
-                .collect();
-            let top = gains.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1));
-            if let Some((top, top_gain)) = top.filter(|_| gains.len() > 1) {
-                let rest: Vec<f64> = gains
-                    .iter()
-                    .filter(|(w, _)| *w != top)
-                    .map(|x| x.1)
-                    .collect();
-                let without = 100.0 * (geomean(&rest) - 1.0);
+            let gains = ratios(&runs[m], |r| r.tx_per_s, si, bi);
+            if let Some((top, top_gain, rest)) = largest_and_rest(&gains) {
+                let without = 100.0 * (rest - 1.0);
                 // Gains of a few percent are left alone: half of them is noise-sized.
                 if ours >= 5.0 && without < 0.5 * ours {
                     gain_outliers.push_str(&format!(
