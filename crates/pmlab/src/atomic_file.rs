@@ -99,8 +99,9 @@ enum Target {
     Through,
 }
 
-/// Whether `p` lies under `/dev` or `/proc` once its directory's links are resolved.
-fn in_device_tree(p: &Path) -> bool {
+/// Whether `p` lies under `/dev` or `/proc` once its directory's links are resolved (where no
+/// file can be created beside it).
+pub fn in_device_tree(p: &Path) -> bool {
     let dir = p
         .parent()
         .filter(|d| !d.as_os_str().is_empty())

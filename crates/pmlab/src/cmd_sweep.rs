@@ -192,6 +192,16 @@ pub fn run(a: SweepArgs) -> Result<(), String> {
     if out.is_dir() {
         return Err(format!("--out {}: is a directory", out.display()));
     }
+    // A device or descriptor (`/dev/null`, `/dev/stdout`) takes the CSV as it is written; the
+    // files that go beside FILE.csv (host timing, shards) cannot be created in `/dev`.
+    let through = crate::atomic_file::in_device_tree(&out);
+    if through && shard.is_some() {
+        return Err(format!(
+            "--out {}: a sharded sweep writes its shard files beside FILE.csv, which cannot be \
+             created there",
+            out.display()
+        ));
+    }
     let configs = grid.validate()?;
 
     let mine: Vec<usize> = (0..grid.job_count())
@@ -249,7 +259,10 @@ pub fn run(a: SweepArgs) -> Result<(), String> {
         Some(_) => Some(AtomicFile::create(&with_suffix(&data_path, ".grid"))?),
         None => None,
     };
-    let host_file = AtomicFile::create(&with_suffix(&data_path, ".host.csv"))?;
+    let host_file = match through {
+        false => Some(AtomicFile::create(&with_suffix(&data_path, ".host.csv"))?),
+        true => None,
+    };
     let data_file = AtomicFile::create(&data_path)?;
     let done = run_jobs(&grid, &configs, &mine, threads)?;
 
@@ -276,13 +289,23 @@ pub fn run(a: SweepArgs) -> Result<(), String> {
     match shard {
         None => {
             finish(data_file, &out, &result.to_csv())?;
-            finish(host_file, &with_suffix(&out, ".host.csv"), &host_csv)?;
-            println!(
-                "wrote {} ({}: {shape}); host timing in {}",
-                out.display(),
-                plural(grid.job_count(), "job"),
-                with_suffix(&out, ".host.csv").display()
-            );
+            let jobs = plural(grid.job_count(), "job");
+            match host_file {
+                Some(f) => {
+                    let host_path = with_suffix(&out, ".host.csv");
+                    finish(f, &host_path, &host_csv)?;
+                    println!(
+                        "wrote {} ({jobs}: {shape}); host timing in {}",
+                        out.display(),
+                        host_path.display()
+                    );
+                }
+                // On stderr: the CSV may be going to standard output.
+                None => eprintln!(
+                    "wrote {} ({jobs}: {shape}); host timing not written (no file beside it)",
+                    out.display()
+                ),
+            }
         }
         Some((s, from)) => {
             let file = s.file(&out);
@@ -290,6 +313,7 @@ pub fn run(a: SweepArgs) -> Result<(), String> {
             let identity = identity.expect("a shard has its grid identity");
             let grid_file = grid_file.expect("a shard opened its grid file");
             finish(grid_file, &with_suffix(&file, ".grid"), &identity)?;
+            let host_file = host_file.expect("a shard writes a regular file");
             finish(host_file, &with_suffix(&file, ".host.csv"), &host_csv)?;
             finish(data_file, &file, &result.to_csv())?;
             println!(
@@ -649,10 +673,14 @@ fn merge_files(out: &Path, shards: &[PathBuf]) -> Result<(), String> {
         }
         total = identity_jobs(first);
     } else {
-        println!(
-            "note: no .grid files beside the shard files: whether they hold the whole grid, \
-             and are of one sweep's inputs, is not checked (copy FILE.csv.shard-I-of-N.grid too)"
-        );
+        let note = "note: no .grid files beside the shard files: whether they hold the whole \
+                    grid, and are of one sweep's inputs, is not checked (copy \
+                    FILE.csv.shard-I-of-N.grid too)";
+        // On stderr when the CSV may be going to standard output.
+        match crate::atomic_file::in_device_tree(out) {
+            false => println!("{note}"),
+            true => eprintln!("{note}"),
+        }
     }
     let mut parts = Vec::with_capacity(shards.len());
     for (i, path) in shards.iter().enumerate() {
@@ -679,12 +707,17 @@ fn merge_files(out: &Path, shards: &[PathBuf]) -> Result<(), String> {
         }
     }
     let jobs = write_merged(out, parts, shards)?;
-    println!(
+    let summary = format!(
         "wrote {} ({} from {})",
         out.display(),
         plural(jobs, "job"),
         plural(shards.len(), "shard file")
     );
+    // On stderr when the CSV may be going to standard output.
+    match crate::atomic_file::in_device_tree(out) {
+        false => println!("{summary}"),
+        true => eprintln!("{summary}; host timing not written (no file beside it)"),
+    }
     Ok(())
 }
 
@@ -705,7 +738,9 @@ fn write_merged(
         })
         .collect();
     // Host timing is a by-product: a missing or odd host file costs only the timing file.
-    let host_text = host.and_then(|h| table::merge_host_csv(&h).ok());
+    let host_text = host
+        .filter(|_| !crate::atomic_file::in_device_tree(out))
+        .and_then(|h| table::merge_host_csv(&h).ok());
     // Both outputs are opened before either is written: a host file that cannot be written
     // (a directory of its name) left FILE.csv written and an error.
     let host_path = with_suffix(out, ".host.csv");

@@ -840,6 +840,30 @@ fn a_shard_removes_no_output_that_is_not_a_regular_file() {
     assert!(d.join("pipe.csv.shard-0-of-2").is_file());
 }
 
+/// An output under `/dev` gets the CSV and nothing beside it: `--out /dev/stdout` writes the
+/// CSV to standard output and the summary to standard error (the host timing file
+/// `/dev/stdout.host.csv` cannot be created: the sweep failed after its jobs with "No such
+/// file"), and a shard, whose files go beside FILE.csv, is refused before any job.
+#[test]
+fn an_output_in_dev_gets_the_csv_and_nothing_beside_it() {
+    let d = setup("dev-out");
+    let whole = pmlab(&d, &grid_args("one.csv", &[]));
+    assert!(whole.status.success(), "{}", stderr(&whole));
+    let o = pmlab(&d, &grid_args("/dev/stdout", &[]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), read(&d, "one.csv"));
+    assert!(
+        stderr(&o).contains("host timing not written"),
+        "{}",
+        stderr(&o)
+    );
+    let o = pmlab(&d, &grid_args("/dev/null", &["--shard", "0/2"]));
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains("--out /dev/null: a sharded sweep"), "{e}");
+}
+
 /// A shard waiting for many others names a few, not all (with --shard 0/65536 the line listed
 /// 65535 numbers, some 400 KB).
 #[test]
