@@ -554,8 +554,8 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
          0.807). pmwork's traces hold the stores a data structure makes; compiled code also \
          stores pointers to the stack (arguments, spills, locals), which the paper's gem5 runs \
          see and these traces do not: the address a write-back needs is often in no earlier \
-         store at all. This bounds PMWeaver's address coverage here; `docs/validation.md` has \
-         the per-workload figures.\n\n{}\n\
+         store at all. This bounds PMWeaver's address coverage here (`docs/validation.md` \
+         §10 traces it on the full-size runs); the table has the figures per workload.\n\n{}\n\
          ### What a coverage is worth (the ideal predictor on a share of the write-backs)\n\n\
          A fence waits for every write-back of its epoch, so a write-back hidden beside an \
          unpredicted one gains nothing. The first row is PMWeaver's measured mean address \
