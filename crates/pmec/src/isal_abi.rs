@@ -93,6 +93,63 @@ thread_local! {
     /// first access to a thread-local with a destructor registers it (an allocation), and at
     /// thread exit this flag still guards the calls that find [`LAST`] destroyed.
     static BUSY: Cell<bool> = const { Cell::new(false) };
+    /// Coefficients of the single-row and single-column entry points (`gf_vect_mul`,
+    /// `gf_vect_dot_prod`, `gf_vect_mad`, `ec_encode_data_update`), refilled in place on each
+    /// call: once it has room for a call's tables, such a call allocates nothing (see
+    /// [`with_scratch`]).
+    static SCRATCH: RefCell<Coefs> = const { RefCell::new(Coefs::empty()) };
+}
+
+/// Runs `kernel` on this thread's scratch coefficients refilled with the `rows x cols` ISA-L
+/// tables that `table(r, j)` points to (32 bytes each), or, where the scratch is in use (a
+/// signal handler that interrupted such a call) or destroyed (a call from a thread-local
+/// destructor), computes the same with a byte loop over the tables as given, which allocates
+/// nothing: `dsts[r] (^)= sum over j of table(r, j) x srcs[j]`.
+///
+/// # Safety
+/// Every table readable for 32 bytes, every source readable and destination writable for
+/// `len` bytes.
+#[allow(clippy::too_many_arguments)]
+unsafe fn with_scratch(
+    rows: usize,
+    cols: usize,
+    table: impl Fn(usize, usize) -> *const u8,
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    len: usize,
+    accumulate: bool,
+    kernel: impl FnOnce(&Coefs),
+) {
+    let done = SCRATCH
+        .try_with(|s| {
+            let Ok(mut c) = s.try_borrow_mut() else {
+                return false;
+            };
+            c.refill_with(rows, cols, |nibble| {
+                for r in 0..rows {
+                    for j in 0..cols {
+                        nibble.extend_from_slice(std::slice::from_raw_parts(table(r, j), 32));
+                    }
+                }
+            });
+            kernel(&c);
+            true
+        })
+        .unwrap_or(false);
+    if done {
+        return;
+    }
+    for (r, &d) in dsts.iter().enumerate().take(rows) {
+        for i in 0..len {
+            let mut acc = if accumulate { *d.add(i) } else { 0 };
+            for (j, &s) in srcs.iter().enumerate().take(cols) {
+                let t = std::slice::from_raw_parts(table(r, j), 32);
+                let x = *s.add(i);
+                acc ^= t[(x & 15) as usize] ^ t[16 + (x >> 4) as usize];
+            }
+            *d.add(i) = acc;
+        }
+    }
 }
 
 /// Clears [`BUSY`] when the call that set it returns.
@@ -411,14 +468,11 @@ pub unsafe fn ec_encode_data_update(
         return;
     }
     let (len, k, rows, vi) = (len as usize, k as usize, rows as usize, vec_i as usize);
-    let mut col = Vec::with_capacity(rows * 32);
-    for r in 0..rows {
-        let t = gftbls.add((r * k + vi) * 32);
-        col.extend_from_slice(std::slice::from_raw_parts(t, 32));
-    }
-    let coefs = Coefs::from_isal_tables(rows, 1, &col);
     let dsts = std::slice::from_raw_parts(coding, rows);
-    kernels::encode_linear(nibble_isa(), &[data], dsts, &coefs, len, true, false);
+    let table = |r: usize, _: usize| gftbls.add((r * k + vi) * 32);
+    with_scratch(rows, 1, table, &[data], dsts, len, true, |coefs| {
+        kernels::encode_linear(nibble_isa(), &[data], dsts, coefs, len, true, false)
+    });
 }
 
 /// `gf_vect_mul(len, gftbl, src, dest)`: dest = C x src. Like ISA-L, `len` must be a positive
@@ -431,15 +485,16 @@ pub unsafe fn gf_vect_mul(len: i32, gftbl: *const u8, src: *const u8, dest: *mut
     if len <= 0 || len % 32 != 0 {
         return 1;
     }
-    let coefs = Coefs::from_isal_tables(1, 1, std::slice::from_raw_parts(gftbl, 32));
-    kernels::encode_linear(
-        nibble_isa(),
+    let len = len as usize;
+    with_scratch(
+        1,
+        1,
+        |_, _| gftbl,
         &[src],
         &[dest],
-        &coefs,
-        len as usize,
+        len,
         false,
-        false,
+        |coefs| kernels::encode_linear(nibble_isa(), &[src], &[dest], coefs, len, false, false),
     );
     0
 }
@@ -459,18 +514,12 @@ pub unsafe fn gf_vect_dot_prod(
     if len <= 0 || vlen <= 0 {
         return;
     }
-    let v = vlen as usize;
-    let coefs = Coefs::from_isal_tables(1, v, std::slice::from_raw_parts(gftbls, v * 32));
+    let (v, len) = (vlen as usize, len as usize);
     let srcs = std::slice::from_raw_parts(src, v);
-    kernels::encode_linear(
-        nibble_isa(),
-        srcs,
-        &[dest],
-        &coefs,
-        len as usize,
-        false,
-        false,
-    );
+    let table = |_: usize, j: usize| gftbls.add(j * 32);
+    with_scratch(1, v, table, srcs, &[dest], len, false, |coefs| {
+        kernels::encode_linear(nibble_isa(), srcs, &[dest], coefs, len, false, false)
+    });
 }
 
 /// `gf_vect_mad(len, vec, vec_i, gftbls, src, dest)`: dest ^= C_{vec_i} x src, with the
@@ -492,16 +541,16 @@ pub unsafe fn gf_vect_mad(
     if len <= 0 || vec_i < 0 {
         return;
     }
-    let t = std::slice::from_raw_parts(gftbls.add(vec_i as usize * 32), 32);
-    let coefs = Coefs::from_isal_tables(1, 1, t);
-    kernels::encode_linear(
-        nibble_isa(),
+    let (t, len) = (gftbls.add(vec_i as usize * 32), len as usize);
+    with_scratch(
+        1,
+        1,
+        |_, _| t,
         &[src],
         &[dest],
-        &coefs,
-        len as usize,
+        len,
         true,
-        false,
+        |coefs| kernels::encode_linear(nibble_isa(), &[src], &[dest], coefs, len, true, false),
     );
 }
 

@@ -198,21 +198,46 @@ impl Coefs {
     /// kernel uses the 32 bytes as given.
     pub fn from_isal_tables(rows: usize, cols: usize, tables: &[u8]) -> Coefs {
         assert!(tables.len() >= rows * cols * 32, "table length");
-        let nibble = tables[..rows * cols * 32].to_vec();
-        let coef: Vec<u8> = (0..rows * cols).map(|i| nibble[i * 32 + 1]).collect();
-        let affine = affine_by_source(rows, cols, &coef);
-        let canonical = coef
-            .iter()
-            .zip(nibble.chunks_exact(32))
-            .all(|(&c, t)| t == gf::nibble_table(c));
+        let mut c = Coefs::empty();
+        c.refill_with(rows, cols, |nibble| {
+            nibble.extend_from_slice(&tables[..rows * cols * 32])
+        });
+        c
+    }
+
+    /// No coefficients yet (0 x 0): storage for [`refill_with`](Self::refill_with).
+    pub const fn empty() -> Coefs {
         Coefs {
-            rows,
-            cols,
-            coef,
-            nibble,
-            affine,
-            canonical,
+            rows: 0,
+            cols: 0,
+            coef: Vec::new(),
+            nibble: Vec::new(),
+            affine: Vec::new(),
+            canonical: true,
         }
+    }
+
+    /// Makes these the coefficients of the `rows x cols` ISA-L tables that `fill` appends to
+    /// the (emptied) table bytes, as [`from_isal_tables`](Self::from_isal_tables) does, reusing
+    /// this value's storage: with capacity for them it allocates nothing (ISA-L's entry points
+    /// allocate nothing, and a caller may be a signal handler that interrupted `malloc`).
+    pub fn refill_with(&mut self, rows: usize, cols: usize, fill: impl FnOnce(&mut Vec<u8>)) {
+        let n = rows * cols;
+        self.nibble.clear();
+        fill(&mut self.nibble);
+        assert_eq!(self.nibble.len(), n * 32, "table length");
+        self.coef.clear();
+        self.coef.extend(self.nibble.chunks_exact(32).map(|t| t[1]));
+        self.affine.clear();
+        self.affine
+            .extend(affine_by_source_iter(rows, cols, &self.coef));
+        self.canonical = self
+            .coef
+            .iter()
+            .zip(self.nibble.chunks_exact(32))
+            .all(|(&c, t)| t == gf::nibble_table(c));
+        self.rows = rows;
+        self.cols = cols;
     }
 
     /// Whether every table is the one its coefficient gives (see [`from_isal_tables`]).
@@ -257,9 +282,12 @@ impl Coefs {
 /// The GFNI affine matrices of row-major `coef` (`rows x cols`), source-major (see
 /// [`Coefs::affine_ptr`]).
 fn affine_by_source(rows: usize, cols: usize, coef: &[u8]) -> Vec<u64> {
-    (0..cols)
-        .flat_map(|j| (0..rows).map(move |r| gf::affine_matrix(coef[r * cols + j])))
-        .collect()
+    affine_by_source_iter(rows, cols, coef).collect()
+}
+
+/// The GFNI affine matrices of `coef` (`rows x cols`, row-major), source by source.
+fn affine_by_source_iter(rows: usize, cols: usize, coef: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    (0..cols).flat_map(move |j| (0..rows).map(move |r| gf::affine_matrix(coef[r * cols + j])))
 }
 
 /// Brings `len` bytes of each source in as `how` says, source by source (see
