@@ -19,6 +19,23 @@ default_dir=/dev/shm/nvcache-bench-${USER:-user}
 # mpiexec alternative, which may belong to the other MPI.
 mpiexec=${MPIEXEC:-$(sed -n 's/^MPIEXEC_EXECUTABLE:FILEPATH=//p' "$build/CMakeCache.txt")}
 export NVCACHE_DIR=${NVCACHE_DIR:-$default_dir}
+# However it ends (an interrupt: `pmlab reproduce` passes its SIGINT/SIGTERM on to this script's
+# process group, so the MPI job in flight ends too), it leaves nothing behind: the parts and
+# /dev/shm mailboxes of the jobs it ran go through nvcache-recover, then the scratch directory
+# and the benchmarks' own NVRAM directory are removed. (Killed mid-job, it had left 130 MiB.)
+cleanup() {
+    trap - EXIT
+    wait 2>/dev/null
+    "$build/nvcache-recover" --dir "$NVCACHE_DIR" >/dev/null 2>&1
+    rm -rf "$scratch"
+    if [ "$NVCACHE_DIR" = "$default_dir" ]; then rmdir "$NVCACHE_DIR" 2>/dev/null; fi
+    return 0
+}
+trap cleanup EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 141' PIPE
+trap 'exit 143' TERM
 run() { # label np env... -- cmd...   (launcher=... before it: another mpiexec, e.g. emulated hosts)
     local label=$1 np=$2; shift 2
     local envs=()
@@ -124,6 +141,4 @@ done
 for np in 1 4; do      # Fig. 8: process count (one node per rank)
     cannon fig8 plain nvcache $np 1 -- "$build/cannon" -c -n $n -k 2 -d "$scratch"
 done
-rm -rf "$scratch"
-# The default NVRAM directory is the benchmarks' own: leave nothing in /dev/shm.
-if [ "$NVCACHE_DIR" = "$default_dir" ]; then rmdir "$NVCACHE_DIR" 2>/dev/null || true; fi
+# (cleanup, on exit, removes the scratch directory and the benchmarks' own NVRAM directory)

@@ -36,6 +36,12 @@ own_root=
 if [ -z "${NVCACHE_EMU_ROOT:-}" ]; then
     own_root=$(mktemp -d /dev/shm/nvcache-emu-XXXXXX)
     export NVCACHE_EMU_ROOT=$own_root
+    # The hosts' /dev/shm goes however the job ends (an interrupt reaches the launcher and the
+    # ranks too; the trap runs once they are gone).
+    trap 'rm -rf "$own_root"' EXIT
+    trap 'exit 129' HUP
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
 fi
 per=$(((np + hosts - 1) / hosts))
 list=
@@ -52,6 +58,4 @@ case $(basename "$(readlink -f "$(command -v "$mpiexec")")") in
         UCX_TLS=${UCX_TLS:-sm,tcp,self} "$mpiexec" -launcher ssh -launcher-exec "$here/emu_ssh.sh" -hosts "$list" \
             -n "$np" "$@" ;;
 esac
-rc=$?
-[ -z "$own_root" ] || rm -rf "$own_root"
-exit $rc
+exit $?

@@ -2,13 +2,15 @@
 //! (`pmlab trace stats x.pmt | head`) ends pmlab quietly on SIGPIPE, and an interrupt (SIGINT,
 //! SIGTERM, SIGHUP) or a write past the file-size limit (SIGXFSZ, `ulimit -f`) removes the
 //! temporary files of outputs still being written (see `atomic_file`) before pmlab ends with
-//! that signal, so that no partial file is left behind.
+//! that signal, so that no partial file is left behind. A child that pmlab runs in a process
+//! group of its own (`forward_to_group`: the nvcache benchmark driver) gets the interrupt too,
+//! so that it ends its MPI jobs and cleans up after them instead of running on unattended.
 
 use std::ffi::{c_char, c_int, CString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::ptr::null_mut;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 
 const SIGHUP: c_int = 1;
 const SIGINT: c_int = 2;
@@ -21,7 +23,11 @@ extern "C" {
     fn signal(signum: c_int, handler: usize) -> usize;
     fn raise(sig: c_int) -> c_int;
     fn unlink(path: *const c_char) -> c_int;
+    fn kill(pid: c_int, sig: c_int) -> c_int;
 }
+
+/// The process group an interrupt is passed on to (0: none).
+static CHILD_GROUP: AtomicI32 = AtomicI32::new(0);
 
 /// Temporary files being written (NUL-terminated names); null = free slot. Lock-free, so that
 /// the signal handler may read it. Enough for `ec encode` of the widest code pmec takes (255
@@ -42,6 +48,11 @@ pub fn install() {
 }
 
 extern "C" fn on_interrupt(sig: c_int) {
+    let group = CHILD_GROUP.load(Ordering::SeqCst);
+    if group > 0 {
+        // SAFETY: kill(2) is async-signal-safe; a negative pid names the process group.
+        unsafe { kill(-group, sig) };
+    }
     for slot in &TEMPS {
         let p = slot.load(Ordering::SeqCst);
         if !p.is_null() {
@@ -85,5 +96,21 @@ impl Drop for TempGuard {
             // (a few bytes per output file).
             TEMPS[i].store(null_mut(), Ordering::SeqCst);
         }
+    }
+}
+
+/// Passes interrupts on to process group `group` (a child spawned as the leader of a group of
+/// its own) as long as the guard lives.
+pub fn forward_to_group(group: u32) -> GroupGuard {
+    CHILD_GROUP.store(group as i32, Ordering::SeqCst);
+    GroupGuard
+}
+
+/// Ends [`forward_to_group`]'s forwarding when dropped.
+pub struct GroupGuard;
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        CHILD_GROUP.store(0, Ordering::SeqCst);
     }
 }

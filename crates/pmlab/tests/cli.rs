@@ -351,6 +351,9 @@ fn bad_inputs_give_one_line_errors_not_panics() {
 #[test]
 fn reproduce_device_section_writes_csv_svg_and_report() {
     let d = tmpdir("repro");
+    // A file of an earlier run that this one does not write goes with the earlier folder.
+    std::fs::create_dir_all(d.join("device")).unwrap();
+    std::fs::write(d.join("device/stale.csv"), b"old").unwrap();
     let o = pmlab(&[
         "reproduce",
         "--quick",
@@ -376,6 +379,58 @@ fn reproduce_device_section_writes_csv_svg_and_report() {
         let svg = std::fs::read_to_string(d.join(format!("device/bandwidth-{p}.svg"))).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("polyline"));
     }
+    assert!(!d.join("device/stale.csv").exists());
+    assert_eq!(
+        std::fs::read_to_string(d.join("device/scale.txt")).unwrap(),
+        "quick\n"
+    );
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// A section that fails leaves the earlier run's folder as it was, with nothing of its own
+/// beside it (sections wrote their files one by one into their folder, so an interrupted or
+/// failed one left old and new files mixed for the next report); `--only nvcache` where
+/// nvcache cannot run (its driver is not found from this directory) fails instead of writing
+/// a skipped section with exit 0.
+#[test]
+fn a_failed_section_leaves_the_earlier_folder_whole() {
+    let d = tmpdir("repro-failed");
+    std::fs::create_dir_all(d.join("nvcache")).unwrap();
+    std::fs::write(d.join("nvcache/section.md"), b"earlier").unwrap();
+    let o = pmlab(&[
+        "reproduce",
+        "--quick",
+        "--only",
+        "nvcache",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.trim()
+            .lines()
+            .last()
+            .unwrap()
+            .contains("--only nvcache: the section could not run"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read(d.join("nvcache/section.md")).unwrap(),
+        b"earlier"
+    );
+    let names: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(names, ["nvcache"], "{names:?}");
 }
 
 #[test]
@@ -1806,6 +1861,35 @@ fn reproduce_refuses_an_output_it_cannot_write_before_running_anything() {
         assert!(e.contains(says), "{e}");
     }
     assert_eq!(std::fs::read(&file).unwrap(), b"keep");
+    // REPORT.md a directory, a section's folder a dangling link: found after the section ran.
+    let odd = d.join("odd");
+    std::fs::create_dir_all(odd.join("REPORT.md")).unwrap();
+    let args = [
+        "reproduce",
+        "--quick",
+        "--only",
+        "ppo",
+        "--out",
+        odd.to_str().unwrap(),
+    ];
+    let e = one_line_error(&pmlab(&args), &args);
+    assert!(e.contains("REPORT.md is a directory"), "{e}");
+    let linked = d.join("linked");
+    std::fs::create_dir(&linked).unwrap();
+    std::os::unix::fs::symlink("/nonexistent/x", linked.join("ppo")).unwrap();
+    let args = [
+        "reproduce",
+        "--quick",
+        "--only",
+        "ppo",
+        "--out",
+        linked.to_str().unwrap(),
+    ];
+    let e = one_line_error(&pmlab(&args), &args);
+    assert!(
+        e.contains("is not a directory (section ppo writes there)"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -28,15 +28,92 @@ fn check_out_dir<'a>(out: &Path, sections: impl Iterator<Item = &'a str>) -> Res
     let _ = std::fs::remove_file(&probe);
     for s in sections {
         let d = out.join(s);
-        if d.exists() && !d.is_dir() {
-            return Err(format!(
-                "--out {}: {} is not a directory (section {s} writes there)",
-                out.display(),
-                d.display()
-            ));
+        // (Not followed: a section's folder is replaced, a link to one would be.)
+        match std::fs::symlink_metadata(&d) {
+            Ok(m) if !m.is_dir() => {
+                return Err(format!(
+                    "--out {}: {} is not a directory (section {s} writes there)",
+                    out.display(),
+                    d.display()
+                ))
+            }
+            _ => {}
         }
     }
+    let report = out.join("REPORT.md");
+    if std::fs::metadata(&report).is_ok_and(|m| m.is_dir()) {
+        return Err(format!(
+            "--out {}: {} is a directory (the report is written there)",
+            out.display(),
+            report.display()
+        ));
+    }
     Ok(())
+}
+
+/// Prefix of a section's folder while it is being written (`OUT/.staging-NAME-PID/NAME`).
+const STAGING: &str = ".staging-";
+/// Prefix of a section's earlier folder while the new one takes its place.
+const REPLACED: &str = ".replaced-";
+
+/// Runs section `name` (`run` writes `DIR/name/`) into a staging folder in `out` and puts the
+/// folder in place of `OUT/name` only once every file of it is written, with the section's
+/// scale: an interrupted or failed section leaves the earlier one whole (its files written
+/// one after the other into `OUT/name`, with minutes of work between them, had left old and
+/// new files side by side for the next report to mix), and no file of an earlier run stays
+/// beside a new one.
+fn staged<T>(
+    out: &Path,
+    name: &str,
+    quick: bool,
+    run: impl FnOnce(&Path) -> Result<T, String>,
+) -> Result<T, String> {
+    let pid = std::process::id();
+    let stage = out.join(format!("{STAGING}{name}-{pid}"));
+    let _ = std::fs::remove_dir_all(&stage);
+    std::fs::create_dir(&stage).map_err(|e| format!("{}: cannot create: {e}", stage.display()))?;
+    let result = run(&stage).and_then(|v| write_scale(&stage, name, quick).map(|()| v));
+    let result = result.and_then(|v| {
+        let dest = out.join(name);
+        let replaced = out.join(format!("{REPLACED}{name}-{pid}"));
+        let moved = |from: &Path, to: &Path| {
+            std::fs::rename(from, to).map_err(|e| format!("{}: cannot move: {e}", from.display()))
+        };
+        let had = std::fs::symlink_metadata(&dest).is_ok();
+        if had {
+            moved(&dest, &replaced)?;
+        }
+        moved(&stage.join(name), &dest)?;
+        if had {
+            let _ = std::fs::remove_dir_all(&replaced);
+        }
+        Ok(v)
+    });
+    let _ = std::fs::remove_dir_all(&stage);
+    result
+}
+
+/// Removes the staging and replaced folders that runs killed outright (SIGKILL, a crash) left
+/// in `out`, of processes no longer running.
+fn remove_leftovers(out: &Path) {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(rest) = name
+            .strip_prefix(STAGING)
+            .or_else(|| name.strip_prefix(REPLACED))
+        else {
+            continue;
+        };
+        let pid = rest.rsplit('-').next().and_then(|p| p.parse::<u32>().ok());
+        let running = pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists());
+        if pid.is_some() && !running {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// Runs the selected sections (all when `only` is `None`) and rebuilds `OUT/REPORT.md`.
@@ -51,37 +128,45 @@ pub fn run(out: &Path, quick: bool, only: Option<&str>) -> Result<(), String> {
     }
     let wants = |s: &str| only.is_none_or(|o| o == s);
     check_out_dir(out, SECTION_ORDER.iter().copied().filter(|s| wants(s)))?;
+    remove_leftovers(out);
     if wants("device") {
         eprintln!("reproduce: device characterisation");
-        device::run(out, quick, &pmsim::config::preset_names())?;
+        staged(out, "device", quick, |d| {
+            device::run(d, quick, &pmsim::config::preset_names())
+        })?;
     }
     if wants("workloads") {
         eprintln!("reproduce: workloads on the full system");
-        workloads::run(out, quick)?;
+        staged(out, "workloads", quick, |d| workloads::run(d, quick))?;
     }
     if wants("pmweaver") {
         eprintln!("reproduce: PMWeaver write prediction for PM-support operations");
-        pmweaver::run(out, quick)?;
+        staged(out, "pmweaver", quick, |d| pmweaver::run(d, quick))?;
     }
     if wants("ppo") {
         eprintln!("reproduce: PPO/BROI persist ordering and RDMA network persistence");
-        ppo::run(out, quick)?;
+        staged(out, "ppo", quick, |d| ppo::run(d, quick))?;
     }
     if wants("lalea") {
         eprintln!("reproduce: LALEA/BLOM hardware logging on the full system");
-        lalea::run(out, quick)?;
+        staged(out, "lalea", quick, |d| lalea::run(d, quick))?;
     }
     if wants("pmec") {
         eprintln!("reproduce: pmec (erasure coding beside ISA-L)");
-        pmec::run(out, quick)?;
+        staged(out, "pmec", quick, |d| pmec::run(d, quick))?;
     }
     if wants("nvcache") {
         eprintln!("reproduce: nvcache (MPI-IO cache, real mpiexec)");
         let build = std::env::var_os("NVCACHE_BUILD").unwrap_or_else(|| "nvcache/build".into());
-        nvcache::run(out, quick, Path::new(&build))?;
-    }
-    for s in SECTION_ORDER.iter().filter(|s| wants(s)) {
-        write_scale(out, s, quick)?;
+        staged(out, "nvcache", quick, |d| {
+            let ran = nvcache::run(d, quick, Path::new(&build))?;
+            if !ran && only == Some("nvcache") {
+                return Err(
+                    "--only nvcache: the section could not run (see its line above)".into(),
+                );
+            }
+            Ok(())
+        })?;
     }
     let report = assemble_report(out, &scope::SCOPE)?;
     eprintln!("reproduce: wrote {}", report.display());

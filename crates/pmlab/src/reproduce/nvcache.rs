@@ -328,34 +328,60 @@ fn ior_table(rows: &Rows) -> Table {
     t
 }
 
-/// Runs the section; `build` is the nvcache CMake build directory.
-pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
+/// Runs the section; `build` is the nvcache CMake build directory. Returns whether it ran:
+/// without the library or the benchmark driver (both found from the current directory) it
+/// writes a section saying so and returns `false`.
+pub fn run(out: &Path, quick: bool, build: &Path) -> Result<bool, String> {
     let dir = out.join("nvcache");
     let script = PathBuf::from("nvcache/bench/run_bench.sh");
-    if !build.join("libnvcache.so").exists() || !script.exists() {
+    let lib = build.join("libnvcache.so");
+    let missing: Vec<String> = [&lib, &script]
+        .into_iter()
+        .filter(|p| !p.exists())
+        .map(|p| format!("`{}`", p.display()))
+        .collect();
+    if !missing.is_empty() {
         let md = format!(
-            "## nvcache (NVRAM MPI-IO cache)\n\nSkipped: `{}` or `{}` not found. Build it with \
-             `make build-nvcache` (or `make demo`) and run `pmlab reproduce --only nvcache` from \
-             the repository root.\n",
-            build.join("libnvcache.so").display(),
-            script.display()
+            "## nvcache (NVRAM MPI-IO cache)\n\nSkipped: {} not found from {}. Build nvcache \
+             with `make build-nvcache` (or `make demo`) and run `pmlab reproduce --only nvcache` \
+             from the repository root.\n",
+            missing.join(" and "),
+            std::env::current_dir().map_or_else(|_| "here".into(), |d| d.display().to_string())
         );
         write_file(&dir, "section.md", &md)?;
         write_file(
             &dir,
             "headline.md",
-            "* **nvcache**: skipped (library not built).\n",
+            &format!(
+                "* **nvcache**: skipped ({} not found).\n",
+                missing.join(" and ")
+            ),
         )?;
-        eprintln!("  nvcache: skipped (not built)");
-        return Ok(());
+        eprintln!("  nvcache: skipped ({} not found)", missing.join(" and "));
+        return Ok(false);
     }
     let mut cmd = Command::new("bash");
     cmd.arg(&script).arg(build).arg("");
     if quick {
         cmd.arg("quick");
     }
-    let output = cmd
-        .output()
+    // In a process group of its own, to which pmlab passes an interrupt on: the driver then
+    // ends the MPI job in flight and removes what it leaves (NVRAM parts, mailboxes in
+    // /dev/shm, scratch files) before it exits. (Left in pmlab's group, a SIGTERM to pmlab
+    // alone left it running; killed by the broken pipe, it left 130 MiB in /dev/shm.)
+    use std::os::unix::process::CommandExt;
+    // (Its standard input is closed, as `output()` leaves it: outside the terminal's
+    // foreground group, mpiexec reading the terminal would be stopped.)
+    cmd.process_group(0)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd
+        .spawn()
+        .map_err(|e| format!("{}: cannot run: {e}", script.display()))?;
+    let _forward = crate::signals::forward_to_group(child.id());
+    let output = child
+        .wait_with_output()
         .map_err(|e| format!("{}: cannot run: {e}", script.display()))?;
     if !output.status.success() {
         let err = String::from_utf8_lossy(&output.stderr);
@@ -367,7 +393,8 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
         ));
     }
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    write_file(&dir, "raw.csv", &text)?;
+    // The driver's output as it printed it: blocks of CSV, each with its own header.
+    write_file(&dir, "raw.txt", &text)?;
     let blocks = parse_blocks(&text);
     let lat = blocks.get("latency").cloned().unwrap_or_default();
     let bw = blocks.get("bandwidth").cloned().unwrap_or_default();
@@ -744,7 +771,7 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
          avoid. Median MiB/s of the interleaved runs with the slowest \
          and fastest; `nvcache_speedup` is nvcache's median over plain's, `~` where the runs \
          overlap.\n\n\
-         Data: `nvcache/raw.csv` (driver output), `nvcache/latency.csv`, `nvcache/bandwidth.csv`, \
+         Data: `nvcache/raw.txt` (driver output, one CSV block per benchmark), `nvcache/latency.csv`, `nvcache/bandwidth.csv`, \
          `nvcache/access_patterns.csv`, \
          `nvcache/cannon.csv` (every run), `nvcache/cannon_summary.csv`, \
          `nvcache/paper_vs_pmlab.csv`.\n",
@@ -824,7 +851,7 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<(), String> {
             opens("1")
         ),
     )?;
-    Ok(())
+    Ok(true)
 }
 
 #[cfg(test)]
