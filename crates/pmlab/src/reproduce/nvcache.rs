@@ -408,19 +408,19 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<bool, String> {
     }
 
     // Latency: plain vs nvcache per case, size and process count, over the interleaved runs:
-    // each figure is the median of the runs' figures, the p50 with its smallest and largest.
+    // each figure is the median of the runs' figures with their smallest and largest.
     let mut lt = Table::new(&[
         "case",
         "bytes",
         "procs",
         "runs",
         "ops",
-        "plain_mean_us",
-        "plain_p50_us",
-        "plain_p99_us",
-        "nvcache_mean_us",
-        "nvcache_p50_us",
-        "nvcache_p99_us",
+        "plain_mean_us median [min-max]",
+        "plain_p50_us median [min-max]",
+        "plain_p99_us median [min-max]",
+        "nvcache_mean_us median [min-max]",
+        "nvcache_p50_us median [min-max]",
+        "nvcache_p99_us median [min-max]",
         "speedup_mean",
         "speedup_p50",
     ]);
@@ -450,9 +450,10 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<bool, String> {
         if np50.is_empty() {
             continue;
         }
-        let med = |label: &str, col: &str| Spread::of(&runs(label, col)).median;
+        let spread = |label: &str, col: &str| Spread::of(&runs(label, col));
         let (sp, sn) = (Spread::of(&pp50), Spread::of(&np50));
-        let (p, c) = (med("plain", "mean_us"), med("nvcache", "mean_us"));
+        let (pm, cm) = (spread("plain", "mean_us"), spread("nvcache", "mean_us"));
+        let (p, c) = (pm.median, cm.median);
         // Where the two sides' runs overlap, the p50 ratio is not distinguishable.
         let overlap = sp.min <= sn.max && sn.min <= sp.max;
         let range = |s: &Spread| format!("{:.2} [{:.2}-{:.2}]", s.median, s.min, s.max);
@@ -462,12 +463,12 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<bool, String> {
             procs.into(),
             format!("{}/{}", pp50.len(), np50.len()),
             get(r, "ops").into(),
-            format!("{p:.2}"),
+            range(&pm),
             range(&sp),
-            format!("{:.2}", med("plain", "p99_us")),
-            format!("{c:.2}"),
+            range(&spread("plain", "p99_us")),
+            range(&cm),
             range(&sn),
-            format!("{:.2}", med("nvcache", "p99_us")),
+            range(&spread("nvcache", "p99_us")),
             ratio_text(p / c),
             format!(
                 "{}{}",
