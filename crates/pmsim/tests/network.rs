@@ -162,3 +162,41 @@ fn bsp_needs_a_buffered_ordering_at_the_server() {
         .unwrap_err();
     assert!(e.to_string().contains("known: sync, bsp"), "{e}");
 }
+
+/// Cut by a power failure, a client waits for its remote acknowledgements at most until the
+/// cut: a fence whose acknowledgement reaches the client after the cut (one network trip
+/// after the write was durable) is still waiting there. (It completed past the cut: its thread
+/// stalled up to 1 us longer than the run lasted, a fence stall share of 107%.)
+#[test]
+fn a_cut_client_waits_no_longer_than_the_run() {
+    let tx = transaction(0, PM);
+    let sets = ["controller.ordering=broi", "network.persistence=sync"];
+    let (_, _, whole) = run(&tx, &sets);
+    let cfg = SimConfig::preset("nvm-ppo")
+        .unwrap()
+        .with_overrides(&sets.map(String::from))
+        .unwrap();
+    let mut cut_inside = 0;
+    for i in 1..60 {
+        let cut = whole * i / 60;
+        let mut sys = System::new(&cfg).unwrap().crash_at(cut);
+        let sum = sys.run(tx.iter().copied().map(Ok), |_| {}).unwrap();
+        let s = sys.stats();
+        let time = s.counter("sim.time_ps");
+        assert_eq!(time, cut, "cut {cut}");
+        cut_inside += sum.crashed as u32;
+        for key in ["cpu.t0.stall_fence_ps", "net.stall_ack_ps"] {
+            assert!(
+                s.counter(key) <= time,
+                "cut {cut}: {key} {} > {time}",
+                s.counter(key)
+            );
+        }
+        let share = s.value("cpu.fence_stall_share").unwrap();
+        assert!(share <= 1.0, "cut {cut}: fence stall share {share}");
+    }
+    assert!(
+        cut_inside > 50,
+        "{cut_inside} of 59 cuts fell inside the run"
+    );
+}

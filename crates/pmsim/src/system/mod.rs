@@ -203,6 +203,10 @@ struct Thread {
     /// Remote writes sent since the thread last waited for an acknowledgement.
     remote_unconfirmed: bool,
     stall_remote_ack: Ps,
+    /// The fence the thread waits in would complete past the crash cut (a remote write's
+    /// acknowledgement reaches the client one network trip after the write was durable): it is
+    /// still waiting at the cut, and its wait counts only up to it.
+    fence_past_cut: bool,
     n_loads: u64,
     n_stores: u64,
     n_flushes: u64,
@@ -257,6 +261,7 @@ impl Thread {
             remote_ack: 0,
             remote_unconfirmed: false,
             stall_remote_ack: 0,
+            fence_past_cut: false,
             n_loads: 0,
             n_stores: 0,
             n_flushes: 0,
@@ -718,8 +723,11 @@ impl System {
                                     self.threads.get(src as usize).map(|o| o.block)
                                 )));
                             }
-                            if let Some(b) =
-                                self.threads.iter().position(|th| th.block != Block::None)
+                            // (A fence that completes past the cut waits for good.)
+                            if let Some(b) = self
+                                .threads
+                                .iter()
+                                .position(|th| th.block != Block::None && !th.fence_past_cut)
                             {
                                 return Err(SystemError::Internal(format!(
                                     "thread {b} waits ({:?}) but the memory system is idle",
@@ -1111,9 +1119,6 @@ impl System {
         let mut done = if local { th.last_persist_ack } else { 0 };
         if remote {
             done = done.max(th.remote_ack);
-            if th.remote_ack > th.clock {
-                th.stall_remote_ack += th.remote_ack - th.clock.max(th.block_since);
-            }
         }
         if full {
             for p in th.loads.iter().chain(th.sb.iter()) {
@@ -1122,6 +1127,18 @@ impl System {
                 }
                 done = done.max(p.done);
             }
+        }
+        if self.stop_at.is_some_and(|cut| done > cut) {
+            // Completes after the cut: it never completed (its stall counts up to the cut).
+            th.fence_past_cut = true;
+            return;
+        }
+        // (Counted once the fence completes: a full fence still waiting for a load had
+        // counted the acknowledgement's wait again at each call.)
+        if remote && th.remote_ack > th.clock {
+            th.stall_remote_ack += th.remote_ack - th.clock.max(th.block_since);
+        }
+        if full {
             th.loads.clear();
             th.sb.clear();
             th.sb_last = th.sb_last.max(done);
@@ -2184,9 +2201,24 @@ impl System {
                 self.threads.iter().map(|t| t.remote_epochs).sum(),
             );
             s.set("net.round_trips", self.net_round_trips);
+            // A fence that would complete past the cut has waited for its acknowledgement
+            // up to the cut.
+            let open_ack = |th: &Thread| match (self.stop_at, th.block) {
+                (Some(cut), Block::Fence { remote: true, .. })
+                    if th.fence_past_cut && th.remote_ack > th.clock =>
+                {
+                    th.remote_ack
+                        .min(cut)
+                        .saturating_sub(th.clock.max(th.block_since))
+                }
+                _ => 0,
+            };
             s.set(
                 "net.stall_ack_ps",
-                self.threads.iter().map(|t| t.stall_remote_ack).sum(),
+                self.threads
+                    .iter()
+                    .map(|t| t.stall_remote_ack + open_ack(t))
+                    .sum(),
             );
         }
         if !self.ordering_at_once {
