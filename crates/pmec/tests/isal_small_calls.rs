@@ -78,6 +78,21 @@ fn tables(rows: usize, cols: usize, seed: u8) -> (Vec<u8>, Vec<u8>) {
     (coef.clone(), isal_abi::init_tables(cols, rows, &coef))
 }
 
+/// `gf_vect_dot_prod` of the K sources `srcs` with tables `t` into `dest` (LEN bytes each).
+fn dot_prod(t: &[u8], srcs: &[*const u8], dest: &mut [u8]) {
+    assert!(t.len() >= K * 32 && srcs.len() == K && dest.len() == LEN);
+    // SAFETY: K tables, K sources of LEN bytes (made by `data`) and a destination of LEN bytes.
+    unsafe {
+        isal_abi::gf_vect_dot_prod(
+            LEN as i32,
+            K as i32,
+            t.as_ptr(),
+            srcs.as_ptr(),
+            dest.as_mut_ptr(),
+        )
+    };
+}
+
 /// Runs all four entry points once with tables of `seed`, checks each result against the
 /// reference.
 fn run_all(seed: u8) {
@@ -93,16 +108,7 @@ fn run_all(seed: u8) {
     assert!(dest == want, "gf_vect_mul, seed {seed}");
     // gf_vect_dot_prod: dest = sum c_j x src[j]
     let (c, t) = tables(1, K, seed);
-    // SAFETY: K tables, K sources and a destination of LEN bytes.
-    unsafe {
-        isal_abi::gf_vect_dot_prod(
-            LEN as i32,
-            K as i32,
-            t.as_ptr(),
-            srcs.as_ptr(),
-            dest.as_mut_ptr(),
-        )
-    };
+    dot_prod(&t, &srcs, &mut dest);
     let dot = |i: usize| (0..K).fold(0u8, |a, j| a ^ gf::mul(c[j], src[j][i]));
     assert!(
         (0..LEN).all(|i| dest[i] == dot(i)),
@@ -226,16 +232,7 @@ fn a_small_call_interrupting_another_allocates_nothing_and_computes_right() {
         // A call with K tables has no room for them yet: it allocates while it holds the
         // scratch, and the nested call runs there.
         NESTED.with(|n| n.set(Some(nested_mad)));
-        // SAFETY: K tables, K sources and a destination of LEN bytes.
-        unsafe {
-            isal_abi::gf_vect_dot_prod(
-                LEN as i32,
-                K as i32,
-                t.as_ptr(),
-                srcs.as_ptr(),
-                dest.as_mut_ptr(),
-            )
-        };
+        dot_prod(&t, &srcs, &mut dest);
         assert!(
             NESTED_DONE.with(Cell::get),
             "the outer call allocated nothing, so no nested call ran"

@@ -354,15 +354,7 @@ fn reproduce_device_section_writes_csv_svg_and_report() {
     // A file of an earlier run that this one does not write goes with the earlier folder.
     std::fs::create_dir_all(d.join("device")).unwrap();
     std::fs::write(d.join("device/stale.csv"), b"old").unwrap();
-    let o = pmlab(&[
-        "reproduce",
-        "--quick",
-        "--only",
-        "device",
-        "--out",
-        d.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    reproduce_quick("device", &d);
     let report = std::fs::read_to_string(d.join("REPORT.md")).unwrap();
     assert!(report.contains("## Device characterisation"));
     assert!(
