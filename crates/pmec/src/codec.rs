@@ -51,6 +51,15 @@ impl CodecBuilder {
     /// Build the codec, validating every parameter (the coordinator's configuration too).
     pub fn build(self) -> Result<Codec> {
         self.cfg.validate()?;
+        if let Strategy::Fixed(s) = self.strategy {
+            let max = crate::dialga::coordinator::MAX_DISTANCE;
+            if s.distance > max || s.xpline_distance.is_some_and(|d| d > max) {
+                return Err(crate::Error::InvalidParameter(format!(
+                    "fixed schedule distance {} (XPLine {:?}) exceeds {max} cache lines",
+                    s.distance, s.xpline_distance
+                )));
+            }
+        }
         let gen = matrix::generator(self.kind, self.k, self.m)?;
         let isa = match self.isa {
             Some(i) => i.require()?,

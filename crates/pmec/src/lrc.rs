@@ -42,8 +42,11 @@ impl Lrc {
                 "l = {l} local groups cannot exceed k = {k} data blocks"
             ));
         }
-        if k + m + l > 255 {
-            return invalid(format!("k + m + l = {} exceeds 255", k + m + l));
+        // (checked: `Lrc::new(usize::MAX, 1, 1)` overflowed the sum)
+        match k.checked_add(m).and_then(|s| s.checked_add(l)) {
+            Some(n) if n <= 255 => {}
+            Some(n) => return invalid(format!("k + m + l = {n} exceeds 255")),
+            None => return invalid("k + m + l exceeds 255"),
         }
         matrix::check_km(k, m)?;
         let isa = isa.require()?;

@@ -3,9 +3,9 @@
 
 mod common;
 use common::{Blocks, Rng};
-use pmec::dialga::coordinator::CoordinatorConfig;
+use pmec::dialga::coordinator::{CoordinatorConfig, MAX_DISTANCE};
 use pmec::dialga::tuner::TunerConfig;
-use pmec::{matrix, Codec, Error, Isa, Lrc, MatrixKind};
+use pmec::{matrix, Codec, Error, Isa, Lrc, MatrixKind, Schedule, Strategy};
 
 fn subsets(n: usize, max: usize) -> Vec<Vec<usize>> {
     (0u32..(1 << n))
@@ -280,7 +280,37 @@ fn unusable_coordinator_settings_are_refused() {
             },
             ..d
         },
+        // A distance whose prefetch pattern's size overflowed (a panic in the first encode),
+        // and a neighbourhood searched for ever (the first encode hung).
+        CoordinatorConfig {
+            fixed_distance: Some(usize::MAX / 2),
+            ..d
+        },
+        CoordinatorConfig {
+            tuner: TunerConfig {
+                max_distance: MAX_DISTANCE + 1,
+                ..d.tuner
+            },
+            ..d
+        },
+        CoordinatorConfig {
+            tuner: TunerConfig {
+                neighbourhood: usize::MAX,
+                ..d.tuner
+            },
+            ..d
+        },
     ];
+    let far = Schedule {
+        distance: MAX_DISTANCE + 1,
+        ..Schedule::VANILLA
+    };
+    let r = Codec::builder(8, 4).strategy(Strategy::Fixed(far)).build();
+    assert!(matches!(r, Err(Error::InvalidParameter(_))));
+    assert!(matches!(
+        Lrc::new(usize::MAX, 1, 1),
+        Err(Error::InvalidParameter(_))
+    ));
     for cfg in bad {
         let r = std::panic::catch_unwind(|| Codec::builder(8, 4).coordinator(cfg).build());
         let e = r.expect("build must not panic").unwrap_err();
@@ -290,6 +320,7 @@ fn unusable_coordinator_settings_are_refused() {
     let ok = CoordinatorConfig {
         probe_every: 1,
         lone_trials: 1,
+        fixed_distance: Some(MAX_DISTANCE),
         tuner: TunerConfig {
             min_distance: 0,
             max_distance: 1,

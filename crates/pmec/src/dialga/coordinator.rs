@@ -292,11 +292,18 @@ impl LonePick {
     }
 }
 
+/// The largest software prefetch distance a configuration or a fixed schedule may name, in
+/// cache lines (4 MiB ahead; the tuner's default range ends at 1024). A prefetch pattern holds
+/// about twice its distance in entries: `fixed_distance` = 2^63 overflowed its size and
+/// panicked, and a tuner neighbourhood of `usize::MAX` searched for ever.
+pub const MAX_DISTANCE: usize = 1 << 16;
+
 impl CoordinatorConfig {
-    /// Refuse values the coordinator cannot run with (each panicked in the first calls):
-    /// `probe_every` 0 (a division by zero), `lone_trials` 0 (a median of no samples), and a
-    /// tuner distance range that is empty (`max_distance` below `max(min_distance, 1)`).
-    /// [`crate::CodecBuilder::build`] checks this.
+    /// Refuse values the coordinator cannot run with (each panicked or hung in the first
+    /// calls): `probe_every` 0 (a division by zero), `lone_trials` 0 (a median of no samples),
+    /// a tuner distance range that is empty (`max_distance` below `max(min_distance, 1)`), and
+    /// distances beyond [`MAX_DISTANCE`] (`fixed_distance`, the tuner's `max_distance`, a
+    /// `neighbourhood` above twice it). [`crate::CodecBuilder::build`] checks this.
     pub fn validate(&self) -> crate::Result<()> {
         let bad = |what: String| Err(crate::Error::InvalidParameter(what));
         if self.probe_every == 0 {
@@ -305,7 +312,25 @@ impl CoordinatorConfig {
         if self.lone_trials == 0 {
             return bad("coordinator lone_trials must be at least 1".into());
         }
+        if let Some(d) = self.fixed_distance.filter(|&d| d > MAX_DISTANCE) {
+            return bad(format!(
+                "coordinator fixed_distance {d} exceeds {MAX_DISTANCE} cache lines"
+            ));
+        }
         let t = &self.tuner;
+        if t.max_distance > MAX_DISTANCE {
+            return bad(format!(
+                "tuner max_distance {} exceeds {MAX_DISTANCE} cache lines",
+                t.max_distance
+            ));
+        }
+        if t.neighbourhood > 2 * MAX_DISTANCE {
+            return bad(format!(
+                "tuner neighbourhood {} exceeds {} (twice the largest distance)",
+                t.neighbourhood,
+                2 * MAX_DISTANCE
+            ));
+        }
         if t.max_distance < t.min_distance.max(1) {
             return bad(format!(
                 "tuner distance range {}..={} is empty (max_distance must be at least \
