@@ -30,7 +30,7 @@ APT_PACKAGES := build-essential cmake pkg-config libisal-dev libisal2 mpich libm
                 hdf5-tools python3-h5py-mpi python3-mpi4py libpnetcdf-dev \
                 nasm autoconf automake libtool
 
-.PHONY: all deps build build-nvcache isal-anchor bench-ec demo test test-rust test-scripts test-nvcache test-install test-readme bench bench-instr fuzz lint clean crash-check install uninstall
+.PHONY: all deps build build-nvcache isal-anchor bench-ec demo test test-rust test-scripts test-nvcache test-install test-readme bench bench-instr fuzz lint clean crash-check install built uninstall
 
 # nvcache is built once per MPI (the library is bound to the MPI it was compiled for):
 # nvcache/build for MPICH (the default everywhere: benchmarks, report), nvcache/build-openmpi.
@@ -144,14 +144,30 @@ test-install: build
 PREFIX ?= /usr/local
 DESTDIR ?=
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
-install: build
-	@set -e; p="$(DESTDIR)$(PREFIX)"; m="$$p/share/pmlab/install-manifest"; \
+# `sudo make install` after `make build`: root's PATH often has no cargo, and then install
+# takes what `make build` made (checked: every artifact must exist) instead of building again.
+INSTALL_FROM := $(if $(shell command -v $(CARGO) 2>/dev/null),build,built)
+built:
+	@for f in target/release/pmlab target/release/libpmec.so target/release/libpmec.a \
+	  target/release/libpmec_isal.so $(NVCACHE_BUILD)/libnvcache.so $(NVCACHE_BUILD)/nvcache-recover \
+	  $(NVCACHE_BUILD_OPENMPI)/libnvcache.so; do \
+	  [ -e "$$f" ] || { echo "install: $(CARGO) not on PATH and $$f not built: run make build first"; exit 1; }; \
+	done; echo "install: $(CARGO) not on PATH: installing what make build made"
+
+install: $(INSTALL_FROM)
+	@set -e; umask 022; p="$(DESTDIR)$(PREFIX)"; m="$$p/share/pmlab/install-manifest"; \
 	old=""; [ ! -f "$$m" ] || old=$$(cat "$$m"); \
 	sedprefix=$$(printf '%s\n' "$(PREFIX)" | sed 's/[\\&|]/\\&/g'); pcprefix=$$(printf '%s\n' "$$sedprefix" | sed 's/ /\\\\ /g'); \
-	made=""; for d in bin lib lib/pkgconfig lib/pmec-isal include share share/pmlab share/pmlab/configs share/pmlab/examples; do \
-	  [ -d "$$p/$$d" ] || { mkdir -p "$$p/$$d"; made="$$made $$d"; }; \
+	made=""; files=""; \
+	manifest() { [ -d "$$p/share/pmlab" ] || return 0; \
+	  { for f in $$files; do echo "file $$f"; done; echo "file share/pmlab/install-manifest"; \
+	    for d in $$made; do echo "dir $$d"; done; echo "$$old"; } | awk 'NF && !seen[$$0]++' > "$$m.new"; \
+	  mv -f "$$m.new" "$$m"; }; \
+	trap 'rc=$$?; [ $$rc -eq 0 ] || { manifest; echo "install: failed; what it installed is in $$m (make uninstall removes it)"; }' EXIT; \
+	for d in share share/pmlab bin lib lib/pkgconfig lib/pmec-isal include share/pmlab/configs share/pmlab/examples; do \
+	  [ -d "$$p/$$d" ] || { install -d -m 755 "$$p/$$d"; made="$$made $$d"; }; \
 	done; \
-	files=""; put() { install -m "$$1" "$$2" "$$p/$$3"; files="$$files $$3"; }; \
+	put() { install -m "$$1" "$$2" "$$p/$$3"; files="$$files $$3"; }; \
 	put 755 target/release/pmlab bin/pmlab; \
 	put 755 $(NVCACHE_BUILD)/nvcache-recover bin/nvcache-recover; \
 	sed "s|@LIBDIR@|$$sedprefix/lib|" nvcache/tools/nvcache-run > "$$p/bin/nvcache-run"; chmod 755 "$$p/bin/nvcache-run"; files="$$files bin/nvcache-run"; \
@@ -163,12 +179,10 @@ install: build
 	put 644 target/release/libpmec_isal.so lib/pmec-isal/libisal.so.2; \
 	ln -sf libisal.so.2 "$$p/lib/pmec-isal/libisal.so"; files="$$files lib/pmec-isal/libisal.so"; \
 	put 644 crates/pmec/include/pmec.h include/pmec.h; \
-	sed "s|@PREFIX@|$$pcprefix|; s|@VERSION@|$(VERSION)|" crates/pmec/pmec.pc.in > "$$p/lib/pkgconfig/pmec.pc"; files="$$files lib/pkgconfig/pmec.pc"; \
+	sed "s|@PREFIX@|$$pcprefix|; s|@VERSION@|$(VERSION)|" crates/pmec/pmec.pc.in > "$$p/lib/pkgconfig/pmec.pc"; chmod 644 "$$p/lib/pkgconfig/pmec.pc"; files="$$files lib/pkgconfig/pmec.pc"; \
 	for c in configs/*.toml; do put 644 "$$c" "share/pmlab/$$c"; done; \
 	for e in docs/examples/*; do put 644 "$$e" "share/pmlab/examples/$${e##*/}"; done; \
-	{ for f in $$files; do echo "file $$f"; done; echo "file share/pmlab/install-manifest"; \
-	  for d in $$made; do echo "dir $$d"; done; echo "$$old"; } | awk 'NF && !seen[$$0]++' > "$$m.new"; \
-	mv -f "$$m.new" "$$m"; \
+	manifest; \
 	echo "install: $$(echo $$files | wc -w) files under $$p (manifest $$m)"; \
 	echo "install: ISA-L programs run on pmec with LD_LIBRARY_PATH=$(PREFIX)/lib/pmec-isal; MPI-IO jobs on nvcache with nvcache-run"
 

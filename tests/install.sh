@@ -69,9 +69,18 @@ printf '#!/bin/sh\necho "$@"\n' > "$work/fake-openmpi-launcher"; chmod +x "$work
 args=$(nvcache-run "$work/fake-openmpi-launcher" -n 2 ./app)
 case $args in "-x LD_PRELOAD "*"-x NVCACHE_DIR "*"-n 2 ./app") ;;
     *) echo "install: nvcache-run passed Open MPI's launcher: $args"; exit 1 ;; esac
-# A command that names no MPI gets the MPICH library, and is told so.
-nvcache-run sh -c true 2>&1 | grep -q "using libnvcache-mpich.so" ||
+# A command that names no MPI (a job script) gets the library of the mpiexec on PATH, which
+# such a script most likely calls, and is told so (it got MPICH's, whose ranks crashed under
+# Open MPI's mpiexec).
+case $(readlink -f "$(command -v mpiexec)") in
+    *openmpi* | */orterun | */prterun) want=openmpi ;;
+    *) want=mpich ;;
+esac
+nvcache-run sh -c true 2>&1 | grep -q "using libnvcache-$want.so" ||
     { echo "install: nvcache-run did not say which MPI a job script gets"; exit 1; }
+got=$(nvcache-run sh -c 'echo "$LD_PRELOAD"' 2>/dev/null)
+case $got in */libnvcache-$want.so) ;;
+    *) echo "install: a job script under nvcache-run got LD_PRELOAD=$got, not libnvcache-$want.so"; exit 1 ;; esac
 unset NVCACHE_DIR NVCACHE_STATS
 echo "install: nvcache-run served jobs on MPICH and Open MPI ($runs)"
 
@@ -85,6 +94,11 @@ ldconfig=$(PATH="$PATH:/sbin:/usr/sbin" command -v ldconfig)
 mkdir "$work/ldc" && cp -a "$prefix"/lib/libnvcache*.so "$work/ldc/" && "$ldconfig" -n "$work/ldc"
 [ "$(readlink "$work/ldc/libnvcache.so")" = libnvcache-mpich.so ] ||
     { echo "install: after ldconfig, libnvcache.so -> $(readlink "$work/ldc/libnvcache.so")"; exit 1; }
+
+# libpmec.so carries its name as SONAME: a program linked with it by path (as CMake links a
+# find_library result) records libpmec.so, not the install's absolute path (it had none).
+readelf -d "$prefix/lib/libpmec.so" | grep -q "SONAME.*\[libpmec.so\]" ||
+    { echo "install: libpmec.so has no SONAME libpmec.so"; exit 1; }
 
 # pmec from C, through pkg-config.
 cat > ec.c <<'C'
@@ -139,3 +153,23 @@ make -s uninstall PREFIX="$prefix" >/dev/null
 left=$(find "$prefix" -mindepth 1)
 [ -z "$left" ] || { echo "install: reinstall, then uninstall left:"; echo "$left"; exit 1; }
 echo "install: reinstall and uninstall under '$prefix' work"
+
+# Under a restrictive umask the installed folders and data files are still readable by all
+# (they were drwx------ and -rw-------); an install that fails half-way records what it
+# installed, so uninstall removes it (it left files and no manifest).
+prefix="$work/umask"
+(umask 077; make -s install PREFIX="$prefix" >/dev/null)
+for f in "$prefix/lib/pkgconfig" "$prefix/lib/pkgconfig/pmec.pc" "$prefix/share/pmlab/configs/optane.toml"; do
+    case $(stat -c %A "$f") in
+        drwxr-xr-x | -rw-r--r--) ;;
+        *) echo "install: under umask 077, $f is $(stat -c %A "$f")"; exit 1 ;;
+    esac
+done
+make -s uninstall PREFIX="$prefix" >/dev/null
+mkdir -p "$prefix" && : > "$prefix/include"   # a file where install makes a folder
+if make -s install PREFIX="$prefix" >/dev/null 2>&1; then echo "install: installed over a file named include"; exit 1; fi
+rm "$prefix/include"
+make -s uninstall PREFIX="$prefix" >/dev/null
+left=$(find "$prefix" -mindepth 1)
+[ -z "$left" ] || { echo "install: after a failed install and uninstall:"; echo "$left"; exit 1; }
+echo "install: a restrictive umask and a failed install are handled"
