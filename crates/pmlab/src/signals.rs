@@ -50,8 +50,11 @@ pub fn install() {
 extern "C" fn on_interrupt(sig: c_int) {
     let group = CHILD_GROUP.load(Ordering::SeqCst);
     if group > 0 {
+        // (pmlab's own file-size limit is no reason for the child to dump core: it is asked
+        // to end as on a SIGTERM)
+        let pass = if sig == SIGXFSZ { SIGTERM } else { sig };
         // SAFETY: kill(2) is async-signal-safe; a negative pid names the process group.
-        unsafe { kill(-group, sig) };
+        unsafe { kill(-group, pass) };
     }
     for slot in &TEMPS {
         let p = slot.load(Ordering::SeqCst);
