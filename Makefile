@@ -188,7 +188,7 @@ install: $(INSTALL_FROM)
 
 uninstall:
 	@p="$(DESTDIR)$(PREFIX)"; m="$$p/share/pmlab/install-manifest"; \
-	[ -f "$$m" ] || { echo "uninstall: no manifest at $$m (nothing installed there)"; exit 1; }; \
+	[ -f "$$m" ] || { echo "uninstall: no manifest at $$m (nothing installed there)"; exit 0; }; \
 	dirs=$$(sed -n 's/^dir //p' "$$m" | sort -ru); \
 	for f in $$(sed -n 's/^file //p' "$$m"); do rm -f "$$p/$$f"; done; \
 	for d in $$dirs; do rmdir "$$p/$$d" 2>/dev/null || echo "uninstall: $$p/$$d not empty, kept"; done; \

@@ -63,6 +63,8 @@ for run in $runs; do
     ls "$NVCACHE_DIR"/*.part >/dev/null 2>&1 && { echo "install: parts left after the $launcher job"; exit 1; }
 done
 nvcache-run --mpi lam true 2>/dev/null && { echo "install: nvcache-run accepted --mpi lam"; exit 1; }
+# No command: one line, not the whole help.
+[ "$(nvcache-run 2>&1 | wc -l)" = 1 ] || { echo "install: nvcache-run with no command:"; nvcache-run; exit 1; }
 # After an Open MPI launcher, nvcache-run names LD_PRELOAD and the NVCACHE_* settings with -x
 # (Open MPI passes ranks on other hosts nothing else): a stand-in launcher prints what it got.
 printf '#!/bin/sh\necho "$@"\n' > "$work/fake-openmpi-launcher"; chmod +x "$work/fake-openmpi-launcher"
@@ -94,11 +96,6 @@ ldconfig=$(PATH="$PATH:/sbin:/usr/sbin" command -v ldconfig)
 mkdir "$work/ldc" && cp -a "$prefix"/lib/libnvcache*.so "$work/ldc/" && "$ldconfig" -n "$work/ldc"
 [ "$(readlink "$work/ldc/libnvcache.so")" = libnvcache-mpich.so ] ||
     { echo "install: after ldconfig, libnvcache.so -> $(readlink "$work/ldc/libnvcache.so")"; exit 1; }
-
-# libpmec.so carries its name as SONAME: a program linked with it by path (as CMake links a
-# find_library result) records libpmec.so, not the install's absolute path (it had none).
-readelf -d "$prefix/lib/libpmec.so" | grep -q "SONAME.*\[libpmec.so\]" ||
-    { echo "install: libpmec.so has no SONAME libpmec.so"; exit 1; }
 
 # pmec from C, through pkg-config.
 cat > ec.c <<'C'
@@ -172,4 +169,5 @@ rm "$prefix/include"
 make -s uninstall PREFIX="$prefix" >/dev/null
 left=$(find "$prefix" -mindepth 1)
 [ -z "$left" ] || { echo "install: after a failed install and uninstall:"; echo "$left"; exit 1; }
+make -s uninstall PREFIX="$prefix" >/dev/null || { echo "install: a second uninstall failed"; exit 1; }
 echo "install: a restrictive umask and a failed install are handled"
