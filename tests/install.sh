@@ -63,6 +63,9 @@ for run in $runs; do
     ls "$NVCACHE_DIR"/*.part >/dev/null 2>&1 && { echo "install: parts left after the $launcher job"; exit 1; }
 done
 nvcache-run --mpi lam true 2>/dev/null && { echo "install: nvcache-run accepted --mpi lam"; exit 1; }
+# The --opt=value forms too.
+[ "$(nvcache-run --dir=/x/y --mpi=mpich sh -c 'echo "$NVCACHE_DIR"' 2>/dev/null)" = /x/y ] ||
+    { echo "install: nvcache-run --dir=/x/y did not set NVCACHE_DIR"; exit 1; }
 # No command: one line, not the whole help.
 [ "$(nvcache-run 2>&1 | wc -l)" = 1 ] || { echo "install: nvcache-run with no command:"; nvcache-run; exit 1; }
 # After an Open MPI launcher, nvcache-run names LD_PRELOAD and the NVCACHE_* settings with -x
