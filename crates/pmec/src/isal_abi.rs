@@ -103,8 +103,7 @@ thread_local! {
 /// Runs `kernel` on this thread's scratch coefficients refilled with the `rows x cols` ISA-L
 /// tables that `table(r, j)` points to (32 bytes each), or, where the scratch is in use (a
 /// signal handler that interrupted such a call) or destroyed (a call from a thread-local
-/// destructor), computes the same with a byte loop over the tables as given, which allocates
-/// nothing: `dsts[r] (^)= sum over j of table(r, j) x srcs[j]`.
+/// destructor), computes the same with [`encode_reentrant`], which allocates nothing.
 ///
 /// # Safety
 /// Every table readable for 32 bytes, every source readable and destination writable for
@@ -136,19 +135,8 @@ unsafe fn with_scratch(
             true
         })
         .unwrap_or(false);
-    if done {
-        return;
-    }
-    for (r, &d) in dsts.iter().enumerate().take(rows) {
-        for i in 0..len {
-            let mut acc = if accumulate { *d.add(i) } else { 0 };
-            for (j, &s) in srcs.iter().enumerate().take(cols) {
-                let t = std::slice::from_raw_parts(table(r, j), 32);
-                let x = *s.add(i);
-                acc ^= t[(x & 15) as usize] ^ t[16 + (x >> 4) as usize];
-            }
-            *d.add(i) = acc;
-        }
+    if !done {
+        encode_reentrant(rows, cols, table, srcs, dsts, len, accumulate);
     }
 }
 
@@ -180,28 +168,31 @@ unsafe fn encode_plain(
     kernels::encode_linear(isa_for(&coefs), srcs, dsts, &coefs, len, false, false);
 }
 
-/// Encodes one stripe from ISA-L's tables (a product is the low-nibble table's entry XOR the
-/// high-nibble table's, as ISA-L's x86 kernels compute it) with a byte loop that allocates
-/// nothing, takes no lock and touches no thread-local: for a call from a signal handler that
-/// interrupted another call of this thread. That call may have been inside `malloc`, whose
-/// lock an allocating handler would wait for forever (the vector kernels' prepared
-/// coefficients are heap-allocated), while ISA-L's `ec_encode_data` allocates nothing.
+/// `dsts[r] (^)= sum over j of table(r, j) x srcs[j]` for `rows x cols` ISA-L tables (32 bytes
+/// each; a product is the low-nibble table's entry XOR the high-nibble table's, as ISA-L's x86
+/// kernels compute it) with a byte loop that allocates nothing, takes no lock and touches no
+/// thread-local: for a call from a signal handler that interrupted another call of this thread.
+/// That call may have been inside `malloc`, whose lock an allocating handler would wait for
+/// forever (the vector kernels' prepared coefficients are heap-allocated), while ISA-L's entry
+/// points allocate nothing.
 ///
 /// # Safety
-/// As [`ec_encode_data`].
+/// Every table readable for 32 bytes, every source readable and destination writable for
+/// `len` bytes.
 unsafe fn encode_reentrant(
-    k: usize,
     rows: usize,
-    tables: &[u8],
+    cols: usize,
+    table: impl Fn(usize, usize) -> *const u8,
     srcs: &[*const u8],
     dsts: &[*mut u8],
     len: usize,
+    accumulate: bool,
 ) {
     for (r, &d) in dsts.iter().enumerate().take(rows) {
-        let row = &tables[r * k * 32..(r + 1) * k * 32];
         for i in 0..len {
-            let mut acc = 0u8;
-            for (t, &s) in row.chunks_exact(32).zip(srcs) {
+            let mut acc = if accumulate { *d.add(i) } else { 0 };
+            for (j, &s) in srcs.iter().enumerate().take(cols) {
+                let t = std::slice::from_raw_parts(table(r, j), 32);
                 let x = *s.add(i);
                 acc ^= t[(x & 15) as usize] ^ t[16 + (x >> 4) as usize];
             }
@@ -322,7 +313,8 @@ pub unsafe fn ec_encode_data(
         if busy.replace(true) {
             // a signal handler interrupting this thread's call, which may be inside the
             // allocator
-            encode_reentrant(k, rows, tables, srcs, dsts, len);
+            let table = |r: usize, j: usize| tables[(r * k + j) * 32..].as_ptr();
+            encode_reentrant(rows, k, table, srcs, dsts, len, false);
             return;
         }
         let _not_busy = NotBusy(busy);
