@@ -1841,10 +1841,21 @@ fn reproduce_refuses_an_output_it_cannot_write_before_running_anything() {
     std::fs::create_dir(d.join("dir")).unwrap();
     std::fs::write(d.join("dir").join("ppo"), b"").unwrap();
     let dir = d.join("dir");
+    // REPORT.md a directory, a section's folder a dangling link: found after the section ran.
+    let odd = d.join("odd");
+    std::fs::create_dir_all(odd.join("REPORT.md")).unwrap();
+    let linked = d.join("linked");
+    std::fs::create_dir(&linked).unwrap();
+    std::os::unix::fs::symlink("/nonexistent/x", linked.join("ppo")).unwrap();
     for (out, says) in [
         (file.to_str().unwrap(), "not a directory"),
         (
             dir.to_str().unwrap(),
+            "is not a directory (section ppo writes there)",
+        ),
+        (odd.to_str().unwrap(), "REPORT.md is a directory"),
+        (
+            linked.to_str().unwrap(),
             "is not a directory (section ppo writes there)",
         ),
     ] {
@@ -1853,35 +1864,6 @@ fn reproduce_refuses_an_output_it_cannot_write_before_running_anything() {
         assert!(e.contains(says), "{e}");
     }
     assert_eq!(std::fs::read(&file).unwrap(), b"keep");
-    // REPORT.md a directory, a section's folder a dangling link: found after the section ran.
-    let odd = d.join("odd");
-    std::fs::create_dir_all(odd.join("REPORT.md")).unwrap();
-    let args = [
-        "reproduce",
-        "--quick",
-        "--only",
-        "ppo",
-        "--out",
-        odd.to_str().unwrap(),
-    ];
-    let e = one_line_error(&pmlab(&args), &args);
-    assert!(e.contains("REPORT.md is a directory"), "{e}");
-    let linked = d.join("linked");
-    std::fs::create_dir(&linked).unwrap();
-    std::os::unix::fs::symlink("/nonexistent/x", linked.join("ppo")).unwrap();
-    let args = [
-        "reproduce",
-        "--quick",
-        "--only",
-        "ppo",
-        "--out",
-        linked.to_str().unwrap(),
-    ];
-    let e = one_line_error(&pmlab(&args), &args);
-    assert!(
-        e.contains("is not a directory (section ppo writes there)"),
-        "{e}"
-    );
 }
 
 #[test]
