@@ -850,7 +850,12 @@ static int self_handle(struct nvc_file *f)
         char moved[NVC_PATH_MAX];
         if (nvc_file_find_open(&f->file_id, !nvc_rt.multi_host, f->path + f->path_off, moved, sizeof moved) == 0 &&
             f->path_off + strlen(moved) < sizeof f->path) {
-            nvc_msg("%s was renamed while open: its cached writes go to %s", f->path + f->path_off, moved);
+            if (!strncmp(moved, "/proc/self/fd/", 14))
+                nvc_msg("%s was unlinked while open but is linked under another name: its cached writes go to "
+                        "the file through the MPI-IO library's descriptor",
+                        f->path + f->path_off);
+            else
+                nvc_msg("%s was renamed while open: its cached writes go to %s", f->path + f->path_off, moved);
             snprintf(f->path + f->path_off, sizeof f->path - f->path_off, "%s", moved);
         } else {
             nvc_msg("%s was deleted (or replaced) while open: its cached writes are discarded, as they are "
@@ -1262,11 +1267,8 @@ static int reg_enter(struct nvc_file *f, int want_cache)
         reg_untrack();
         return 0;
     }
-    uint64_t dev = f->file_id.dev, ino = f->file_id.ino;
-    /* Across hosts one file system's device numbers differ between its mounts: the inode alone
-       is the key (two files of different file systems with one inode number only pass through). */
-    if (nvc_rt.multi_host)
-        dev = 0;
+    uint64_t ino = f->file_id.ino;
+    uint64_t dev = nvc_rt.multi_host ? nvc_reg_host_free_dev(&f->file_id) : f->file_id.dev;
     struct nvc_reg lay;
     int v;
     if (reg_local())
@@ -1901,6 +1903,21 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
     return MPI_SUCCESS;
 }
 
+/* Whether a delete-on-close handle's file outlives its close: the close removes one name, and a
+ * file linked under another too (before the open or since) keeps what was written, as under plain
+ * MPI-IO, so its cache must be flushed, not discarded. */
+static int64_t outlives_delete(struct nvc_file *f)
+{
+    const char *name = f->path + f->path_off;
+    struct nvc_file_id now;
+    struct stat sb;
+    char moved[NVC_PATH_MAX];
+    if (nvc_file_id_get(f->path, &now) == 0 && nvc_file_id_same(&f->file_id, &now, !nvc_rt.multi_host))
+        return stat(name, &sb) == 0 && sb.st_nlink > 1;
+    /* The name leads elsewhere or nowhere: the file survives if it is linked anywhere. */
+    return f->file_id.ino && nvc_file_find_open(&f->file_id, !nvc_rt.multi_host, name, moved, sizeof moved) == 0;
+}
+
 int nvc_close(MPI_File *fh)
 {
     struct nvc_file *f = nvc_file_lookup(*fh);
@@ -1911,7 +1928,12 @@ int nvc_close(MPI_File *fh)
     pass_if_shared(f); /* another handle drained (or is draining) this open's parts */
     nvc_pass_ready(f);  /* a drain that failed before may succeed now; else every part is kept */
     if (f->mode != NVC_MODE_PASS) {
-        int discard = (f->amode & (MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_RDONLY)) || f->opts.flush == NVC_FLUSH_NEVER;
+        int discard = (f->amode & MPI_MODE_RDONLY) || f->opts.flush == NVC_FLUSH_NEVER;
+        if (!discard && (f->amode & MPI_MODE_DELETE_ON_CLOSE)) {
+            int64_t kept = outlives_delete(f);
+            coll_max(f, &kept, 1);
+            discard = !kept;
+        }
         int rep = represents_part(f);
         int failed = 0;
         if (!discard) {

@@ -226,8 +226,10 @@ uint64_t nvc_fnv1a(uint64_t h, const char *s);
 /** The current name of file `id` (compared as nvc_file_id_same), found through a descriptor of
  *  this process that has it open (the MPI-IO library's own, for a file the application renamed
  *  while it had it open), or, when that descriptor's name was removed after the file was linked
- *  elsewhere, in the directory of `near` (its old name): 0 with the absolute name in path (n
- *  bytes), or -1 when the file has no name any more (deleted) or is not open here. */
+ *  elsewhere, in the directory of `near` (its old name), or else "/proc/self/fd/N" of that
+ *  descriptor (the file is still linked somewhere, valid while the descriptor stays open): 0 with
+ *  the name in path (n bytes), or -1 when the file has no name any more (deleted) or is not open
+ *  here. */
 int nvc_file_find_open(const struct nvc_file_id *id, int with_dev, const char *near, char *path, size_t n);
 /** Reads the identity of the open file fd; 0 or -1. */
 int nvc_file_id_fd(int fd, struct nvc_file_id *id);
@@ -454,7 +456,7 @@ void nvc_coll_leave(struct nvc_coll *c, int nranks);
 enum nvc_reg_state { NVC_REG_FREE = 0, NVC_REG_CACHED, NVC_REG_DRAINING, NVC_REG_SHARED };
 /** One file with handles open in the job. */
 struct nvc_reg {
-    uint64_t dev, ino;         /* the file (valid while refs > 0) */
+    uint64_t dev, ino;         /* the file (valid while refs > 0); dev: see nvc_reg_host_free_dev */
     uint32_t refs;             /* rank-handles open on it in the job (every rank of every open counts) */
     _Atomic uint32_t state;    /* enum nvc_reg_state */
     _Atomic uint64_t owner;    /* file id of the caching open (CACHED, DRAINING) */
@@ -480,6 +482,22 @@ enum nvc_reg_verdict {
 };
 /** The table in a mailbox (node 0's is the job's). */
 struct nvc_reg_table *nvc_reg_table(struct nvc_mailbox *mb);
+/** Set in a multi-host key's dev (nvc_reg_host_free_dev): it holds the file's creation time. */
+#define NVC_REG_BTIME (1ull << 63)
+/** The table's dev for a file in a job across hosts, where one file system's device numbers differ
+ *  between its mounts: the file's creation time (flagged NVC_REG_BTIME) where the host reports one,
+ *  else 0. So files of different file systems that share an inode number are told apart whenever
+ *  creation times are known (before, they were taken for one file: a second file's open drained
+ *  the first one's cache into it). */
+static inline uint64_t nvc_reg_host_free_dev(const struct nvc_file_id *id)
+{
+    if (!id->has_btime)
+        return 0;
+    return NVC_REG_BTIME | ((((uint64_t)id->btime_sec << 30) ^ id->btime_nsec) & ~NVC_REG_BTIME);
+}
+/** Whether two table devs name one device: equal, or one of them a multi-host key without a
+ *  creation time (which cannot tell files apart, so must match any). */
+int nvc_reg_same_dev(uint64_t a, uint64_t b);
 /** Enters one rank-handle of file (dev, ino) opened with file id fileid; want_cache says whether this
  *  open could cache it, with its layout (nparts, part_node, stripe). *out is the entry (NULL when the
  *  table was full: the handle counts as untracked); *drain receives the caching open's layout for

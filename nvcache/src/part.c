@@ -232,7 +232,8 @@ int nvc_file_find_open(const struct nvc_file_id *id, int with_dev, const char *n
     DIR *d = opendir("/proc/self/fd");
     if (!d)
         return -1;
-    int found = -1, linked = 0;
+    int found = -1;
+    long linked = -1;
     struct dirent *e;
     while (found && (e = readdir(d))) {
         char *end;
@@ -247,7 +248,7 @@ int nvc_file_find_open(const struct nvc_file_id *id, int with_dev, const char *n
         /* Still linked: the name this descriptor was opened by leads there unless it was
            renamed (the kernel then gives the new name) or removed after the file was linked
            elsewhere (given as "... (deleted)": looked for beside the old name, below). */
-        linked = 1;
+        linked = fd;
         char link[64];
         snprintf(link, sizeof link, "/proc/self/fd/%ld", fd);
         ssize_t len = readlink(link, path, n - 1);
@@ -259,7 +260,13 @@ int nvc_file_find_open(const struct nvc_file_id *id, int with_dev, const char *n
         }
     }
     closedir(d);
-    return found && linked ? find_in_dir(id, with_dev, near, path, n) : found;
+    if (!found || linked < 0)
+        return found;
+    if (find_in_dir(id, with_dev, near, path, n) == 0)
+        return 0;
+    /* Linked only in a directory not searched (the name was removed after a link elsewhere):
+       the descriptor itself still leads to the file. */
+    return (size_t)snprintf(path, n, "/proc/self/fd/%ld", linked) < n ? 0 : -1;
 }
 
 uint64_t nvc_fnv1a(uint64_t h, const char *s)

@@ -40,6 +40,14 @@ static void lock(struct nvc_reg_table *t)
 
 static void unlock(struct nvc_reg_table *t) { atomic_store_explicit(&t->lock, 0, memory_order_release); }
 
+int nvc_reg_same_dev(uint64_t a, uint64_t b)
+{
+    /* A multi-host key without a creation time (0) matches any: a host whose kernel or file
+       system reports none cannot tell the files apart, and treating one file as two would let
+       two opens cache it. */
+    return a == b || (!a && (b & NVC_REG_BTIME)) || (!b && (a & NVC_REG_BTIME));
+}
+
 int nvc_reg_join(struct nvc_reg_table *t, uint64_t dev, uint64_t ino, uint64_t fileid, int want_cache, uint32_t nparts,
                  const int *part_node, uint64_t stripe, struct nvc_reg **out, struct nvc_reg *drain)
 {
@@ -50,7 +58,7 @@ int nvc_reg_join(struct nvc_reg_table *t, uint64_t dev, uint64_t ino, uint64_t f
         if (!x->refs) {
             if (!free_e)
                 free_e = x;
-        } else if (x->dev == dev && x->ino == ino) {
+        } else if (x->ino == ino && nvc_reg_same_dev(x->dev, dev)) {
             e = x;
             break;
         }

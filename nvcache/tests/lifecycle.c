@@ -76,6 +76,12 @@
  *                                  must hold all of it, as under plain MPI-IO, whose handle keeps
  *                                  the file whatever its name (the close's drain once took the
  *                                  missing name for a deleted file and discarded every byte).
+ *                                  relink-dir: the link is made in the folder FILE.dir.
+ *   lifecycle doc-link FILE before|during  FILE gets a second link FILE.keep before its
+ *                                  delete-on-close open (or while open); each rank writes 64 KiB;
+ *                                  after the close FILE is gone and FILE.keep holds every byte.
+ *   lifecycle two-files FILE FILE2  FILE and FILE2 opened in turn, written, closed: each must hold
+ *                                  its own bytes (same_inode.sh).
  *   lifecycle big FILE close|kill  (1 rank) a part whose stripe is 3 GiB (striping_unit) gets
  *                                  2 GiB + 8 KiB written in 512 MiB calls, one dirty run over
  *                                  INT_MAX bytes; then the file is closed (its drain moves the run)
@@ -171,7 +177,15 @@ static long file_size(const char *path)
 static int renamed_case(int rank, int np, const char *path, const char *how)
 {
     char moved[4200];
-    snprintf(moved, sizeof moved, "%s.moved", path);
+    /* relink-dir: the other link is in another directory, where the drain cannot find it by
+       looking beside the old name (it wrote nothing: the file was taken for deleted). */
+    int other_dir = !strcmp(how, "relink-dir");
+    snprintf(moved, sizeof moved, other_dir ? "%s.dir/moved" : "%s.moved", path);
+    if (rank == 0 && other_dir) {
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s.dir", path);
+        mkdir(dir, 0755);
+    }
     if (rank == 0)
         unlink(moved);
     MPI_File fh;
@@ -201,6 +215,84 @@ static int renamed_case(int rank, int np, const char *path, const char *how)
         ok = file_has(moved, (long)r * 65536, 65536, 'a' + r) && file_has(moved, (long)(np + r) * 65536, 65536, 'A' + r);
     printf("lifecycle renamed (%s): %s\n", how, ok ? "every byte is in the file under its new name" : "bytes MISSING");
     unlink(moved);
+    if (other_dir) {
+        snprintf(moved, sizeof moved, "%s.dir", path);
+        rmdir(moved);
+    }
+    return !ok;
+}
+
+/* A delete-on-close open of a file that has another link (made before the open, or while it is
+ * open): the close removes the name it was opened by, and the other link keeps every byte written,
+ * as under plain MPI-IO (the cache was discarded at the close, as for a file the close deletes). */
+static int doc_link_case(int rank, int np, const char *path, const char *when)
+{
+    char keep[4200];
+    snprintf(keep, sizeof keep, "%s.keep", path);
+    int before = !strcmp(when, "before");
+    if (rank == 0) {
+        unlink(path);
+        unlink(keep);
+        FILE *c = fopen(path, "w");
+        if (!c)
+            return fail("cannot create the file");
+        fclose(c);
+        if (before && link(path, keep) != 0)
+            return fail("link failed");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File fh;
+    if (open_rw(path, MPI_MODE_DELETE_ON_CLOSE, &fh))
+        return 1;
+    static char buf[65536];
+    int bad = 0;
+    memset(buf, 'a' + rank, sizeof buf);
+    bad |= MPI_File_write_at_all(fh, (MPI_Offset)rank * 65536, buf, 65536, MPI_BYTE, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0 && !before && link(path, keep) != 0)
+        bad |= fail("link failed");
+    MPI_Barrier(MPI_COMM_WORLD);
+    bad |= MPI_File_close(&fh) != MPI_SUCCESS;
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (bad)
+        return fail("a call failed");
+    if (rank)
+        return 0;
+    int ok = file_size(keep) == (long)np * 65536 && access(path, F_OK) != 0;
+    for (int r = 0; r < np && ok; r++)
+        ok = file_has(keep, (long)r * 65536, 65536, 'a' + r);
+    printf("lifecycle doc-link (%s): %s\n", when,
+           ok ? "the name is gone and the other link holds every byte" : "bytes MISSING (or the name is left)");
+    unlink(keep);
+    return !ok;
+}
+
+/* Two files opened one after the other, both on MPI_COMM_WORLD, each written by every rank, then
+ * closed: each must hold its own bytes. Run with two files of different file systems that share
+ * an inode number, across hosts (same_inode.sh): the second open was taken for a second handle of
+ * the first, whose cache it drained into the second file (the first ended empty). */
+static int two_files_case(int rank, int np, const char *a, const char *b)
+{
+    static char buf[20000];
+    MPI_File fa, fb;
+    int bad = open_rw(a, 0, &fa);
+    memset(buf, 'a' + rank, sizeof buf);
+    bad |= MPI_File_write_at_all(fa, (MPI_Offset)rank * 20000, buf, 20000, MPI_BYTE, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+    bad |= open_rw(b, 0, &fb);
+    memset(buf, 'A' + rank, 5000);
+    bad |= MPI_File_write_at_all(fb, (MPI_Offset)rank * 5000, buf, 5000, MPI_BYTE, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+    bad |= MPI_File_close(&fb) != MPI_SUCCESS;
+    bad |= MPI_File_close(&fa) != MPI_SUCCESS;
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (bad)
+        return fail("a call failed");
+    if (rank)
+        return 0;
+    int ok = file_size(a) == (long)np * 20000 && file_size(b) == (long)np * 5000;
+    for (int r = 0; r < np && ok; r++)
+        ok = file_has(a, (long)r * 20000, 20000, 'a' + r) && file_has(b, (long)r * 5000, 5000, 'A' + r);
+    printf("lifecycle two-files: %s (sizes %ld and %ld)\n", ok ? "each file holds its own bytes" : "bytes WRONG",
+           file_size(a), file_size(b));
     return !ok;
 }
 
@@ -1099,7 +1191,8 @@ int main(int argc, char **argv)
                         " | bypass-sync FILE | sync-kill FILE C | sync-close FILE C | close-fail[-reopen] FILE C | limit-one-rank FILE | open-close FILE | has FILE C"
                         " | noclose FILE | noclose-verify FILE | big FILE close|kill | big-verify FILE"
                         " | big-view FILE | big-view-verify FILE | grow-shrink FILE | shrink-mixed FILE | holes FILE"
-                        " | append-second FILE | renamed FILE rename|relink\n");
+                        " | append-second FILE | renamed FILE rename|relink|relink-dir | doc-link FILE before|during"
+                        " | two-files FILE FILE2\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -1165,6 +1258,14 @@ int main(int argc, char **argv)
         int np;
         MPI_Comm_size(MPI_COMM_WORLD, &np);
         rc = renamed_case(rank, np, argv[2], argv[3]);
+    } else if (!strcmp(argv[1], "doc-link") && argc == 4) {
+        int np;
+        MPI_Comm_size(MPI_COMM_WORLD, &np);
+        rc = doc_link_case(rank, np, argv[2], argv[3]);
+    } else if (!strcmp(argv[1], "two-files") && argc == 4) {
+        int np;
+        MPI_Comm_size(MPI_COMM_WORLD, &np);
+        rc = two_files_case(rank, np, argv[2], argv[3]);
     } else if (!strcmp(argv[1], "prealloc-sync"))
         rc = prealloc_sync_case(rank, argv[2]);
     else if (!strcmp(argv[1], "open-close")) {
