@@ -124,6 +124,9 @@ unsafe fn with_scratch(
             let Ok(mut c) = s.try_borrow_mut() else {
                 return false;
             };
+            if !c.try_reserve_for(rows, cols) {
+                return false; // no memory for the scratch: the loop below allocates nothing
+            }
             c.refill_with(rows, cols, |nibble| {
                 for r in 0..rows {
                     for j in 0..cols {
@@ -235,8 +238,11 @@ fn prepared(
         let mut c = c.borrow_mut();
         if let Some(p) = c.get(&(k, rows)) {
             if kernels::same_bytes(&p.tables, tables) {
-                return p.clone();
+                return Some(p.clone());
             }
+        }
+        if !can_allocate(prepare_bytes(k, rows)) {
+            return None;
         }
         let coefs = Coefs::from_isal_tables(rows, k, tables);
         let isa = isa_for(&coefs);
@@ -256,11 +262,27 @@ fn prepared(
             c.clear();
         }
         c.insert((k, rows), p.clone());
-        p
+        Some(p)
     });
-    let p = p.ok()?;
+    let p = p.ok()??;
     *last.borrow_mut() = Some(p.clone());
     Some(p)
+}
+
+/// Whether `bytes` can be allocated now (tried and given back). ISA-L's entry points allocate
+/// nothing, so a client may call them where allocation fails (an address-space limit, memory
+/// exhausted): there the shim encodes with [`encode_reentrant`], which allocates nothing,
+/// instead of letting a failed allocation abort the process (it did, at the first call of a
+/// geometry under `RLIMIT_AS`).
+fn can_allocate(bytes: usize) -> bool {
+    Vec::<u8>::new().try_reserve_exact(bytes).is_ok()
+}
+
+/// A generous bound on what preparing a geometry allocates: the coordinator's calibration
+/// stripes (256 KiB, or one stripe of 1 KiB blocks), the caller's tables and the coefficients
+/// in their forms, and the coordinator's own state.
+fn prepare_bytes(k: usize, rows: usize) -> usize {
+    ((k + rows) << 10).max(256 << 10) + k * rows * 32 * 4 + (64 << 10)
 }
 
 /// `ec_init_tables(k, rows, a, gftbls)`.
@@ -374,7 +396,12 @@ unsafe fn encode_on_thread(
         }
     }
     let Some(p) = prepared(k, rows, tables, last) else {
-        encode_plain(k, rows, tables, srcs, dsts, len);
+        if can_allocate(k * rows * 32 * 4) {
+            encode_plain(k, rows, tables, srcs, dsts, len);
+        } else {
+            let table = |r: usize, j: usize| tables[(r * k + j) * 32..].as_ptr();
+            encode_reentrant(rows, k, table, srcs, dsts, len, false);
+        }
         return;
     };
     // Another geometry than the last call's (or other tables) may have a decision to reuse too.

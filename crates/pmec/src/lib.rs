@@ -27,6 +27,7 @@ pub mod dialga;
 pub mod error;
 pub mod ffi;
 pub mod files;
+pub mod fork;
 pub mod gf;
 pub mod isal_abi;
 pub mod isal_dl;

@@ -2,9 +2,10 @@
 //! counter in every call waited for the previous call's parity stores to drain and was about 2%
 //! of all samples of in-cache RS(12,8) 1 KiB single calls (perf, docs/validation.md §5).
 
+use pmec::fork::{generation, ForkSafe};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::MutexGuard;
 
 /// Counters of the threads that have counted calls and are still running, counters of ended
 /// threads ready for reuse, and the calls of ended threads.
@@ -14,18 +15,22 @@ struct Registry {
     ended: u64,
 }
 
-static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+/// Fork-safe (a thread of the parent may have held it at the fork): a forked child starts an
+/// empty registry, into which the forking thread's counter, with the calls it counted before
+/// the fork, is entered again at its next call.
+static REGISTRY: ForkSafe<Registry> = ForkSafe::new(|| Registry {
     live: Vec::new(),
     free: Vec::new(),
     ended: 0,
 });
 
-fn registry() -> std::sync::MutexGuard<'static, Registry> {
-    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+fn registry() -> MutexGuard<'static, Registry> {
+    REGISTRY.lock()
 }
 
-/// This thread's counter; only this thread writes it, so it needs no locked instruction.
-struct Local(Cell<Option<&'static AtomicU64>>);
+/// This thread's counter, and the fork generation whose registry holds it; only this thread
+/// writes the counter, so it needs no locked instruction.
+struct Local(Cell<Option<&'static AtomicU64>>, Cell<u64>);
 
 impl Drop for Local {
     fn drop(&mut self) {
@@ -39,23 +44,34 @@ impl Drop for Local {
 }
 
 thread_local! {
-    static LOCAL: Local = const { Local(Cell::new(None)) };
+    static LOCAL: Local = const { Local(Cell::new(None), Cell::new(0)) };
 }
 
 /// Counts one call on this thread.
 #[inline]
 pub fn count() {
     let counted = LOCAL.try_with(|l| {
-        let c = l.0.get().unwrap_or_else(|| {
-            let mut r = registry();
-            let c = r
-                .free
-                .pop()
-                .unwrap_or_else(|| Box::leak(Box::new(AtomicU64::new(0))));
-            r.live.push(c);
-            l.0.set(Some(c));
-            c
-        });
+        let g = generation();
+        let c = match l.0.get() {
+            Some(c) if l.1.get() == g => c,
+            Some(c) => {
+                // forked since this thread registered: enter it in the child's registry
+                registry().live.push(c);
+                l.1.set(g);
+                c
+            }
+            None => {
+                let mut r = registry();
+                let c = r
+                    .free
+                    .pop()
+                    .unwrap_or_else(|| Box::leak(Box::new(AtomicU64::new(0))));
+                r.live.push(c);
+                l.0.set(Some(c));
+                l.1.set(g);
+                c
+            }
+        };
         c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
     });
     if counted.is_err() {

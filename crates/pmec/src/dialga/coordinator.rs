@@ -45,6 +45,7 @@
 use super::counters::HwCounters;
 use super::prefetch::{Fetch, Schedule};
 use super::tuner::{Cand, Tuner, TunerConfig};
+use crate::fork::ForkSafe;
 use crate::kernels::{self, Body, Coefs, Hint, Isa};
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -1191,16 +1192,17 @@ fn calibrated(isa: Isa, coefs: &Coefs) -> f64 {
     if isa == Isa::Scalar {
         return calibrate(isa, coefs);
     }
-    static DONE: Mutex<Option<Calibrations>> = Mutex::new(None);
+    // Fork-safe: a child forked while another thread held the lock measures afresh.
+    static DONE: ForkSafe<Option<Calibrations>> = ForkSafe::new(|| None);
     let key = (isa, coefs.cols(), coefs.rows());
     let known = |d: &Option<Calibrations>| d.as_ref().and_then(|m| m.get(&key).copied());
-    if let Some(cpl) = known(&DONE.lock().unwrap_or_else(|e| e.into_inner())) {
+    if let Some(cpl) = known(&DONE.lock()) {
         return cpl;
     }
     // Measured without the lock held: another thread may measure the same shape meanwhile,
     // and the first figure stored is the one every coordinator of the shape then uses.
     let cpl = calibrate(isa, coefs);
-    let mut done = DONE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut done = DONE.lock();
     *done
         .get_or_insert_with(Default::default)
         .entry(key)

@@ -11,10 +11,11 @@
 //! kernels, which just prefetch every listed address). Targets past the end of a batch point at
 //! a hot dummy line.
 
+use crate::fork::ForkSafe;
 use crate::kernels::{self, identity_offsets, Body, Coefs, Hint, Isa, Plan, Prefetch};
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 /// Most bodies a kernel call covers; longer blocks are split into units of this many bodies.
 pub const UNIT_BODIES: usize = 64;
@@ -170,13 +171,13 @@ pub fn pattern(k: usize, body: Body, d: usize, d1: Option<usize>) -> Arc<Pattern
 
 fn pattern_shared(key: PatternKey) -> Arc<Pattern> {
     let (k, body, d, d1) = key;
-    static CACHE: OnceLock<Mutex<HashMap<PatternKey, Arc<Pattern>>>> = OnceLock::new();
-    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
-    if let Some(p) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+    // Fork-safe: a child forked while another thread held the lock starts an empty cache.
+    static CACHE: ForkSafe<HashMap<PatternKey, Arc<Pattern>>> = ForkSafe::new(HashMap::new);
+    if let Some(p) = CACHE.lock().get(&key) {
         return p.clone();
     }
     let p = Arc::new(build_pattern(k, body, d, d1));
-    let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
+    let mut c = CACHE.lock();
     if c.len() > 4096 {
         c.clear();
     }

@@ -240,6 +240,20 @@ impl Coefs {
         self.cols = cols;
     }
 
+    /// Makes room for `rows x cols` coefficients, so that [`refill_with`](Self::refill_with)
+    /// of them allocates nothing; false where the memory cannot be had. Either way the values
+    /// may be gone: refill before use.
+    pub fn try_reserve_for(&mut self, rows: usize, cols: usize) -> bool {
+        fn room<T>(v: &mut Vec<T>, n: usize) -> bool {
+            n <= v.capacity() || {
+                v.clear();
+                v.try_reserve_exact(n).is_ok()
+            }
+        }
+        let n = rows * cols;
+        room(&mut self.nibble, n * 32) && room(&mut self.coef, n) && room(&mut self.affine, n)
+    }
+
     /// Whether every table is the one its coefficient gives (see [`from_isal_tables`]).
     ///
     /// [`from_isal_tables`]: Self::from_isal_tables
