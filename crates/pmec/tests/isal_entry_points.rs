@@ -25,25 +25,6 @@ fn random_blocks(rng: &mut Rng, k: usize, len: usize) -> Vec<Vec<u8>> {
         .collect()
 }
 
-fn encode(tables: &[u8], k: usize, rows: usize, data: &[Vec<u8>], len: usize) -> Vec<Vec<u8>> {
-    let mut par = vec![vec![0u8; len]; rows];
-    let srcs: Vec<*const u8> = data.iter().map(|d| d.as_ptr()).collect();
-    let dsts: Vec<*mut u8> = par.iter_mut().map(|p| p.as_mut_ptr()).collect();
-    // SAFETY: k sources and `rows` destinations of at least `len` bytes; tables of
-    // k * rows * 32 bytes.
-    unsafe {
-        isal_abi::ec_encode_data(
-            len as i32,
-            k as i32,
-            rows as i32,
-            tables.as_ptr(),
-            srcs.as_ptr(),
-            dsts.as_ptr(),
-        )
-    };
-    par
-}
-
 #[test]
 fn stripe_after_stripe_with_tables_rewritten_in_place_and_lengths_changing() {
     let (k, rows) = (8, 4);
@@ -68,7 +49,7 @@ fn stripe_after_stripe_with_tables_rewritten_in_place_and_lengths_changing() {
             _ => 1024,
         };
         let data = random_blocks(&mut rng, k, len);
-        let got = encode(&tables, k, rows, &data, len);
+        let got = common::isal_encode(&tables, k, rows, &data, len);
         assert_eq!(
             got,
             reference(&coef, k, rows, &data, len),
@@ -112,7 +93,7 @@ fn one_table_byte_changed_anywhere_between_calls_is_seen() {
                 tables[at] ^= 1 + (rng.next() % 255) as u8;
             }
             let data = random_blocks(&mut rng, k, len);
-            let got = encode(&tables, k, rows, &data, len);
+            let got = common::isal_encode(&tables, k, rows, &data, len);
             assert_eq!(
                 got,
                 reference_tables(&tables, k, rows, &data),
@@ -141,7 +122,7 @@ fn geometries_taking_turns_each_reuse_their_own_decision() {
         let (k, rows) = geos[g];
         let len = if call % 7 == 3 { 2048 } else { 1024 };
         let data = random_blocks(&mut rng, k, len);
-        let got = encode(&tables[g].0, k, rows, &data, len);
+        let got = common::isal_encode(&tables[g].0, k, rows, &data, len);
         assert_eq!(
             got,
             reference(&tables[g].1, k, rows, &data, len),

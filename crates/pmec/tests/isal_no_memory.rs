@@ -5,6 +5,8 @@
 //! mapped (and whose free chunks of 64 KiB or more are taken first), and must exit normally
 //! with the parity of a plain GF(2^8) product.
 
+mod common;
+
 use pmec::{gf, isal_abi};
 
 /// `rows x k` coefficients and the parity they give over `data` (k blocks), byte by byte.
@@ -82,20 +84,8 @@ fn entry_points_encode_without_memory_to_spare() {
     }
     for margin in [0u64, 64 << 10] {
         let status = in_limited_child(margin, || {
+            let parity = common::isal_encode(&tables, k, rows, &data, len);
             let src: Vec<*const u8> = data.iter().map(|d| d.as_ptr()).collect();
-            let mut parity = vec![vec![0u8; len]; rows];
-            let dst: Vec<*mut u8> = parity.iter_mut().map(|p| p.as_mut_ptr()).collect();
-            // SAFETY: k sources and rows destinations of len bytes, tables of k x rows x 32.
-            unsafe {
-                isal_abi::ec_encode_data(
-                    len as i32,
-                    k as i32,
-                    rows as i32,
-                    tables.as_ptr(),
-                    src.as_ptr(),
-                    dst.as_ptr(),
-                )
-            };
             // The dot product of all k sources into one block (the scratch coefficients).
             let mut dot = vec![0u8; len];
             // SAFETY: k tables of 32 bytes (the first row's), k sources and one destination.

@@ -64,3 +64,30 @@ impl Blocks {
             .collect()
     }
 }
+
+/// `ec_encode_data` of the ISA-L entry points over `data` (k blocks of `len` bytes) with
+/// `tables` (k x rows x 32 bytes): the `rows` parity blocks.
+pub fn isal_encode(
+    tables: &[u8],
+    k: usize,
+    rows: usize,
+    data: &[Vec<u8>],
+    len: usize,
+) -> Vec<Vec<u8>> {
+    let mut par = vec![vec![0u8; len]; rows];
+    let srcs: Vec<*const u8> = data.iter().map(|d| d.as_ptr()).collect();
+    let dsts: Vec<*mut u8> = par.iter_mut().map(|p| p.as_mut_ptr()).collect();
+    // SAFETY: k sources and `rows` destinations of at least `len` bytes; tables of
+    // k * rows * 32 bytes.
+    unsafe {
+        pmec::isal_abi::ec_encode_data(
+            len as i32,
+            k as i32,
+            rows as i32,
+            tables.as_ptr(),
+            srcs.as_ptr(),
+            dsts.as_ptr(),
+        )
+    };
+    par
+}
