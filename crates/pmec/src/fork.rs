@@ -9,24 +9,26 @@
 //! over) and the parent's copy, possibly locked, is left unused in the child's memory.
 
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, Once};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 static GENERATION: AtomicU64 = AtomicU64::new(0);
-static AT_FORK: Once = Once::new();
+static REGISTERED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn forked() {
     GENERATION.fetch_add(1, Ordering::Relaxed);
 }
 
-/// How many `fork()`s separate this process from the one that first asked (0 there). Counts
-/// forks from the first call on (a [`ForkSafe`] value made before it has no earlier fork to
-/// forget).
+/// A number that changes with every `fork()` (in the child) from the first call on (a
+/// [`ForkSafe`] value made before it has no earlier fork to forget).
 pub fn generation() -> u64 {
-    AT_FORK.call_once(|| {
+    // Not a `Once`: a fork while another thread ran its set-up would leave the child's copy
+    // running for ever, and every later call there waiting for it. Two threads may both
+    // register the handler; then a fork moves the number on by two, which is as good.
+    if !REGISTERED.load(Ordering::Acquire) && !REGISTERED.swap(true, Ordering::AcqRel) {
         // SAFETY: registers a child handler that only adds to an atomic (async-signal-safe).
         unsafe { libc::pthread_atfork(None, None, Some(forked)) };
-    });
+    }
     GENERATION.load(Ordering::Acquire)
 }
 
@@ -79,6 +81,17 @@ impl<T> ForkSafe<T> {
         // SAFETY: as above; slots live as long as the process.
         let slot: &Slot<T> = unsafe { &*p };
         slot.value.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl<T> Drop for ForkSafe<T> {
+    fn drop(&mut self) {
+        let p = *self.current.get_mut();
+        if !p.is_null() {
+            // SAFETY: no guard outlives `&mut self`; slots of earlier fork generations stay
+            // leaked (they may be locked).
+            drop(unsafe { Box::from_raw(p) });
+        }
     }
 }
 
