@@ -305,4 +305,9 @@ crash-check: build
 	    out=$$($$pmlab crash --config nvm-lalea --set controller.logging=$$l $(TINY_CACHES) --require-counter logging.absorbed_writebacks --workload $$w --points $(CRASH_POINTS) 2>&1); \
 	    rc=$$?; echo "$$out" | grep -E "^passed|first failing|require-counter" ; [ $$rc -eq 0 ] || fail=1; \
 	  done; \
+	done; \
+	for l in lalea lalea+blom lalea-lad; do \
+	  printf "%-24s %-14s " "logging=$$l, log wraps" tpcc-hw; \
+	  out=$$($$pmlab crash --config nvm-lalea --set controller.logging=$$l --workload tpcc-hw --ops 1500 --points $(CRASH_POINTS) 2>&1); \
+	  rc=$$?; echo "$$out" | grep -E "^passed|first failing|not reclaimed" ; [ $$rc -eq 0 ] || fail=1; \
 	done; exit $$fail

@@ -413,6 +413,28 @@ fn broken_hardware_logging_is_caught() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
+#[test]
+fn a_log_never_reclaimed_fails_the_run() {
+    // Logs freed out of order with the thread's register stuck (`free-before-register`): in a
+    // run this short the log never wraps, so recovery replays the same (correct) records and
+    // every crash point passes; the uncut run's leaked logs fail it.
+    for scheme in ["redu", "lalea"] {
+        let o = crash_hw_sized(
+            "tpcc-hw",
+            "120",
+            "20",
+            &[
+                format!("controller.logging={scheme}"),
+                "controller.logging_fault=free-before-register".to_string(),
+            ],
+        );
+        let (out, err) = text(&o);
+        assert!(!o.status.success(), "{scheme}: {out}");
+        assert!(out.contains("passed 20 / 20"), "{out}");
+        assert!(err.contains("not reclaimed"), "{err}");
+    }
+}
+
 /// Direct-mapped 1 KiB caches: lines a transaction wrote are evicted while it is open, so the
 /// logging engines' no-steal path (`absorbs_writeback`) is taken; with the presets' caches it
 /// never is.

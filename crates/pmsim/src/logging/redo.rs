@@ -91,6 +91,9 @@ pub enum Fault {
     KeepUncommittedStaged,
     /// Cache write-backs of lines an open transaction wrote reach PM (no no-steal).
     StealWritebacks,
+    /// A transaction's log is freed as soon as its in-place updates are durable, and the
+    /// thread's register never passes it (the engine's order of reclaim ignored).
+    FreeBeforeRegister,
 }
 
 /// What is logged, and when a transaction commits.
@@ -801,8 +804,8 @@ impl RedoEngine {
         // partitions), so no transaction waits for another thread's.
         let t = a.thread as usize;
         match self.order[t].iter_mut().find(|(s, _)| *s == stamp) {
-            Some(e) => e.1 = Some(a.records),
-            None => self.free_log(stamp, a.records),
+            Some(e) if self.fault != Fault::FreeBeforeRegister => e.1 = Some(a.records),
+            _ => self.free_log(stamp, a.records),
         }
         while let Some((s, Some(_))) = self.order[t].front() {
             let s = *s;
@@ -1066,10 +1069,11 @@ impl LoggingEngine for RedoEngine {
             "steal-writebacks" => Fault::StealWritebacks,
             "no-adr-flush" if blom => Fault::NoAdrFlush,
             "keep-uncommitted-staged" if lad => Fault::KeepUncommittedStaged,
+            "free-before-register" => Fault::FreeBeforeRegister,
             _ => {
                 return Err(format!(
                     "controller.logging_fault = \"{fault}\": not a fault of logging engine \"{}\" \
-                     (it has header-before-entries, steal-writebacks{}{})",
+                     (it has header-before-entries, steal-writebacks, free-before-register{}{})",
                     self.name,
                     if blom { ", no-adr-flush" } else { "" },
                     if lad { ", keep-uncommitted-staged" } else { "" },
@@ -1097,6 +1101,13 @@ impl LoggingEngine for RedoEngine {
         s.set("logging.adr_overflows", self.c.adr_overflows);
         s.set("logging.inplace_writes", self.c.inplace_writes);
         s.set("logging.absorbed_writebacks", self.c.absorbed);
+        // Transactions whose log is still held (in-place updates outstanding, or the register
+        // not past them): 0 once a run has drained, or the log leaks and, where it wraps, a
+        // stale header leads recovery to reused lines (`pmlab crash` requires 0).
+        s.set(
+            "logging.logs_unreclaimed",
+            (self.applying.len() + self.order.iter().map(|o| o.len()).sum::<usize>()) as u64,
+        );
         s.set_histogram("logging.commit_latency_ps", self.c.commit_latency.clone());
         s.set_histogram(
             "logging.commit_latency_from_last_store_ps",
