@@ -843,21 +843,32 @@ static int self_handle(struct nvc_file *f)
 {
     if (f->self_fh != MPI_FILE_NULL || f->file_gone)
         return MPI_SUCCESS;
+    /* Where the drains open the file: its name, or a descriptor's /proc/self/fd name (kept out
+       of f->path, which messages and a later drain's identity check use). */
+    char via[NVC_PATH_MAX + 32];
+    int held = -1;
+    snprintf(via, sizeof via, "%s", f->path);
     if (!same_file(f)) {
         /* Renamed (or linked elsewhere and unlinked here): the MPI-IO library's own descriptor
            still leads to the file, whose new name takes the drains, as plain MPI-IO's writes
            went to the file under whatever name it has. */
         char moved[NVC_PATH_MAX];
-        if (nvc_file_find_open(&f->file_id, !nvc_rt.multi_host, f->path + f->path_off, moved, sizeof moved) == 0 &&
+        if (nvc_file_find_open(&f->file_id, !nvc_rt.multi_host, f->path + f->path_off, moved, sizeof moved, &held) ==
+                0 &&
             f->path_off + strlen(moved) < sizeof f->path) {
-            if (!strncmp(moved, "/proc/self/fd/", 14))
+            if (held >= 0) {
                 nvc_msg("%s was unlinked while open but is linked under another name: its cached writes go to "
-                        "the file through the MPI-IO library's descriptor",
+                        "the file through a descriptor of it",
                         f->path + f->path_off);
-            else
+                snprintf(via, sizeof via, "%.*s%s", (int)f->path_off, f->path, moved);
+            } else {
                 nvc_msg("%s was renamed while open: its cached writes go to %s", f->path + f->path_off, moved);
-            snprintf(f->path + f->path_off, sizeof f->path - f->path_off, "%s", moved);
+                snprintf(f->path + f->path_off, sizeof f->path - f->path_off, "%s", moved);
+                snprintf(via, sizeof via, "%s", f->path);
+            }
         } else {
+            if (held >= 0)
+                close(held);
             nvc_msg("%s was deleted (or replaced) while open: its cached writes are discarded, as they are "
                     "with the deleted file under MPI-IO",
                     f->path);
@@ -865,7 +876,9 @@ static int self_handle(struct nvc_file *f)
             return MPI_SUCCESS;
         }
     }
-    int rc = PMPI_File_open(MPI_COMM_SELF, f->path, MPI_MODE_WRONLY, MPI_INFO_NULL, &f->self_fh);
+    int rc = PMPI_File_open(MPI_COMM_SELF, via, MPI_MODE_WRONLY, MPI_INFO_NULL, &f->self_fh);
+    if (held >= 0)
+        close(held); /* the handle has a descriptor of its own now */
     if (rc != MPI_SUCCESS) {
         nvc_msg("%s: MPI_File_open(MPI_COMM_SELF, write-only) for flushing failed (error %d)", f->path, rc);
         f->self_fh = MPI_FILE_NULL;
@@ -1915,7 +1928,12 @@ static int64_t outlives_delete(struct nvc_file *f)
     if (nvc_file_id_get(f->path, &now) == 0 && nvc_file_id_same(&f->file_id, &now, !nvc_rt.multi_host))
         return stat(name, &sb) == 0 && sb.st_nlink > 1;
     /* The name leads elsewhere or nowhere: the file survives if it is linked anywhere. */
-    return f->file_id.ino && nvc_file_find_open(&f->file_id, !nvc_rt.multi_host, name, moved, sizeof moved) == 0;
+    int held;
+    if (!f->file_id.ino || nvc_file_find_open(&f->file_id, !nvc_rt.multi_host, name, moved, sizeof moved, &held) != 0)
+        return 0;
+    if (held >= 0)
+        close(held);
+    return 1;
 }
 
 int nvc_close(MPI_File *fh)

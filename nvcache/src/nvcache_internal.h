@@ -226,11 +226,11 @@ uint64_t nvc_fnv1a(uint64_t h, const char *s);
 /** The current name of file `id` (compared as nvc_file_id_same), found through a descriptor of
  *  this process that has it open (the MPI-IO library's own, for a file the application renamed
  *  while it had it open), or, when that descriptor's name was removed after the file was linked
- *  elsewhere, in the directory of `near` (its old name), or else "/proc/self/fd/N" of that
- *  descriptor (the file is still linked somewhere, valid while the descriptor stays open): 0 with
- *  the name in path (n bytes), or -1 when the file has no name any more (deleted) or is not open
- *  here. */
-int nvc_file_find_open(const struct nvc_file_id *id, int with_dev, const char *near, char *path, size_t n);
+ *  elsewhere, in the directory of `near` (its old name), or else "/proc/self/fd/N" of a copy of
+ *  that descriptor made here, N in *held (the file is still linked somewhere; the caller closes
+ *  *held once done with the name, else *held is -1): 0 with the name in path (n bytes), or -1 when
+ *  the file has no name any more (deleted) or is not open here. */
+int nvc_file_find_open(const struct nvc_file_id *id, int with_dev, const char *near, char *path, size_t n, int *held);
 /** Reads the identity of the open file fd; 0 or -1. */
 int nvc_file_id_fd(int fd, struct nvc_file_id *id);
 /** Whether b is the file a names, comparing the device only when with_dev is set (one file

@@ -227,8 +227,9 @@ static int find_in_dir(const struct nvc_file_id *id, int with_dev, const char *n
     return found;
 }
 
-int nvc_file_find_open(const struct nvc_file_id *id, int with_dev, const char *near, char *path, size_t n)
+int nvc_file_find_open(const struct nvc_file_id *id, int with_dev, const char *near, char *path, size_t n, int *held)
 {
+    *held = -1;
     DIR *d = opendir("/proc/self/fd");
     if (!d)
         return -1;
@@ -265,8 +266,19 @@ int nvc_file_find_open(const struct nvc_file_id *id, int with_dev, const char *n
     if (find_in_dir(id, with_dev, near, path, n) == 0)
         return 0;
     /* Linked only in a directory not searched (the name was removed after a link elsewhere):
-       the descriptor itself still leads to the file. */
-    return (size_t)snprintf(path, n, "/proc/self/fd/%ld", linked) < n ? 0 : -1;
+       a descriptor leads to the file. A copy of our own, checked again, since another thread
+       of the program may close that descriptor and reuse its number for another file. */
+    int dup = fcntl((int)linked, F_DUPFD_CLOEXEC, 0);
+    struct nvc_file_id again;
+    if (dup < 0)
+        return -1;
+    if (nvc_file_id_fd(dup, &again) != 0 || !nvc_file_id_same(id, &again, with_dev) ||
+        (size_t)snprintf(path, n, "/proc/self/fd/%d", dup) >= n) {
+        close(dup);
+        return -1;
+    }
+    *held = dup;
+    return 0;
 }
 
 uint64_t nvc_fnv1a(uint64_t h, const char *s)
