@@ -276,6 +276,11 @@ crash-check: build
 	    done; \
 	  done; \
 	done; \
+	for w in $(REMOTE_WORKLOADS); do \
+	  printf "%-24s %-14s " "4 RDMA clients bsp 100ns" $$w; \
+	  out=$$($$pmlab crash --config nvm-ppo --set controller.ordering=broi --set network.persistence=bsp --set network.latency_ns=100 --workload $$w --threads 4 --remote 4 --points $(CRASH_POINTS) 2>&1); \
+	  rc=$$?; echo "$$out" | grep -E "^passed|first failing|persist order violated" ; [ $$rc -eq 0 ] || fail=1; \
+	done; \
 	for b in $(BMO_ENGINES); do \
 	  for w in $(PMWEAVER_WORKLOADS); do \
 	    printf "%-24s %-14s " "pcm-pmweaver $$b+pmweaver" $$w; \

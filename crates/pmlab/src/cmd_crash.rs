@@ -7,6 +7,7 @@ use pmsim::pmtrace::{Op, TraceEvent};
 use pmsim::time::Ps;
 use pmsim::{SimConfig, System};
 use pmwork::{CommitLog, CrashImage, Fault, GenOptions, Params, Workload};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -266,7 +267,12 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
         println!("{name}: {}", stats.counter(name));
     }
 
-    let promises = ClientPromises::new(&events, &p, &cfg.network.persistence);
+    let promises = ClientPromises::new(
+        &events,
+        &p,
+        &cfg.network.persistence,
+        cfg.controller.logging == "none",
+    );
 
     let bar = ProgressBar::new(points.len() as u64);
     bar.set_style(
@@ -451,14 +457,25 @@ fn choose_points(n: usize, end: Ps, fences: &[(Ps, u16)], seed: u64) -> Vec<Poin
 /// fence (a transaction's end). A client whose fence returned early (a model that stops waiting
 /// for the acknowledgement) then has events the oracle counts as complete whose data the
 /// server's image lacks.
+///
+/// The workload's oracle judges the client by meaning (its recovered data structure); the
+/// promise is also checked byte by byte: every byte a client's `RdmaPwrite` wrote last in the
+/// whole trace, before a fence that completed, must be in the server's image. (A mutation
+/// audit's server that acknowledged a client's write one write early under `bsp` passed 1000
+/// of 1000 points of the oracle at 100 ns links; the byte check failed some.) Under hardware
+/// logging the server's recovery may roll a client's bytes back with their transaction, so
+/// only the oracle judges there.
 struct ClientPromises {
     /// Per thread, the thread's event counts just after each promising fence, in order (empty
     /// for local threads and modes that promise nothing).
     after_fence: Vec<Vec<u64>>,
+    /// Per client thread, (the thread's event count at, address, value) of each byte one of
+    /// its `RdmaPwrite`s wrote last in the trace, in order; empty where bytes are not checked.
+    final_bytes: Vec<Vec<(u64, u64, u8)>>,
 }
 
 impl ClientPromises {
-    fn new(events: &[TraceEvent], p: &Params, mode: &str) -> ClientPromises {
+    fn new(events: &[TraceEvent], p: &Params, mode: &str, check_bytes: bool) -> ClientPromises {
         let threads = p.threads as usize;
         let first_client = threads - (p.remote_threads as usize).min(threads);
         let mut after_fence = vec![Vec::new(); threads];
@@ -477,7 +494,55 @@ impl ClientPromises {
                 after_fence[t].push(seen[t]);
             }
         }
-        ClientPromises { after_fence }
+        let mut final_bytes = vec![Vec::new(); threads];
+        if check_bytes && after_fence.iter().any(|f| !f.is_empty()) {
+            // The last writer (event index) of every byte written in the trace.
+            let mut last: HashMap<u64, usize> = HashMap::new();
+            for (i, ev) in events.iter().enumerate() {
+                if matches!(ev.op, Op::Store | Op::NtStore | Op::RdmaPwrite) {
+                    for b in 0..u64::from(ev.size.max(u16::from(ev.value_len))) {
+                        last.insert(ev.addr + b, i);
+                    }
+                }
+            }
+            let mut seen = vec![0u64; threads];
+            for (i, ev) in events.iter().enumerate() {
+                let t = ev.thread as usize;
+                if t >= threads {
+                    continue;
+                }
+                seen[t] += 1;
+                if t >= first_client && ev.op == Op::RdmaPwrite {
+                    for b in 0..ev.value_len as usize {
+                        if last.get(&(ev.addr + b as u64)) == Some(&i) {
+                            final_bytes[t].push((seen[t], ev.addr + b as u64, ev.value[b]));
+                        }
+                    }
+                }
+            }
+        }
+        ClientPromises {
+            after_fence,
+            final_bytes,
+        }
+    }
+
+    /// The first byte thread `t`'s completed fences promised durable (see the type) that
+    /// `image` lacks, described, given `retired` events of the thread retired.
+    fn missing_byte(&self, t: usize, retired: u64, image: &CrashImage) -> Option<String> {
+        let promised = self.promised(t, retired);
+        self.final_bytes[t]
+            .iter()
+            .take_while(|&&(e, _, _)| e <= promised)
+            .find_map(|&(e, a, v)| {
+                let got = image.line(a & !63).map_or(0, |l| l[(a & 63) as usize]);
+                (got != v).then(|| {
+                    format!(
+                        "RDMA client thread {t}: byte {a:#x} of its event {e}, which a completed \
+                         fence promised durable, is {got:#04x} in the server's image, not {v:#04x}"
+                    )
+                })
+            })
     }
 
     /// Events of thread `t` its completed fences promise durable, given `retired` events retired.
@@ -519,5 +584,73 @@ fn check_point(
                 .max(promises.promised(th, sys.retired_events(th)))
         })
         .collect();
+    if let Some(m) = (0..p.threads as usize)
+        .find_map(|th| promises.missing_byte(th, sys.retired_events(th), &image))
+    {
+        return Ok(Err(m));
+    }
     Ok(w.oracle(p, commits, &image, &completed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(threads: u16, remote: u16) -> Params {
+        Params {
+            ops: 1,
+            threads,
+            seed: 1,
+            remote_threads: remote,
+            janus_hints: false,
+            value_bytes: 8,
+        }
+    }
+
+    /// Thread 1 (the client) writes 0x46 at A over RDMA and fences; thread 0 (local) stores
+    /// at B later, and the client's second write of B is overwritten by it.
+    fn trace() -> Vec<TraceEvent> {
+        let (a, b) = (0x1000u64, 0x2000u64);
+        vec![
+            TraceEvent::store(Op::RdmaPwrite, 1, 1, a, &[0x45], 0),
+            TraceEvent::store(Op::RdmaPwrite, 1, 1, a, &[0x46], 0),
+            TraceEvent::store(Op::RdmaPwrite, 1, 1, b, &[0x11], 0),
+            TraceEvent::marker(Op::Sfence, 1, 2, 0),
+            TraceEvent::store(Op::Store, 0, 3, b, &[0x22], 0),
+            TraceEvent::store(Op::RdmaPwrite, 1, 1, a + 64, &[0x77], 0),
+        ]
+    }
+
+    fn image(bytes: &[(u64, u8)]) -> CrashImage {
+        let mut img = CrashImage::new();
+        for &(a, v) in bytes {
+            let mut line = img.line(a & !63).copied().unwrap_or([0; 64]);
+            line[(a & 63) as usize] = v;
+            img.set_line(a & !63, line);
+        }
+        img
+    }
+
+    #[test]
+    fn a_byte_a_completed_fence_promised_must_be_in_the_image() {
+        let pr = ClientPromises::new(&trace(), &params(2, 1), "sync", true);
+        // Before the fence completed (3 events retired): nothing promised.
+        assert_eq!(pr.missing_byte(1, 3, &image(&[])), None);
+        // After it: A's last value is promised; B's client write is not (a later store of
+        // thread 0 overwrites it), nor the write after the fence.
+        let err = pr.missing_byte(1, 5, &image(&[])).expect("A missing");
+        assert!(err.contains("0x1000") && err.contains("not 0x46"), "{err}");
+        assert!(pr.missing_byte(1, 5, &image(&[(0x1000, 0x45)])).is_some());
+        assert_eq!(pr.missing_byte(1, 5, &image(&[(0x1000, 0x46)])), None);
+        // A local thread promises nothing; modes that promise nothing check nothing.
+        assert_eq!(pr.missing_byte(0, 5, &image(&[])), None);
+        let none = ClientPromises::new(&trace(), &params(2, 1), "none", true);
+        assert_eq!(none.missing_byte(1, 5, &image(&[])), None);
+        // Under bsp only a full fence promises.
+        let bsp = ClientPromises::new(&trace(), &params(2, 1), "bsp", true);
+        assert_eq!(bsp.missing_byte(1, 5, &image(&[])), None);
+        // Bytes not checked (a logging engine's recovery judges the image).
+        let off = ClientPromises::new(&trace(), &params(2, 1), "sync", false);
+        assert_eq!(off.missing_byte(1, 5, &image(&[])), None);
+    }
 }
