@@ -227,6 +227,29 @@ fn a_deduplicated_write_never_lands_before_an_older_write_of_its_line() {
 }
 
 #[test]
+fn an_encrypted_write_never_lands_before_an_older_write_of_its_line() {
+    // Counter-mode encryption: the first write of a line misses the counter cache (a metadata
+    // fetch from PM), the next one, right behind it, hits and would be ready first. Writes of
+    // one line leave the engine in order, so the younger bytes are the line's last.
+    let cfg = SimConfig::preset("nvm-ppo").unwrap();
+    let mut mem = pmsim::memsys::MemorySystem::new(
+        &cfg,
+        Box::new(pmsim::scheduler::FrFcfs),
+        Box::new(pmsim::bmo::EncBmt::default()),
+    );
+    let l = pmsim::config::DEFAULT_PM_BASE + (3 << 20);
+    let (x, y) = ([1u8; 64], [2u8; 64]);
+    mem.submit(line_write(1, l, &x, false), 0);
+    mem.submit(line_write(2, l, &y, false), 1000);
+    while mem.step().is_some() {}
+    assert_eq!(
+        mem.durable_image().line(l),
+        Some(&y),
+        "the younger write's bytes must be the line's last"
+    );
+}
+
+#[test]
 fn a_duplicate_write_holding_a_kept_entry_gives_the_entry_back() {
     // A write that takes a WPQ entry kept for it (LAD's staged lines) but that deduplication
     // finds needs no media write never enters the WPQ: the kept entry must be free again.
