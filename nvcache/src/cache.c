@@ -1113,7 +1113,12 @@ static int bypass(struct nvc_file *f, const char *why, int quiet)
             }
             if (st == NVC_BYPASS || st == NVC_ERR)
                 break;
+            /* DRAINING: another drain holds the part, possibly the close of its open in another
+               thread of this process, which needs the lock to finish (it hung the process):
+               wait without it (this drain has claimed nothing here). */
+            pthread_mutex_unlock(&nvc_rt.slot_lock);
             sleep_us(200);
+            pthread_mutex_lock(&nvc_rt.slot_lock);
         }
     }
     if (f->self_fh != MPI_FILE_NULL)
