@@ -341,24 +341,11 @@ fn hand_made_tables_give_the_same_tail_as_isal() {
             let srcs: Vec<Vec<u8>> = (0..k).map(|_| rng.bytes(len)).collect();
             let s: Vec<&[u8]> = srcs.iter().map(|v| v.as_slice()).collect();
             let mut a = vec![vec![0u8; len]; rows];
-            let mut b = vec![vec![0u8; len]; rows];
             {
                 let mut ar: Vec<&mut [u8]> = a.iter_mut().map(|v| v.as_mut_slice()).collect();
                 l.encode_data(k, &tables, &s, &mut ar);
             }
-            let dp: Vec<*const u8> = s.iter().map(|d| d.as_ptr()).collect();
-            let cp: Vec<*mut u8> = b.iter_mut().map(|c| c.as_mut_ptr()).collect();
-            // SAFETY: k sources and `rows` outputs of len bytes, tables of k * rows * 32 bytes.
-            unsafe {
-                pmec::isal_abi::ec_encode_data(
-                    len as i32,
-                    k as i32,
-                    rows as i32,
-                    tables.as_ptr(),
-                    dp.as_ptr(),
-                    cp.as_ptr(),
-                )
-            };
+            let b = common::isal_encode(&tables, k, rows, &srcs, len);
             assert_eq!(a, b, "len {len}, k {k}");
         }
     }
