@@ -256,7 +256,7 @@ crash-check: build
 	    th=$$($$pmlab workloads | awk -v w=$$w '$$1==w {print $$4}'); [ $$th -gt $$hw ] && th=$$hw; \
 	    printf "%-13s %-14s " $$c $$w; \
 	    out=$$($$pmlab crash --config $$c --workload $$w --threads $$th --points $(CRASH_POINTS) 2>&1); \
-	    rc=$$?; echo "$$out" | grep -E "^passed|first failing" ; [ $$rc -eq 0 ] || fail=1; \
+	    rc=$$?; echo "$$out" | grep -E "^passed|^pmlab:|first failing" ; [ $$rc -eq 0 ] || fail=1; \
 	  done; \
 	done; \
 	for o in $(BUFFERED_ORDERINGS); do \
@@ -264,7 +264,7 @@ crash-check: build
 	    th=$$($$pmlab workloads | awk -v w=$$w '$$1==w {print $$4}'); [ $$th -gt 8 ] && th=8; \
 	    printf "%-24s %-14s " "nvm-ppo ordering=$$o" $$w; \
 	    out=$$($$pmlab crash --config nvm-ppo --set controller.ordering=$$o --workload $$w --threads $$th --points $(CRASH_POINTS) 2>&1); \
-	    rc=$$?; echo "$$out" | grep -E "^passed|first failing|persist order violated" ; [ $$rc -eq 0 ] || fail=1; \
+	    rc=$$?; echo "$$out" | grep -E "^passed|^pmlab:|first failing|persist order violated" ; [ $$rc -eq 0 ] || fail=1; \
 	  done; \
 	done; \
 	for o in $(BUFFERED_ORDERINGS); do \
@@ -272,47 +272,47 @@ crash-check: build
 	    for w in $(REMOTE_WORKLOADS); do \
 	      printf "%-24s %-14s " "4 RDMA clients $$o/$$n" $$w; \
 	      out=$$($$pmlab crash --config nvm-ppo --set controller.ordering=$$o --set network.persistence=$$n --workload $$w --threads 4 --remote 4 --points $(CRASH_POINTS) 2>&1); \
-	      rc=$$?; echo "$$out" | grep -E "^passed|first failing|persist order violated" ; [ $$rc -eq 0 ] || fail=1; \
+	      rc=$$?; echo "$$out" | grep -E "^passed|^pmlab:|first failing|persist order violated" ; [ $$rc -eq 0 ] || fail=1; \
 	    done; \
 	  done; \
 	done; \
 	for w in $(REMOTE_WORKLOADS); do \
 	  printf "%-24s %-14s " "4 RDMA clients bsp 100ns" $$w; \
 	  out=$$($$pmlab crash --config nvm-ppo --set controller.ordering=broi --set network.persistence=bsp --set network.latency_ns=100 --workload $$w --threads 4 --remote 4 --points $(CRASH_POINTS) 2>&1); \
-	  rc=$$?; echo "$$out" | grep -E "^passed|first failing|persist order violated" ; [ $$rc -eq 0 ] || fail=1; \
+	  rc=$$?; echo "$$out" | grep -E "^passed|^pmlab:|first failing|persist order violated" ; [ $$rc -eq 0 ] || fail=1; \
 	done; \
 	for b in $(BMO_ENGINES); do \
 	  for w in $(PMWEAVER_WORKLOADS); do \
 	    printf "%-24s %-14s " "pcm-pmweaver $$b+pmweaver" $$w; \
 	    out=$$($$pmlab crash --config pcm-pmweaver --set controller.bmo=$$b --set controller.predictor=pmweaver --workload $$w --points $(CRASH_POINTS) 2>&1); \
-	    rc=$$?; echo "$$out" | grep -E "^passed|first failing" ; [ $$rc -eq 0 ] || fail=1; \
+	    rc=$$?; echo "$$out" | grep -E "^passed|^pmlab:|first failing" ; [ $$rc -eq 0 ] || fail=1; \
 	  done; \
 	done; \
 	for w in $(PMWEAVER_WORKLOADS); do \
 	  printf "%-24s %-14s " "nvm-lalea no ADR, tiny" $$w; \
 	  out=$$($$pmlab crash --config nvm-lalea --set controller.adr=false $(TINY_CACHES) --workload $$w --threads 4 --points $(CRASH_POINTS) 2>&1); \
-	  rc=$$?; echo "$$out" | grep -E "^passed|first failing" ; [ $$rc -eq 0 ] || fail=1; \
+	  rc=$$?; echo "$$out" | grep -E "^passed|^pmlab:|first failing" ; [ $$rc -eq 0 ] || fail=1; \
 	done; \
 	for l in $(LOGGING_SCHEMES); do \
 	  printf "%-24s %-14s " "logging=$$l no ADR, tiny" tatp-hw; \
 	  out=$$($$pmlab crash --config nvm-lalea --set controller.logging=$$l --set controller.adr=false $(TINY_CACHES) --workload tatp-hw --points $(CRASH_POINTS) 2>&1); \
-	  rc=$$?; echo "$$out" | grep -E "^passed|first failing" ; [ $$rc -eq 0 ] || fail=1; \
+	  rc=$$?; echo "$$out" | grep -E "^passed|^pmlab:|first failing" ; [ $$rc -eq 0 ] || fail=1; \
 	done; \
 	for l in $(LOGGING_SCHEMES); do \
 	  for w in $$($$pmlab workloads | awk 'NR>1 && $$2=="hwtx" {print $$1}'); do \
 	    printf "%-24s %-14s " "nvm-lalea logging=$$l" $$w; \
 	    out=$$($$pmlab crash --config nvm-lalea --set controller.logging=$$l --workload $$w --points $(CRASH_POINTS) 2>&1); \
-	    rc=$$?; echo "$$out" | grep -E "^passed|first failing" ; [ $$rc -eq 0 ] || fail=1; \
+	    rc=$$?; echo "$$out" | grep -E "^passed|^pmlab:|first failing" ; [ $$rc -eq 0 ] || fail=1; \
 	    printf "%-24s %-14s " "  3 channels x 3 banks" $$w; \
 	    out=$$($$pmlab crash --config nvm-lalea --set controller.logging=$$l --set device.channels=3 --set device.banks=3 --workload $$w --points $(CRASH_POINTS) 2>&1); \
-	    rc=$$?; echo "$$out" | grep -E "^passed|first failing" ; [ $$rc -eq 0 ] || fail=1; \
+	    rc=$$?; echo "$$out" | grep -E "^passed|^pmlab:|first failing" ; [ $$rc -eq 0 ] || fail=1; \
 	    printf "%-24s %-14s " "  tiny caches (no-steal)" $$w; \
 	    out=$$($$pmlab crash --config nvm-lalea --set controller.logging=$$l $(TINY_CACHES) --require-counter logging.absorbed_writebacks --workload $$w --points $(CRASH_POINTS) 2>&1); \
-	    rc=$$?; echo "$$out" | grep -E "^passed|first failing|require-counter" ; [ $$rc -eq 0 ] || fail=1; \
+	    rc=$$?; echo "$$out" | grep -E "^passed|^pmlab:|first failing|require-counter" ; [ $$rc -eq 0 ] || fail=1; \
 	  done; \
 	done; \
 	for l in lalea lalea+blom lalea-lad; do \
 	  printf "%-24s %-14s " "logging=$$l, log wraps" tpcc-hw; \
 	  out=$$($$pmlab crash --config nvm-lalea --set controller.logging=$$l --workload tpcc-hw --ops 1500 --points $(CRASH_POINTS) 2>&1); \
-	  rc=$$?; echo "$$out" | grep -E "^passed|first failing|not reclaimed" ; [ $$rc -eq 0 ] || fail=1; \
+	  rc=$$?; echo "$$out" | grep -E "^passed|^pmlab:|first failing|not reclaimed" ; [ $$rc -eq 0 ] || fail=1; \
 	done; exit $$fail
