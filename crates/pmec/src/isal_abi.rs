@@ -155,7 +155,8 @@ impl Drop for NotBusy<'_> {
 /// Encodes one stripe as ISA-L does, with no per-thread state, no coordinator and no
 /// prefetching: for calls that cannot use the thread's caches (made while the thread's locals
 /// are being destroyed: from an `atexit` handler, a global destructor or a thread-local
-/// destructor).
+/// destructor; or where preparing them found no memory). Where the coefficients' memory
+/// cannot be had either, with [`encode_tables_reentrant`].
 ///
 /// # Safety
 /// As [`ec_encode_data`].
@@ -167,8 +168,28 @@ unsafe fn encode_plain(
     dsts: &[*mut u8],
     len: usize,
 ) {
+    if !can_allocate(k * rows * 32 * 4) {
+        encode_tables_reentrant(k, rows, tables, srcs, dsts, len);
+        return;
+    }
     let coefs = Coefs::from_isal_tables(rows, k, tables);
     kernels::encode_linear(isa_for(&coefs), srcs, dsts, &coefs, len, false, false);
+}
+
+/// [`encode_reentrant`] over `ec_encode_data`'s `rows x k` tables.
+///
+/// # Safety
+/// As [`ec_encode_data`].
+unsafe fn encode_tables_reentrant(
+    k: usize,
+    rows: usize,
+    tables: &[u8],
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    len: usize,
+) {
+    let table = |r: usize, j: usize| tables[(r * k + j) * 32..].as_ptr();
+    encode_reentrant(rows, k, table, srcs, dsts, len, false);
 }
 
 /// `dsts[r] (^)= sum over j of table(r, j) x srcs[j]` for `rows x cols` ISA-L tables (32 bytes
@@ -335,8 +356,7 @@ pub unsafe fn ec_encode_data(
         if busy.replace(true) {
             // a signal handler interrupting this thread's call, which may be inside the
             // allocator
-            let table = |r: usize, j: usize| tables[(r * k + j) * 32..].as_ptr();
-            encode_reentrant(rows, k, table, srcs, dsts, len, false);
+            encode_tables_reentrant(k, rows, tables, srcs, dsts, len);
             return;
         }
         let _not_busy = NotBusy(busy);
@@ -396,12 +416,7 @@ unsafe fn encode_on_thread(
         }
     }
     let Some(p) = prepared(k, rows, tables, last) else {
-        if can_allocate(k * rows * 32 * 4) {
-            encode_plain(k, rows, tables, srcs, dsts, len);
-        } else {
-            let table = |r: usize, j: usize| tables[(r * k + j) * 32..].as_ptr();
-            encode_reentrant(rows, k, table, srcs, dsts, len, false);
-        }
+        encode_plain(k, rows, tables, srcs, dsts, len);
         return;
     };
     // Another geometry than the last call's (or other tables) may have a decision to reuse too.

@@ -460,11 +460,11 @@ fn choose_points(n: usize, end: Ps, fences: &[(Ps, u16)], seed: u64) -> Vec<Poin
 ///
 /// The workload's oracle judges the client by meaning (its recovered data structure); the
 /// promise is also checked byte by byte: every byte a client's `RdmaPwrite` wrote last in the
-/// whole trace, before a fence that completed, must be in the server's image. (Only final
-/// values: a byte the trace writes again later, by the client or anyone, is left to the
-/// oracle, even at points before that later write.) (A mutation
-/// audit's server that acknowledged a client's write one write early under `bsp` passed 1000
-/// of 1000 points of the oracle at 100 ns links; the byte check failed some.) Under hardware
+/// whole trace, before a fence that completed, must be in the server's image: only final
+/// values, so a byte the trace writes again later, by the client or anyone, is left to the
+/// oracle, even at points before that later write. (A mutation audit's server that
+/// acknowledged a client's write one write early under `bsp` passed 1000 of 1000 points of the
+/// oracle at 100 ns links; the byte check failed some.) Under hardware
 /// logging the server's recovery may roll a client's bytes back with their transaction, so
 /// only the oracle judges there.
 struct ClientPromises {
@@ -480,31 +480,23 @@ impl ClientPromises {
     fn new(events: &[TraceEvent], p: &Params, mode: &str, check_bytes: bool) -> ClientPromises {
         let threads = p.threads as usize;
         let first_client = threads - (p.remote_threads as usize).min(threads);
-        let mut after_fence = vec![Vec::new(); threads];
-        let mut seen = vec![0u64; threads];
-        for ev in events {
-            let t = ev.thread as usize;
-            if t >= threads {
-                continue;
-            }
-            seen[t] += 1;
-            let promises = matches!(
-                (mode, ev.op),
+        let promises = |op: Op| {
+            matches!(
+                (mode, op),
                 ("sync", Op::Sfence | Op::Mfence) | ("bsp", Op::Mfence)
-            );
-            if t >= first_client && promises {
-                after_fence[t].push(seen[t]);
-            }
-        }
-        let mut final_bytes = vec![Vec::new(); threads];
-        // Event indices fit the per-byte table's u32 (crash traces are far smaller).
-        if check_bytes
-            && after_fence.iter().any(|f| !f.is_empty())
-            && events.len() < u32::MAX as usize
-        {
-            // The last writer (event index + 1; 0: none) of every byte written in the trace,
-            // per 64-byte line.
-            let mut last: FastMap<u64, [u32; 64]> = FastMap::default();
+            )
+        };
+        // Bytes are checked for a mode that promises anything (every such mode promises at a
+        // full fence), with clients; event indices fit the table's u32 (crash traces are far
+        // smaller).
+        let check_bytes = check_bytes
+            && promises(Op::Mfence)
+            && first_client < threads
+            && events.len() < u32::MAX as usize;
+        // The last writer (event index + 1; 0: none) of every byte written in the trace, per
+        // 64-byte line.
+        let mut last: FastMap<u64, [u32; 64]> = FastMap::default();
+        if check_bytes {
             for (i, ev) in events.iter().enumerate() {
                 if ev.op.writes_memory() {
                     let n = u64::from(ev.size.max(u16::from(ev.value_len)));
@@ -513,20 +505,27 @@ impl ClientPromises {
                     }
                 }
             }
-            let mut seen = vec![0u64; threads];
-            for (i, ev) in events.iter().enumerate() {
-                let t = ev.thread as usize;
-                if t >= threads {
-                    continue;
-                }
-                seen[t] += 1;
-                if t >= first_client && ev.op == Op::RdmaPwrite {
-                    for (b, &v) in ev.value[..ev.value_len as usize].iter().enumerate() {
-                        let a = ev.addr + b as u64;
-                        if last.get(&(a & !63)).map(|l| l[(a & 63) as usize]) == Some(i as u32 + 1)
-                        {
-                            final_bytes[t].push((seen[t], a, v));
-                        }
+        }
+        let mut after_fence = vec![Vec::new(); threads];
+        let mut final_bytes = vec![Vec::new(); threads];
+        let mut seen = vec![0u64; threads];
+        for (i, ev) in events.iter().enumerate() {
+            let t = ev.thread as usize;
+            if t >= threads {
+                continue;
+            }
+            seen[t] += 1;
+            if t < first_client {
+                continue;
+            }
+            if promises(ev.op) {
+                after_fence[t].push(seen[t]);
+            }
+            if check_bytes && ev.op == Op::RdmaPwrite {
+                for (b, &v) in ev.value[..ev.value_len as usize].iter().enumerate() {
+                    let a = ev.addr + b as u64;
+                    if last.get(&(a & !63)).map(|l| l[(a & 63) as usize]) == Some(i as u32 + 1) {
+                        final_bytes[t].push((seen[t], a, v));
                     }
                 }
             }
