@@ -241,7 +241,7 @@ static void scan_part(const char *dir, const char *file, uint64_t own_job)
         return;
     struct nvc_part_hdr *h = malloc(sizeof *h);
     if (h && pread(fd, h, sizeof *h, 0) == (ssize_t)sizeof *h && !memcmp(h->magic, "NVCPART1", 8) &&
-        h->version == NVC_PART_VERSION && h->jobid != own_job && !h->temporary &&
+        nvc_part_version_known(h->version) && h->jobid != own_job && !h->temporary &&
         (h->state == NVC_PART_ACTIVE || h->state == NVC_PART_DRAINING) && h->file_id.ino && !nvc_job_alive(dir, h->jobid)) {
         struct dead_part *np = realloc(dead.p, (dead.n + 1) * sizeof *np);
         if (np) {

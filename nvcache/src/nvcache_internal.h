@@ -109,8 +109,16 @@ uint64_t nvc_now_ns(void);
 
 enum nvc_part_state { NVC_PART_ACTIVE = 1, NVC_PART_DRAINING = 2, NVC_PART_BYPASS = 3, NVC_PART_CLOSED = 4 };
 
-/* Part header layout version: 2 added reserved, writers and reply before path (direct access). */
-#define NVC_PART_VERSION 2u
+/* Part header layout version: 2 added reserved, writers and reply before path (direct access);
+ * 3 added exact writes (which bytes of a partly written page to write back: partial and whole
+ * bits beside each dirty bit, byte masks after the data at mask_off).
+ * Version 2 parts are still recovered, a dirty page whole. */
+#define NVC_PART_VERSION 3u
+/** Whether a part header of version v is one this build reads (the current one, or 2). */
+static inline int nvc_part_version_known(uint32_t v)
+{
+    return v == NVC_PART_VERSION || v == 2u;
+}
 
 /** Persistent header at offset 0 of every part file (crash-consistent metadata). */
 /** What tells one file from another that later took its name: the inode number with the device
@@ -266,6 +274,11 @@ struct nvc_part_hdr {
                                   each write: an older value keeps a dirty part that could have been
                                   written back, or removes a clean one without growing the file (it
                                   holds no data). 0: unknown (parts of earlier builds), no check */
+    uint64_t mask_off;         /* version 3: offset of the byte masks after the data, per page a bit
+                                  per byte written (NVC_PAGE / 8 bytes), read where the page's
+                                  partial bit is set and its whole bit is not; the bitmap then has
+                                  three words per 64 pages (dirty, partial, whole). 0 (version 2):
+                                  dirty words only, dirty pages written back whole */
 };
 
 _Static_assert(sizeof(struct nvc_part_hdr) <= NVC_PAGE, "part header fits its page");
@@ -282,7 +295,16 @@ struct nvc_part {
     uint8_t *base;             /* mapping start */
     size_t map_len;
     int is_pmem, fd;
-    uint64_t *dirty;           /* persistent dirty bitmap, one bit per page */
+    uint64_t *dirty;           /* persistent bitmap: one dirty bit per page, in word 0 of each
+                                  `stride` words per 64 pages (1, or 3 with masks: then partial and
+                                  whole bits in words 1 and 2) */
+    unsigned stride;
+    uint8_t *masks;            /* per page, a bit per byte written (NVC_PAGE / 8 bytes); NULL for
+                                  a version 2 part */
+    uint64_t *mask_known;      /* volatile, this process: mask pages known to be allocated */
+    size_t mask_known_words;
+    int mask_fd;               /* a descriptor plus one (0: none) that a process without fd opened
+                                  to allocate mask pages */
     uint8_t *data;
     uint64_t alloc_end;        /* bytes of data area reserved with fallocate */
     uint64_t bm_alloc;         /* bytes of the bitmap known to be allocated */
@@ -340,9 +362,11 @@ void nvc_part_read(const struct nvc_part *p, uint64_t off, uint64_t len, uint64_
 /** Completes a direct writer's segments: data durable, then their dirty bits, then the size
  *  raised to end; then the writer leaves hdr->writers. */
 void nvc_part_writer_leave(struct nvc_part *p, const struct nvc_seg *segs, uint32_t n, uint64_t end);
-/** Clears dirty bits for pages fully or partly in [off, off+len) and persists them. */
+/** Clears dirty bits (and the exact-write marks) for pages fully or partly in [off, off+len) and
+ *  persists them: the caller has written every dirty byte of those pages back. */
 void nvc_part_clear_dirty(struct nvc_part *p, uint64_t off, uint64_t len);
-/** Finds the next run of dirty pages at or after *cursor (bytes); returns 0 when none. */
+/** Finds the next run of dirty bytes at or after *cursor (bytes): whole dirty pages, or within a
+ *  page written in part only the bytes its writes covered; returns 0 when none. */
 int nvc_part_next_dirty(const struct nvc_part *p, uint64_t *cursor, uint64_t *off, uint64_t *len);
 /** Maps a file offset to (part index, part-local offset). */
 static inline void nvc_file_to_part(uint64_t off, uint64_t stripe, uint32_t nparts, uint32_t *part, uint64_t *local)

@@ -1,9 +1,22 @@
 /* part.c: one NVRAM part of a cached file.
  *
- * A part file (in NVCACHE_DIR) is mapped with libpmem: [header 4 KiB][dirty bitmap][data].
- * Data bytes are written and persisted first, then their dirty bits (one per 4 KiB page), then the
- * write is acknowledged, so every acknowledged write is recoverable (recover.c). Space is reserved
- * with posix_fallocate before it is touched so that a full device gives ENOSPC instead of SIGBUS.
+ * A part file (in NVCACHE_DIR) is mapped with libpmem: [header 4 KiB][bitmap][data][byte masks].
+ * Data bytes are written and persisted first, then which of a page's bytes they are (for a page
+ * written in part), then their dirty bits (one per 4 KiB page), then the write is
+ * acknowledged, so every acknowledged write is recoverable (recover.c). Space is reserved with
+ * posix_fallocate before it is touched so that a full device gives ENOSPC instead of SIGBUS.
+ *
+ * Exact writes: a drain or a recovery writes back only the bytes the job wrote. Written back
+ * whole, a page partly written carried its other bytes -- the file's contents when the job
+ * opened it, or zeros -- over what another job wrote into that page meanwhile (two jobs writing
+ * disjoint bytes of one page: the last close undid the other's bytes, where plain MPI-IO keeps
+ * both). Per page a "partial" bit (its mask says which bytes), a "whole" bit (a write covered all
+ * of it; it wins, so that a write racing a partial one is never cut to the mask) and a mask of a
+ * bit per byte after the data. The bitmap words interleave (dirty, partial, whole for each 64
+ * pages), so one persist covers a write's three; the mask is persisted before them. A mask page
+ * (the masks of 8 data pages) is allocated only when a partial write first touches it, so parts
+ * written in whole pages take no mask space. Where one cannot be (the device is full) the page
+ * is marked whole, as before exact writes. Version 2 parts have dirty words only.
  */
 #define _GNU_SOURCE
 #include "nvcache_internal.h"
@@ -38,19 +51,62 @@ void nvc_part_persist(struct nvc_part *p, const void *addr, size_t len)
         nvc_msg("pmem_msync(%s) failed: %s", p->file, strerror(errno));
 }
 
+/* Bytes of one page's mask of written bytes. */
+#define MASK_BYTES (NVC_PAGE / 8)
+
+/* Bitmap words per 64 pages: dirty only (version 2), or dirty, partial and whole. */
+static uint64_t bitmap_stride(uint32_t version)
+{
+    return version >= 3 ? 3 : 1;
+}
+
+/* Bytes of the bitmap words of the first `pages` pages, in whole pages of the file. */
+static uint64_t bitmap_bytes(uint64_t pages, uint32_t version)
+{
+    uint64_t bm = (pages + 63) / 64 * 8 * bitmap_stride(version);
+    return (bm + NVC_PAGE - 1) / NVC_PAGE * NVC_PAGE;
+}
+
+/* The offsets of a header's regions from its capacity and version. */
 static void layout(struct nvc_part_hdr *h)
 {
-    uint64_t pages = h->capacity / NVC_PAGE;
-    uint64_t bm = (pages + 63) / 64 * 8;
     h->bitmap_off = NVC_PAGE;
-    h->data_off = NVC_PAGE + (bm + NVC_PAGE - 1) / NVC_PAGE * NVC_PAGE;
+    h->data_off = NVC_PAGE + bitmap_bytes(h->capacity / NVC_PAGE, h->version);
+    h->mask_off = h->version >= 3 ? h->data_off + h->capacity : 0;
+}
+
+/* The length of a part file with header h (its layout set). */
+static uint64_t layout_len(const struct nvc_part_hdr *h)
+{
+    if (!h->mask_off)
+        return h->data_off + h->capacity;
+    return h->mask_off + h->capacity / NVC_PAGE * MASK_BYTES;
 }
 
 static void attach(struct nvc_part *p)
 {
     p->hdr = (struct nvc_part_hdr *)p->base;
     p->dirty = (uint64_t *)(p->base + p->hdr->bitmap_off);
+    p->stride = (unsigned)bitmap_stride(p->hdr->version);
     p->data = p->base + p->hdr->data_off;
+    p->masks = p->hdr->mask_off ? p->base + p->hdr->mask_off : NULL;
+}
+
+/* The dirty, partial and whole bitmap words of pages 64 i .. 64 i + 63 (the last two only with
+ * masks). */
+static inline uint64_t *dirty_word(const struct nvc_part *p, uint64_t i)
+{
+    return &p->dirty[i * p->stride];
+}
+
+static inline uint64_t *partial_word(const struct nvc_part *p, uint64_t i)
+{
+    return &p->dirty[i * 3 + 1];
+}
+
+static inline uint64_t *whole_word(const struct nvc_part *p, uint64_t i)
+{
+    return &p->dirty[i * 3 + 2];
 }
 
 /* Maps len bytes of an open part file. Like pmem_map_file: MAP_SYNC first (a DAX file system:
@@ -83,13 +139,14 @@ int nvc_part_create(struct nvc_part *p, const char *file, const struct nvc_part_
     memset(p, 0, sizeof *p);
     snprintf(p->file, sizeof p->file, "%s", file);
     p->fd = -1;
-    /* Header page and the first bitmap page (the dirty bits of the first 128 MiB of data). */
+    /* Header page and the first bitmap page (the dirty bits of the first 128 MiB of data; 42 MiB
+       with the partial and whole bits beside them). */
     static __thread uint8_t first[2 * NVC_PAGE];
     struct nvc_part_hdr *h = (struct nvc_part_hdr *)first;
     memset(first, 0, sizeof first);
     *h = *init;
     layout(h);
-    size_t len = h->data_off + h->capacity;
+    size_t len = layout_len(h);
     int fd = open(file, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0 && errno == ENOENT && nvc_mkdirs(nvc_cfg.dir) == 0) /* the directory went away */
         fd = open(file, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -466,10 +523,18 @@ int nvc_part_make(struct nvc_part *p, uint64_t jobid, uint64_t fileid, uint32_t 
        file directly, as past any part's capacity). */
     struct rlimit fsize;
     if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY) {
-        uint64_t lim = (uint64_t)fsize.rlim_cur, room = 3 * NVC_PAGE + lim / (8 * NVC_PAGE);
-        uint64_t fit = lim > room ? (lim - room) / NVC_PAGE * NVC_PAGE : 0;
+        /* The data and the masks take 9/8 of the capacity; the header and the bitmap words (three
+           per 64 pages) the rest, in whole pages: shrink by pages until the layout fits. */
+        uint64_t lim = (uint64_t)fsize.rlim_cur, room = 6 * NVC_PAGE + 3 * (lim / (8 * NVC_PAGE));
+        uint64_t fit = lim > room ? (lim - room) / 9 * 8 / NVC_PAGE * NVC_PAGE : 0;
         if (fit < h.capacity)
             h.capacity = fit;
+        for (;;) {
+            layout(&h);
+            if (!h.capacity || layout_len(&h) <= lim)
+                break;
+            h.capacity -= NVC_PAGE;
+        }
         if (!h.capacity)
             return -EFBIG;
     }
@@ -519,15 +584,15 @@ const char *nvc_part_hdr_problem(const struct nvc_part_hdr *h, size_t mapped)
 {
     if (mapped < sizeof *h || memcmp(h->magic, "NVCPART1", 8))
         return "not an nvcache part (bad magic or size)";
-    if (h->version != NVC_PART_VERSION)
+    if (!nvc_part_version_known(h->version))
         /* Version 1 (before direct access) had no reserved/writers/reply fields: its path and
-           every later field would be read 16 bytes off. */
+           every later field would be read 16 bytes off. Version 2 has no exact-write region. */
         return "a header version this build does not read";
-    struct nvc_part_hdr want = {.capacity = h->capacity};
+    struct nvc_part_hdr want = {.capacity = h->capacity, .version = h->version};
     layout(&want);
     if (h->capacity == 0 || h->capacity % NVC_PAGE || h->bitmap_off != want.bitmap_off ||
-        h->data_off != want.data_off)
-        return "corrupt header (capacity, bitmap or data offset)";
+        h->data_off != want.data_off || h->mask_off != want.mask_off)
+        return "corrupt header (capacity, bitmap, data or exact-write offset)";
     if (h->stripe == 0 || h->nparts == 0 || h->index >= h->nparts)
         return "corrupt header (stripe, part count or index)";
     /* Every byte the part can hold maps to a file offset (nvc_part_to_file) that an off_t holds,
@@ -542,7 +607,7 @@ const char *nvc_part_hdr_problem(const struct nvc_part_hdr *h, size_t mapped)
         return "corrupt header (state)";
     if (!memchr(h->path, 0, sizeof h->path) || !memchr(h->host, 0, sizeof h->host))
         return "corrupt header (file or host name not terminated)";
-    if (h->capacity > mapped || h->data_off > mapped - h->capacity)
+    if (h->capacity > mapped || h->data_off > mapped - h->capacity || layout_len(h) > mapped)
         /* Written last at creation (the file is extended to its full length after its first two
            pages, header and bitmap): a file no longer than those is a creation that was
            interrupted before any data could be written. A longer one was cut afterwards, and
@@ -647,6 +712,12 @@ void nvc_part_close(struct nvc_part *p, int remove)
     else if (p->base)
         pmem_unmap(p->base, p->map_len);
     p->base = NULL;
+    free(p->mask_known);
+    p->mask_known = NULL;
+    p->mask_known_words = 0;
+    if (p->mask_fd > 0)
+        close(p->mask_fd - 1);
+    p->mask_fd = 0;
     if (p->fd >= 0)
         close(p->fd);
     p->fd = -1;
@@ -674,8 +745,8 @@ int nvc_part_reserve(struct nvc_part *p, uint64_t end, uint64_t *node_used, uint
         if (*node_used + grow > node_cap)
             return -ENOSPC;
     }
-    /* The dirty-bitmap words of the new pages first, then the data. */
-    uint64_t bm_end = ((want / NVC_PAGE + 63) / 64 * 8 + NVC_PAGE - 1) / NVC_PAGE * NVC_PAGE;
+    /* The bitmap words of the new pages first, then the data. */
+    uint64_t bm_end = bitmap_bytes(want / NVC_PAGE, p->hdr->version);
     int e = 0;
     if (bm_end > p->bm_alloc) { /* the first bitmap page was written at creation */
         e = posix_fallocate(p->fd, (off_t)p->hdr->bitmap_off, (off_t)bm_end);
@@ -726,22 +797,129 @@ void nvc_part_persist_segments(struct nvc_part *p, const struct nvc_seg *segs, u
         nvc_part_persist(p, p->data + lo, hi - lo);
 }
 
+/* Mask pages allocated at once: the masks of 512 KiB of data (random small writes over a large
+ * file paid a fallocate for nearly every write with one mask page at a time). */
+#define MASK_CHUNK_PAGES 16u
+
+/* Whether mask page mp (the masks of data pages 8 mp .. 8 mp + 7) is allocated, allocating its
+ * chunk first if this process has not seen it allocated (any process's fallocate counts). */
+static int mask_page_ready(struct nvc_part *p, uint64_t mp)
+{
+    size_t w = (size_t)(mp / 64);
+    if (w < p->mask_known_words && (p->mask_known[w] >> (mp % 64) & 1))
+        return 1;
+    if (w >= p->mask_known_words) {
+        size_t n = w + 1 > 2 * p->mask_known_words ? w + 1 : 2 * p->mask_known_words;
+        uint64_t *k = realloc(p->mask_known, n * sizeof *k);
+        if (!k)
+            return 0;
+        memset(k + p->mask_known_words, 0, (n - p->mask_known_words) * sizeof *k);
+        p->mask_known = k;
+        p->mask_known_words = n;
+    }
+    /* A rank writing directly holds no descriptor of the part (only its mapping): it opens one
+       for this the first time. */
+    if (p->fd < 0 && p->mask_fd <= 0 && (p->mask_fd = open(p->file, O_RDWR | O_CLOEXEC) + 1) <= 0)
+        return 0;
+    int fd = p->fd >= 0 ? p->fd : p->mask_fd - 1;
+    uint64_t first = mp / MASK_CHUNK_PAGES * MASK_CHUNK_PAGES, end = first + MASK_CHUNK_PAGES;
+    uint64_t all = (p->hdr->capacity / NVC_PAGE + 7) / 8; /* mask pages of the part */
+    if (end > all)
+        end = all;
+    off_t at = (off_t)(p->hdr->mask_off + first * NVC_PAGE);
+    if (posix_fallocate(fd, at, (off_t)((end - first) * NVC_PAGE)) != 0)
+        return 0;
+    for (uint64_t q = first; q < end; q++)
+        p->mask_known[q / 64] |= 1ull << (q % 64);
+    return 1;
+}
+
+/* Sets the mask bits of bytes [s, e) of page pg (0 <= s < e <= NVC_PAGE); returns the mask
+ * bytes touched, [*lo, *hi) of the mapping, for the caller to persist. */
+static void mask_set(struct nvc_part *p, uint64_t pg, uint64_t s, uint64_t e, uint8_t **lo, uint8_t **hi)
+{
+    uint64_t *m = (uint64_t *)(p->masks + pg * MASK_BYTES);
+    for (uint64_t w = s / 64; w <= (e - 1) / 64; w++) {
+        uint64_t a = s > w * 64 ? s - w * 64 : 0, b = e < (w + 1) * 64 ? e - w * 64 : 64;
+        uint64_t bits = b - a == 64 ? ~0ull : ((1ull << (b - a)) - 1) << a;
+        __atomic_fetch_or(&m[w], bits, __ATOMIC_RELAXED);
+    }
+    *lo = (uint8_t *)&m[s / 64];
+    *hi = (uint8_t *)&m[(e - 1) / 64 + 1];
+}
+
+/* Mask bytes written by one call and not yet persisted: one range, persisted when the next
+ * mask lies more than a page away (a strided view's thousands of short rows in a few pages
+ * persist once, not once each). */
+struct mask_span {
+    uint8_t *lo, *hi;
+};
+
+static void mask_span_add(struct nvc_part *p, struct mask_span *sp, uint8_t *lo, uint8_t *hi)
+{
+    if (sp->hi && lo + NVC_PAGE >= sp->lo && lo <= sp->hi + NVC_PAGE) {
+        sp->lo = lo < sp->lo ? lo : sp->lo;
+        sp->hi = hi > sp->hi ? hi : sp->hi;
+        return;
+    }
+    if (sp->hi)
+        nvc_part_persist(p, sp->lo, (size_t)(sp->hi - sp->lo));
+    sp->lo = lo;
+    sp->hi = hi;
+}
+
+/* Records which bytes of their pages the segments wrote: a page covered whole gets its whole bit;
+ * a page written in part gets its bytes in its mask and its partial bit (or the whole bit when
+ * its mask page cannot be had). The masks are persisted here, the bits with the dirty bits (one
+ * persist: a crash that keeps a dirty bit without its partial bit writes the page back whole,
+ * one that keeps a partial bit without its dirty bit nothing, both as before exact writes). */
+static void mark_exact(struct nvc_part *p, const struct nvc_seg *segs, uint32_t n)
+{
+    struct mask_span span = {0};
+    for (uint32_t i = 0; i < n; i++) {
+        if (!segs[i].len)
+            continue;
+        uint64_t a = segs[i].off, b = segs[i].off + segs[i].len;
+        uint64_t first = a / NVC_PAGE, last = (b - 1) / NVC_PAGE;
+        for (uint64_t pg = first; pg <= last; pg++) {
+            uint64_t lo = pg * NVC_PAGE, s = a > lo ? a - lo : 0, e = b < lo + NVC_PAGE ? b - lo : NVC_PAGE;
+            uint64_t bit = 1ull << (pg % 64);
+            if ((s == 0 && e == NVC_PAGE) || !mask_page_ready(p, pg / 8)) {
+                if (!(__atomic_load_n(whole_word(p, pg / 64), __ATOMIC_RELAXED) & bit))
+                    __atomic_fetch_or(whole_word(p, pg / 64), bit, __ATOMIC_RELAXED);
+            } else {
+                uint8_t *lo, *hi;
+                mask_set(p, pg, s, e, &lo, &hi);
+                mask_span_add(p, &span, lo, hi);
+                /* (a strided view sets the same bit for each of its rows in the page: a read
+                   first spares the locked operation) */
+                if (!(__atomic_load_n(partial_word(p, pg / 64), __ATOMIC_RELAXED) & bit))
+                    __atomic_fetch_or(partial_word(p, pg / 64), bit, __ATOMIC_RELAXED);
+            }
+        }
+    }
+    if (span.hi)
+        nvc_part_persist(p, span.lo, (size_t)(span.hi - span.lo));
+}
+
 void nvc_part_mark_dirty_segments(struct nvc_part *p, const struct nvc_seg *segs, uint32_t n)
 {
+    if (p->masks)
+        mark_exact(p, segs, n);
     uint64_t first_word = UINT64_MAX, last_word = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (!segs[i].len)
             continue;
         uint64_t first = segs[i].off / NVC_PAGE, last = (segs[i].off + segs[i].len - 1) / NVC_PAGE;
         for (uint64_t pg = first; pg <= last; pg++)
-            __atomic_fetch_or(&p->dirty[pg / 64], 1ull << (pg % 64), __ATOMIC_RELAXED);
+            __atomic_fetch_or(dirty_word(p, pg / 64), 1ull << (pg % 64), __ATOMIC_RELAXED);
         if (first / 64 < first_word)
             first_word = first / 64;
         if (last / 64 > last_word)
             last_word = last / 64;
     }
     if (first_word != UINT64_MAX)
-        nvc_part_persist(p, &p->dirty[first_word], (last_word - first_word + 1) * sizeof(uint64_t));
+        nvc_part_persist(p, dirty_word(p, first_word), (last_word - first_word + 1) * p->stride * sizeof(uint64_t));
     /* A racy maximum over the node's writers (any recent time will do; see last_write_ns). */
     uint64_t now = nvc_realtime_ns();
     if (__atomic_load_n(&p->hdr->last_write_ns, __ATOMIC_RELAXED) < now)
@@ -752,10 +930,32 @@ void nvc_part_clear_dirty(struct nvc_part *p, uint64_t off, uint64_t len)
     if (!len)
         return;
     uint64_t first = off / NVC_PAGE, last = (off + len - 1) / NVC_PAGE;
+    /* The masks first (a crash then leaves a dirty page whose mask says nothing more to write:
+       it was written back), then the three bits together (a crash that keeps only the dirty
+       bit's clearing leaves a stale partial bit on a clean page with an empty mask, where the
+       next write's marks are all that count; one that keeps only the others' writes the page
+       back whole once more). A mask is read or cleared only where its page's partial bit says
+       it exists. */
+    if (p->masks) {
+        for (uint64_t pg = first; pg <= last; pg++) {
+            if (!(__atomic_load_n(partial_word(p, pg / 64), __ATOMIC_RELAXED) >> (pg % 64) & 1))
+                continue;
+            uint64_t *m = (uint64_t *)(p->masks + pg * MASK_BYTES);
+            for (uint64_t w = 0; w < MASK_BYTES / sizeof *m; w++)
+                __atomic_store_n(&m[w], 0, __ATOMIC_RELAXED);
+            nvc_part_persist(p, m, MASK_BYTES);
+        }
+    }
     /* Atomic: ranks of the node may set other bits of the same words meanwhile (direct access). */
-    for (uint64_t pg = first; pg <= last; pg++)
-        __atomic_fetch_and(&p->dirty[pg / 64], ~(1ull << (pg % 64)), __ATOMIC_RELAXED);
-    nvc_part_persist(p, &p->dirty[first / 64], (last / 64 - first / 64 + 1) * sizeof(uint64_t));
+    for (uint64_t pg = first; pg <= last; pg++) {
+        uint64_t keep = ~(1ull << (pg % 64));
+        __atomic_fetch_and(dirty_word(p, pg / 64), keep, __ATOMIC_RELAXED);
+        if (p->masks) {
+            __atomic_fetch_and(partial_word(p, pg / 64), keep, __ATOMIC_RELAXED);
+            __atomic_fetch_and(whole_word(p, pg / 64), keep, __ATOMIC_RELAXED);
+        }
+    }
+    nvc_part_persist(p, dirty_word(p, first / 64), (last / 64 - first / 64 + 1) * p->stride * sizeof(uint64_t));
 }
 
 void nvc_part_grow_size(struct nvc_part *p, uint64_t end)
@@ -797,6 +997,62 @@ void nvc_part_writer_leave(struct nvc_part *p, const struct nvc_seg *segs, uint3
     __atomic_sub_fetch(&p->hdr->writers, 1, __ATOMIC_SEQ_CST);
 }
 
+/* A page whose mask holds more separate runs of written bytes than this is written back whole
+ * (its unwritten bytes as they were when the job opened the file): a strided view of 8-byte rows
+ * made each page 128 writes to the file at the close: 90-130x slower (validation §4). */
+#define MAX_MASK_RUNS 8u
+
+/* Whether page pg's mask holds at most MAX_MASK_RUNS runs of set bits. */
+static int mask_runs_few(const struct nvc_part *p, uint64_t pg)
+{
+    const uint64_t *m = (const uint64_t *)(p->masks + pg * MASK_BYTES);
+    uint64_t runs = 0, carry = 0;
+    for (unsigned w = 0; w < MASK_BYTES / sizeof *m; w++) {
+        uint64_t x = __atomic_load_n(&m[w], __ATOMIC_RELAXED);
+        runs += (uint64_t)__builtin_popcountll(x & ~(x << 1 | carry)); /* bits that start a run */
+        carry = x >> 63;
+        if (runs > MAX_MASK_RUNS)
+            return 0;
+    }
+    return 1;
+}
+
+/* Whether dirty page pg is written back by its mask (written in part, never whole, in few runs). */
+static int page_by_mask(const struct nvc_part *p, uint64_t pg)
+{
+    return p->masks && (__atomic_load_n(partial_word(p, pg / 64), __ATOMIC_RELAXED) >> (pg % 64) & 1) &&
+           !(__atomic_load_n(whole_word(p, pg / 64), __ATOMIC_RELAXED) >> (pg % 64) & 1) && mask_runs_few(p, pg);
+}
+
+/* The first run [*s, *e) of set bits at or after byte `from` in page pg's mask; 0 if none. */
+static int mask_run(const struct nvc_part *p, uint64_t pg, uint64_t from, uint64_t *s, uint64_t *e)
+{
+    const uint64_t *m = (const uint64_t *)(p->masks + pg * MASK_BYTES);
+    uint64_t b = from;
+    while (b < NVC_PAGE) {
+        uint64_t w = __atomic_load_n(&m[b / 64], __ATOMIC_RELAXED) >> (b % 64);
+        if (w) {
+            b += (uint64_t)__builtin_ctzll(w);
+            break;
+        }
+        b = (b / 64 + 1) * 64;
+    }
+    if (b >= NVC_PAGE)
+        return 0;
+    *s = b;
+    while (b < NVC_PAGE) {
+        /* the first clear bit: the bits shifted in above the word's are past its end */
+        uint64_t w = ~__atomic_load_n(&m[b / 64], __ATOMIC_RELAXED) >> (b % 64);
+        if (w) {
+            b += (uint64_t)__builtin_ctzll(w);
+            break;
+        }
+        b = (b / 64 + 1) * 64;
+    }
+    *e = b < NVC_PAGE ? b : NVC_PAGE;
+    return 1;
+}
+
 int nvc_part_next_dirty(const struct nvc_part *p, uint64_t *cursor, uint64_t *off, uint64_t *len)
 {
     uint64_t pages = p->hdr->capacity / NVC_PAGE;
@@ -805,23 +1061,44 @@ int nvc_part_next_dirty(const struct nvc_part *p, uint64_t *cursor, uint64_t *of
     uint64_t r = (__atomic_load_n(&p->hdr->reserved, __ATOMIC_ACQUIRE) / NVC_PAGE + 63) / 64 * 64;
     if (r < pages)
         pages = r;
-    uint64_t pg = *cursor / NVC_PAGE;
-    while (pg < pages) {
-        uint64_t w = __atomic_load_n(&p->dirty[pg / 64], __ATOMIC_RELAXED) >> (pg % 64);
-        if (!w) {
-            pg = (pg / 64 + 1) * 64;
+    /* The cursor may stop inside a page (after a run of its mask, or where a caller cut a run):
+       the page's bytes before it were listed already. */
+    uint64_t pg = *cursor / NVC_PAGE, within = *cursor % NVC_PAGE;
+    for (;;) {
+        uint64_t from = pg;
+        while (pg < pages) {
+            uint64_t w = __atomic_load_n(dirty_word(p, pg / 64), __ATOMIC_RELAXED) >> (pg % 64);
+            if (!w) {
+                pg = (pg / 64 + 1) * 64;
+                continue;
+            }
+            pg += (uint64_t)__builtin_ctzll(w);
+            break;
+        }
+        if (pg >= pages)
+            return 0;
+        if (pg != from)
+            within = 0;
+        if (page_by_mask(p, pg)) {
+            uint64_t s, e;
+            if (mask_run(p, pg, within, &s, &e)) {
+                *off = pg * NVC_PAGE + s;
+                *len = e - s;
+                *cursor = pg * NVC_PAGE + e;
+                return 1;
+            }
+            pg++;
+            within = 0;
             continue;
         }
-        pg += (uint64_t)__builtin_ctzll(w);
-        break;
-    }
-    if (pg >= pages)
-        return 0;
-    uint64_t start = pg;
-    while (pg < pages && (__atomic_load_n(&p->dirty[pg / 64], __ATOMIC_RELAXED) >> (pg % 64) & 1))
+        uint64_t start = pg * NVC_PAGE + within;
         pg++;
-    *off = start * NVC_PAGE;
-    *len = (pg - start) * NVC_PAGE;
-    *cursor = pg * NVC_PAGE;
-    return 1;
+        while (pg < pages && (__atomic_load_n(dirty_word(p, pg / 64), __ATOMIC_RELAXED) >> (pg % 64) & 1) &&
+               !page_by_mask(p, pg))
+            pg++;
+        *off = start;
+        *len = pg * NVC_PAGE - start;
+        *cursor = pg * NVC_PAGE;
+        return 1;
+    }
 }

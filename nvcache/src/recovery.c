@@ -150,7 +150,7 @@ static uint64_t job_latest_write(const struct listed *l, size_t n, uint64_t jobi
             if (fd < 0)
                 continue;
             int ok = pread(fd, h, sizeof *h, 0) == (ssize_t)sizeof *h && !memcmp(h->magic, "NVCPART1", 8) &&
-                     h->version == NVC_PART_VERSION;
+                     nvc_part_version_known(h->version);
             close(fd);
             if (!ok)
                 continue;

@@ -55,6 +55,12 @@
  *                                  between, `lifecycle has FILE C` then checks that the later
  *                                  job's bytes are the ones recovered (exit 0 when they are).
  *   lifecycle sync-close FILE C    the same, closing the file instead of being killed.
+ *   lifecycle page-share FILE OFF C wait|nowait close|sync-kill   (1 rank) writes 100 bytes of C
+ *                                  at OFF; with wait it makes FILE.ready-C and waits for FILE.go;
+ *                                  then it closes the file, or syncs it and is SIGKILLed. Two jobs
+ *                                  doing so at 0 and 100 in one page of an 8 KiB file of 'o':
+ *                                  `lifecycle page-share-verify FILE` checks that both jobs' bytes
+ *                                  and the file's own 'o' around them are there.
  *   lifecycle close-fail FILE C    (1 rank) writes 8 KiB of the byte C at offset 0, not synced, and
  *                                  closes the file while FILE.armed exists (fail_io's FAIL_CLOSE:
  *                                  close(2) of FILE fails, a write-back error that a network file
@@ -969,6 +975,38 @@ static int sync_kill_case(const char *path, int c, int kill_it)
     return MPI_File_close(&fh) != MPI_SUCCESS;
 }
 
+/* (1 rank) Writes 100 bytes of c at off into a file of another job's (or that another job writes
+ * too). With `wait`, it then makes FILE.ready-C and waits for FILE.go before it ends; `close`
+ * closes the file, `sync-kill` syncs it and is SIGKILLed. */
+static int page_share_case(const char *path, long off, int c, int wait_go, int kill_it)
+{
+    MPI_File fh;
+    if (open_rw(path, 0, &fh))
+        return 1;
+    char buf[100];
+    memset(buf, c, sizeof buf);
+    if (MPI_File_write_at(fh, off, buf, sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return fail("write failed");
+    if (kill_it && MPI_File_sync(fh) != MPI_SUCCESS)
+        return fail("sync failed");
+    if (wait_go) {
+        char name[4096 + 16];
+        snprintf(name, sizeof name, "%s.ready-%c", path, c);
+        FILE *r = fopen(name, "w");
+        if (r)
+            fclose(r);
+        snprintf(name, sizeof name, "%s.go", path);
+        for (int i = 0; access(name, F_OK) != 0; i++) {
+            if (i == 6000)
+                return fail("no FILE.go within 60 s");
+            usleep(10000);
+        }
+    }
+    if (kill_it)
+        kill(getpid(), SIGKILL);
+    return MPI_File_close(&fh) != MPI_SUCCESS;
+}
+
 static int close_fail_case(const char *path, int c, int reopen)
 {
     MPI_File fh;
@@ -1179,6 +1217,15 @@ int main(int argc, char **argv)
                                                      : "bytes MISSING from the files left open");
         return !ok;
     }
+    if (argc == 3 && !strcmp(argv[1], "page-share-verify")) {
+        /* Two jobs' bytes of the first page, the file's own around them. */
+        const char *f = argv[2];
+        int ok = file_size(f) == 8192 && file_has(f, 0, 100, 'A') && file_has(f, 100, 100, 'B') &&
+                 file_has(f, 200, 8192 - 200, 'o');
+        printf("lifecycle page-share: %s\n", ok ? "both jobs' bytes, and the file's own around them"
+                                                   : "bytes WRONG (A at 0, B at 100, o elsewhere expected)");
+        return !ok;
+    }
     if (argc == 4 && !strcmp(argv[1], "has")) {
         int ok = file_has(argv[2], 0, 8192, argv[3][0]);
         printf("lifecycle has: the first 8 KiB are %s'%c'\n", ok ? "" : "NOT all ", argv[3][0]);
@@ -1192,7 +1239,8 @@ int main(int argc, char **argv)
                         " | noclose FILE | noclose-verify FILE | big FILE close|kill | big-verify FILE"
                         " | big-view FILE | big-view-verify FILE | grow-shrink FILE | shrink-mixed FILE | holes FILE"
                         " | append-second FILE | renamed FILE rename|relink|relink-dir | doc-link FILE before|during"
-                        " | two-files FILE FILE2\n");
+                        " | two-files FILE FILE2 | page-share FILE OFF C wait|nowait close|sync-kill"
+                        " | page-share-verify FILE\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -1250,6 +1298,9 @@ int main(int argc, char **argv)
         rc = sync_kill_case(argv[2], argv[3][0], 0);
     else if (!strcmp(argv[1], "limit-one-rank"))
         rc = limit_one_rank_case(rank, argv[2]);
+    else if (!strcmp(argv[1], "page-share") && argc == 7)
+        rc = page_share_case(argv[2], atol(argv[3]), argv[4][0], !strcmp(argv[5], "wait"),
+                             !strcmp(argv[6], "sync-kill"));
     else if (!strcmp(argv[1], "close-fail") && argc == 4)
         rc = close_fail_case(argv[2], argv[3][0], 0);
     else if (!strcmp(argv[1], "close-fail-reopen") && argc == 4)

@@ -104,6 +104,13 @@
 #   large for one MPI message (its count overflowed an int and MPICH aborted the job at its first
 #   request across hosts, losing the write): refused with a message, and the job runs with the
 #   default slot, its bytes in the file.
+# CASE page-share: two jobs write disjoint bytes of one 4 KiB page of an 8 KiB file of 'o' while
+#   both have it open ('A' at 0, then 'B' at 100; the first job closes last): both jobs' bytes
+#   and the file's own around them must be there, as with plain MPI-IO (the close wrote the page
+#   back whole, the file's 'o' from the first job's open over the second job's 'B').
+# CASE page-share-kill: as page-share, but the first job syncs and is SIGKILLed after the second
+#   closed: recovery keeps its part (a later job opened the file), and --force must then write
+#   only the bytes the dead job wrote, not its whole page over the second job's.
 # CASE live-ns: a job runs in a private mount namespace with its own /dev/shm (a container on this
 #   host sharing NVCACHE_DIR, which is then outside /dev/shm): a recovery outside must see it
 #   running by its lock and leave its parts; afterwards it syncs more, is SIGKILLed, and recovery
@@ -597,6 +604,29 @@ live-ns)
     rmdir "$NVCACHE_DIR"
     "$prog" live-verify "$file" || exit 1
     echo "$out" | grep -q "still running" || { echo "nvcache-recover did not see the job in the other namespace running"; exit 1; }
+    ;;
+page-share|page-share-kill)
+    end=close
+    [ "$case" = page-share-kill ] && { need_xattrs; end=sync-kill; }
+    rm -f "$file" "$file.ready-A" "$file.go"
+    head -c 8192 /dev/zero | tr '\0' o >"$file"
+    "$mpiexec" -n 1 "$prog" page-share "$file" 0 A wait $end &
+    first=$!
+    for i in $(seq 600); do [ -e "$file.ready-A" ] && break; sleep 0.1; done
+    [ -e "$file.ready-A" ] || { echo "the first job did not write"; kill $first; exit 1; }
+    "$mpiexec" -n 1 "$prog" page-share "$file" 100 B nowait close || { touch "$file.go"; echo "the second job failed"; exit 1; }
+    touch "$file.go"
+    if [ $end = close ]; then
+        wait $first || { echo "the first job failed"; exit 1; }
+    else
+        wait $first && { echo "expected the first job to be killed"; exit 1; }
+        wait_job_gone >/dev/null
+        recover_once >/dev/null 2>&1 && { echo "recovery wrote the dead job's part over the later job's file"; exit 1; }
+        [ -n "$(parts)" ] || { echo "the dead job's part was removed although it was kept"; exit 1; }
+        "$recover" --dir "$NVCACHE_DIR" --force || exit 1
+    fi
+    rm -f "$file.ready-A" "$file.go"
+    "$prog" page-share-verify "$file" || exit 1
     ;;
 shrink)
     "$mpiexec" -n 2 "$prog" shrink write "$file" && { echo "expected the ranks to be killed"; exit 1; }

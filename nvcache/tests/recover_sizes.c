@@ -15,6 +15,9 @@
  *   recover_sizes rewritten DIR FILE  a dead job's clean part of FILE that saw it 1 MiB long, then
  *                                 FILE (2 pages) named as written by a later job (user.nvcache.job):
  *                                 nvcache-recover must remove the part without growing FILE.
+ *   recover_sizes v2 DIR FILE     a dead job's part of FILE as the build before exact writes made
+ *                                 it (header version 2, no exact-write region), its first page
+ *                                 dirty ('v'): nvcache-recover must write the page back whole.
  *   recover_sizes size FILE N     FILE is N bytes long.
  *   recover_sizes first FILE C    FILE's first byte is C.
  *   recover_sizes creator MAILBOX PID  records PID as the creator of /dev/shm/MAILBOX (a dead job's
@@ -120,6 +123,35 @@ int main(int argc, char **argv)
         nvc_part_persist(&p, p.hdr, sizeof *p.hdr);
         nvc_part_close(&p, 0);
         return 0;
+    }
+    if (argc == 4 && !strcmp(argv[1], "v2")) {
+        /* A part as the build before exact writes left it: header version 2, one dirty word per
+           64 pages (so its data starts a bitmap page earlier for this capacity), no masks, the
+           file that long. Made as a current part, then rewritten into that layout. */
+        struct nvc_file_id id;
+        if (new_file(argv[2], argv[3], 0, &id))
+            return 1;
+        struct nvc_part p;
+        if (nvc_part_make(&p, 0x66, 0x99, 1, 0, NVC_PAGE, 0, 0, 0, argv[3], &id))
+            return 1;
+        uint64_t used = 0;
+        if (nvc_part_reserve(&p, NVC_PAGE, &used, UINT64_MAX))
+            return 1;
+        uint64_t cap = p.hdr->capacity, bm = ((cap / NVC_PAGE + 63) / 64 * 8 + NVC_PAGE - 1) / NVC_PAGE * NVC_PAGE;
+        uint64_t data_off = NVC_PAGE + bm;
+        memset(p.base + data_off, 'v', NVC_PAGE);
+        memset(p.base + NVC_PAGE, 0, 8);
+        p.base[NVC_PAGE] = 1; /* page 0 dirty */
+        nvc_part_persist(&p, p.base + NVC_PAGE, data_off);
+        nvc_part_grow_size(&p, NVC_PAGE);
+        p.hdr->version = 2;
+        p.hdr->data_off = data_off;
+        p.hdr->mask_off = 0;
+        nvc_part_persist(&p, p.hdr, sizeof *p.hdr);
+        char file[sizeof p.file];
+        snprintf(file, sizeof file, "%s", p.file);
+        nvc_part_close(&p, 0);
+        return truncate(file, (off_t)(data_off + cap)) != 0;
     }
     if (argc == 4 && !strcmp(argv[1], "rewritten")) {
         struct nvc_file_id id;
