@@ -242,7 +242,9 @@ BMO_ENGINES := enc-bmt dedup
 # Direct-mapped 1 KiB caches, so that lines of open hardware transactions are evicted and each
 # logging scheme's no-steal path is cut through (the presets' caches never evict them). With ADR
 # off as well, write-backs of shared lines wait for the WPQ and merge there: the case where a
-# merge into the oldest of a line's entries lost a fenced store.
+# merge into the oldest of a line's entries lost a fenced store. With BROI as well, the model
+# holds a transaction's old eviction while the logging engine writes the line in place: the case
+# where the eviction landed after the in-place update.
 TINY_CACHES := $(foreach s,l1d l2 llc,--set caches.$(s).size_kib=1 --set caches.$(s).ways=1)
 # Workloads whose every thread is an RDMA client of the simulated PM (the WHISPER-like ones the
 # PPO paper runs remotely, and two PPO micro-benchmarks).
@@ -292,6 +294,13 @@ crash-check: build
 	  printf "%-24s %-14s " "nvm-lalea no ADR, tiny" $$w; \
 	  out=$$($$pmlab crash --config nvm-lalea --set controller.adr=false $(TINY_CACHES) --workload $$w --threads 4 --points $(CRASH_POINTS) 2>&1); \
 	  rc=$$?; echo "$$out" | grep -E "^passed|^pmlab:|first failing" ; [ $$rc -eq 0 ] || fail=1; \
+	done; \
+	for l in $(LOGGING_SCHEMES); do \
+	  for w in hash-hw queue-hw; do \
+	    printf "%-24s %-14s " "broi $$l no ADR, tiny" $$w; \
+	    out=$$($$pmlab crash --config nvm-lalea --set controller.logging=$$l --set controller.ordering=broi --set controller.adr=false $(TINY_CACHES) --workload $$w --threads 4 --points $(CRASH_POINTS) 2>&1); \
+	    rc=$$?; echo "$$out" | grep -E "^passed|^pmlab:|first failing|persist order violated" ; [ $$rc -eq 0 ] || fail=1; \
+	  done; \
 	done; \
 	for l in $(LOGGING_SCHEMES); do \
 	  printf "%-24s %-14s " "logging=$$l no ADR, tiny" tatp-hw; \

@@ -70,6 +70,8 @@ pub struct Demux<I> {
     eof: bool,
     max_threads: usize,
     order: AwaitOrder,
+    /// Bytes no event may touch, `[lo, hi)`, and what they are (for the error).
+    reserved: Option<(u64, u64, String)>,
 }
 
 /// Whether a thread has an event to run.
@@ -96,7 +98,13 @@ where
             eof: false,
             max_threads,
             order: AwaitOrder::default(),
+            reserved: None,
         }
+    }
+
+    /// Refuses events that touch bytes `[lo, hi)`, which are `what` (named in the error).
+    pub fn reserve(&mut self, lo: u64, hi: u64, what: String) {
+        self.reserved = Some((lo, hi, what));
     }
 
     /// Threads seen so far.
@@ -129,6 +137,16 @@ where
                         self.order.events() + 1,
                         self.max_threads
                     ));
+                }
+                if let Some((lo, hi, what)) = &self.reserved {
+                    let end = ev.addr.saturating_add(u64::from(ev.size.max(1)));
+                    if ev.op.has_address() && ev.addr < *hi && end > *lo {
+                        return Err(format!(
+                            "event {}: thread {t} accesses {:#x}, inside {what}",
+                            self.order.events() + 1,
+                            ev.addr
+                        ));
+                    }
                 }
                 if t >= self.queues.len() {
                     self.queues.resize_with(t + 1, VecDeque::new);

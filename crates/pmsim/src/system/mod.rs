@@ -65,6 +65,7 @@ use crate::stats::{Histogram, Stats};
 use crate::time::{ps_to_ns, Ps};
 use demux::{Demux, Next};
 use pmtrace::{Op, TraceEvent};
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
@@ -453,6 +454,16 @@ pub struct System {
     /// Latest arrival time scheduled for a write of each line: writes of one line reach the
     /// controller in the order they left the hierarchy.
     line_tail: LineMap<Ps>,
+    /// PM writes the ordering model holds back, per line, and the writes of those lines that do
+    /// not pass the model (a logging engine's), waiting behind them: `line_tail` orders a line's
+    /// writes only as they leave the hierarchy, and a write the model held could otherwise
+    /// reach the controller after a newer one of its line and overwrite it (BROI held a
+    /// transaction's old eviction past the engine's in-place update of the line, whose log was
+    /// then freed: a committed update lost at a crash).
+    gated_lines: FastMap<u64, u32>,
+    behind_gate: FastMap<u64, Vec<(Ps, Arrival)>>,
+    /// The logging engine's PM region and the engine's name: programs may not touch it.
+    log_region: Option<(LogRegion, String)>,
     /// When client threads wait for their remote persists.
     net: Box<dyn NetworkPersistence>,
     /// The NIC pair to the client node.
@@ -479,6 +490,7 @@ impl System {
         let cycle = cpu.cycle_ps();
         hierarchy::fits_in_memory(&cfg.caches, cpu.cores as usize).map_err(SystemError::Config)?;
         let pm = MemorySystem::new(cfg, p.scheduler, p.bmo);
+        let mut log_region = None;
         if !p.logging.is_passive() {
             if cfg.system.pm_bytes < 2 * LOG_REGION_BYTES {
                 return Err(SystemError::Config(format!(
@@ -494,6 +506,7 @@ impl System {
                 bytes: LOG_REGION_BYTES,
             };
             p.logging.attach(region, &pm);
+            log_region = Some((region, cfg.controller.logging.clone()));
         }
         Ok(System {
             cycle,
@@ -552,6 +565,9 @@ impl System {
             evicting: FastMap::default(),
             evict_of_line: FastMap::default(),
             line_tail: LineMap::default(),
+            log_region,
+            gated_lines: FastMap::default(),
+            behind_gate: FastMap::default(),
             net: {
                 let mut n = crate::plugins::network(&cfg.network.persistence)
                     .map_err(SystemError::Config)?;
@@ -691,6 +707,20 @@ impl System {
         I: IntoIterator<Item = Result<TraceEvent, pmtrace::TraceError>>,
     {
         let mut dx = Demux::new(events.into_iter(), self.max_threads);
+        if let Some((r, name)) = &self.log_region {
+            dx.reserve(
+                r.base,
+                r.base + r.bytes,
+                format!(
+                    "the hardware log region ({:#x}..{:#x}): controller.logging = \"{name}\" \
+                     reserves the top {} MiB of PM (system.pm_base + system.pm_bytes) for its \
+                     log; give the program more PM (system.pm_bytes)",
+                    r.base,
+                    r.base + r.bytes,
+                    r.bytes >> 20
+                ),
+            );
+        }
         let limit = self.stop_at.unwrap_or(Ps::MAX);
         let mut next_mem = self.next_mem_time();
         loop {
@@ -1646,12 +1676,12 @@ impl System {
                 Some(owner) if pm && !self.ordering_at_once => {
                     self.offer_persist(owner, NO_EVENT, false, req, at);
                 }
-                _ => self.arrivals.push(at, Arrival { pm, req }),
+                _ => self.send_ungated(at, Arrival { pm, req }),
             }
             return;
         }
         if !pm || self.ordering_at_once || w.kind == WriteKind::Engine {
-            self.arrivals.push(at, Arrival { pm, req });
+            self.send_ungated(at, Arrival { pm, req });
             return;
         }
         self.offer_persist(w.thread, w.event, w.remote, req, at);
@@ -1681,15 +1711,30 @@ impl System {
                 },
             });
         }
-        if let Some((at, req)) = self
+        let line = req.addr >> 6;
+        match self
             .gate
             .offer(self.ordering.as_mut(), p, at, &self.pm, (at, req))
         {
-            self.arrivals.push(at, Arrival { pm: true, req });
+            Some((at, req)) => self.arrivals.push(at, Arrival { pm: true, req }),
+            None => *self.gated_lines.entry(line).or_insert(0) += 1,
         }
         if self.gate.has_released() {
             self.send_released(at);
         }
+    }
+
+    /// Sends a write that does not pass the ordering model toward memory at `at`, or, when the
+    /// model holds an older write of its line, behind that write.
+    fn send_ungated(&mut self, at: Ps, a: Arrival) {
+        if a.pm && !self.gated_lines.is_empty() {
+            let line = a.req.addr >> 6;
+            if self.gated_lines.contains_key(&line) {
+                self.behind_gate.entry(line).or_default().push((at, a));
+                return;
+            }
+        }
+        self.arrivals.push(at, a);
     }
 
     fn do_flush(&mut self, t: usize, ev: &TraceEvent) {
@@ -1751,9 +1796,25 @@ impl System {
     }
 
     fn send_released(&mut self, now: Ps) {
-        let arrivals = &mut self.arrivals;
+        let (arrivals, gated, behind) = (
+            &mut self.arrivals,
+            &mut self.gated_lines,
+            &mut self.behind_gate,
+        );
         self.gate.take_released(|(at, req)| {
-            arrivals.push(at.max(now), Arrival { pm: true, req });
+            let at = at.max(now);
+            let line = req.addr >> 6;
+            arrivals.push(at, Arrival { pm: true, req });
+            if let Entry::Occupied(mut e) = gated.entry(line) {
+                *e.get_mut() -= 1;
+                if *e.get() == 0 {
+                    e.remove();
+                    // The line's writes that waited for it follow it, in their order.
+                    for (t, a) in behind.remove(&line).unwrap_or_default() {
+                        arrivals.push(t.max(at), a);
+                    }
+                }
+            }
         });
     }
 
