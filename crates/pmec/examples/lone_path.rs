@@ -22,10 +22,10 @@
 
 use core::arch::x86_64::*;
 use pmec::dialga::coordinator::LONE_SCHEDULES;
-use pmec::dialga::prefetch::Fetch;
+use pmec::dialga::prefetch::{Fetch, Schedule};
 use pmec::kernels::{self, Body, Coefs, Hint, Isa};
 use pmec::{Codec, Strategy};
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::time::Instant;
 
 mod common;
@@ -138,7 +138,7 @@ fn main() {
                     .expect("codec")
             })
             .collect();
-        let mut tally: BTreeMap<String, u64> = BTreeMap::new();
+        let mut tally: HashMap<(bool, bool, Schedule), u64> = HashMap::new();
         let mut gbps = vec![Vec::new(); names.len()];
         let mut pos = 0;
         for _ in 0..rounds {
@@ -188,13 +188,14 @@ fn main() {
                                     )
                                 }
                                 6 => {
+                                    // Tallied by a copied key, formatted after the
+                                    // rounds: a string built per call (formatting and a
+                                    // map lookup) cost the timed calls about as much as
+                                    // the coordinator itself.
                                     let dec = auto.encode_raw(len, d, p, 1);
-                                    let s = dec.schedule;
-                                    let key = format!(
-                                        "resident={} measured={} {:?} nt={} {:?}",
-                                        dec.cache_resident, dec.measured, s.body, s.nt, s.fetch
-                                    );
-                                    *tally.entry(key).or_default() += 1;
+                                    *tally
+                                        .entry((dec.cache_resident, dec.measured, dec.schedule))
+                                        .or_default() += 1;
                                 }
                                 7 => {
                                     let c = fixed[3].coordinator();
@@ -253,8 +254,13 @@ fn main() {
                 100.0 * mid(g) / mv
             );
         }
-        for (decision, calls) in &tally {
-            println!("  auto: {calls} calls {decision}");
+        let mut tally: Vec<_> = tally.into_iter().collect();
+        tally.sort_by_key(|&(_, calls)| std::cmp::Reverse(calls));
+        for ((resident, measured, s), calls) in tally {
+            println!(
+                "  auto: {calls} calls resident={resident} measured={measured} {:?} nt={} {:?}",
+                s.body, s.nt, s.fetch
+            );
         }
     }
 }
