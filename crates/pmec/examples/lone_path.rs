@@ -14,8 +14,9 @@
 //! schedule 5 runs it); `auto` (a `Codec` with the default strategy, one `encode_raw` per
 //! stripe: the coordinator's choice, whose decisions are tallied below the table);
 //! `coord+kernel-64` (`kernel-64` between the coordinator's `begin` and `end`, as a `Codec`
-//! kept its books on every call before it reused decisions); `execute-lone3` (the schedule executor running
-//! lone schedule 3, without the coordinator); `lone0`..`lone6` (a `Codec` fixed to each of
+//! kept its books on every call before it reused decisions); `execute-lone3` / `execute-lone5`
+//! (the schedule executor running lone schedule 3 / 5, without the coordinator: the latter
+//! against `kernel-pipe256`, the same kernel and fetch); `lone0`..`lone6` (a `Codec` fixed to each of
 //! [`LONE_SCHEDULES`], the coordinator's candidates for such calls).
 //!
 //! [`LONE_SCHEDULES`]: pmec::dialga::coordinator::LONE_SCHEDULES
@@ -120,6 +121,7 @@ fn main() {
             "auto",
             "coord+kernel-64",
             "execute-lone3",
+            "execute-lone5",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -212,7 +214,7 @@ fn main() {
                                     );
                                     c.end(t, (k * len) as u64);
                                 }
-                                8 => {
+                                8 | 9 => {
                                     let set = pmec::dialga::prefetch::StripeSet {
                                         srcs: d,
                                         dsts: p,
@@ -224,12 +226,12 @@ fn main() {
                                         isa,
                                         &coefs,
                                         &set,
-                                        &LONE_SCHEDULES[3],
+                                        &LONE_SCHEDULES[if v == 8 { 3 } else { 5 }],
                                         false,
                                     );
                                 }
                                 _ => {
-                                    fixed[v - 9].encode_raw(len, d, p, 1);
+                                    fixed[v - 10].encode_raw(len, d, p, 1);
                                 }
                             }
                         }
