@@ -144,6 +144,20 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
     p.remote_threads = a.remote;
     w.check_params(&p)
         .map_err(|e| format!("--workload {}: {e}", a.workload))?;
+    // Before the workload is generated: a thread without a hardware thread failed the run at
+    // its first event, after the generation.
+    crate::simulate::check_job(
+        &cfg,
+        crate::simulate::JobInput::Generated { threads: p.threads },
+    )?;
+    if cfg.device.technology == "dram" {
+        return Err(format!(
+            "{}'s PM device is DRAM (device.technology = \"dram\"): nothing it \
+             holds survives a crash, so no crash image can be checked; choose a persistent-memory \
+             preset (pmlab presets)",
+            cfg.name
+        ));
+    }
     let fault = a.fault.as_deref().map(parse_fault).transpose()?;
     if info.model == pmwork::Model::HwTx && cfg.controller.logging == "none" {
         eprintln!(

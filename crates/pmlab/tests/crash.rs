@@ -178,6 +178,38 @@ fn a_program_inside_the_hardware_log_region_is_refused() {
     }
 }
 
+/// Refused before the workload is generated, in one line each: a volatile PM device (DRAM
+/// passed every crash point, as if it kept its contents) and more threads than the config has
+/// hardware threads (refused only at the thread's first event, after the generation).
+#[test]
+fn crash_refuses_a_volatile_device_and_threads_without_hardware_threads() {
+    for (args, want) in [
+        (
+            &["--config", "ddr4-2400", "--workload", "btree"][..],
+            "PM device is DRAM",
+        ),
+        (
+            &[
+                "--config",
+                "nvm-lalea",
+                "--workload",
+                "ppo-hash",
+                "--threads",
+                "8",
+            ][..],
+            "the workload has 8 threads; nvm-lalea has 4 hardware threads",
+        ),
+    ] {
+        let mut a = vec!["crash", "--points", "10"];
+        a.extend_from_slice(args);
+        let o = pmlab(&a);
+        let (out, err) = text(&o);
+        assert!(!o.status.success(), "{args:?}: {out}{err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn a_dropped_undo_log_fence_is_caught_and_replayable() {
     let o = pmlab(&[
