@@ -303,8 +303,8 @@ struct nvc_part {
                                   a version 2 part */
     uint64_t *mask_known;      /* volatile, this process: mask pages known to be allocated */
     size_t mask_known_words;
-    int mask_fd;               /* a descriptor plus one (0: none) that a process without fd opened
-                                  to allocate mask pages */
+    int mask_fd;               /* a descriptor plus one (0: none yet, -1: could not be opened) that
+                                  a process without fd opened to allocate mask pages */
     uint8_t *data;
     uint64_t alloc_end;        /* bytes of data area reserved with fallocate */
     uint64_t bm_alloc;         /* bytes of the bitmap known to be allocated */

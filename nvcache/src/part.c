@@ -716,7 +716,7 @@ void nvc_part_close(struct nvc_part *p, int remove)
     p->mask_known = NULL;
     p->mask_known_words = 0;
     if (p->mask_fd > 0)
-        close(p->mask_fd - 1);
+        close(p->mask_fd - 1); /* (-1: none was opened) */
     p->mask_fd = 0;
     if (p->fd >= 0)
         close(p->fd);
@@ -819,16 +819,29 @@ static int mask_page_ready(struct nvc_part *p, uint64_t mp)
     }
     /* A rank writing directly holds no descriptor of the part (only its mapping): it opens one
        for this the first time. */
-    if (p->fd < 0 && p->mask_fd <= 0 && (p->mask_fd = open(p->file, O_RDWR | O_CLOEXEC) + 1) <= 0)
+    if (p->fd < 0 && p->mask_fd == 0) {
+        int fd = open(p->file, O_RDWR | O_CLOEXEC);
+        p->mask_fd = fd >= 0 ? fd + 1 : -1; /* -1: it could not be opened; not tried again */
+    }
+    if (p->fd < 0 && p->mask_fd < 0)
         return 0;
     int fd = p->fd >= 0 ? p->fd : p->mask_fd - 1;
     uint64_t first = mp / MASK_CHUNK_PAGES * MASK_CHUNK_PAGES, end = first + MASK_CHUNK_PAGES;
     uint64_t all = (p->hdr->capacity / NVC_PAGE + 7) / 8; /* mask pages of the part */
     if (end > all)
         end = all;
-    off_t at = (off_t)(p->hdr->mask_off + first * NVC_PAGE);
-    if (posix_fallocate(fd, at, (off_t)((end - first) * NVC_PAGE)) != 0)
+    /* (the last mask page may hold fewer than 8 pages' masks: the file ends with them) */
+    uint64_t at = p->hdr->mask_off + first * NVC_PAGE, to = p->hdr->mask_off + end * NVC_PAGE;
+    if (to > layout_len(p->hdr))
+        to = layout_len(p->hdr);
+    if (posix_fallocate(fd, (off_t)at, (off_t)(to - at)) != 0)
         return 0;
+#ifdef MADV_POPULATE_WRITE
+    /* Mapped into this process at once: random small writes over a large file otherwise took a
+       page fault on nearly every write, the first touch of its page's mask (a hint: the faults
+       happen anyway where it fails). */
+    madvise(p->base + at, to - at, MADV_POPULATE_WRITE);
+#endif
     for (uint64_t q = first; q < end; q++)
         p->mask_known[q / 64] |= 1ull << (q % 64);
     return 1;
@@ -888,13 +901,16 @@ static void mark_exact(struct nvc_part *p, const struct nvc_seg *segs, uint32_t 
                 if (!(__atomic_load_n(whole_word(p, pg / 64), __ATOMIC_RELAXED) & bit))
                     __atomic_fetch_or(whole_word(p, pg / 64), bit, __ATOMIC_RELAXED);
             } else {
+                /* The partial bit before the mask bits: a drain's clear that runs between them
+                   (nvc_part_clear_dirty: masks, then bits) leaves this page dirty without a
+                   partial bit, written back whole, never dirty with an empty mask. (A strided
+                   view sets the same bit for each of its rows in the page: a read first spares
+                   the locked operation.) */
+                if (!(__atomic_load_n(partial_word(p, pg / 64), __ATOMIC_SEQ_CST) & bit))
+                    __atomic_fetch_or(partial_word(p, pg / 64), bit, __ATOMIC_SEQ_CST);
                 uint8_t *lo, *hi;
                 mask_set(p, pg, s, e, &lo, &hi);
                 mask_span_add(p, &span, lo, hi);
-                /* (a strided view sets the same bit for each of its rows in the page: a read
-                   first spares the locked operation) */
-                if (!(__atomic_load_n(partial_word(p, pg / 64), __ATOMIC_RELAXED) & bit))
-                    __atomic_fetch_or(partial_word(p, pg / 64), bit, __ATOMIC_RELAXED);
             }
         }
     }
@@ -999,7 +1015,7 @@ void nvc_part_writer_leave(struct nvc_part *p, const struct nvc_seg *segs, uint3
 
 /* A page whose mask holds more separate runs of written bytes than this is written back whole
  * (its unwritten bytes as they were when the job opened the file): a strided view of 8-byte rows
- * made each page 128 writes to the file at the close: 90-130x slower (validation §4). */
+ * made each page 128 writes to the file at the close: about 70x slower (validation §4). */
 #define MAX_MASK_RUNS 8u
 
 /* Whether page pg's mask holds at most MAX_MASK_RUNS runs of set bits. */

@@ -293,6 +293,14 @@ struct Arrival {
     req: MemRequest,
 }
 
+/// A PM write waiting in its line's queue for an older write of the line (`System::line_queue`).
+struct Queued {
+    at: Ps,
+    arrival: Arrival,
+    /// It bypasses the ordering model: it waits for the line's older held writes too.
+    ungated: bool,
+}
+
 /// A fill in flight and everyone waiting for it.
 struct Fill {
     line: u64,
@@ -416,7 +424,7 @@ pub struct System {
     fills: FastMap<u64, Fill>,
     fill_of_line: FastMap<u64, u64>,
     /// PM persists the ordering model holds back, with the time they left the hierarchy.
-    gate: PersistGate<(Ps, MemRequest)>,
+    gate: PersistGate<(Ps, MemRequest, u64)>,
     log_writes: Vec<LogWrite>,
     /// Of `log_writes`, the first ones whose WPQ entries are kept (see
     /// [`keep_entries_of_log_writes`](Self::keep_entries_of_log_writes)).
@@ -454,14 +462,21 @@ pub struct System {
     /// Latest arrival time scheduled for a write of each line: writes of one line reach the
     /// controller in the order they left the hierarchy.
     line_tail: LineMap<Ps>,
-    /// PM writes the ordering model holds back, per line, and the writes of those lines that do
-    /// not pass the model (a logging engine's), waiting behind them: `line_tail` orders a line's
-    /// writes only as they leave the hierarchy, and a write the model held could otherwise
-    /// reach the controller after a newer one of its line and overwrite it (BROI held a
-    /// transaction's old eviction past the engine's in-place update of the line, whose log was
-    /// then freed: a committed update lost at a crash).
-    gated_lines: FastMap<u64, u32>,
-    behind_gate: FastMap<u64, Vec<(Ps, Arrival)>>,
+    /// Order between a line's writes the ordering model holds and its writes that do not pass
+    /// the model (a logging engine's): `line_tail` orders a line's writes only as they leave the
+    /// hierarchy, and a held write could otherwise reach the controller after a newer one of its
+    /// line and overwrite it (BROI held a transaction's old eviction past the engine's in-place
+    /// update of the line, whose log was then freed: a committed update lost at a crash). Every
+    /// PM write gets a sequence number as it leaves the hierarchy; `held_seqs`: the numbers of
+    /// each line's writes the model holds; `line_queue`: per line, in number order, the writes
+    /// waiting for an older one: a write that bypasses the model waits for the older held ones,
+    /// and any write newer than a waiting one waits behind it. Writes the model holds keep the
+    /// model's order among themselves.
+    write_seq: u64,
+    held_seqs: FastMap<u64, Vec<u64>>,
+    line_queue: FastMap<u64, BTreeMap<u64, Queued>>,
+    /// Scratch for the writes the model releases.
+    released: Vec<(Ps, MemRequest, u64)>,
     /// The logging engine's PM region and the engine's name: programs may not touch it.
     log_region: Option<(LogRegion, String)>,
     /// When client threads wait for their remote persists.
@@ -566,8 +581,10 @@ impl System {
             evict_of_line: FastMap::default(),
             line_tail: LineMap::default(),
             log_region,
-            gated_lines: FastMap::default(),
-            behind_gate: FastMap::default(),
+            write_seq: 0,
+            held_seqs: FastMap::default(),
+            line_queue: FastMap::default(),
+            released: Vec::new(),
             net: {
                 let mut n = crate::plugins::network(&cfg.network.persistence)
                     .map_err(SystemError::Config)?;
@@ -1712,29 +1729,88 @@ impl System {
             });
         }
         let line = req.addr >> 6;
+        let seq = self.next_write_seq();
         match self
             .gate
-            .offer(self.ordering.as_mut(), p, at, &self.pm, (at, req))
+            .offer(self.ordering.as_mut(), p, at, &self.pm, (at, req, seq))
         {
-            Some((at, req)) => self.arrivals.push(at, Arrival { pm: true, req }),
-            None => *self.gated_lines.entry(line).or_insert(0) += 1,
+            Some((at, req, seq)) => {
+                self.send_in_line_order(seq, at, Arrival { pm: true, req }, false)
+            }
+            None => self.held_seqs.entry(line).or_default().push(seq),
         }
         if self.gate.has_released() {
             self.send_released(at);
         }
     }
 
-    /// Sends a write that does not pass the ordering model toward memory at `at`, or, when the
-    /// model holds an older write of its line, behind that write.
+    fn next_write_seq(&mut self) -> u64 {
+        self.write_seq += 1;
+        self.write_seq
+    }
+
+    /// Sends a write that does not pass the ordering model toward memory at `at` (after the
+    /// older writes of its line the model holds, see `line_queue`).
     fn send_ungated(&mut self, at: Ps, a: Arrival) {
-        if a.pm && !self.gated_lines.is_empty() {
-            let line = a.req.addr >> 6;
-            if self.gated_lines.contains_key(&line) {
-                self.behind_gate.entry(line).or_default().push((at, a));
-                return;
-            }
+        if !a.pm {
+            self.arrivals.push(at, a);
+            return;
         }
-        self.arrivals.push(at, a);
+        let seq = self.next_write_seq();
+        self.send_in_line_order(seq, at, a, true);
+    }
+
+    /// Sends PM write `a` (number `seq` of the writes leaving the hierarchy) toward memory at
+    /// `at`, or queues it behind the older writes of its line it must follow.
+    fn send_in_line_order(&mut self, seq: u64, at: Ps, a: Arrival, ungated: bool) {
+        if self.line_queue.is_empty() && (!ungated || self.held_seqs.is_empty()) {
+            self.arrivals.push(at, a);
+            return;
+        }
+        let line = a.req.addr >> 6;
+        let queued = self.line_queue.contains_key(&line);
+        let behind_held = ungated
+            && self
+                .held_seqs
+                .get(&line)
+                .is_some_and(|h| h.iter().any(|&s| s < seq));
+        if !queued && !behind_held {
+            self.arrivals.push(at, a);
+            return;
+        }
+        self.line_queue.entry(line).or_default().insert(
+            seq,
+            Queued {
+                at,
+                arrival: a,
+                ungated,
+            },
+        );
+        self.flush_line(line);
+    }
+
+    /// Sends the writes at the head of `line`'s queue that wait for nothing any more, in order.
+    fn flush_line(&mut self, line: u64) {
+        let Some(q) = self.line_queue.get_mut(&line) else {
+            return;
+        };
+        let oldest_held = self
+            .held_seqs
+            .get(&line)
+            .and_then(|h| h.iter().min().copied())
+            .unwrap_or(u64::MAX);
+        let mut last = 0;
+        while let Some(e) = q.first_entry() {
+            if e.get().ungated && oldest_held < *e.key() {
+                break;
+            }
+            let w = e.remove();
+            last = last.max(w.at);
+            self.arrivals.push(last, w.arrival);
+        }
+        if q.is_empty() {
+            self.line_queue.remove(&line);
+        }
     }
 
     fn do_flush(&mut self, t: usize, ev: &TraceEvent) {
@@ -1796,26 +1872,21 @@ impl System {
     }
 
     fn send_released(&mut self, now: Ps) {
-        let (arrivals, gated, behind) = (
-            &mut self.arrivals,
-            &mut self.gated_lines,
-            &mut self.behind_gate,
-        );
-        self.gate.take_released(|(at, req)| {
-            let at = at.max(now);
+        let mut released = std::mem::take(&mut self.released);
+        self.gate.take_released(|w| released.push(w));
+        for (at, req, seq) in released.drain(..) {
             let line = req.addr >> 6;
-            arrivals.push(at, Arrival { pm: true, req });
-            if let Entry::Occupied(mut e) = gated.entry(line) {
-                *e.get_mut() -= 1;
-                if *e.get() == 0 {
+            if let Entry::Occupied(mut e) = self.held_seqs.entry(line) {
+                e.get_mut().retain(|&s| s != seq);
+                if e.get().is_empty() {
                     e.remove();
-                    // The line's writes that waited for it follow it, in their order.
-                    for (t, a) in behind.remove(&line).unwrap_or_default() {
-                        arrivals.push(t.max(at), a);
-                    }
                 }
             }
-        });
+            // (queued behind an older waiting write of its line, or sent: then the line's
+            // writes that waited for it follow, `flush_line`)
+            self.send_in_line_order(seq, at.max(now), Arrival { pm: true, req }, false);
+        }
+        self.released = released;
     }
 
     /// Sends the writes the logging engine asked for at `now`: from a core's log buffer they
