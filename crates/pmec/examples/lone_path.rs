@@ -4,7 +4,9 @@
 //! (`ROUNDS`, default 7); median [min-max] GB/s of data and the share of the plain move's.
 //!
 //! `cargo run --release -p pmec --example lone_path [K:BLOCK ...]` (default 8:1024 8:4096;
-//! `POOL_KIB=256` for a cache-resident pool). Needs AVX-512 + GFNI.
+//! `POOL_KIB=256` for a cache-resident pool; `ONLY=5,9` runs only those variants, by their
+//! number in the table, 0 = `move-nt`; the share column then needs 0 among them).
+//! Needs AVX-512 + GFNI.
 //!
 //! Variants: `move-nt` (the plain move with non-temporal stores, as `percall`'s); `naive` /
 //! `naive-pf256` (the simplest GFNI loop: one 64 B row of every source in turn, 4 accumulators,
@@ -78,6 +80,11 @@ fn main() {
             })
             .collect()
     };
+    // Variants by number (0 = move-nt, in the order of the table), e.g. `ONLY=5,9`: the others
+    // are skipped (a variant's speed here can depend on which run beside it in the rounds).
+    let only: Option<Vec<usize>> = std::env::var("ONLY")
+        .ok()
+        .map(|o| o.split(',').filter_map(|v| v.trim().parse().ok()).collect());
     let rounds: usize = std::env::var("ROUNDS")
         .ok()
         .and_then(|r| r.parse().ok())
@@ -145,6 +152,10 @@ fn main() {
         let mut pos = 0;
         for _ in 0..rounds {
             for (v, g) in gbps.iter_mut().enumerate() {
+                if only.as_ref().is_some_and(|o| !o.contains(&v)) {
+                    g.push(f64::NAN);
+                    continue;
+                }
                 let t = Instant::now();
                 let mut done = 0usize;
                 while t.elapsed().as_secs_f64() < 0.25 {
@@ -247,13 +258,20 @@ fn main() {
         let mid = |g: &[f64]| g[g.len() / 2];
         let mv = mid(&gbps[0]);
         for (name, g) in names.iter().zip(&gbps) {
+            if g[0].is_nan() {
+                continue;
+            }
+            let share = if mv.is_nan() {
+                "   - of move-nt".to_string()
+            } else {
+                format!("{:4.0}% of move-nt", 100.0 * mid(g) / mv)
+            };
             println!(
-                "RS({},{k}) {len} B  {name:44} {:6.2} GB/s [{:.2}-{:.2}]  {:4.0}% of move-nt",
+                "RS({},{k}) {len} B  {name:44} {:6.2} GB/s [{:.2}-{:.2}]  {share}",
                 k + M,
                 mid(g),
                 g[0],
                 g[g.len() - 1],
-                100.0 * mid(g) / mv
             );
         }
         let mut tally: Vec<_> = tally.into_iter().collect();
