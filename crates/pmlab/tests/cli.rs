@@ -1,7 +1,7 @@
 //! End-to-end tests of the `pmlab` binary: real files in, exit codes and outputs checked.
 
 mod common;
-use common::{json_counter, sim_with_stats};
+use common::{json_counter, one_line_error, sim_with_stats};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -31,15 +31,6 @@ fn plain_trace(dir: &Path) -> PathBuf {
     let p = dir.join("plain.trace");
     std::fs::write(&p, s).unwrap();
     p
-}
-
-/// The standard error of a run that must fail with exit status 1 and a one-line message
-/// (`ctx` names the run in a failure).
-fn one_line_error(o: &Output, ctx: &dyn std::fmt::Debug) -> String {
-    let e = stderr(o);
-    assert_eq!(o.status.code(), Some(1), "{ctx:?}: {e}");
-    assert_eq!(e.trim().lines().count(), 1, "{e}");
-    e
 }
 
 fn stderr(o: &Output) -> String {

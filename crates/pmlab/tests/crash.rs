@@ -2,7 +2,7 @@
 //! points recovered and checked by the workloads' oracles, a broken library caught.
 
 mod common;
-use common::{json_counter, sim_with_stats};
+use common::{json_counter, one_line_error, sim_with_stats};
 use std::process::{Command, Output};
 
 fn pmlab(args: &[&str]) -> Output {
@@ -168,9 +168,7 @@ fn a_program_inside_the_hardware_log_region_is_refused() {
             "--ops",
             "40",
         ]);
-        let (out, err) = text(&o);
-        assert!(!o.status.success(), "{cmd}: {out}{err}");
-        assert_eq!(err.lines().count(), 1, "{cmd}: {err}");
+        let err = one_line_error(&o, &cmd);
         assert!(
             err.contains("inside the hardware log region") && err.contains("system.pm_bytes"),
             "{cmd}: {err}"
@@ -202,10 +200,7 @@ fn crash_refuses_a_volatile_device_and_threads_without_hardware_threads() {
     ] {
         let mut a = vec!["crash", "--points", "10"];
         a.extend_from_slice(args);
-        let o = pmlab(&a);
-        let (out, err) = text(&o);
-        assert!(!o.status.success(), "{args:?}: {out}{err}");
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        let err = one_line_error(&pmlab(&a), &args);
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }

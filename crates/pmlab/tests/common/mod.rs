@@ -1,6 +1,6 @@
 //! Helpers shared by the `pmlab` binary's test files.
 
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// A counter of a `pmlab sim --json` file's text (0 when absent).
 pub fn json_counter(stats: &str, k: &str) -> u64 {
@@ -33,4 +33,13 @@ pub fn sim_with_stats(args: &[&str]) -> (String, String) {
     let stats = std::fs::read_to_string(&json).unwrap();
     std::fs::remove_file(&json).unwrap();
     (String::from_utf8_lossy(&o.stdout).into_owned(), stats)
+}
+
+/// The standard error of a run that must fail with exit status 1 and a one-line message
+/// (`ctx` names the run in a failure).
+pub fn one_line_error(o: &Output, ctx: &dyn std::fmt::Debug) -> String {
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{ctx:?}: {e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    e
 }
