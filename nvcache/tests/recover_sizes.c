@@ -62,6 +62,28 @@ static int new_file(const char *dir, const char *path, int bytes, struct nvc_fil
     return nvc_file_id_get(path, id) != 0;
 }
 
+/* Makes the part of job `job` of file `path` (identity `id`) with its first page reserved. */
+static int one_page_part(struct nvc_part *p, uint64_t job, const char *path, const struct nvc_file_id *id)
+{
+    if (nvc_part_make(p, job, 0x99, 1, 0, NVC_PAGE, 0, 0, 0, path, id))
+        return 1;
+    uint64_t used = 0;
+    return nvc_part_reserve(p, NVC_PAGE, &used, UINT64_MAX) != 0;
+}
+
+/* Makes that part with its first page dirty, all bytes c (a dead job's synced page). */
+static int dirty_page_part(struct nvc_part *p, uint64_t job, const char *path, const struct nvc_file_id *id, int c)
+{
+    if (one_page_part(p, job, path, id))
+        return 1;
+    memset(p->data, c, NVC_PAGE);
+    nvc_part_persist(p, p->data, NVC_PAGE);
+    p->dirty[0] |= 1;
+    nvc_part_persist(p, p->dirty, sizeof p->dirty[0]);
+    nvc_part_grow_size(p, NVC_PAGE);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "make")) {
@@ -88,16 +110,8 @@ int main(int argc, char **argv)
             struct nvc_part p;
             /* Job ids in the opposite order to the ages, so that neither the names nor the ids
                sort the newer part last. */
-            if (nvc_part_make(&p, k ? 0x11 : 0x22, 0x99, 1, 0, NVC_PAGE, 0, 0, 0, argv[3], &id))
+            if (dirty_page_part(&p, k ? 0x11 : 0x22, argv[3], &id, k ? 'y' : 'x'))
                 return 1;
-            uint64_t used = 0;
-            if (nvc_part_reserve(&p, NVC_PAGE, &used, UINT64_MAX))
-                return 1;
-            memset(p.data, k ? 'y' : 'x', NVC_PAGE);
-            nvc_part_persist(&p, p.data, NVC_PAGE);
-            p.dirty[0] |= 1;
-            nvc_part_persist(&p, p.dirty, sizeof p.dirty[0]);
-            nvc_part_grow_size(&p, NVC_PAGE);
             nvc_part_close(&p, 0);
             if (!k)
                 usleep(20000); /* creation times apart */
@@ -109,16 +123,8 @@ int main(int argc, char **argv)
         if (new_file(argv[2], argv[3], 0, &id))
             return 1;
         struct nvc_part p;
-        if (nvc_part_make(&p, 0x33, 0x99, 1, 0, NVC_PAGE, 0, 0, 0, argv[3], &id))
+        if (dirty_page_part(&p, 0x33, argv[3], &id, 'z'))
             return 1;
-        uint64_t used = 0;
-        if (nvc_part_reserve(&p, NVC_PAGE, &used, UINT64_MAX))
-            return 1;
-        memset(p.data, 'z', NVC_PAGE);
-        nvc_part_persist(&p, p.data, NVC_PAGE);
-        p.dirty[0] |= 1;
-        nvc_part_persist(&p, p.dirty, sizeof p.dirty[0]);
-        nvc_part_grow_size(&p, NVC_PAGE);
         snprintf(p.hdr->host, sizeof p.hdr->host, "another-host.example");
         nvc_part_persist(&p, p.hdr, sizeof *p.hdr);
         nvc_part_close(&p, 0);
@@ -132,10 +138,7 @@ int main(int argc, char **argv)
         if (new_file(argv[2], argv[3], 0, &id))
             return 1;
         struct nvc_part p;
-        if (nvc_part_make(&p, 0x66, 0x99, 1, 0, NVC_PAGE, 0, 0, 0, argv[3], &id))
-            return 1;
-        uint64_t used = 0;
-        if (nvc_part_reserve(&p, NVC_PAGE, &used, UINT64_MAX))
+        if (one_page_part(&p, 0x66, argv[3], &id))
             return 1;
         uint64_t cap = p.hdr->capacity, bm = ((cap / NVC_PAGE + 63) / 64 * 8 + NVC_PAGE - 1) / NVC_PAGE * NVC_PAGE;
         uint64_t data_off = NVC_PAGE + bm;
