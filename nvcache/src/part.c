@@ -868,6 +868,13 @@ struct mask_span {
     uint8_t *lo, *hi;
 };
 
+/* Persists the span's bytes, if any. */
+static void mask_span_flush(struct nvc_part *p, struct mask_span *sp)
+{
+    if (sp->hi)
+        nvc_part_persist(p, sp->lo, (size_t)(sp->hi - sp->lo));
+}
+
 static void mask_span_add(struct nvc_part *p, struct mask_span *sp, uint8_t *lo, uint8_t *hi)
 {
     if (sp->hi && lo + NVC_PAGE >= sp->lo && lo <= sp->hi + NVC_PAGE) {
@@ -875,8 +882,7 @@ static void mask_span_add(struct nvc_part *p, struct mask_span *sp, uint8_t *lo,
         sp->hi = hi > sp->hi ? hi : sp->hi;
         return;
     }
-    if (sp->hi)
-        nvc_part_persist(p, sp->lo, (size_t)(sp->hi - sp->lo));
+    mask_span_flush(p, sp);
     sp->lo = lo;
     sp->hi = hi;
 }
@@ -914,8 +920,7 @@ static void mark_exact(struct nvc_part *p, const struct nvc_seg *segs, uint32_t 
             }
         }
     }
-    if (span.hi)
-        nvc_part_persist(p, span.lo, (size_t)(span.hi - span.lo));
+    mask_span_flush(p, &span);
 }
 
 void nvc_part_mark_dirty_segments(struct nvc_part *p, const struct nvc_seg *segs, uint32_t n)
@@ -953,14 +958,16 @@ void nvc_part_clear_dirty(struct nvc_part *p, uint64_t off, uint64_t len)
        back whole once more). A mask is read or cleared only where its page's partial bit says
        it exists. */
     if (p->masks) {
+        struct mask_span span = {0}; /* (neighbouring masks persisted together, as written) */
         for (uint64_t pg = first; pg <= last; pg++) {
             if (!(__atomic_load_n(partial_word(p, pg / 64), __ATOMIC_RELAXED) >> (pg % 64) & 1))
                 continue;
             uint64_t *m = (uint64_t *)(p->masks + pg * MASK_BYTES);
             for (uint64_t w = 0; w < MASK_BYTES / sizeof *m; w++)
                 __atomic_store_n(&m[w], 0, __ATOMIC_RELAXED);
-            nvc_part_persist(p, m, MASK_BYTES);
+            mask_span_add(p, &span, (uint8_t *)m, (uint8_t *)m + MASK_BYTES);
         }
+        mask_span_flush(p, &span);
     }
     /* Atomic: ranks of the node may set other bits of the same words meanwhile (direct access). */
     for (uint64_t pg = first; pg <= last; pg++) {
