@@ -1769,11 +1769,8 @@ impl System {
         }
         let line = a.req.addr >> 6;
         let queued = self.line_queue.contains_key(&line);
-        let behind_held = ungated
-            && self
-                .held_seqs
-                .get(&line)
-                .is_some_and(|h| h.iter().any(|&s| s < seq));
+        // (an ungated write was numbered just now: every held write of its line is older)
+        let behind_held = ungated && self.held_seqs.contains_key(&line);
         if !queued && !behind_held {
             self.arrivals.push(at, a);
             return;
