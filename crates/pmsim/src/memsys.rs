@@ -798,8 +798,15 @@ impl MemorySystem {
     }
 
     /// Moves the acknowledgements produced so far into `out`.
+    #[inline]
     pub fn take_acks(&mut self, out: &mut Vec<Ack>) {
-        out.append(&mut self.acks);
+        if out.is_empty() {
+            // Into an empty vector (the usual case): exchange the buffers, no copy (an append
+            // called memcpy for one or two acknowledgements, 4% of a logging run's samples).
+            std::mem::swap(out, &mut self.acks);
+        } else {
+            out.append(&mut self.acks);
+        }
     }
 
     /// The acknowledgements produced since the last [`clear_acks`](Self::clear_acks) or
