@@ -876,7 +876,11 @@ static int self_handle(struct nvc_file *f)
             return MPI_SUCCESS;
         }
     }
-    int rc = PMPI_File_open(MPI_COMM_SELF, via, MPI_MODE_WRONLY, MPI_INFO_NULL, &f->self_fh);
+    /* Read-write where the file lets us read it, for drain_merged; write-only otherwise. */
+    int rc = PMPI_File_open(MPI_COMM_SELF, via, MPI_MODE_RDWR, MPI_INFO_NULL, &f->self_fh);
+    f->self_reads = rc == MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        rc = PMPI_File_open(MPI_COMM_SELF, via, MPI_MODE_WRONLY, MPI_INFO_NULL, &f->self_fh);
     if (held >= 0)
         close(held); /* the handle has a descriptor of its own now */
     if (rc != MPI_SUCCESS) {
@@ -907,6 +911,50 @@ static int drain_run(struct nvc_file *f, uint32_t p, uint64_t l, uint64_t n, con
         q += k;
         n -= k;
     }
+    return MPI_SUCCESS;
+}
+
+/* Most pages drain_merged reads and writes back in one call each. */
+#define MERGE_PAGES 64u
+
+/* Writes back dirty pages [l, l + n * NVC_PAGE) of part p (mapped at d), each written in part by
+ * its job in many separate runs: the file's current bytes of the pages with the job's over them,
+ * one read and one write, so that the bytes the job did not write stay as the file has them
+ * (another job's among them, which the pages' copies from this job's open would overwrite).
+ * Where the drain's handle cannot read the file, run by run. Between the read and the write
+ * another job's write to those bytes can still be lost (an unlocked read-modify-write;
+ * validation §4). */
+static int drain_merged(struct nvc_file *f, uint32_t p, const struct nvc_part *d, uint64_t l, uint64_t n,
+                        uint64_t size, uint64_t *flushed)
+{
+    if (f->file_gone)
+        return MPI_SUCCESS; /* see same_file */
+    uint64_t bytes = n * NVC_PAGE;
+    uint8_t *buf = f->self_reads ? malloc(bytes) : NULL;
+    int rc = buf ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    for (uint64_t at = 0, k, fo, w; rc == MPI_SUCCESS && at < bytes; at += k) {
+        k = nvc_part_piece(l + at, bytes - at, f->stripe, f->nparts, p, size, &fo, &w);
+        MPI_Status st;
+        MPI_Count got = 0;
+        if (w && (rc = nvc_file_rw_bytes_at(f->self_fh, 0, (MPI_Offset)fo, buf + at, (MPI_Count)w, &st)) ==
+                     MPI_SUCCESS &&
+            (PMPI_Get_elements_x(&st, MPI_BYTE, &got) != MPI_SUCCESS || got < 0 || (uint64_t)got > w))
+            got = 0;
+        /* past the file's end: a hole, as plain MPI-IO's write of the later bytes leaves it */
+        memset(buf + at + got, 0, k - (uint64_t)got);
+    }
+    if (rc == MPI_SUCCESS) {
+        for (uint64_t i = 0; i < n; i++)
+            nvc_part_merge_page(d, l / NVC_PAGE + i, buf + i * NVC_PAGE);
+        rc = drain_run(f, p, l, bytes, buf, size, flushed);
+        free(buf);
+        return rc;
+    }
+    free(buf);
+    uint64_t cursor = l, off, len;
+    while (nvc_part_next_dirty(d, &cursor, &off, &len, NULL) && off < l + bytes)
+        if ((rc = drain_run(f, p, off, len, d->data + off, size, flushed)) != MPI_SUCCESS)
+            return rc;
     return MPI_SUCCESS;
 }
 
@@ -964,11 +1012,23 @@ static int drain_direct(struct nvc_file *f, uint32_t p, struct drained *dr)
         sleep_us(50);
     uint64_t cursor = 0, off, len, flushed = 0;
     uint64_t size = __atomic_load_n(&d->hdr->size, __ATOMIC_ACQUIRE);
-    int rc = MPI_SUCCESS;
-    while (nvc_part_next_dirty(d, &cursor, &off, &len)) {
+    int rc = MPI_SUCCESS, merge;
+    while (nvc_part_next_dirty(d, &cursor, &off, &len, &merge)) {
         if ((rc = self_handle(f)) != MPI_SUCCESS)
             break;
-        if ((rc = drain_run(f, p, off, len, d->data + off, size, &flushed)) != MPI_SUCCESS ||
+        if (merge) {
+            /* the pages to merge that follow this one, in one read and one write */
+            uint64_t next = cursor, o2, l2;
+            int m2;
+            while (len < MERGE_PAGES * NVC_PAGE && nvc_part_next_dirty(d, &next, &o2, &l2, &m2) && m2 &&
+                   o2 == off + len) {
+                len += l2;
+                cursor = next;
+            }
+            rc = drain_merged(f, p, d, off, len / NVC_PAGE, size, &flushed);
+        } else
+            rc = drain_run(f, p, off, len, d->data + off, size, &flushed);
+        if (rc != MPI_SUCCESS ||
             (rc = drained_add(dr, off, len)) != MPI_SUCCESS)
             break;
     }

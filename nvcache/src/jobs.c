@@ -322,7 +322,7 @@ int nvc_own_kept_parts(const char *dir, uint64_t own_job, const struct nvc_file_
         uint64_t cursor = 0, off, len;
         if (h->jobid == own_job && h->fileid != open_fileid && !h->temporary && !h->superseded_by &&
             (h->state == NVC_PART_ACTIVE || h->state == NVC_PART_DRAINING) && h->file_id.ino &&
-            nvc_file_id_same(&h->file_id, id, 0) && nvc_part_next_dirty(&p, &cursor, &off, &len)) {
+            nvc_file_id_same(&h->file_id, id, 0) && nvc_part_next_dirty(&p, &cursor, &off, &len, NULL)) {
             n++;
             if (mark) {
                 h->superseded_by = own_job;

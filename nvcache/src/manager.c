@@ -285,7 +285,7 @@ static void op_dirty(struct nvc_slot *s)
     uint64_t limit = mgr.mb->slot_bytes;
     while (n < NVC_MAXSEG && total < limit) {
         uint64_t save = cursor;
-        if (!nvc_part_next_dirty(&m->part, &cursor, &off, &len))
+        if (!nvc_part_next_dirty(&m->part, &cursor, &off, &len, NULL))
             break;
         if (total + len > limit) {
             len = limit - total;
@@ -362,7 +362,7 @@ static void op_bypass(struct nvc_slot *s, int begin)
     }
     uint64_t cursor = 0, off, len;
     /* A direct write that started before DRAINING may still be marking pages dirty: drain again. */
-    if (__atomic_load_n(&m->part.hdr->writers, __ATOMIC_SEQ_CST) || nvc_part_next_dirty(&m->part, &cursor, &off, &len)) {
+    if (__atomic_load_n(&m->part.hdr->writers, __ATOMIC_SEQ_CST) || nvc_part_next_dirty(&m->part, &cursor, &off, &len, NULL)) {
         s->status = NVC_RETRY;
         return;
     }

@@ -366,8 +366,17 @@ void nvc_part_writer_leave(struct nvc_part *p, const struct nvc_seg *segs, uint3
  *  persists them: the caller has written every dirty byte of those pages back. */
 void nvc_part_clear_dirty(struct nvc_part *p, uint64_t off, uint64_t len);
 /** Finds the next run of dirty bytes at or after *cursor (bytes): whole dirty pages, or within a
- *  page written in part only the bytes its writes covered; returns 0 when none. */
-int nvc_part_next_dirty(const struct nvc_part *p, uint64_t *cursor, uint64_t *off, uint64_t *len);
+ *  page written in part only the bytes its writes covered; returns 0 when none. With merge
+ *  non-NULL, a page written in part in many separate runs comes alone and whole with *merge = 1
+ *  (the caller writes back nvc_part_merge_page over the file's current bytes of the page, or its
+ *  runs one by one when it cannot read them); *merge = 0 for every other run. With merge NULL such
+ *  a page is listed run by run too. */
+int nvc_part_next_dirty(const struct nvc_part *p, uint64_t *cursor, uint64_t *off, uint64_t *len, int *merge);
+/** Copies the bytes the job wrote of dirty page pg (a page nvc_part_next_dirty gave with *merge
+ *  set) over `page`, NVC_PAGE bytes holding the file's current contents of that page: written
+ *  back, the page keeps every byte the job did not write as the file has it now (another job's
+ *  among them), as plain MPI-IO's writes of those bytes alone would. */
+void nvc_part_merge_page(const struct nvc_part *p, uint64_t pg, uint8_t *page);
 /** Maps a file offset to (part index, part-local offset). */
 static inline void nvc_file_to_part(uint64_t off, uint64_t stripe, uint32_t nparts, uint32_t *part, uint64_t *local)
 {
@@ -699,6 +708,7 @@ struct nvc_file {
     int atomic;
     int64_t size_hint;         /* lower bound of the file size (sizes only grow between collective set_size) */
     MPI_File self_fh;          /* lazily opened COMM_SELF byte handle for drains */
+    int self_reads;            /* self_fh was opened read-write: drains can merge pages (drain_merged) */
     int synced;                /* MPI_File_sync was called: drained data must stay durable (fsync) */
     int grown_unsynced;        /* a preallocate reached the real file since the last MPI_File_sync */
     struct nvc_part *direct;   /* my node's part mapped in this process (NULL: every request goes to the manager) */

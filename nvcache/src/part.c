@@ -1020,9 +1020,10 @@ void nvc_part_writer_leave(struct nvc_part *p, const struct nvc_seg *segs, uint3
     __atomic_sub_fetch(&p->hdr->writers, 1, __ATOMIC_SEQ_CST);
 }
 
-/* A page whose mask holds more separate runs of written bytes than this is written back whole
- * (its unwritten bytes as they were when the job opened the file): a strided view of 8-byte rows
- * made each page 128 writes to the file at the close: about 70x slower (validation §4). */
+/* A page whose mask holds more separate runs of written bytes than this is written back by a
+ * merge (nvc_part_merge_page: the file's current bytes of the page under the job's), where the
+ * caller can read the file: a strided view of 8-byte rows made each page 128 writes to the file at
+ * the close, about 70x slower (validation §4). */
 #define MAX_MASK_RUNS 8u
 
 /* Whether page pg's mask holds at most MAX_MASK_RUNS runs of set bits. */
@@ -1040,11 +1041,11 @@ static int mask_runs_few(const struct nvc_part *p, uint64_t pg)
     return 1;
 }
 
-/* Whether dirty page pg is written back by its mask (written in part, never whole, in few runs). */
-static int page_by_mask(const struct nvc_part *p, uint64_t pg)
+/* Whether dirty page pg has a byte mask to go by: written in part, never whole. */
+static int page_masked(const struct nvc_part *p, uint64_t pg)
 {
     return p->masks && (__atomic_load_n(partial_word(p, pg / 64), __ATOMIC_RELAXED) >> (pg % 64) & 1) &&
-           !(__atomic_load_n(whole_word(p, pg / 64), __ATOMIC_RELAXED) >> (pg % 64) & 1) && mask_runs_few(p, pg);
+           !(__atomic_load_n(whole_word(p, pg / 64), __ATOMIC_RELAXED) >> (pg % 64) & 1);
 }
 
 /* The first run [*s, *e) of set bits at or after byte `from` in page pg's mask; 0 if none. */
@@ -1076,7 +1077,7 @@ static int mask_run(const struct nvc_part *p, uint64_t pg, uint64_t from, uint64
     return 1;
 }
 
-int nvc_part_next_dirty(const struct nvc_part *p, uint64_t *cursor, uint64_t *off, uint64_t *len)
+int nvc_part_next_dirty(const struct nvc_part *p, uint64_t *cursor, uint64_t *off, uint64_t *len, int *merge)
 {
     uint64_t pages = p->hdr->capacity / NVC_PAGE;
     /* Nothing beyond the reserved space was ever written (nvc_part_reserve), and the bitmap is
@@ -1084,6 +1085,8 @@ int nvc_part_next_dirty(const struct nvc_part *p, uint64_t *cursor, uint64_t *of
     uint64_t r = (__atomic_load_n(&p->hdr->reserved, __ATOMIC_ACQUIRE) / NVC_PAGE + 63) / 64 * 64;
     if (r < pages)
         pages = r;
+    if (merge)
+        *merge = 0;
     /* The cursor may stop inside a page (after a run of its mask, or where a caller cut a run):
        the page's bytes before it were listed already. */
     uint64_t pg = *cursor / NVC_PAGE, within = *cursor % NVC_PAGE;
@@ -1102,7 +1105,14 @@ int nvc_part_next_dirty(const struct nvc_part *p, uint64_t *cursor, uint64_t *of
             return 0;
         if (pg != from)
             within = 0;
-        if (page_by_mask(p, pg)) {
+        if (page_masked(p, pg)) {
+            if (merge && within == 0 && !mask_runs_few(p, pg)) {
+                *off = pg * NVC_PAGE;
+                *len = NVC_PAGE;
+                *cursor = (pg + 1) * NVC_PAGE;
+                *merge = 1;
+                return 1;
+            }
             uint64_t s, e;
             if (mask_run(p, pg, within, &s, &e)) {
                 *off = pg * NVC_PAGE + s;
@@ -1117,11 +1127,31 @@ int nvc_part_next_dirty(const struct nvc_part *p, uint64_t *cursor, uint64_t *of
         uint64_t start = pg * NVC_PAGE + within;
         pg++;
         while (pg < pages && (__atomic_load_n(dirty_word(p, pg / 64), __ATOMIC_RELAXED) >> (pg % 64) & 1) &&
-               !page_by_mask(p, pg))
+               !page_masked(p, pg))
             pg++;
         *off = start;
         *len = pg * NVC_PAGE - start;
         *cursor = pg * NVC_PAGE;
         return 1;
+    }
+}
+
+void nvc_part_merge_page(const struct nvc_part *p, uint64_t pg, uint8_t *page)
+{
+    /* 8 bytes at a time: each mask byte widened to a byte select (a strided page holds hundreds
+       of runs, which copied one by one cost more than the read of the page). */
+    const uint8_t *m = p->masks + pg * MASK_BYTES, *src = p->data + pg * NVC_PAGE;
+    for (unsigned i = 0; i < NVC_PAGE / 8; i++) {
+        uint64_t b = __atomic_load_n(&m[i], __ATOMIC_RELAXED);
+        if (!b)
+            continue;
+        /* byte j of t: bit j of b, in place; then each non-zero byte made 0xff */
+        uint64_t t = (b * 0x0101010101010101ull) & 0x8040201008040201ull;
+        uint64_t sel = ((((t + 0x7f7f7f7f7f7f7f7full) | t) & 0x8080808080808080ull) >> 7) * 0xffu;
+        uint64_t a, c;
+        memcpy(&a, page + 8 * i, 8);
+        memcpy(&c, src + 8 * i, 8);
+        a = (a & ~sel) | (c & sel);
+        memcpy(page + 8 * i, &a, 8);
     }
 }

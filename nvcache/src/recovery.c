@@ -297,6 +297,30 @@ static void guards_release(const struct nvc_recover_opts *o, struct guards *g)
     pthread_mutex_destroy(&g->lock);
 }
 
+/* Reads the file's current bytes of part p's page at part-local offset l into page (NVC_PAGE
+ * bytes; those past the file's end as zeros, the hole a write of later bytes leaves); 0 when the
+ * file cannot be read. */
+static int read_page(int fd, const struct nvc_part *p, uint64_t l, uint8_t *page)
+{
+    const struct nvc_part_hdr *h = p->hdr;
+    for (uint64_t at = 0, k, fo, n; at < NVC_PAGE; at += k) {
+        k = nvc_part_piece(l + at, NVC_PAGE - at, h->stripe, h->nparts, h->index, h->size, &fo, &n);
+        uint64_t got = 0;
+        while (got < n) {
+            ssize_t r = pread(fd, page + at + got, n - got, (off_t)(fo + got));
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r < 0)
+                return 0;
+            if (r == 0)
+                break;
+            got += (uint64_t)r;
+        }
+        memset(page + at + got, 0, k - got);
+    }
+    return 1;
+}
+
 /* Writes a part's dirty data back; 0, -1 (failed; the part is kept), -2 (the name leads to
    another file than the job opened, or a later job opened the file before this recovery;
    nothing written, the part is kept) or 1 (a later job wrote the file and this part holds
@@ -337,7 +361,11 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
             name);
         return -1;
     }
-    int fd = open(name, (dry ? O_RDONLY : O_WRONLY) | O_NONBLOCK | O_CLOEXEC);
+    /* Read-write where the file lets us read it: pages written in many runs are merged with the
+       file's current bytes (recover_merged); write-only otherwise. */
+    int fd = open(name, (dry ? O_RDONLY : O_RDWR) | O_NONBLOCK | O_CLOEXEC), reads = fd >= 0;
+    if (!dry && fd < 0 && errno == EACCES)
+        fd = open(name, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
     if (!dry && fd < 0) {
         say(o, 1, "open(%s) failed: %s; the part is kept", name, strerror(errno));
         return -1;
@@ -386,7 +414,7 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
         if (!dry)
             *later_decided = later;
     }
-    if (later && !nvc_part_next_dirty(p, &first, &doff, &dlen)) {
+    if (later && !nvc_part_next_dirty(p, &first, &doff, &dlen, NULL)) {
         close(fd);
         return 1;
     }
@@ -411,7 +439,25 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
         fd = -1;
     }
     uint64_t cursor = 0, off, len;
-    while (nvc_part_next_dirty(p, &cursor, &off, &len)) {
+    uint8_t page[NVC_PAGE];
+    int merge;
+    while (nvc_part_next_dirty(p, &cursor, &off, &len, &merge)) {
+        const uint8_t *src = p->data + off;
+        if (merge && !dry) {
+            /* A page the job wrote in many separate runs: the file's current bytes of it with the
+               job's over them (the bytes the job did not write stay as the file has them, another
+               job's among them); run by run where the file cannot be read. */
+            if (reads && read_page(fd, p, off, page)) {
+                nvc_part_merge_page(p, off / NVC_PAGE, page);
+                src = page;
+            } else {
+                merge = 0;
+                cursor = off;
+                if (!nvc_part_next_dirty(p, &cursor, &off, &len, NULL))
+                    break;
+                src = p->data + off;
+            }
+        }
         for (uint64_t l = off, k, fo, n; l < off + len; l += k) {
             k = nvc_part_piece(l, off + len - l, h->stripe, h->nparts, h->index, h->size, &fo, &n);
             if (!n)
@@ -423,7 +469,7 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
             /* One pwrite moves at most 0x7ffff000 bytes (Linux): a piece of a stripe over 2 GiB
                takes several. */
             for (uint64_t done = 0; done < n;) {
-                ssize_t w = pwrite(fd, p->data + l + done, n - done, (off_t)(fo + done));
+                ssize_t w = pwrite(fd, src + (l - off) + done, n - done, (off_t)(fo + done));
                 if (w <= 0) {
                     say(o, 1, "pwrite(%s, offset %llu) failed: %s; the part is kept", name,
                         (unsigned long long)(fo + done), w < 0 ? strerror(errno) : "nothing written");

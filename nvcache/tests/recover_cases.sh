@@ -111,6 +111,10 @@
 # CASE page-share-kill: as page-share, but the first job syncs and is SIGKILLed after the second
 #   closed: recovery keeps its part (a later job opened the file), and --force must then write
 #   only the bytes the dead job wrote, not its whole page over the second job's.
+# CASE page-share-strided, page-share-strided-kill: as page-share and page-share-kill, each job
+#   writing 4 bytes every 16 of the page ('A' from 0, 'B' from 8), 16 runs: more than nvcache
+#   writes back one by one, so the page goes back merged with the file's current bytes (written
+#   back whole from the first job's copy, the 'o' of its open went over every 'B').
 # CASE live-ns: a job runs in a private mount namespace with its own /dev/shm (a container on this
 #   host sharing NVCACHE_DIR, which is then outside /dev/shm): a recovery outside must see it
 #   running by its lock and leave its parts; afterwards it syncs more, is SIGKILLed, and recovery
@@ -605,16 +609,18 @@ live-ns)
     "$prog" live-verify "$file" || exit 1
     echo "$out" | grep -q "still running" || { echo "nvcache-recover did not see the job in the other namespace running"; exit 1; }
     ;;
-page-share|page-share-kill)
+page-share|page-share-kill|page-share-strided|page-share-strided-kill)
     end=close
-    [ "$case" = page-share-kill ] && { need_xattrs; end=sync-kill; }
+    case "$case" in *-kill) need_xattrs; end=sync-kill ;; esac
+    strided= offb=100
+    case "$case" in *-strided*) strided=strided offb=8 ;; esac
     rm -f "$file" "$file.ready-A" "$file.go"
     head -c 8192 /dev/zero | tr '\0' o >"$file"
-    "$mpiexec" -n 1 "$prog" page-share "$file" 0 A wait $end &
+    "$mpiexec" -n 1 "$prog" page-share "$file" 0 A wait $end $strided &
     first=$!
     for i in $(seq 600); do [ -e "$file.ready-A" ] && break; sleep 0.1; done
     [ -e "$file.ready-A" ] || { echo "the first job did not write"; kill $first; exit 1; }
-    "$mpiexec" -n 1 "$prog" page-share "$file" 100 B nowait close || { touch "$file.go"; echo "the second job failed"; exit 1; }
+    "$mpiexec" -n 1 "$prog" page-share "$file" $offb B nowait close $strided || { touch "$file.go"; echo "the second job failed"; exit 1; }
     touch "$file.go"
     if [ $end = close ]; then
         wait $first || { echo "the first job failed"; exit 1; }
@@ -626,7 +632,7 @@ page-share|page-share-kill)
         "$recover" --dir "$NVCACHE_DIR" --force || exit 1
     fi
     rm -f "$file.ready-A" "$file.go"
-    "$prog" page-share-verify "$file" || exit 1
+    "$prog" page-share-verify "$file" $strided || exit 1
     ;;
 shrink)
     "$mpiexec" -n 2 "$prog" shrink write "$file" && { echo "expected the ranks to be killed"; exit 1; }

@@ -18,6 +18,12 @@
  *   recover_sizes v2 DIR FILE     a dead job's part of FILE as the build before exact writes made
  *                                 it (header version 2, no exact-write region), its first page
  *                                 dirty ('v'): nvcache-recover must write the page back whole.
+ *   recover_sizes merge DIR FILE  (property test, no recovery) 2000 random sets of writes into
+ *                                 the pages of one part, as the cache marks them: the dirty
+ *                                 listing must give every written byte exactly once, a page of
+ *                                 more than 8 runs whole and alone to merge, and the merge of
+ *                                 such a page over other bytes must hold the written bytes where
+ *                                 written and the other bytes elsewhere.
  *   recover_sizes size FILE N     FILE is N bytes long.
  *   recover_sizes first FILE C    FILE's first byte is C.
  *   recover_sizes creator MAILBOX PID  records PID as the creator of /dev/shm/MAILBOX (a dead job's
@@ -155,6 +161,82 @@ int main(int argc, char **argv)
         snprintf(file, sizeof file, "%s", p.file);
         nvc_part_close(&p, 0);
         return truncate(file, (off_t)(data_off + cap)) != 0;
+    }
+    if (argc == 4 && !strcmp(argv[1], "merge")) {
+        struct nvc_file_id id;
+        if (new_file(argv[2], argv[3], 0, &id))
+            return 1;
+        enum { PAGES = 8 };
+        struct nvc_part p;
+        if (nvc_part_make(&p, 0x88, 0x99, 1, 0, PAGES * NVC_PAGE, 0, 0, 0, argv[3], &id))
+            return 1;
+        uint64_t used = 0;
+        if (nvc_part_reserve(&p, PAGES * NVC_PAGE, &used, UINT64_MAX) != 0)
+            return 1;
+        static uint8_t written[PAGES * NVC_PAGE], seen[PAGES * NVC_PAGE], other[NVC_PAGE];
+        uint64_t x = 0x9e3779b97f4a7c15ull;
+#define RND() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
+        unsigned merged = 0;
+        for (int trial = 0; trial < 2000; trial++) {
+            memset(written, 0, sizeof written);
+            /* 1-40 writes, short or long, some across page boundaries, now and then a whole page;
+               half of them in the first page, whose runs then often pass 8 */
+            int n = 1 + (int)(RND() % 40);
+            for (int i = 0; i < n; i++) {
+                uint64_t len = RND() % 4 ? 1 + RND() % 24 : 1 + RND() % (2 * NVC_PAGE);
+                uint64_t off = RND() % 2 ? RND() % NVC_PAGE : RND() % (PAGES * NVC_PAGE);
+                if (off + len > PAGES * NVC_PAGE)
+                    len = PAGES * NVC_PAGE - off;
+                for (uint64_t b = off; b < off + len; b++)
+                    p.data[b] = (uint8_t)RND(), written[b] = 1;
+                struct nvc_seg seg = {off, len};
+                nvc_part_mark_dirty_segments(&p, &seg, 1);
+            }
+            memset(seen, 0, sizeof seen);
+            uint64_t cursor = 0, off, len;
+            int merge;
+            while (nvc_part_next_dirty(&p, &cursor, &off, &len, &merge)) {
+                if (merge) {
+                    uint64_t pg = off / NVC_PAGE, runs = 0;
+                    for (uint64_t b = 0; b < NVC_PAGE; b++)
+                        runs += written[pg * NVC_PAGE + b] && (b == 0 || !written[pg * NVC_PAGE + b - 1]);
+                    if (off % NVC_PAGE || len != NVC_PAGE || runs <= 8) {
+                        printf("recover_sizes merge: trial %d: page %llu listed to merge with %llu runs\n", trial,
+                               (unsigned long long)pg, (unsigned long long)runs);
+                        return 1;
+                    }
+                    for (uint64_t b = 0; b < NVC_PAGE; b++)
+                        other[b] = (uint8_t)RND();
+                    uint8_t page[NVC_PAGE];
+                    memcpy(page, other, NVC_PAGE);
+                    nvc_part_merge_page(&p, pg, page);
+                    for (uint64_t b = 0; b < NVC_PAGE; b++) {
+                        uint8_t want = written[pg * NVC_PAGE + b] ? p.data[pg * NVC_PAGE + b] : other[b];
+                        if (page[b] != want) {
+                            printf("recover_sizes merge: trial %d: page %llu byte %llu merged wrong\n", trial,
+                                   (unsigned long long)pg, (unsigned long long)b);
+                            return 1;
+                        }
+                    }
+                    merged++;
+                }
+                for (uint64_t b = off; b < off + len; b++)
+                    if (written[b] && seen[b]++) {
+                        printf("recover_sizes merge: trial %d: byte %llu listed twice\n", trial, (unsigned long long)b);
+                        return 1;
+                    }
+            }
+            for (uint64_t b = 0; b < PAGES * NVC_PAGE; b++)
+                if (written[b] && !seen[b]) {
+                    printf("recover_sizes merge: trial %d: written byte %llu not listed\n", trial, (unsigned long long)b);
+                    return 1;
+                }
+            nvc_part_clear_dirty(&p, 0, PAGES * NVC_PAGE);
+        }
+#undef RND
+        printf("recover_sizes merge: 2000 trials, %u pages merged, every written byte listed once\n", merged);
+        nvc_part_close(&p, 0);
+        return merged == 0;
     }
     if (argc == 4 && !strcmp(argv[1], "rewritten")) {
         struct nvc_file_id id;
