@@ -505,8 +505,6 @@ pub struct SimConfig {
     pub name: String,
     /// One-line description (cite the source system).
     pub description: String,
-    /// Seed for anything random in the simulator.
-    pub seed: u64,
     /// The memory device.
     pub device: DeviceConfig,
     /// The memory controller.
@@ -654,7 +652,6 @@ impl Default for SimConfig {
             preset: None,
             name: "custom".into(),
             description: String::new(),
-            seed: 1,
             device: DeviceConfig::default(),
             controller: ControllerConfig::default(),
             replay: ReplayConfig::default(),

@@ -150,7 +150,7 @@ fn a_section_written_as_an_array_of_tables_is_named() {
         e.0
     );
     // A list where a table belongs had serde fill the fields in order: cores 1, 2 threads each.
-    let e = SimConfig::from_toml_str("seed = 3\ncpu = [1, 2]\n", "d.toml").unwrap_err();
+    let e = SimConfig::from_toml_str("name = \"x\"\ncpu = [1, 2]\n", "d.toml").unwrap_err();
     assert_eq!(
         e.0,
         "d.toml:2: `cpu` must be one table (`[cpu]`), not a list"
