@@ -114,7 +114,7 @@ test: deps test-rust test-scripts test-nvcache test-install test-readme
 # checks in release builds and check every index in debug builds (crates/pmsim/src/dense.rs).
 test-rust:
 	$(CARGO) build --release --workspace
-	$(CARGO) test --release --workspace
+	PMEC_REQUIRE_ISAL=1 $(CARGO) test --release --workspace
 	$(CARGO) test -p pmsim
 
 # The DRAM-simulator comparison script against peer outputs of known shape and a pmlab run;
@@ -195,21 +195,22 @@ uninstall:
 	echo "uninstall: removed pmlab from $$p"
 
 bench: build
+	@# (pipefail: a benchmark that fails fails the target, not only its tee)
 	@mkdir -p $(RESULTS)/bench
-	$(CARGO) bench -p pmsim --bench replay_speed -- 1000000 2>/dev/null | tee $(RESULTS)/bench/replay_speed.txt
-	$(CARGO) bench -p pmsim --bench replay_speed -- 50000000 2>/dev/null | tee -a $(RESULTS)/bench/replay_speed.txt
-	$(CARGO) bench -p pmsim --bench ingest_speed 2>/dev/null | tee $(RESULTS)/bench/ingest_speed.txt
-	$(CARGO) bench -p pmsim --bench full_system_speed -- 2000000 1 2>/dev/null | tee $(RESULTS)/bench/full_system_speed.txt
-	$(CARGO) bench -p pmsim --bench full_system_speed -- 20000000 1 2>/dev/null | tee -a $(RESULTS)/bench/full_system_speed.txt
-	$(CARGO) bench -p pmsim --bench full_system_speed -- 2000000 4 2>/dev/null | tee -a $(RESULTS)/bench/full_system_speed.txt
-	$(CARGO) bench -p pmsim --bench full_system_speed -- 2000000 1 50 2>/dev/null | tee -a $(RESULTS)/bench/full_system_speed.txt
-	$(CARGO) bench -p pmsim --bench logging_speed 2>/dev/null | tee $(RESULTS)/bench/logging_speed.txt
-	$(CARGO) bench -p pmsim --bench ordering_speed 2>/dev/null | tee $(RESULTS)/bench/ordering_speed.txt
-	$(CARGO) bench -p pmsim --bench pm_support_speed 2>/dev/null | tee $(RESULTS)/bench/pm_support_speed.txt
-	$(CARGO) run --release -q -p pmwork --example gen_speed 2>/dev/null | tee $(RESULTS)/bench/pmwork_gen_speed.txt
-	$(CARGO) bench -p pmec --bench ec 2>/dev/null | tee $(RESULTS)/bench/pmec.txt
+	set -o pipefail; $(CARGO) bench -p pmsim --bench replay_speed -- 1000000 2>/dev/null | tee $(RESULTS)/bench/replay_speed.txt
+	set -o pipefail; $(CARGO) bench -p pmsim --bench replay_speed -- 50000000 2>/dev/null | tee -a $(RESULTS)/bench/replay_speed.txt
+	set -o pipefail; $(CARGO) bench -p pmsim --bench ingest_speed 2>/dev/null | tee $(RESULTS)/bench/ingest_speed.txt
+	set -o pipefail; $(CARGO) bench -p pmsim --bench full_system_speed -- 2000000 1 2>/dev/null | tee $(RESULTS)/bench/full_system_speed.txt
+	set -o pipefail; $(CARGO) bench -p pmsim --bench full_system_speed -- 20000000 1 2>/dev/null | tee -a $(RESULTS)/bench/full_system_speed.txt
+	set -o pipefail; $(CARGO) bench -p pmsim --bench full_system_speed -- 2000000 4 2>/dev/null | tee -a $(RESULTS)/bench/full_system_speed.txt
+	set -o pipefail; $(CARGO) bench -p pmsim --bench full_system_speed -- 2000000 1 50 2>/dev/null | tee -a $(RESULTS)/bench/full_system_speed.txt
+	set -o pipefail; $(CARGO) bench -p pmsim --bench logging_speed 2>/dev/null | tee $(RESULTS)/bench/logging_speed.txt
+	set -o pipefail; $(CARGO) bench -p pmsim --bench ordering_speed 2>/dev/null | tee $(RESULTS)/bench/ordering_speed.txt
+	set -o pipefail; $(CARGO) bench -p pmsim --bench pm_support_speed 2>/dev/null | tee $(RESULTS)/bench/pm_support_speed.txt
+	set -o pipefail; $(CARGO) run --release -q -p pmwork --example gen_speed 2>/dev/null | tee $(RESULTS)/bench/pmwork_gen_speed.txt
+	set -o pipefail; $(CARGO) bench -p pmec --bench ec 2>/dev/null | tee $(RESULTS)/bench/pmec.txt
 	$(MAKE) --no-print-directory bench-ec
-	nvcache/bench/run_bench.sh $(NVCACHE_BUILD) "" quick | tee $(RESULTS)/bench/nvcache.csv
+	set -o pipefail; nvcache/bench/run_bench.sh $(NVCACHE_BUILD) "" quick | tee $(RESULTS)/bench/nvcache.csv
 
 # Instructions per replayed request (valgrind callgrind): unlike wall-clock speed, stable on a
 # shared machine, so it is the figure to optimise the replay against. PRESET=nvm-ppo by default.

@@ -14,6 +14,18 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A failed transfer is not a bandwidth: the run stops with the call's error. */
+static void check(int rc, const char *what)
+{
+    if (rc != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int n = 0;
+        MPI_Error_string(rc, msg, &n);
+        fprintf(stderr, "bandwidth: %s failed: %s\n", what, msg);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -59,13 +71,14 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         for (long long off = 0; off < region; off += req) {
-            if (c == 0)
-                MPI_File_write_at(fh, (long long)rank * region + off, buf, (int)req, MPI_BYTE, MPI_STATUS_IGNORE);
-            else
-                MPI_File_read_at(fh, (long long)rank * region + off, buf, (int)req, MPI_BYTE, MPI_STATUS_IGNORE);
+            int rc = c == 0 ? MPI_File_write_at(fh, (long long)rank * region + off, buf, (int)req, MPI_BYTE,
+                                                MPI_STATUS_IGNORE)
+                            : MPI_File_read_at(fh, (long long)rank * region + off, buf, (int)req, MPI_BYTE,
+                                               MPI_STATUS_IGNORE);
+            check(rc, cases[c]);
         }
         if (c == 0)
-            MPI_File_sync(fh);
+            check(MPI_File_sync(fh), "MPI_File_sync");
         MPI_Barrier(MPI_COMM_WORLD);
         double dt = MPI_Wtime() - t0;
         if (!rank)
@@ -73,11 +86,15 @@ int main(int argc, char **argv)
                    (double)region * np / dt / 1048576.0);
         fflush(stdout);
     }
+    /* the close of every rank: from a barrier to the barrier after it */
+    MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    MPI_File_close(&fh);
+    check(MPI_File_close(&fh), "MPI_File_close");
+    MPI_Barrier(MPI_COMM_WORLD);
+    double dt = MPI_Wtime() - t0;
     if (!rank) {
-        printf("bandwidth,%s,close_flush,%lld,%d,%lld,%.4f,%.1f\n", label, req, np, region * np, MPI_Wtime() - t0,
-               (double)region * np / (MPI_Wtime() - t0) / 1048576.0);
+        printf("bandwidth,%s,close_flush,%lld,%d,%lld,%.4f,%.1f\n", label, req, np, region * np, dt,
+               (double)region * np / dt / 1048576.0);
         unlink(path);
     }
     free(buf);

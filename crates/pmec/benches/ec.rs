@@ -115,6 +115,9 @@ fn main() {
         points.retain(|(n, _)| n.contains(f.as_str()));
     }
     let mut results: Vec<(&str, BenchResult)> = Vec::new();
+    // Points that failed: printed on stderr as they fail, and the run exits 1 at the end (a
+    // point missing from the table is not a result).
+    let mut failed: Vec<String> = Vec::new();
     for (name, cfg) in points {
         match bench::run(&pool, &cfg) {
             Ok(r) => {
@@ -134,7 +137,10 @@ fn main() {
                 }
                 results.push((name, r));
             }
-            Err(e) => eprintln!("{name}: error: {e}"),
+            Err(e) => {
+                eprintln!("{name}: error: {e}");
+                failed.push(name.to_string());
+            }
         }
     }
     // ceilings: out-of-memory pmec vs pmec in-cache for the same code and block
@@ -195,9 +201,20 @@ fn main() {
                 let two = bench::run(&pool, &with(2));
                 let r1 = bench::stripe_traffic_gbps(&pool, &with(1));
                 let r2 = bench::stripe_traffic_gbps(&pool, &with(2));
-                if let (Ok(a), Ok(b), Ok(c), Ok(d)) = (one, two, r1, r2) {
-                    ratios.push(b.pmec.gbps / a.pmec.gbps);
-                    refs.push((d / c, c, d));
+                match (one, two, r1, r2) {
+                    (Ok(a), Ok(b), Ok(c), Ok(d)) => {
+                        ratios.push(b.pmec.gbps / a.pmec.gbps);
+                        refs.push((d / c, c, d));
+                    }
+                    (a, b, c, d) => {
+                        let e = [a.err(), b.err(), c.err(), d.err()]
+                            .into_iter()
+                            .flatten()
+                            .next()
+                            .map_or(String::new(), |e| e.to_string());
+                        eprintln!("RS({},{k}) 1KiB 2 threads, paired: error: {e}", k + 4);
+                        failed.push(format!("RS({},{k}) 1KiB 2 threads, paired", k + 4));
+                    }
                 }
             }
             if !ratios.is_empty() {
@@ -226,6 +243,14 @@ fn main() {
              nothing random): {s1:.2} GB/s read on 1 thread, {s2:.2} GB/s on 2 ({:.2}x)",
             s2 / s1
         );
+    }
+    if !failed.is_empty() {
+        eprintln!(
+            "ec bench: {} point(s) failed: {}",
+            failed.len(),
+            failed.join("; ")
+        );
+        std::process::exit(1);
     }
 }
 
