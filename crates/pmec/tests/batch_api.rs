@@ -23,10 +23,7 @@ fn isal_parity(l: &IsaL, codec: &Codec, data: &[&[u8]]) -> Vec<Vec<u8>> {
 
 #[test]
 fn pooled_batches_match_isal_and_single_stripes() {
-    let isal = IsaL::get();
-    if isal.is_none() {
-        eprintln!("NOTICE: no ISA-L; comparing with single-stripe encodes only");
-    }
+    let isal = common::system_isal();
     let mut rng = Rng::new(21);
     for (k, m) in [
         (1, 1),

@@ -17,7 +17,7 @@ fn small(cfg: BenchConfig) -> BenchConfig {
 #[test]
 fn bench_points_sweeps_and_breakdown_run() {
     let pool = DataPool::new(16 << 20).unwrap();
-    let have_isal = pmec::isal_dl::IsaL::get().is_some();
+    let have_isal = common::system_isal().is_some();
     let r = bench::run(&pool, &small(BenchConfig::default())).unwrap();
     assert!(r.pmec.gbps > 0.0 && r.pmec.runs.len() == 1);
     assert_eq!(r.isal.is_some(), have_isal, "{:?}", r.isal_note);

@@ -1,6 +1,7 @@
 //! pmec against the system's ISA-L (loaded with dlopen): matrices, field arithmetic, matrix
 //! inversion, and parity byte-identical for randomised k, m, lengths, alignments, kernels and
-//! scheduling strategies. Skips with a notice if libisal.so.2 is absent.
+//! scheduling strategies. Skips with a notice if libisal.so.2 is absent (fails instead under
+//! `PMEC_REQUIRE_ISAL=1`, as in `make test`).
 
 mod common;
 use common::{Blocks, Rng};
@@ -12,11 +13,7 @@ use pmec::kernels::{Body, Hint};
 use pmec::{gf, matrix, Codec, Isa, MatrixKind, Schedule};
 
 fn isal() -> Option<&'static IsaL> {
-    let l = IsaL::get();
-    if l.is_none() {
-        eprintln!("NOTICE: libisal.so.2 not found; ISA-L comparison skipped");
-    }
-    l
+    common::system_isal()
 }
 
 #[test]

@@ -1,6 +1,21 @@
 //! Shared helpers for pmec's integration tests.
 #![allow(dead_code)]
 
+/// The system's ISA-L (`libisal.so.2`), or None where it is not installed, the comparisons
+/// against it then skipped with a notice; with `PMEC_REQUIRE_ISAL=1` (`make test`, whose `deps`
+/// install it) a library that does not load fails the test instead, with the loader's error.
+pub fn system_isal() -> Option<&'static pmec::isal_dl::IsaL> {
+    let l = pmec::isal_dl::IsaL::get();
+    if l.is_none() {
+        if std::env::var("PMEC_REQUIRE_ISAL").is_ok_and(|v| v == "1") {
+            let e = pmec::isal_dl::IsaL::load("libisal.so.2").err();
+            panic!("PMEC_REQUIRE_ISAL=1 but libisal.so.2 does not load: {e:?}");
+        }
+        eprintln!("NOTICE: libisal.so.2 not found; the comparison with ISA-L is skipped");
+    }
+    l
+}
+
 /// Small deterministic xorshift generator (tests need no external crates).
 pub struct Rng(pub u64);
 
