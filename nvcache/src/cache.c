@@ -876,18 +876,36 @@ static int self_handle(struct nvc_file *f)
             return MPI_SUCCESS;
         }
     }
-    /* Read-write where the file lets us read it, for drain_merged; write-only otherwise. */
-    int rc = PMPI_File_open(MPI_COMM_SELF, via, MPI_MODE_RDWR, MPI_INFO_NULL, &f->self_fh);
-    f->self_reads = rc == MPI_SUCCESS;
-    if (rc != MPI_SUCCESS)
+    /* Read-write where this process may read the file, for drain_merged; write-only otherwise.
+       Asked of the file system first: a failed MPI_File_open reports to the application's
+       MPI_FILE_NULL error handler, which may be fatal. */
+    f->self_reads = faccessat(AT_FDCWD, via + f->path_off, R_OK, AT_EACCESS) == 0;
+    int rc = PMPI_File_open(MPI_COMM_SELF, via, f->self_reads ? MPI_MODE_RDWR : MPI_MODE_WRONLY, MPI_INFO_NULL,
+                            &f->self_fh);
+    if (rc != MPI_SUCCESS && f->self_reads) {
+        f->self_reads = 0;
         rc = PMPI_File_open(MPI_COMM_SELF, via, MPI_MODE_WRONLY, MPI_INFO_NULL, &f->self_fh);
+    }
+    if (rc == MPI_SUCCESS && f->self_reads)
+        f->lock_fd = open(via + f->path_off, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
     if (held >= 0)
         close(held); /* the handle has a descriptor of its own now */
     if (rc != MPI_SUCCESS) {
-        nvc_msg("%s: MPI_File_open(MPI_COMM_SELF, write-only) for flushing failed (error %d)", f->path, rc);
+        nvc_msg("%s: MPI_File_open(MPI_COMM_SELF, %s) for flushing failed (error %d)", f->path,
+                f->self_reads ? "read-write" : "write-only", rc);
         f->self_fh = MPI_FILE_NULL;
     }
     return rc;
+}
+
+/* Closes the drains' handle (and the descriptor their locks are taken on); the handle's close's
+ * error code. */
+static int self_close(struct nvc_file *f)
+{
+    if (f->lock_fd >= 0)
+        close(f->lock_fd);
+    f->lock_fd = -1;
+    return f->self_fh != MPI_FILE_NULL ? PMPI_File_close(&f->self_fh) : MPI_SUCCESS;
 }
 
 /* Writes a run of part-local bytes [l, l+n) of part p to the real file, clamped to size. */
@@ -914,47 +932,58 @@ static int drain_run(struct nvc_file *f, uint32_t p, uint64_t l, uint64_t n, con
     return MPI_SUCCESS;
 }
 
-/* Most pages drain_merged reads and writes back in one call each. */
-#define MERGE_PAGES 64u
-
-/* Writes back dirty pages [l, l + n * NVC_PAGE) of part p (mapped at d), each written in part by
- * its job in many separate runs: the file's current bytes of the pages with the job's over them,
- * one read and one write, so that the bytes the job did not write stay as the file has them
- * (another job's among them, which the pages' copies from this job's open would overwrite).
- * Where the drain's handle cannot read the file, run by run. Between the read and the write
- * another job's write to those bytes can still be lost (an unlocked read-modify-write;
- * validation §4). */
-static int drain_merged(struct nvc_file *f, uint32_t p, const struct nvc_part *d, uint64_t l, uint64_t n,
-                        uint64_t size, uint64_t *flushed)
+/* Writes back pages [l, l + n * NVC_PAGE) of part p, each written in part by its job in many
+ * separate runs: `src` holds the job's copy of the pages (n * NVC_PAGE bytes) and `mask` their
+ * byte masks (n * NVC_MASK_BYTES), from the part's mapping or from the manager. The file's
+ * current bytes of the pages with the job's over them go back, one read and one write, so that the
+ * bytes the job did not write stay as the file has them (another job's among them, which the
+ * pages' copies from this job's open would overwrite). Where the drain's handle cannot read the
+ * file, run by run. The file's bytes are locked across the read and the write (an OFD lock,
+ * nvc_file_lock_range), so two nvcache jobs' drains of one page do not interleave; a program
+ * that writes the file without that lock can still lose a write landing between them. */
+static int drain_merged(struct nvc_file *f, uint32_t p, uint64_t l, uint64_t n, const uint8_t *src,
+                        const uint8_t *mask, uint64_t size, uint64_t *flushed)
 {
     if (f->file_gone)
         return MPI_SUCCESS; /* see same_file */
     uint64_t bytes = n * NVC_PAGE;
-    uint8_t *buf = f->self_reads ? malloc(bytes) : NULL;
+    uint8_t *buf = f->self_reads ? calloc(1, bytes) : NULL;
     int rc = buf ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    /* The file bytes the pages land on, locked across the read and the write against another
+       job's drain of the same pages (it takes the same lock). */
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint64_t at = 0, k, fo, w; at < bytes; at += k) {
+        k = nvc_part_piece(l + at, bytes - at, f->stripe, f->nparts, p, size, &fo, &w);
+        if (w && fo < lo)
+            lo = fo;
+        if (w && fo + w > hi)
+            hi = fo + w;
+    }
+    int locked = buf && hi > lo && nvc_file_lock_range(f->lock_fd, lo, hi - lo, 1) == 0;
     for (uint64_t at = 0, k, fo, w; rc == MPI_SUCCESS && at < bytes; at += k) {
         k = nvc_part_piece(l + at, bytes - at, f->stripe, f->nparts, p, size, &fo, &w);
-        MPI_Status st;
-        MPI_Count got = 0;
-        if (w && (rc = nvc_file_rw_bytes_at(f->self_fh, 0, (MPI_Offset)fo, buf + at, (MPI_Count)w, &st)) ==
-                     MPI_SUCCESS &&
-            (PMPI_Get_elements_x(&st, MPI_BYTE, &got) != MPI_SUCCESS || got < 0 || (uint64_t)got > w))
-            got = 0;
-        /* past the file's end: a hole, as plain MPI-IO's write of the later bytes leaves it */
-        memset(buf + at + got, 0, k - (uint64_t)got);
+        /* bytes past the file's end stay zero: a hole, as plain MPI-IO's write of later bytes
+           leaves it */
+        if (w)
+            rc = nvc_file_rw_bytes_at(f->self_fh, 0, (MPI_Offset)fo, buf + at, (MPI_Count)w, MPI_STATUS_IGNORE);
     }
     if (rc == MPI_SUCCESS) {
         for (uint64_t i = 0; i < n; i++)
-            nvc_part_merge_page(d, l / NVC_PAGE + i, buf + i * NVC_PAGE);
+            nvc_merge_masked(buf + i * NVC_PAGE, src + i * NVC_PAGE, mask + i * NVC_MASK_BYTES);
         rc = drain_run(f, p, l, bytes, buf, size, flushed);
+        if (locked)
+            nvc_file_lock_range(f->lock_fd, lo, hi - lo, 0);
         free(buf);
         return rc;
     }
+    if (locked)
+        nvc_file_lock_range(f->lock_fd, lo, hi - lo, 0);
     free(buf);
-    uint64_t cursor = l, off, len;
-    while (nvc_part_next_dirty(d, &cursor, &off, &len, NULL) && off < l + bytes)
-        if ((rc = drain_run(f, p, off, len, d->data + off, size, flushed)) != MPI_SUCCESS)
-            return rc;
+    for (uint64_t i = 0; i < n; i++)
+        for (uint64_t s, e = 0; nvc_mask_next_run(mask + i * NVC_MASK_BYTES, e, &s, &e);)
+            if ((rc = drain_run(f, p, l + i * NVC_PAGE + s, e - s, src + i * NVC_PAGE + s, size, flushed)) !=
+                MPI_SUCCESS)
+                return rc;
     return MPI_SUCCESS;
 }
 
@@ -1017,15 +1046,10 @@ static int drain_direct(struct nvc_file *f, uint32_t p, struct drained *dr)
         if ((rc = self_handle(f)) != MPI_SUCCESS)
             break;
         if (merge) {
-            /* the pages to merge that follow this one, in one read and one write */
-            uint64_t next = cursor, o2, l2;
-            int m2;
-            while (len < MERGE_PAGES * NVC_PAGE && nvc_part_next_dirty(d, &next, &o2, &l2, &m2) && m2 &&
-                   o2 == off + len) {
-                len += l2;
-                cursor = next;
-            }
-            rc = drain_merged(f, p, d, off, len / NVC_PAGE, size, &flushed);
+            /* with the pages to merge that follow this one: one read and one write */
+            len = nvc_part_merge_extent(d, &cursor, off, len, NVC_MERGE_PAGES * NVC_PAGE);
+            rc = drain_merged(f, p, off, len / NVC_PAGE, d->data + off, d->masks + off / NVC_PAGE * NVC_MASK_BYTES,
+                              size, &flushed);
         } else
             rc = drain_run(f, p, off, len, d->data + off, size, &flushed);
         if (rc != MPI_SUCCESS ||
@@ -1077,10 +1101,13 @@ static int drain_part(struct nvc_file *f, uint32_t p, int gone_ok, struct draine
             return rc;
         const uint8_t *src = nvc_slot_data(s);
         for (uint32_t i = 0; i < s->nseg; i++) {
-            if ((rc = drain_run(f, p, s->seg[i].off, s->seg[i].len, src, size, &flushed)) != MPI_SUCCESS ||
-                (rc = drained_add(dr, s->seg[i].off, s->seg[i].len)) != MPI_SUCCESS)
+            uint64_t off = s->seg[i].off, len = nvc_seg_len(&s->seg[i]);
+            rc = s->seg[i].len & NVC_SEG_MERGE
+                     ? drain_merged(f, p, off, len / NVC_PAGE, src, src + len, size, &flushed)
+                     : drain_run(f, p, off, len, src, size, &flushed);
+            if (rc != MPI_SUCCESS || (rc = drained_add(dr, off, len)) != MPI_SUCCESS)
                 return rc;
-            src += s->seg[i].len;
+            src += nvc_seg_data(&s->seg[i]);
         }
     }
     if (f->st)
@@ -1181,8 +1208,7 @@ static int bypass(struct nvc_file *f, const char *why, int quiet)
             pthread_mutex_lock(&nvc_rt.slot_lock);
         }
     }
-    if (f->self_fh != MPI_FILE_NULL)
-        PMPI_File_close(&f->self_fh);
+    self_close(f);
     pthread_mutex_unlock(&nvc_rt.slot_lock);
     f->mode = NVC_MODE_BYPASSED;
     return rc;
@@ -1302,6 +1328,7 @@ static int drain_other_open(const char *path, const struct nvc_reg *lay)
     s->mode = NVC_MODE_CACHED;
     s->my_part = -1;
     s->self_fh = MPI_FILE_NULL;
+    s->lock_fd = -1;
     s->mcomm = MPI_COMM_NULL;
     snprintf(s->path, sizeof s->path, "%s", path);
     int rc = bypass(s, "another handle of the file was opened", 1);
@@ -1474,6 +1501,7 @@ static void file_init(struct nvc_file *f, MPI_File fh, const char *path, int amo
 {
     f->real = fh;
     f->self_fh = MPI_FILE_NULL;
+    f->lock_fd = -1;
     f->amode = amode;
     f->my_part = -1;
     f->mcomm = MPI_COMM_NULL;
@@ -2073,7 +2101,7 @@ int nvc_close(MPI_File *fh)
             /* The handle the drain wrote through: a write-back error that a file system defers to
                close(2) (NFS) shows here, and then the drained bytes may not be in the file: keep
                the part (its close had been ignored, and the part removed with the only copy). */
-            if (f->self_fh != MPI_FILE_NULL && PMPI_File_close(&f->self_fh) != MPI_SUCCESS && drains) {
+            if (self_close(f) != MPI_SUCCESS && drains) {
                 nvc_msg("%s: closing the handle that flushed part %d failed; it is kept for nvcache-recover",
                         f->path, f->my_part);
                 ok = 0;

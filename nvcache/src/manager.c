@@ -206,17 +206,21 @@ static void op_read(struct nvc_slot *s)
     uint8_t *dst = nvc_slot_data(s);
     uint64_t total = 0;
     for (uint32_t i = 0; i < s->nseg; i++) {
-        if (total + s->seg[i].len > mgr.mb->slot_bytes) {
+        uint64_t off = s->seg[i].off, len = nvc_seg_len(&s->seg[i]), data = nvc_seg_data(&s->seg[i]);
+        int merge = (s->seg[i].len & NVC_SEG_MERGE) != 0;
+        if (total + data > mgr.mb->slot_bytes || (merge && (!p->masks || off % NVC_PAGE || len % NVC_PAGE))) {
             s->status = NVC_ERR;
             return;
         }
-        if (s->seg[i].off + s->seg[i].len > p->hdr->capacity) {
+        if (off + len > p->hdr->capacity) {
             s->status = NVC_NOSPACE; /* past what the part holds: the file leaves the cache */
             return;
         }
-        nvc_part_read(p, s->seg[i].off, s->seg[i].len, __atomic_load_n(&p->hdr->reserved, __ATOMIC_ACQUIRE), dst);
-        dst += s->seg[i].len;
-        total += s->seg[i].len;
+        nvc_part_read(p, off, len, __atomic_load_n(&p->hdr->reserved, __ATOMIC_ACQUIRE), dst);
+        if (merge) /* pages to merge (op_dirty): their masks after them */
+            memcpy(dst + len, p->masks + off / NVC_PAGE * NVC_MASK_BYTES, len / NVC_PAGE * NVC_MASK_BYTES);
+        dst += data;
+        total += data;
     }
     s->arg[0] = p->hdr->size;
     s->status = NVC_OK;
@@ -283,15 +287,37 @@ static void op_dirty(struct nvc_slot *s)
     uint64_t cursor = s->arg[0], off, len, total = 0;
     uint32_t n = 0;
     uint64_t limit = mgr.mb->slot_bytes;
+    int merge;
     while (n < NVC_MAXSEG && total < limit) {
-        uint64_t save = cursor;
-        if (!nvc_part_next_dirty(&m->part, &cursor, &off, &len, NULL))
+        uint64_t at = cursor;
+        if (!nvc_part_next_dirty(&m->part, &cursor, &off, &len, &merge))
             break;
+        if (merge) {
+            /* Pages to merge, with the pages to merge that follow, as many as the slot holds with
+               their masks; where not even one fits, the page's runs instead. */
+            uint64_t room = (limit - total) / (NVC_PAGE + NVC_MASK_BYTES) * NVC_PAGE;
+            if (room > NVC_MERGE_PAGES * NVC_PAGE)
+                room = NVC_MERGE_PAGES * NVC_PAGE;
+            if (room) {
+                len = nvc_part_merge_extent(&m->part, &cursor, off, len, room);
+                s->seg[n].off = off;
+                s->seg[n].len = len | NVC_SEG_MERGE;
+                total += nvc_seg_data(&s->seg[n]);
+                n++;
+                continue;
+            }
+            if (n) {
+                cursor = at; /* the next listing starts with it */
+                break;
+            }
+            cursor = at;
+            if (!nvc_part_next_dirty(&m->part, &cursor, &off, &len, NULL))
+                break;
+        }
         if (total + len > limit) {
             len = limit - total;
             cursor = off + len;
         }
-        (void)save;
         s->seg[n].off = off;
         s->seg[n].len = len;
         total += len;

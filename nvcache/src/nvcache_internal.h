@@ -239,6 +239,11 @@ uint64_t nvc_fnv1a(uint64_t h, const char *s);
  *  *held once done with the name, else *held is -1): 0 with the name in path (n bytes), or -1 when
  *  the file has no name any more (deleted) or is not open here. */
 int nvc_file_find_open(const struct nvc_file_id *id, int with_dev, const char *near, char *path, size_t n, int *held);
+/** Takes (lock = 1) or drops (0) a write lock on file bytes [off, off + len) of descriptor fd (an
+ *  open-file-description lock, F_OFD_SETLK): drains and recoveries that merge pages with the
+ *  file's bytes take it across their read and write, so that two of them never interleave on a
+ *  page. Tries for up to 0.1 s; 0 when held, -1 when not (the caller goes on without it). */
+int nvc_file_lock_range(int fd, uint64_t off, uint64_t len, int lock);
 /** Reads the identity of the open file fd; 0 or -1. */
 int nvc_file_id_fd(int fd, struct nvc_file_id *id);
 /** Whether b is the file a names, comparing the device only when with_dev is set (one file
@@ -377,6 +382,19 @@ int nvc_part_next_dirty(const struct nvc_part *p, uint64_t *cursor, uint64_t *of
  *  back, the page keeps every byte the job did not write as the file has it now (another job's
  *  among them), as plain MPI-IO's writes of those bytes alone would. */
 void nvc_part_merge_page(const struct nvc_part *p, uint64_t pg, uint8_t *page);
+/** Most pages one merge covers (NVC_MERGE_PAGES * NVC_PAGE bytes read and written at once). */
+#define NVC_MERGE_PAGES 64u
+/** Extends pages to merge [off, off + len) that nvc_part_next_dirty gave with *merge set (*cursor
+ *  its cursor after them) over the pages to merge that directly follow, up to max bytes in all;
+ *  returns the new length, *cursor after it. */
+uint64_t nvc_part_merge_extent(const struct nvc_part *p, uint64_t *cursor, uint64_t off, uint64_t len, uint64_t max);
+/** Bytes of a page's byte mask (a bit per byte, bit j of byte i for the page's byte 8i + j). */
+#define NVC_MASK_BYTES (NVC_PAGE / 8)
+/** nvc_part_merge_page from a copy: the bytes of `src` (NVC_PAGE) whose bits are set in `mask`
+ *  (NVC_MASK_BYTES, any alignment) over `page`. */
+void nvc_merge_masked(uint8_t *page, const uint8_t *src, const uint8_t *mask);
+/** The first run [*s, *e) of set bits at or after byte `from` of a page's mask copy; 0 if none. */
+int nvc_mask_next_run(const uint8_t *mask, uint64_t from, uint64_t *s, uint64_t *e);
 /** Maps a file offset to (part index, part-local offset). */
 static inline void nvc_file_to_part(uint64_t off, uint64_t stripe, uint32_t nparts, uint32_t *part, uint64_t *local)
 {
@@ -420,6 +438,15 @@ enum nvc_status { NVC_OK = 0, NVC_ERR = 1, NVC_NOSPACE = 2, NVC_BYPASS = 3, NVC_
 #define NVC_BYPASS_ABANDON 1
 
 struct nvc_seg { uint64_t off, len; };
+/** In a dirty listing through the manager (NVC_OP_DIRTY), a segment's len with this bit set is
+ *  pages to merge (see nvc_part_next_dirty): their NVC_OP_READ data is the pages, then their
+ *  masks. nvc_seg_len and nvc_seg_data give a segment's bytes in the part and in the slot. */
+#define NVC_SEG_MERGE (1ull << 63)
+static inline uint64_t nvc_seg_len(const struct nvc_seg *g) { return g->len & ~NVC_SEG_MERGE; }
+static inline uint64_t nvc_seg_data(const struct nvc_seg *g)
+{
+    return g->len & NVC_SEG_MERGE ? nvc_seg_len(g) / NVC_PAGE * (NVC_PAGE + NVC_MASK_BYTES) : g->len;
+}
 
 /** One request slot: written by exactly one client rank, served by the node's manager. */
 struct nvc_slot {
@@ -709,6 +736,7 @@ struct nvc_file {
     int64_t size_hint;         /* lower bound of the file size (sizes only grow between collective set_size) */
     MPI_File self_fh;          /* lazily opened COMM_SELF byte handle for drains */
     int self_reads;            /* self_fh was opened read-write: drains can merge pages (drain_merged) */
+    int lock_fd;               /* a descriptor of the file beside self_fh for drain_merged's locks; -1 none */
     int synced;                /* MPI_File_sync was called: drained data must stay durable (fsync) */
     int grown_unsynced;        /* a preallocate reached the real file since the last MPI_File_sync */
     struct nvc_part *direct;   /* my node's part mapped in this process (NULL: every request goes to the manager) */

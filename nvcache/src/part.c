@@ -52,7 +52,7 @@ void nvc_part_persist(struct nvc_part *p, const void *addr, size_t len)
 }
 
 /* Bytes of one page's mask of written bytes. */
-#define MASK_BYTES (NVC_PAGE / 8)
+#define MASK_BYTES NVC_MASK_BYTES
 
 /* Bitmap words per 64 pages: dirty only (version 2), or dirty, partial and whole. */
 static uint64_t bitmap_stride(uint32_t version)
@@ -373,6 +373,27 @@ static int parse_writer(char *v, ssize_t n, uint64_t *jobid, uint64_t *when_ns)
     *jobid = j;
     *when_ns = t;
     return 1;
+}
+
+int nvc_file_lock_range(int fd, uint64_t off, uint64_t len, int lock)
+{
+    if (fd < 0 || !len)
+        return -1;
+    struct flock fl = {.l_type = (short)(lock ? F_WRLCK : F_UNLCK), .l_whence = SEEK_SET, .l_start = (off_t)off,
+                       .l_len = (off_t)len};
+    if (!lock)
+        return fcntl(fd, F_OFD_SETLK, &fl) == 0 ? 0 : -1;
+    /* Not a blocking wait: a lock another program holds over the file (whole-file locks are
+       common) must not hold up a drain or a recovery for longer than this (README). */
+    for (int i = 0; i < 200; i++) {
+        if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+            return 0;
+        if (errno != EAGAIN && errno != EACCES && errno != EINTR)
+            return -1;
+        struct timespec ts = {0, 500000};
+        nanosleep(&ts, NULL);
+    }
+    return -1;
 }
 
 int nvc_file_writer(int fd, uint64_t *jobid, uint64_t *when_ns)
@@ -1136,13 +1157,24 @@ int nvc_part_next_dirty(const struct nvc_part *p, uint64_t *cursor, uint64_t *of
     }
 }
 
-void nvc_part_merge_page(const struct nvc_part *p, uint64_t pg, uint8_t *page)
+uint64_t nvc_part_merge_extent(const struct nvc_part *p, uint64_t *cursor, uint64_t off, uint64_t len, uint64_t max)
+{
+    uint64_t next = *cursor, o2, l2;
+    int m2;
+    while (len + NVC_PAGE <= max && nvc_part_next_dirty(p, &next, &o2, &l2, &m2) && m2 && o2 == off + len) {
+        len += l2;
+        *cursor = next;
+    }
+    return len;
+}
+
+void nvc_merge_masked(uint8_t *page, const uint8_t *src, const uint8_t *mask)
 {
     /* 8 bytes at a time: each mask byte widened to a byte select (a strided page holds hundreds
-       of runs, which copied one by one cost more than the read of the page). */
-    const uint8_t *m = p->masks + pg * MASK_BYTES, *src = p->data + pg * NVC_PAGE;
+       of runs, which copied one by one cost more than the read of the page). The mask's bit j of
+       byte i is the page's byte 8i + j, as the part's little-endian mask words lay it out. */
     for (unsigned i = 0; i < NVC_PAGE / 8; i++) {
-        uint64_t b = __atomic_load_n(&m[i], __ATOMIC_RELAXED);
+        uint64_t b = mask[i];
         if (!b)
             continue;
         /* byte j of t: bit j of b, in place; then each non-zero byte made 0xff */
@@ -1154,4 +1186,23 @@ void nvc_part_merge_page(const struct nvc_part *p, uint64_t pg, uint8_t *page)
         a = (a & ~sel) | (c & sel);
         memcpy(page + 8 * i, &a, 8);
     }
+}
+
+int nvc_mask_next_run(const uint8_t *mask, uint64_t from, uint64_t *s, uint64_t *e)
+{
+    uint64_t b = from;
+    while (b < NVC_PAGE && !(mask[b / 8] >> (b % 8) & 1))
+        b++;
+    if (b >= NVC_PAGE)
+        return 0;
+    *s = b;
+    while (b < NVC_PAGE && (mask[b / 8] >> (b % 8) & 1))
+        b++;
+    *e = b;
+    return 1;
+}
+
+void nvc_part_merge_page(const struct nvc_part *p, uint64_t pg, uint8_t *page)
+{
+    nvc_merge_masked(page, p->data + pg * NVC_PAGE, p->masks + pg * MASK_BYTES);
 }

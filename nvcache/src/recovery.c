@@ -443,10 +443,21 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
     int merge;
     while (nvc_part_next_dirty(p, &cursor, &off, &len, &merge)) {
         const uint8_t *src = p->data + off;
+        uint64_t lo = UINT64_MAX, hi = 0;
+        int locked = 0;
         if (merge && !dry) {
             /* A page the job wrote in many separate runs: the file's current bytes of it with the
                job's over them (the bytes the job did not write stay as the file has them, another
-               job's among them); run by run where the file cannot be read. */
+               job's among them), locked across the read and the write as a drain does; run by run
+               where the file cannot be read. */
+            for (uint64_t at = 0, k, fo, n; at < NVC_PAGE; at += k) {
+                k = nvc_part_piece(off + at, NVC_PAGE - at, h->stripe, h->nparts, h->index, h->size, &fo, &n);
+                if (n && fo < lo)
+                    lo = fo;
+                if (n && fo + n > hi)
+                    hi = fo + n;
+            }
+            locked = reads && hi > lo && nvc_file_lock_range(fd, lo, hi - lo, 1) == 0;
             if (reads && read_page(fd, p, off, page)) {
                 nvc_part_merge_page(p, off / NVC_PAGE, page);
                 src = page;
@@ -480,6 +491,8 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
                 *bytes += (uint64_t)w;
             }
         }
+        if (locked)
+            nvc_file_lock_range(fd, lo, hi - lo, 0);
     }
     /* The part is the only durable copy of its data until the file's is: a write-back whose fsync
        or close reports an error (quota, ENOSPC or EIO on a network file system surface there) has

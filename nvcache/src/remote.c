@@ -112,7 +112,7 @@ static uint64_t seg_bytes(const struct nvc_slot *s)
 {
     uint64_t t = 0;
     for (uint32_t i = 0; i < s->nseg; i++)
-        t += s->seg[i].len;
+        t += nvc_seg_data(&s->seg[i]);
     return t;
 }
 
@@ -392,6 +392,8 @@ static int serve_direct(struct nvc_slot *s)
     uint64_t res = __atomic_load_n(&p->hdr->reserved, __ATOMIC_ACQUIRE), total = 0, end = 0;
     for (uint32_t i = 0; i < s->nseg; i++) {
         uint64_t off = s->seg[i].off, len = s->seg[i].len;
+        if (len & NVC_SEG_MERGE)
+            return -1; /* pages to merge, with their masks: the manager's read */
         total += len;
         if (off + len > end)
             end = off + len;

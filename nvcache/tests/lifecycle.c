@@ -63,7 +63,8 @@
  *                                  and the file's own 'o' around them are there. With `strided`
  *                                  (and `page-share-verify FILE strided`) it writes 4 bytes every
  *                                  16, 16 times, from OFF (the jobs at 0 and 8): more runs in the
- *                                  page than nvcache writes back one by one.
+ *                                  page than nvcache writes back one by one; `strided:ROWS` ROWS
+ *                                  times (over a file of 16 * ROWS bytes of 'o').
  *   lifecycle close-fail FILE C    (1 rank) writes 8 KiB of the byte C at offset 0, not synced, and
  *                                  closes the file while FILE.armed exists (fail_io's FAIL_CLOSE:
  *                                  close(2) of FILE fails, a write-back error that a network file
@@ -981,16 +982,26 @@ static int sync_kill_case(const char *path, int c, int kill_it)
 /* (1 rank) Writes 100 bytes of c at off into a file of another job's (or that another job writes
  * too). With `wait`, it then makes FILE.ready-C and waits for FILE.go before it ends; `close`
  * closes the file, `sync-kill` syncs it and is SIGKILLed. */
-static int page_share_case(const char *path, long off, int c, int wait_go, int kill_it, int strided)
+/* Rows of a `strided` or `strided:ROWS` argument (16 when not given); 0 for anything else. */
+static long strided_rows(const char *a)
+{
+    if (!strcmp(a, "strided"))
+        return 16;
+    long rows = strncmp(a, "strided:", 8) ? 0 : atol(a + 8);
+    return rows > 0 ? rows : 0;
+}
+
+static int page_share_case(const char *path, long off, int c, int wait_go, int kill_it, long rows)
 {
     MPI_File fh;
     if (open_rw(path, 0, &fh))
         return 1;
     char buf[100];
     memset(buf, c, sizeof buf);
-    /* strided: 4 bytes every 16, 16 times (more runs in the page than its mask is written by) */
-    for (int i = 0; i < (strided ? 16 : 1); i++)
-        if (MPI_File_write_at(fh, off + 16 * i, buf, strided ? 4 : (int)sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE) !=
+    /* rows > 0 (strided): 4 bytes every 16, `rows` times (16 a page: more runs in the page than
+       its mask is written back by) */
+    for (long i = 0; i < (rows ? rows : 1); i++)
+        if (MPI_File_write_at(fh, off + 16 * i, buf, rows ? 4 : (int)sizeof buf, MPI_BYTE, MPI_STATUS_IGNORE) !=
             MPI_SUCCESS)
             return fail("write failed");
     if (kill_it && MPI_File_sync(fh) != MPI_SUCCESS)
@@ -1223,16 +1234,22 @@ int main(int argc, char **argv)
                                                      : "bytes MISSING from the files left open");
         return !ok;
     }
-    if ((argc == 3 || (argc == 4 && !strcmp(argv[3], "strided"))) && !strcmp(argv[1], "page-share-verify")) {
+    if ((argc == 3 || (argc == 4 && strided_rows(argv[3]))) && !strcmp(argv[1], "page-share-verify")) {
         /* Two jobs' bytes of the first page, the file's own around them. */
         const char *f = argv[2];
-        int ok = file_size(f) == 8192;
+        int ok;
         if (argc == 4) {
-            for (int i = 0; i < 16; i++)
-                ok = ok && file_has(f, 16 * i, 4, 'A') && file_has(f, 16 * i + 4, 4, 'o') &&
-                     file_has(f, 16 * i + 8, 4, 'B') && file_has(f, 16 * i + 12, 4, 'o');
-            ok = ok && file_has(f, 256, 8192 - 256, 'o');
+            long rows = strided_rows(argv[3]), size = rows * 16 > 8192 ? rows * 16 : 8192;
+            char *d = malloc((size_t)size + 1);
+            FILE *in = fopen(f, "rb");
+            ok = d && in && file_size(f) == size && fread(d, 1, (size_t)size, in) == (size_t)size;
+            for (long b = 0; ok && b < size; b++)
+                ok = d[b] == (b >= rows * 16 || b % 16 / 4 % 2 ? 'o' : b % 16 < 4 ? 'A' : 'B');
+            if (in)
+                fclose(in);
+            free(d);
         } else {
+            ok = file_size(f) == 8192;
             ok = ok && file_has(f, 0, 100, 'A') && file_has(f, 100, 100, 'B') && file_has(f, 200, 8192 - 200, 'o');
         }
         printf("lifecycle page-share: %s\n", ok ? "both jobs' bytes, and the file's own around them"
@@ -1253,8 +1270,8 @@ int main(int argc, char **argv)
                         " | noclose FILE | noclose-verify FILE | big FILE close|kill | big-verify FILE"
                         " | big-view FILE | big-view-verify FILE | grow-shrink FILE | shrink-mixed FILE | holes FILE"
                         " | append-second FILE | renamed FILE rename|relink|relink-dir | doc-link FILE before|during"
-                        " | two-files FILE FILE2 | page-share FILE OFF C wait|nowait close|sync-kill [strided]"
-                        " | page-share-verify FILE [strided]\n");
+                        " | two-files FILE FILE2 | page-share FILE OFF C wait|nowait close|sync-kill [strided[:ROWS]]"
+                        " | page-share-verify FILE [strided[:ROWS]]\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -1312,9 +1329,9 @@ int main(int argc, char **argv)
         rc = sync_kill_case(argv[2], argv[3][0], 0);
     else if (!strcmp(argv[1], "limit-one-rank"))
         rc = limit_one_rank_case(rank, argv[2]);
-    else if (!strcmp(argv[1], "page-share") && (argc == 7 || (argc == 8 && !strcmp(argv[7], "strided"))))
+    else if (!strcmp(argv[1], "page-share") && (argc == 7 || (argc == 8 && strided_rows(argv[7]))))
         rc = page_share_case(argv[2], atol(argv[3]), argv[4][0], !strcmp(argv[5], "wait"),
-                             !strcmp(argv[6], "sync-kill"), argc == 8);
+                             !strcmp(argv[6], "sync-kill"), argc == 8 ? strided_rows(argv[7]) : 0);
     else if (!strcmp(argv[1], "close-fail") && argc == 4)
         rc = close_fail_case(argv[2], argv[3][0], 0);
     else if (!strcmp(argv[1], "close-fail-reopen") && argc == 4)

@@ -115,6 +115,10 @@
 #   writing 4 bytes every 16 of the page ('A' from 0, 'B' from 8), 16 runs: more than nvcache
 #   writes back one by one, so the page goes back merged with the file's current bytes (written
 #   back whole from the first job's copy, the 'o' of its open went over every 'B').
+# CASE page-share-together: both jobs write 4 bytes every 16 over a 4 MiB file ('A' from 0, 'B'
+#   from 8) and close at the same moment, five times: their drains merge the same pages at once,
+#   and without the lock across each merge's read and write one job's rows went back to 'o' in
+#   7 of 15 runs.
 # CASE live-ns: a job runs in a private mount namespace with its own /dev/shm (a container on this
 #   host sharing NVCACHE_DIR, which is then outside /dev/shm): a recovery outside must see it
 #   running by its lock and leave its parts; afterwards it syncs more, is SIGKILLed, and recovery
@@ -633,6 +637,24 @@ page-share|page-share-kill|page-share-strided|page-share-strided-kill)
     fi
     rm -f "$file.ready-A" "$file.go"
     "$prog" page-share-verify "$file" $strided || exit 1
+    ;;
+page-share-together)
+    # 5 times: a fresh file, both jobs write their rows, then close at once
+    rows=262144
+    for r in 1 2 3 4 5; do
+        rm -f "$file" "$file.ready-A" "$file.ready-B" "$file.go"
+        head -c $((16 * rows)) /dev/zero | tr '\0' o >"$file"
+        "$mpiexec" -n 1 "$prog" page-share "$file" 0 A wait close strided:$rows &
+        a=$!
+        "$mpiexec" -n 1 "$prog" page-share "$file" 8 B wait close strided:$rows &
+        b=$!
+        for i in $(seq 600); do [ -e "$file.ready-A" ] && [ -e "$file.ready-B" ] && break; sleep 0.1; done
+        touch "$file.go"
+        wait $a || { echo "run $r: the first job failed"; exit 1; }
+        wait $b || { echo "run $r: the second job failed"; exit 1; }
+        "$prog" page-share-verify "$file" strided:$rows || { echo "run $r of 5"; exit 1; }
+    done
+    rm -f "$file.ready-A" "$file.ready-B" "$file.go"
     ;;
 shrink)
     "$mpiexec" -n 2 "$prog" shrink write "$file" && { echo "expected the ranks to be killed"; exit 1; }
