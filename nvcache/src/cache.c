@@ -898,14 +898,16 @@ static int self_handle(struct nvc_file *f)
     return rc;
 }
 
-/* Closes the drains' handle (and the descriptor their locks are taken on); the handle's close's
- * error code. */
+/* Closes the drains' handle, then the descriptor their locks are taken on; an error code when
+ * either close fails (a write-back error that a network file system defers to close(2) may show
+ * at the close of any descriptor of the file). */
 static int self_close(struct nvc_file *f)
 {
-    if (f->lock_fd >= 0)
-        close(f->lock_fd);
+    int rc = f->self_fh != MPI_FILE_NULL ? PMPI_File_close(&f->self_fh) : MPI_SUCCESS;
+    if (f->lock_fd >= 0 && close(f->lock_fd) != 0 && rc == MPI_SUCCESS)
+        rc = MPI_ERR_IO;
     f->lock_fd = -1;
-    return f->self_fh != MPI_FILE_NULL ? PMPI_File_close(&f->self_fh) : MPI_SUCCESS;
+    return rc;
 }
 
 /* Writes a run of part-local bytes [l, l+n) of part p to the real file, clamped to size. */
