@@ -517,7 +517,61 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<bool, String> {
     }
 
     let bt = bandwidth_table(&bw);
-    let it = ior_table(&blocks.get("ior").cloned().unwrap_or_default());
+    let ior = blocks.get("ior").cloned().unwrap_or_default();
+    let it = ior_table(&ior);
+    // What the prose below quotes, from this run: the matrix sizes, the host's cores, and plain
+    // MPI-IO's independent read over its collective one (ROMIO's two-phase exchange).
+    let ns: Vec<f64> = cannon
+        .iter()
+        .map(|r| num(r, "n"))
+        .filter(|n| *n > 0.0)
+        .collect();
+    let n_range = match (
+        ns.iter().copied().reduce(f64::min),
+        ns.iter().copied().reduce(f64::max),
+    ) {
+        (Some(lo), Some(hi)) if lo < hi => format!("n = {lo:.0}-{hi:.0}"),
+        (Some(lo), _) => format!("n = {lo:.0}"),
+        _ => "small matrices".to_string(),
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let plain_read = |hosts: &str, variant: &str| {
+        let v: Vec<f64> = ior
+            .iter()
+            .filter(|x| {
+                get(x, "label") == "plain"
+                    && get(x, "hosts") == hosts
+                    && get(x, "variant") == variant
+                    && get(x, "phase") == "read"
+            })
+            .map(|x| num(x, "MiB_per_s"))
+            .collect();
+        (!v.is_empty()).then(|| Spread::of(&v).median)
+    };
+    let coll_ratio: Vec<String> = ["1", "2"]
+        .iter()
+        .filter_map(|h| {
+            let (i, c) = (plain_read(h, "indep")?, plain_read(h, "coll")?);
+            (c > 0.0).then(|| {
+                format!(
+                    "{:.0}x with {h} host{}",
+                    i / c,
+                    if *h == "1" { "" } else { "s" }
+                )
+            })
+        })
+        .collect();
+    let coll_text = if coll_ratio.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " The collective variant's read ratio measures plain MPI-IO's collective read more \
+             than the cache: plain's independent read ran faster than its collective read by \
+             {} here (medians; ROMIO's two-phase exchange with 4 ranks on {cores} cores), \
+             which nvcache's independent copies avoid.",
+            coll_ratio.join(", ")
+        )
+    };
 
     let mut ct = Table::new(&[
         "figure",
@@ -711,10 +765,9 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<bool, String> {
          `MPI_File_write_at` + `MPI_File_sync`; a cold read follows `posix_fadvise(DONTNEED)` on \
          the real file, and the warm read reads the same offsets again. Before each size's \
          writes the file is read once, so plain writes smaller than a page never wait for the \
-         page to be read from disk. Warm, non-durable cases are listed too, including where \
-         nvcache loses. \
+         page to be read from disk. Warm, non-durable cases are listed too. \
          The paper ran 10-20k-vertex matrices on a cluster with a parallel file system; this \
-         machine runs n = 480-960 on one host with ext4, where per-open cache setup and, from \
+         machine runs {n_range} on one host, where per-open cache setup and, from \
          power 4 on, compute weigh more than I/O. Regenerate with \
          `pmlab reproduce --only nvcache{}`.\n\n\
          Key figures: {key}.\n\n\
@@ -725,14 +778,14 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<bool, String> {
          over the pairs of runs that \
          ran back to back, which a slow stretch of the shared machine moves less; \
          `nvcache_faster_pairs` counts the pairs nvcache won; `~` marks a configuration whose \
-         pairs disagree on which side is faster. Ranks are bound to cores (two per \
-         core). Figs. 3-7 run \
+         pairs disagree on which side is faster. Ranks are bound to this host's {cores} \
+         cores. Figs. 3-7 run \
          on this host as it is, one node with 4 ranks; `fig6-2nodes` repeats Fig. 6 with two \
-         emulated nodes of 2 ranks on the same 2 cores (each node's ranks find their block rows \
+         emulated nodes of 2 ranks on the same {cores} cores (each node's ranks find their block rows \
          in their own node's part: Cannon passes a block row as MPI's `striping_unit`); Fig. 8 \
          emulates one node per rank.\n\n{}\n\
          Beside the paper: its text gives three numbers (Figs. 4-8 are drawn without \
-         any); the paper ran n = 10 000-20 000 on a cluster, this machine n = 480-960 on one \
+         any); the paper ran n = 10 000-20 000 on a cluster, this machine {n_range} on one \
          host, so the comparison is of direction and rough size only. `pmlab`: the ratio of \
          the two sides' median times; beside it the ratios of the interleaved pairs of runs \
          (median [min-max], `~` where the pairs disagree on which side is faster).\n\n{}\n\
@@ -746,9 +799,9 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<bool, String> {
          before the others (bytes: the file's size), where nvcache reads the whole file into \
          NVRAM: its cold reads then find their data there, which this row's time pays for.\n\n{figs}\
          ### Sequential bandwidth (1 MiB requests)\n\n{}\n\
-         `close_flush` is the time `MPI_File_close` takes: with plain MPI-IO the data reached \
-         the file system at `MPI_File_sync`, so closing costs nothing; nvcache writes the NVRAM \
-         copy back to the file there. It has no bandwidth of its own: `write, sync and close` \
+         `close_flush` is the time `MPI_File_close` takes, every rank's, from a barrier to a \
+         barrier: with plain MPI-IO the data reached the file system at `MPI_File_sync`, so its \
+         close has no data left to write; nvcache writes the NVRAM copy back to the file there. It has no bandwidth of its own: `write, sync and close` \
          adds it to the durable write of the same run, end to end. Times are the median of the \
          interleaved runs with the fastest and slowest; `nvcache_speedup` is plain's median \
          time over nvcache's, marked `~` where the two sides' runs overlap.\n\n\
@@ -762,14 +815,11 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<bool, String> {
          through its agent). The emulated hosts share one kernel: plain reads of the \
          neighbour's data come from the one page cache both hosts see, where real hosts would \
          read them over the network file system, and nvcache's requests cross between \
-         processes on the same 2 cores. Where nvcache loses across hosts (the shared file), the \
-         cause is that every request for the other host's part is a round trip through that \
-         host's agent, 100-200 µs more per 64 KiB than the same request to another node of one \
-         host (docs/validation.md §4). The collective variant's read ratio measures plain MPI-IO's \
-         collective read more than the cache: ROMIO's two-phase exchange with 4 ranks on 2 cores \
-         reads the page-cached data tens to hundreds of times slower than the independent \
-         variant's plain reads (compare the two rows), which nvcache's independent copies \
-         avoid. Median MiB/s of the interleaved runs with the slowest \
+         processes on the same {cores} cores. Where nvcache is slower across hosts in this \
+         table, docs/validation.md §4 traced the cause on the shared file: every request for \
+         the other host's part is a round trip through that host's agent, 100-200 µs more per \
+         64 KiB than the same request to another node of one host (measured there).{coll_text} \
+         Median MiB/s of the interleaved runs with the slowest \
          and fastest; `nvcache_speedup` is nvcache's median over plain's, `~` where the runs \
          overlap.\n\n\
          Data: `nvcache/raw.txt` (driver output, one CSV block per benchmark), `nvcache/latency.csv`, `nvcache/bandwidth.csv`, \

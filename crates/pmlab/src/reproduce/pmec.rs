@@ -367,22 +367,34 @@ fn headline_ratio(figs: &[Figure], id: &str, x: f64) -> Option<String> {
         .map(|(_, _, r)| r)?;
     r.ratio?;
     let same = format!("{:?}", r.config);
-    let all: Vec<f64> = figs
+    let points: Vec<&BenchResult> = figs
         .iter()
         .flat_map(|f| f.points.iter())
-        .filter(|(_, _, o)| format!("{:?}", o.config) == same)
-        .filter_map(|(_, _, o)| o.ratio)
+        .filter(|(_, _, o)| format!("{:?}", o.config) == same && o.ratio.is_some())
+        .map(|(_, _, o)| o)
         .collect();
-    if all.len() < 2 {
+    if points.len() < 2 {
         return Some(bench::ratio_text(r));
     }
+    let all: Vec<f64> = points.iter().filter_map(|o| o.ratio).collect();
+    // Points whose pmec runs overlap ISA-L's (`~` in their figure) are counted in the text.
+    let overlapping = points
+        .iter()
+        .filter(|o| o.isal.as_ref().is_some_and(|i| !o.pmec.apart_from(i)))
+        .count();
     let sp = crate::report::Spread::of(&all);
     Some(format!(
-        "{:.2}x (median of the {} figures measuring it, {:.2}-{:.2}x)",
+        "{:.2}x{} (median of the {} figures measuring it, {:.2}-{:.2}x{})",
         sp.median,
+        if overlapping > 0 { " ~" } else { "" },
         all.len(),
         sp.min,
-        sp.max
+        sp.max,
+        if overlapping > 0 {
+            format!("; in {overlapping} of them the runs overlap ISA-L's")
+        } else {
+            String::new()
+        }
     ))
 }
 
@@ -782,7 +794,7 @@ Where the paper's text gives a number for a figure \
          `~` marks a ratio whose two sides' runs overlap, a difference the runs cannot tell \
          apart); ISA-L (system libisal.so.2, loaded at run time) encodes \
          the same stripes in the same process. pmec calls encode {} stripes per call (batch API). \
-         This machine has DRAM, not Optane PM, and 2 cores: the paper's absolute numbers and its \
+         This machine has DRAM, not Optane PM, and {} cores: the paper's absolute numbers and its \
          thread counts do not transfer, only the comparison with ISA-L does. {}Regenerate with \
          `pmlab reproduce --only pmec{}`.\n\n{md}Data: `pmec/results.csv`, `pmec/paper_vs_pmlab.csv`.\n",
         b.reps,
@@ -799,6 +811,7 @@ Where the paper's text gives a number for a figure \
             None => String::new(),
         },
         b.batch,
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
         isal_note.map_or(String::new(), |n| format!("Note: {n}. ")),
         if quick { " --quick" } else { "" },
     );

@@ -492,8 +492,8 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
          `bank_conflict_share` is the share of persists the ordering model released into a \
          bank that already had requests queued or in flight (the paper's motivation: 36% of \
          Epoch's requests stall on bank conflicts); `busy_banks` the banks with work right \
-         after a release. BROI releases at most one request per bank, so both fall by \
-         construction: the gain shows in the throughputs.\n\n\
+         after a release. BROI releases at most one request per bank (its design), which is \
+         what these two columns measure; whether that pays shows in the throughput rows.\n\n\
          ### Fig. 11: scalability (ppo-hash, {local_ops} operations per thread)\n\n{}\n\
          BROI's local queue has one entry per hardware thread (2-16 here). The paper shows this \
          figure without numbers (\"good scalability of performance with affordable hardware \
