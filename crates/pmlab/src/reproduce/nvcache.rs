@@ -724,7 +724,16 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<bool, String> {
     write_file(&dir, "access_patterns.csv", &it.to_csv())?;
     write_file(&dir, "cannon.csv", &ct.to_csv())?;
     write_file(&dir, "cannon_summary.csv", &cannon_cmp.to_csv())?;
-    let repeats = cannon.first().map_or("0", |r| get(r, "runs")).to_string();
+    // Runs per configuration: one count when every configuration ran as often, else the range.
+    let counts: Vec<u64> = cannon
+        .iter()
+        .filter_map(|r| get(r, "runs").parse().ok())
+        .collect();
+    let repeats = match (counts.iter().min(), counts.iter().max()) {
+        (Some(lo), Some(hi)) if lo < hi => format!("{lo}-{hi}"),
+        (Some(lo), _) => lo.to_string(),
+        _ => "0".to_string(),
+    };
     // nvcache's open reads the whole file into NVRAM: its cold reads find the data there, so
     // each cold-read figure is quoted with the opens.
     let opens = |procs: &str| {
