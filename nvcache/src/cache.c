@@ -887,7 +887,7 @@ static int self_handle(struct nvc_file *f)
         rc = PMPI_File_open(MPI_COMM_SELF, via, MPI_MODE_WRONLY, MPI_INFO_NULL, &f->self_fh);
     }
     if (rc == MPI_SUCCESS && f->self_reads)
-        f->lock_fd = open(via + f->path_off, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        f->lock_fd = open(via + f->path_off, O_RDWR | O_NONBLOCK | O_CLOEXEC);
     if (held >= 0)
         close(held); /* the handle has a descriptor of its own now */
     if (rc != MPI_SUCCESS) {
@@ -907,6 +907,20 @@ static int self_close(struct nvc_file *f)
     if (f->lock_fd >= 0 && close(f->lock_fd) != 0 && rc == MPI_SUCCESS)
         rc = MPI_ERR_IO;
     f->lock_fd = -1;
+    f->lock_fd_wrote = 0;
+    return rc;
+}
+
+/* Makes what the drains wrote durable in the file: through their MPI-IO handle, and through the
+ * descriptor drain_merged wrote by (ROMIO skips the fsync of a handle it wrote nothing through). */
+static int self_sync(struct nvc_file *f)
+{
+    int rc = f->self_fh != MPI_FILE_NULL ? PMPI_File_sync(f->self_fh) : MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && f->lock_fd >= 0 && f->lock_fd_wrote) {
+        if (fsync(f->lock_fd) != 0)
+            return MPI_ERR_IO;
+        f->lock_fd_wrote = 0;
+    }
     return rc;
 }
 
@@ -934,15 +948,36 @@ static int drain_run(struct nvc_file *f, uint32_t p, uint64_t l, uint64_t n, con
     return MPI_SUCCESS;
 }
 
+/* Reads (write = 0) or writes bytes [fo, fo + n) of the file through descriptor fd; 0, or -1 on
+ * an error (a read stops at the file's end, the rest of buf untouched). */
+static int fd_rw(int fd, int write, uint64_t fo, uint8_t *buf, uint64_t n)
+{
+    for (uint64_t done = 0; done < n;) {
+        ssize_t r = write ? pwrite(fd, buf + done, n - done, (off_t)(fo + done))
+                          : pread(fd, buf + done, n - done, (off_t)(fo + done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 || (r == 0 && write))
+            return -1;
+        if (r == 0)
+            break;
+        done += (uint64_t)r;
+    }
+    return 0;
+}
+
 /* Writes back pages [l, l + n * NVC_PAGE) of part p, each written in part by its job in many
  * separate runs: `src` holds the job's copy of the pages (n * NVC_PAGE bytes) and `mask` their
  * byte masks (n * NVC_MASK_BYTES), from the part's mapping or from the manager. The file's
  * current bytes of the pages with the job's over them go back, one read and one write, so that the
  * bytes the job did not write stay as the file has them (another job's among them, which the
- * pages' copies from this job's open would overwrite). Where the drain's handle cannot read the
- * file, run by run. The file's bytes are locked across the read and the write (an OFD lock,
- * nvc_file_lock_range), so two nvcache jobs' drains of one page do not interleave; a program
- * that writes the file without that lock can still lose a write landing between them. */
+ * pages' copies from this job's open would overwrite). The read and the write go through the
+ * drains' plain descriptor of the file (f->lock_fd) under an OFD write lock on those bytes
+ * (nvc_file_lock_range), so that two nvcache jobs' merges of one page never interleave; through
+ * the MPI-IO handle, unlocked, where the file has no such descriptor (an MPI-IO driver without
+ * kernel file names); run by run where it cannot be read at all. A program that writes the file
+ * without that lock (or holds a POSIX lock over it: then no lock is taken) can still lose a
+ * write landing between the read and the write. */
 static int drain_merged(struct nvc_file *f, uint32_t p, uint64_t l, uint64_t n, const uint8_t *src,
                         const uint8_t *mask, uint64_t size, uint64_t *flushed)
 {
@@ -950,9 +985,8 @@ static int drain_merged(struct nvc_file *f, uint32_t p, uint64_t l, uint64_t n, 
         return MPI_SUCCESS; /* see same_file */
     uint64_t bytes = n * NVC_PAGE;
     uint8_t *buf = f->self_reads ? calloc(1, bytes) : NULL;
-    int rc = buf ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    /* The file bytes the pages land on, locked across the read and the write against another
-       job's drain of the same pages (it takes the same lock). */
+    int rc = buf ? MPI_SUCCESS : MPI_ERR_NO_MEM, fd = f->lock_fd;
+    /* The file bytes the pages land on (pieces of stripes, clamped to the size). */
     uint64_t lo = UINT64_MAX, hi = 0;
     for (uint64_t at = 0, k, fo, w; at < bytes; at += k) {
         k = nvc_part_piece(l + at, bytes - at, f->stripe, f->nparts, p, size, &fo, &w);
@@ -961,25 +995,45 @@ static int drain_merged(struct nvc_file *f, uint32_t p, uint64_t l, uint64_t n, 
         if (w && fo + w > hi)
             hi = fo + w;
     }
-    int locked = buf && hi > lo && nvc_file_lock_range(f->lock_fd, lo, hi - lo, 1) == 0;
+    int locked = 0;
+    if (buf && fd >= 0 && hi > lo && !f->lock_foreign) {
+        int lk = nvc_file_lock_range(fd, lo, hi - lo, 1);
+        locked = lk == 0;
+        f->lock_foreign = lk == -2;
+    }
+    /* bytes past the file's end stay zero: a hole, as plain MPI-IO's write of later bytes
+       leaves it */
     for (uint64_t at = 0, k, fo, w; rc == MPI_SUCCESS && at < bytes; at += k) {
         k = nvc_part_piece(l + at, bytes - at, f->stripe, f->nparts, p, size, &fo, &w);
-        /* bytes past the file's end stay zero: a hole, as plain MPI-IO's write of later bytes
-           leaves it */
         if (w)
-            rc = nvc_file_rw_bytes_at(f->self_fh, 0, (MPI_Offset)fo, buf + at, (MPI_Count)w, MPI_STATUS_IGNORE);
+            rc = fd >= 0 ? (fd_rw(fd, 0, fo, buf + at, w) ? MPI_ERR_IO : MPI_SUCCESS)
+                         : nvc_file_rw_bytes_at(f->self_fh, 0, (MPI_Offset)fo, buf + at, (MPI_Count)w,
+                                                MPI_STATUS_IGNORE);
     }
     if (rc == MPI_SUCCESS) {
         for (uint64_t i = 0; i < n; i++)
             nvc_merge_masked(buf + i * NVC_PAGE, src + i * NVC_PAGE, mask + i * NVC_MASK_BYTES);
-        rc = drain_run(f, p, l, bytes, buf, size, flushed);
+        if (fd >= 0) {
+            for (uint64_t at = 0, k, fo, w; rc == MPI_SUCCESS && at < bytes; at += k) {
+                k = nvc_part_piece(l + at, bytes - at, f->stripe, f->nparts, p, size, &fo, &w);
+                if (w && fd_rw(fd, 1, fo, buf + at, w) != 0) {
+                    nvc_msg("%s: pwrite(%llu, %llu bytes) while flushing failed: %s; data stays in %s", f->path,
+                            (unsigned long long)fo, (unsigned long long)w, strerror(errno), nvc_cfg.dir);
+                    rc = MPI_ERR_IO;
+                }
+                *flushed += w;
+            }
+            f->lock_fd_wrote = 1;
+        } else {
+            rc = drain_run(f, p, l, bytes, buf, size, flushed);
+        }
         if (locked)
-            nvc_file_lock_range(f->lock_fd, lo, hi - lo, 0);
+            nvc_file_lock_range(fd, lo, hi - lo, 0);
         free(buf);
         return rc;
     }
     if (locked)
-        nvc_file_lock_range(f->lock_fd, lo, hi - lo, 0);
+        nvc_file_lock_range(fd, lo, hi - lo, 0);
     free(buf);
     for (uint64_t i = 0; i < n; i++)
         for (uint64_t s, e = 0; nvc_mask_next_run(mask + i * NVC_MASK_BYTES, e, &s, &e);)
@@ -1180,8 +1234,7 @@ static int bypass(struct nvc_file *f, const char *why, int quiet)
                        since a later MPI_File_sync reaches only the application's handle, which
                        MPI-IO does not fsync when it wrote nothing through it (ROMIO), so the bytes
                        drained here would never be made durable. */
-                    if ((f->synced || dr.n) && f->self_fh != MPI_FILE_NULL &&
-                        (prc = PMPI_File_sync(f->self_fh)) != MPI_SUCCESS) {
+                    if ((f->synced || dr.n) && f->self_fh != MPI_FILE_NULL && (prc = self_sync(f)) != MPI_SUCCESS) {
                         nvc_msg("%s: fsync after flushing part %u failed (error %d); the part is kept", f->path, p, prc);
                         break;
                     }
@@ -1331,6 +1384,7 @@ static int drain_other_open(const char *path, const struct nvc_reg *lay)
     s->my_part = -1;
     s->self_fh = MPI_FILE_NULL;
     s->lock_fd = -1;
+    s->lock_fd_wrote = s->lock_foreign = 0;
     s->mcomm = MPI_COMM_NULL;
     snprintf(s->path, sizeof s->path, "%s", path);
     int rc = bypass(s, "another handle of the file was opened", 1);
@@ -1504,6 +1558,7 @@ static void file_init(struct nvc_file *f, MPI_File fh, const char *path, int amo
     f->real = fh;
     f->self_fh = MPI_FILE_NULL;
     f->lock_fd = -1;
+    f->lock_fd_wrote = f->lock_foreign = 0;
     f->amode = amode;
     f->my_part = -1;
     f->mcomm = MPI_COMM_NULL;
@@ -2074,7 +2129,7 @@ int nvc_close(MPI_File *fh)
                 /* The part is removed below: bytes an MPI_File_sync (collective, so every rank
                    saw it) made durable in NVRAM must now be durable in the real file. Through
                    the handle that wrote them: ROMIO skips the fsync on a handle without writes. */
-                else if (f->synced && f->self_fh != MPI_FILE_NULL && PMPI_File_sync(f->self_fh) != MPI_SUCCESS) {
+                else if (f->synced && f->self_fh != MPI_FILE_NULL && self_sync(f) != MPI_SUCCESS) {
                     nvc_msg("%s: fsync of the flushed part %d failed; it is kept for nvcache-recover", f->path,
                             f->my_part);
                     ok = 0;
@@ -2224,7 +2279,7 @@ static int drain_own_part(struct nvc_file *f)
     struct drained dr = {0};
     int rc = drain_part(f, p, 0, &dr);
     if (rc == MPI_SUCCESS && f->self_fh != MPI_FILE_NULL)
-        rc = PMPI_File_sync(f->self_fh);
+        rc = self_sync(f);
     if (rc == MPI_SUCCESS)
         clean_drained(f, p, &dr);
     free(dr.seg);

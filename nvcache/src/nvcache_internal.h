@@ -241,8 +241,11 @@ uint64_t nvc_fnv1a(uint64_t h, const char *s);
 int nvc_file_find_open(const struct nvc_file_id *id, int with_dev, const char *near, char *path, size_t n, int *held);
 /** Takes (lock = 1) or drops (0) a write lock on file bytes [off, off + len) of descriptor fd (an
  *  open-file-description lock, F_OFD_SETLK): drains and recoveries that merge pages with the
- *  file's bytes take it across their read and write, so that two of them never interleave on a
- *  page. Tries for up to 0.1 s; 0 when held, -1 when not (the caller goes on without it). */
+ *  file's bytes take it across their read and write (both through fd: an MPI-IO library that
+ *  locks with POSIX locks, as ROMIO's NFS driver does, would wait for ever on it), so that two
+ *  of them never interleave on a page. 0 when held; -1 when not (another merge held it for 1 s,
+ *  or the file system has no such locks); -2 at once when another program holds a POSIX lock
+ *  over the bytes (the caller goes on without locking, and need not try again). */
 int nvc_file_lock_range(int fd, uint64_t off, uint64_t len, int lock);
 /** Reads the identity of the open file fd; 0 or -1. */
 int nvc_file_id_fd(int fd, struct nvc_file_id *id);
@@ -736,7 +739,10 @@ struct nvc_file {
     int64_t size_hint;         /* lower bound of the file size (sizes only grow between collective set_size) */
     MPI_File self_fh;          /* lazily opened COMM_SELF byte handle for drains */
     int self_reads;            /* self_fh was opened read-write: drains can merge pages (drain_merged) */
-    int lock_fd;               /* a descriptor of the file beside self_fh for drain_merged's locks; -1 none */
+    int lock_fd;               /* a read-write descriptor of the file beside self_fh, through which
+                                  drain_merged reads, writes and locks; -1 none */
+    int lock_fd_wrote;         /* drain_merged wrote through lock_fd since its last fsync */
+    int lock_foreign;          /* another program holds POSIX locks over the file: merges take none */
     int synced;                /* MPI_File_sync was called: drained data must stay durable (fsync) */
     int grown_unsynced;        /* a preallocate reached the real file since the last MPI_File_sync */
     struct nvc_part *direct;   /* my node's part mapped in this process (NULL: every request goes to the manager) */

@@ -383,13 +383,17 @@ int nvc_file_lock_range(int fd, uint64_t off, uint64_t len, int lock)
                        .l_len = (off_t)len};
     if (!lock)
         return fcntl(fd, F_OFD_SETLK, &fl) == 0 ? 0 : -1;
-    /* Not a blocking wait: a lock another program holds over the file (whole-file locks are
-       common) must not hold up a drain or a recovery for longer than this (README). */
-    for (int i = 0; i < 200; i++) {
+    /* Not a blocking wait. Another nvcache merge (an OFD lock) is waited for, up to 1 s; a lock
+       another program holds (a process's POSIX lock: whole-file locks are common) is not waited
+       for at all, as plain MPI-IO's writes do not wait for it. */
+    for (int i = 0; i < 2000; i++) {
         if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
             return 0;
         if (errno != EAGAIN && errno != EACCES && errno != EINTR)
             return -1;
+        struct flock q = fl;
+        if (errno != EINTR && fcntl(fd, F_OFD_GETLK, &q) == 0 && q.l_type != F_UNLCK && q.l_pid != -1)
+            return -2;
         struct timespec ts = {0, 500000};
         nanosleep(&ts, NULL);
     }

@@ -440,7 +440,7 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
     }
     uint64_t cursor = 0, off, len;
     uint8_t page[NVC_PAGE];
-    int merge;
+    int merge, foreign = 0;
     while (nvc_part_next_dirty(p, &cursor, &off, &len, &merge)) {
         const uint8_t *src = p->data + off;
         uint64_t lo = UINT64_MAX, hi = 0;
@@ -457,7 +457,11 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
                 if (n && fo + n > hi)
                     hi = fo + n;
             }
-            locked = reads && hi > lo && nvc_file_lock_range(fd, lo, hi - lo, 1) == 0;
+            if (reads && hi > lo && !foreign) {
+                int lk = nvc_file_lock_range(fd, lo, hi - lo, 1);
+                locked = lk == 0;
+                foreign = lk == -2; /* another program's POSIX lock: none taken from now on */
+            }
             if (reads && read_page(fd, p, off, page)) {
                 nvc_part_merge_page(p, off / NVC_PAGE, page);
                 src = page;

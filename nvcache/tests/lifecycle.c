@@ -1007,12 +1007,14 @@ static int page_share_case(const char *path, long off, int c, int wait_go, int k
     if (kill_it && MPI_File_sync(fh) != MPI_SUCCESS)
         return fail("sync failed");
     if (wait_go) {
+        /* (the file's name without an MPI-IO driver prefix such as ROMIO's "nfs:") */
+        const char *plain = strncmp(path, "nfs:", 4) ? path : path + 4;
         char name[4096 + 16];
-        snprintf(name, sizeof name, "%s.ready-%c", path, c);
+        snprintf(name, sizeof name, "%s.ready-%c", plain, c);
         FILE *r = fopen(name, "w");
         if (r)
             fclose(r);
-        snprintf(name, sizeof name, "%s.go", path);
+        snprintf(name, sizeof name, "%s.go", plain);
         for (int i = 0; access(name, F_OK) != 0; i++) {
             if (i == 6000)
                 return fail("no FILE.go within 60 s");

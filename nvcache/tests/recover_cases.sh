@@ -80,8 +80,9 @@
 #   removed, since it never held data.
 # CASE whole-file-lock: a job writes and syncs 8 KiB and is SIGKILLed; another process holds a POSIX
 #   lock over the whole file (lockf): recovery must still restore the synced bytes, and a job
-#   opening the file for writing must still run (nvcache takes no lock on the file: an earlier
-#   lock there hung both, recovery holding the directory's lock against every job's MPI_Init).
+#   opening the file for writing must still run (nvcache takes no lock on the file, and none for
+#   a merge where another program holds a POSIX lock: an earlier lock there hung both, recovery
+#   holding the directory's lock against every job's MPI_Init).
 # CASE pid-reuse: a job is SIGKILLed after its sync and another process takes its manager's PID
 #   (recorded in the job's mailbox): recovery must still see the job as dead (no process holds its
 #   lock in NVCACHE_DIR) and restore the synced bytes (RECOVER_SIZES: tests/recover_sizes).
@@ -115,6 +116,10 @@
 #   writing 4 bytes every 16 of the page ('A' from 0, 'B' from 8), 16 runs: more than nvcache
 #   writes back one by one, so the page goes back merged with the file's current bytes (written
 #   back whole from the first job's copy, the 'o' of its open went over every 'B').
+# CASE page-share-nfs: (MPICH) page-share-strided through ROMIO's NFS driver (`nfs:` prefix), which
+#   takes a POSIX lock around each read and write: a merge's own lock made that wait for ever.
+# CASE page-share-locked: a dead job's rows, 4 bytes every 16 over 256 pages, recovered while
+#   another program holds a POSIX lock over the whole file: recovery must not wait for it.
 # CASE page-share-together: both jobs write 4 bytes every 16 over a 4 MiB file ('A' from 0, 'B'
 #   from 8) and close at the same moment, five times: their drains merge the same pages at once,
 #   and without the lock across each merge's read and write one job's rows went back to 'o' in
@@ -637,6 +642,54 @@ page-share|page-share-kill|page-share-strided|page-share-strided-kill)
     fi
     rm -f "$file.ready-A" "$file.go"
     "$prog" page-share-verify "$file" $strided || exit 1
+    ;;
+page-share-nfs)
+    # as page-share-strided, both jobs through ROMIO's NFS driver (the `nfs:` prefix), which
+    # takes a POSIX lock around every read and write
+    rm -f "$file" "$file.ready-A" "$file.go"
+    head -c 8192 /dev/zero | tr '\0' o >"$file"
+    "$mpiexec" -n 1 "$prog" page-share "nfs:$file" 0 A wait close strided &
+    first=$!
+    for i in $(seq 600); do [ -e "$file.ready-A" ] && break; sleep 0.1; done
+    [ -e "$file.ready-A" ] || { echo "the first job did not write"; kill $first; exit 1; }
+    timeout 30 "$mpiexec" -n 1 "$prog" page-share "nfs:$file" 8 B nowait close strided ||
+        { touch "$file.go"; echo "the second job failed or hung"; exit 1; }
+    touch "$file.go"
+    wait $first || { echo "the first job failed"; exit 1; }
+    rm -f "$file.ready-A" "$file.go"
+    "$prog" page-share-verify "$file" strided || exit 1
+    ;;
+page-share-locked)
+    # a dead job's strided rows over 256 pages, recovered while another program holds a POSIX
+    # lock over the whole file: no merge may wait for it (0.1 s each made this 26 s)
+    rows=65536
+    rm -f "$file"
+    head -c $((16 * rows)) /dev/zero | tr '\0' o >"$file"
+    "$mpiexec" -n 1 "$prog" page-share "$file" 0 A nowait sync-kill strided:$rows && { echo "expected the rank to be killed"; exit 1; }
+    wait_job_gone >/dev/null
+    python3 -c 'import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.lockf(fd, fcntl.LOCK_EX)
+open(sys.argv[1] + ".ready", "w").close()
+time.sleep(60)' "$file" &
+    holder=$!
+    for i in $(seq 100); do [ -e "$file.ready" ] && break; sleep 0.1; done
+    start=$(date +%s%N)
+    out=$(timeout 30 "$recover" --dir "$NVCACHE_DIR" 2>&1)
+    rc=$?
+    ms=$((($(date +%s%N) - start) / 1000000))
+    kill $holder
+    wait $holder 2>/dev/null
+    rm -f "$file.ready"
+    echo "$out"
+    echo "recovery took $ms ms"
+    [ $rc -eq 0 ] || { echo "recovery failed (rc $rc)"; exit 1; }
+    [ $ms -lt 5000 ] || { echo "recovery waited for the other program's lock"; exit 1; }
+    python3 -c 'import sys
+d = open(sys.argv[1], "rb").read()
+n = int(sys.argv[2])
+sys.exit(0 if d == (b"AAAA" + b"o" * 12) * n else 1)' "$file" $rows ||
+        { echo "the recovered rows are wrong"; exit 1; }
     ;;
 page-share-together)
     # 5 times: a fresh file, both jobs write their rows, then close at once
