@@ -160,6 +160,18 @@ need_xattrs() {
         { echo "SKIPPED: $(dirname "$file") keeps no user extended attributes"; rm -f "$file"; exit 77; }
     rm -f "$file"
 }
+# Another program's POSIX lock over the whole of $file (lockf), held for 60 s in the background
+# (PID in $holder) once this returns.
+hold_lock() {
+    python3 -c 'import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.lockf(fd, fcntl.LOCK_EX)
+open(sys.argv[1] + ".ready", "w").close()
+time.sleep(60)' "$file" &
+    holder=$!
+    for i in $(seq 100); do [ -e "$file.ready" ] && break; sleep 0.1; done
+}
+
 case $case in
 drain-fail)
     "$mpiexec" -n 2 "$prog" drain-fail "$file" || { echo "the close did not report the failed drain, or a call failed without calling the file's error handler"; exit 1; }
@@ -311,13 +323,7 @@ superseded)
 whole-file-lock)
     "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }
     wait_job_gone >/dev/null
-    python3 -c 'import fcntl, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDWR)
-fcntl.lockf(fd, fcntl.LOCK_EX)
-open(sys.argv[1] + ".ready", "w").close()
-time.sleep(60)' "$file" &
-    holder=$!
-    for i in $(seq 100); do [ -e "$file.ready" ] && break; sleep 0.1; done
+    hold_lock
     out=$(timeout 30 "$recover" --dir "$NVCACHE_DIR" 2>&1)
     rc=$?
     echo "$out"
@@ -667,13 +673,7 @@ page-share-locked)
     head -c $((16 * rows)) /dev/zero | tr '\0' o >"$file"
     "$mpiexec" -n 1 "$prog" page-share "$file" 0 A nowait sync-kill strided:$rows && { echo "expected the rank to be killed"; exit 1; }
     wait_job_gone >/dev/null
-    python3 -c 'import fcntl, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDWR)
-fcntl.lockf(fd, fcntl.LOCK_EX)
-open(sys.argv[1] + ".ready", "w").close()
-time.sleep(60)' "$file" &
-    holder=$!
-    for i in $(seq 100); do [ -e "$file.ready" ] && break; sleep 0.1; done
+    hold_lock
     start=$(date +%s%N)
     out=$(timeout 30 "$recover" --dir "$NVCACHE_DIR" 2>&1)
     rc=$?
