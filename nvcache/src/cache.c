@@ -948,24 +948,6 @@ static int drain_run(struct nvc_file *f, uint32_t p, uint64_t l, uint64_t n, con
     return MPI_SUCCESS;
 }
 
-/* Reads (write = 0) or writes bytes [fo, fo + n) of the file through descriptor fd; 0, or -1 on
- * an error (a read stops at the file's end, the rest of buf untouched). */
-static int fd_rw(int fd, int write, uint64_t fo, uint8_t *buf, uint64_t n)
-{
-    for (uint64_t done = 0; done < n;) {
-        ssize_t r = write ? pwrite(fd, buf + done, n - done, (off_t)(fo + done))
-                          : pread(fd, buf + done, n - done, (off_t)(fo + done));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0 || (r == 0 && write))
-            return -1;
-        if (r == 0)
-            break;
-        done += (uint64_t)r;
-    }
-    return 0;
-}
-
 /* Writes back pages [l, l + n * NVC_PAGE) of part p, each written in part by its job in many
  * separate runs: `src` holds the job's copy of the pages (n * NVC_PAGE bytes) and `mask` their
  * byte masks (n * NVC_MASK_BYTES), from the part's mapping or from the manager. The file's
@@ -986,15 +968,8 @@ static int drain_merged(struct nvc_file *f, uint32_t p, uint64_t l, uint64_t n, 
     uint64_t bytes = n * NVC_PAGE;
     uint8_t *buf = f->self_reads ? calloc(1, bytes) : NULL;
     int rc = buf ? MPI_SUCCESS : MPI_ERR_NO_MEM, fd = f->lock_fd;
-    /* The file bytes the pages land on (pieces of stripes, clamped to the size). */
-    uint64_t lo = UINT64_MAX, hi = 0;
-    for (uint64_t at = 0, k, fo, w; at < bytes; at += k) {
-        k = nvc_part_piece(l + at, bytes - at, f->stripe, f->nparts, p, size, &fo, &w);
-        if (w && fo < lo)
-            lo = fo;
-        if (w && fo + w > hi)
-            hi = fo + w;
-    }
+    uint64_t lo, hi;
+    nvc_part_file_span(l, bytes, f->stripe, f->nparts, p, size, &lo, &hi);
     int locked = 0;
     if (buf && fd >= 0 && hi > lo && !f->lock_foreign) {
         int lk = nvc_file_lock_range(fd, lo, hi - lo, 1);
@@ -1006,7 +981,7 @@ static int drain_merged(struct nvc_file *f, uint32_t p, uint64_t l, uint64_t n, 
     for (uint64_t at = 0, k, fo, w; rc == MPI_SUCCESS && at < bytes; at += k) {
         k = nvc_part_piece(l + at, bytes - at, f->stripe, f->nparts, p, size, &fo, &w);
         if (w)
-            rc = fd >= 0 ? (fd_rw(fd, 0, fo, buf + at, w) ? MPI_ERR_IO : MPI_SUCCESS)
+            rc = fd >= 0 ? (nvc_fd_rw(fd, 0, fo, buf + at, w) ? MPI_ERR_IO : MPI_SUCCESS)
                          : nvc_file_rw_bytes_at(f->self_fh, 0, (MPI_Offset)fo, buf + at, (MPI_Count)w,
                                                 MPI_STATUS_IGNORE);
     }
@@ -1016,7 +991,7 @@ static int drain_merged(struct nvc_file *f, uint32_t p, uint64_t l, uint64_t n, 
         if (fd >= 0) {
             for (uint64_t at = 0, k, fo, w; rc == MPI_SUCCESS && at < bytes; at += k) {
                 k = nvc_part_piece(l + at, bytes - at, f->stripe, f->nparts, p, size, &fo, &w);
-                if (w && fd_rw(fd, 1, fo, buf + at, w) != 0) {
+                if (w && nvc_fd_rw(fd, 1, fo, buf + at, w) != 0) {
                     nvc_msg("%s: pwrite(%llu, %llu bytes) while flushing failed: %s; data stays in %s", f->path,
                             (unsigned long long)fo, (unsigned long long)w, strerror(errno), nvc_cfg.dir);
                     rc = MPI_ERR_IO;

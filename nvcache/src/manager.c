@@ -306,11 +306,9 @@ static void op_dirty(struct nvc_slot *s)
                 n++;
                 continue;
             }
-            if (n) {
-                cursor = at; /* the next listing starts with it */
-                break;
-            }
             cursor = at;
+            if (n)
+                break; /* the next listing starts with it */
             if (!nvc_part_next_dirty(&m->part, &cursor, &off, &len, NULL))
                 break;
         }

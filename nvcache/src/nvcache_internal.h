@@ -247,6 +247,10 @@ int nvc_file_find_open(const struct nvc_file_id *id, int with_dev, const char *n
  *  or the file system has no such locks); -2 at once when another program holds a POSIX lock
  *  over the bytes (the caller goes on without locking, and need not try again). */
 int nvc_file_lock_range(int fd, uint64_t off, uint64_t len, int lock);
+/** Reads (write = 0) or writes file bytes [off, off + n) through descriptor fd, retrying short
+ *  transfers and EINTR; 0, or -1 on an error (a read stops at the file's end, leaving the rest of
+ *  buf as it was). */
+int nvc_fd_rw(int fd, int write, uint64_t off, uint8_t *buf, uint64_t n);
 /** Reads the identity of the open file fd; 0 or -1. */
 int nvc_file_id_fd(int fd, struct nvc_file_id *id);
 /** Whether b is the file a names, comparing the device only when with_dev is set (one file
@@ -424,6 +428,22 @@ static inline uint64_t nvc_part_piece(uint64_t local, uint64_t left, uint64_t st
     *fo = nvc_part_to_file(local, stripe, nparts, index);
     *w = *fo >= size ? 0 : *fo + k > size ? size - *fo : k;
     return k;
+}
+/** The file bytes [*lo, *hi) that part-local bytes [local, local + len) of part `index` land
+ *  on, clamped to the file size as nvc_part_piece clamps them (*lo >= *hi when none do): with
+ *  several stripes, the span covers the other parts' blocks between them. */
+static inline void nvc_part_file_span(uint64_t local, uint64_t len, uint64_t stripe, uint32_t nparts, uint32_t index,
+                                      uint64_t size, uint64_t *lo, uint64_t *hi)
+{
+    *lo = UINT64_MAX;
+    *hi = 0;
+    for (uint64_t at = 0, k, fo, w; at < len; at += k) {
+        k = nvc_part_piece(local + at, len - at, stripe, nparts, index, size, &fo, &w);
+        if (w && fo < *lo)
+            *lo = fo;
+        if (w && fo + w > *hi)
+            *hi = fo + w;
+    }
 }
 
 /* ---------------------------------------------------------------- mailbox.c */

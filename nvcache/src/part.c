@@ -375,6 +375,22 @@ static int parse_writer(char *v, ssize_t n, uint64_t *jobid, uint64_t *when_ns)
     return 1;
 }
 
+int nvc_fd_rw(int fd, int write, uint64_t off, uint8_t *buf, uint64_t n)
+{
+    for (uint64_t done = 0; done < n;) {
+        ssize_t r = write ? pwrite(fd, buf + done, n - done, (off_t)(off + done))
+                          : pread(fd, buf + done, n - done, (off_t)(off + done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 || (r == 0 && write))
+            return -1;
+        if (r == 0)
+            break;
+        done += (uint64_t)r;
+    }
+    return 0;
+}
+
 int nvc_file_lock_range(int fd, uint64_t off, uint64_t len, int lock)
 {
     if (fd < 0 || !len)

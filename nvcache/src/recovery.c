@@ -303,20 +303,11 @@ static void guards_release(const struct nvc_recover_opts *o, struct guards *g)
 static int read_page(int fd, const struct nvc_part *p, uint64_t l, uint8_t *page)
 {
     const struct nvc_part_hdr *h = p->hdr;
+    memset(page, 0, NVC_PAGE);
     for (uint64_t at = 0, k, fo, n; at < NVC_PAGE; at += k) {
         k = nvc_part_piece(l + at, NVC_PAGE - at, h->stripe, h->nparts, h->index, h->size, &fo, &n);
-        uint64_t got = 0;
-        while (got < n) {
-            ssize_t r = pread(fd, page + at + got, n - got, (off_t)(fo + got));
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r < 0)
-                return 0;
-            if (r == 0)
-                break;
-            got += (uint64_t)r;
-        }
-        memset(page + at + got, 0, k - got);
+        if (n && nvc_fd_rw(fd, 0, fo, page + at, n) != 0)
+            return 0;
     }
     return 1;
 }
@@ -362,7 +353,7 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
         return -1;
     }
     /* Read-write where the file lets us read it: pages written in many runs are merged with the
-       file's current bytes (recover_merged); write-only otherwise. */
+       file's current bytes (read_page, nvc_part_merge_page); write-only otherwise. */
     int fd = open(name, (dry ? O_RDONLY : O_RDWR) | O_NONBLOCK | O_CLOEXEC), reads = fd >= 0;
     if (!dry && fd < 0 && errno == EACCES)
         fd = open(name, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
@@ -443,20 +434,14 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
     int merge, foreign = 0;
     while (nvc_part_next_dirty(p, &cursor, &off, &len, &merge)) {
         const uint8_t *src = p->data + off;
-        uint64_t lo = UINT64_MAX, hi = 0;
+        uint64_t lo = 0, hi = 0;
         int locked = 0;
         if (merge && !dry) {
             /* A page the job wrote in many separate runs: the file's current bytes of it with the
                job's over them (the bytes the job did not write stay as the file has them, another
                job's among them), locked across the read and the write as a drain does; run by run
                where the file cannot be read. */
-            for (uint64_t at = 0, k, fo, n; at < NVC_PAGE; at += k) {
-                k = nvc_part_piece(off + at, NVC_PAGE - at, h->stripe, h->nparts, h->index, h->size, &fo, &n);
-                if (n && fo < lo)
-                    lo = fo;
-                if (n && fo + n > hi)
-                    hi = fo + n;
-            }
+            nvc_part_file_span(off, NVC_PAGE, h->stripe, h->nparts, h->index, h->size, &lo, &hi);
             if (reads && hi > lo && !foreign) {
                 int lk = nvc_file_lock_range(fd, lo, hi - lo, 1);
                 locked = lk == 0;
@@ -466,7 +451,6 @@ static int recover_part(const struct nvc_recover_opts *o, struct nvc_part *p, ui
                 nvc_part_merge_page(p, off / NVC_PAGE, page);
                 src = page;
             } else {
-                merge = 0;
                 cursor = off;
                 if (!nvc_part_next_dirty(p, &cursor, &off, &len, NULL))
                     break;
