@@ -1605,10 +1605,8 @@ fn an_rdma_write_inside_a_hardware_transaction_is_acknowledged() {
          t0 rdmapwrite addr=0x100000000000 size=8\nt0 sfence\nt0 txend\n",
     )
     .unwrap();
-    let j = d.join("s.json");
     for (logging, ordering) in [("redu", "x86"), ("lalea+blom", "broi"), ("lad", "epoch")] {
-        let o = pmlab(&[
-            "sim",
+        let (_, stats) = sim_with_stats(&[
             "--config",
             "nvm-lalea",
             "--trace",
@@ -1617,27 +1615,21 @@ fn an_rdma_write_inside_a_hardware_transaction_is_acknowledged() {
             &format!("controller.logging={logging}"),
             "--set",
             &format!("controller.ordering={ordering}"),
-            "--json",
-            j.to_str().unwrap(),
         ]);
-        assert!(o.status.success(), "{logging}/{ordering}: {}", stderr(&o));
         // The write reached PM as the RDMA write it is, and the fence after it waited for its
         // acknowledgement, which came (the run ended).
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
-        let c = &v["stats"]["counters"];
         assert_eq!(
-            c["net.remote_writes"].as_u64(),
-            Some(1),
+            json_counter(&stats, "net.remote_writes"),
+            1,
             "{logging}/{ordering}"
         );
         assert_eq!(
-            c["pm.rdma_writes"].as_u64(),
-            Some(1),
+            json_counter(&stats, "pm.rdma_writes"),
+            1,
             "{logging}/{ordering}"
         );
         assert!(
-            c["net.stall_ack_ps"].as_u64().unwrap_or(0) > 0,
+            json_counter(&stats, "net.stall_ack_ps") > 0,
             "{logging}/{ordering}: the fence did not wait for the acknowledgement"
         );
     }

@@ -272,6 +272,19 @@ fn bandwidth_table(bw: &Rows) -> Table {
 /// variants, on one host and on emulated hosts): per (hosts, variant, phase) the interleaved
 /// runs, each side's median MiB/s with the slowest and fastest run, and nvcache's speedup
 /// (median over median; `~` where the two sides' runs overlap).
+/// The MiB/s of every run of one side (`label`) at one point of the access-pattern benchmark.
+fn ior_rates(rows: &Rows, label: &str, hosts: &str, variant: &str, phase: &str) -> Vec<f64> {
+    rows.iter()
+        .filter(|x| {
+            get(x, "label") == label
+                && get(x, "hosts") == hosts
+                && get(x, "variant") == variant
+                && get(x, "phase") == phase
+        })
+        .map(|x| num(x, "MiB_per_s"))
+        .collect()
+}
+
 fn ior_table(rows: &Rows) -> Table {
     let mut t = Table::new(&[
         "hosts",
@@ -294,17 +307,7 @@ fn ior_table(rows: &Rows) -> Table {
         }
     }
     for (hosts, variant, phase) in keys {
-        let rate = |label: &str| -> Vec<f64> {
-            rows.iter()
-                .filter(|x| {
-                    get(x, "label") == label
-                        && get(x, "hosts") == hosts
-                        && get(x, "variant") == variant
-                        && get(x, "phase") == phase
-                })
-                .map(|x| num(x, "MiB_per_s"))
-                .collect()
-        };
+        let rate = |label: &str| ior_rates(rows, label, &hosts, &variant, &phase);
         let (p, c) = (rate("plain"), rate("nvcache"));
         if p.is_empty() || c.is_empty() {
             continue;
@@ -536,16 +539,7 @@ pub fn run(out: &Path, quick: bool, build: &Path) -> Result<bool, String> {
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let plain_read = |hosts: &str, variant: &str| {
-        let v: Vec<f64> = ior
-            .iter()
-            .filter(|x| {
-                get(x, "label") == "plain"
-                    && get(x, "hosts") == hosts
-                    && get(x, "variant") == variant
-                    && get(x, "phase") == "read"
-            })
-            .map(|x| num(x, "MiB_per_s"))
-            .collect();
+        let v = ior_rates(&ior, "plain", hosts, variant, "read");
         (!v.is_empty()).then(|| Spread::of(&v).median)
     };
     let coll_ratio: Vec<String> = ["1", "2"]
