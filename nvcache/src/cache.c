@@ -837,6 +837,30 @@ static int same_file(struct nvc_file *f)
     return nvc_file_id_same(&f->file_id, &now, !nvc_rt.multi_host);
 }
 
+/* Whether opening another handle of a file on MPI_COMM_SELF resets the shared file pointer of the
+ * process's own MPI_COMM_SELF handle of it: Open MPI's does (OMPIO 4.1: the second open starts the
+ * file's shared pointer at 0 again), which put an MPI_MODE_APPEND handle's write_shared at the
+ * start of the file over its bytes once a drain opened its handle. ROMIO keeps it. */
+#ifdef OMPI_MAJOR_VERSION
+#define SELF_OPEN_RESETS_SHARED_FP 1
+#else
+#define SELF_OPEN_RESETS_SHARED_FP 0
+#endif
+
+/* Opens path on MPI_COMM_SELF beside f's handle (the drains' and the prefetch's handles), keeping
+ * the shared file pointer of f's handle where it was when f's communicator is this process alone
+ * (seek_shared is collective: on a larger one the reset does not happen). */
+static int open_beside(struct nvc_file *f, const char *path, int amode, MPI_File *h)
+{
+    MPI_Offset shared = -1;
+    if (SELF_OPEN_RESETS_SHARED_FP && f->size == 1 && PMPI_File_get_position_shared(f->real, &shared) != MPI_SUCCESS)
+        shared = -1;
+    int rc = PMPI_File_open(MPI_COMM_SELF, path, amode, MPI_INFO_NULL, h);
+    if (shared >= 0)
+        PMPI_File_seek_shared(f->real, shared, MPI_SEEK_SET);
+    return rc;
+}
+
 /* Opens the COMM_SELF handle drains write through. When the name no longer leads to the file this
  * handle opened, sets f->file_gone (the drains then discard) and opens nothing. */
 static int self_handle(struct nvc_file *f)
@@ -880,11 +904,10 @@ static int self_handle(struct nvc_file *f)
        Asked of the file system first: a failed MPI_File_open reports to the application's
        MPI_FILE_NULL error handler, which may be fatal. */
     f->self_reads = faccessat(AT_FDCWD, via + f->path_off, R_OK, AT_EACCESS) == 0;
-    int rc = PMPI_File_open(MPI_COMM_SELF, via, f->self_reads ? MPI_MODE_RDWR : MPI_MODE_WRONLY, MPI_INFO_NULL,
-                            &f->self_fh);
+    int rc = open_beside(f, via, f->self_reads ? MPI_MODE_RDWR : MPI_MODE_WRONLY, &f->self_fh);
     if (rc != MPI_SUCCESS && f->self_reads) {
         f->self_reads = 0;
-        rc = PMPI_File_open(MPI_COMM_SELF, via, MPI_MODE_WRONLY, MPI_INFO_NULL, &f->self_fh);
+        rc = open_beside(f, via, MPI_MODE_WRONLY, &f->self_fh);
     }
     if (rc == MPI_SUCCESS && f->self_reads)
         f->lock_fd = open(via + f->path_off, O_RDWR | O_NONBLOCK | O_CLOEXEC);
@@ -1466,7 +1489,7 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
 static int prefetch_part(struct nvc_file *f, uint32_t p, int64_t size)
 {
     MPI_File h;
-    int rc = PMPI_File_open(MPI_COMM_SELF, f->path, MPI_MODE_RDONLY, MPI_INFO_NULL, &h);
+    int rc = open_beside(f, f->path, MPI_MODE_RDONLY, &h);
     if (rc != MPI_SUCCESS) {
         nvc_msg("%s: MPI_File_open(MPI_COMM_SELF, read-only) for prefetch failed (error %d)", f->path, rc);
         return NVC_ERR;

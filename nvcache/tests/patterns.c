@@ -1056,6 +1056,33 @@ static void p_append(const char *path, MPI_Info info, struct result *r)
     CHECK(MPI_File_close(&fh));
 }
 
+/* 28b. MPI_MODE_APPEND on MPI_COMM_SELF (rank 0): a cached write through the individual pointer,
+ * then writes through the shared pointer, which starts at the end of the file (Open MPI reset it
+ * to 0 when nvcache opened its own handle of the file: the shared write overwrote the start) */
+static void p_append_self(const char *path, MPI_Info info, struct result *r)
+{
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    char o[1000];
+    memset(o, 'o', sizeof o);
+    if (rank == 0)
+        CHECK(MPI_File_write_at(fh, 0, o, sizeof o, MPI_BYTE, MPI_STATUS_IGNORE));
+    CHECK(MPI_File_close(&fh));
+    if (rank == 0) {
+        MPI_File fs;
+        MPI_Offset pos = -1;
+        CHECK(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_WRONLY | MPI_MODE_APPEND, info, &fs));
+        CHECK(MPI_File_write(fs, "individual", 10, MPI_BYTE, MPI_STATUS_IGNORE));
+        CHECK(MPI_File_get_position_shared(fs, &pos));
+        rec_i64(r, pos);
+        CHECK(MPI_File_write_shared(fs, "SHARED", 6, MPI_BYTE, MPI_STATUS_IGNORE));
+        CHECK(MPI_File_write_shared(fs, "shared", 6, MPI_BYTE, MPI_STATUS_IGNORE));
+        CHECK(MPI_File_get_position_shared(fs, &pos));
+        rec_i64(r, pos);
+        CHECK(MPI_File_close(&fs));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* 29. a file type of one-byte pieces: a transfer of more segments than one request carries
  * (4096), written collectively and read back through the pointer and as bytes */
 static void p_fragments(const char *path, MPI_Info info, struct result *r)
@@ -1226,7 +1253,8 @@ static const struct {
     {"split", p_split}, {"view_lb", p_view_lb}, {"bottom", p_bottom}, {"errors", p_errors},
     {"split_shared", p_split_shared}, {"deleted", p_deleted}, {"pair_types", p_pair_types},
     {"opaque_views", p_opaque_views}, {"bad_types", p_bad_types},
-    {"nb_status", p_nb_status}, {"append", p_append}, {"fragments", p_fragments}, {"access_modes", p_access_modes},
+    {"nb_status", p_nb_status}, {"append", p_append}, {"append_self", p_append_self},
+    {"fragments", p_fragments}, {"access_modes", p_access_modes},
     {"capacity", p_capacity}, {"fifo", p_fifo},
 #if MPI_VERSION >= 4
     {"large_memtype", p_large_memtype},
