@@ -1083,6 +1083,50 @@ static void p_append_self(const char *path, MPI_Info info, struct result *r)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* 28c. reads that reach the end of the file, each followed by a write through the individual
+ * pointer (rank 0): the pointer moves as plain MPI-IO moves it (by the bytes read or by the whole
+ * request, which differ between ROMIO and OMPIO and with contiguity), so the writes land alike */
+static void p_eof_pointer(const char *path, MPI_Info info, struct result *r)
+{
+    MPI_File fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    char b[2048];
+    int v[64];
+    memset(b, 'a', sizeof b);
+    MPI_Datatype vec, ft;
+    MPI_Type_vector(3, 1, 2, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    MPI_Type_vector(400, 4, 8, MPI_BYTE, &ft);
+    MPI_Type_commit(&ft);
+    MPI_Offset pos = -1;
+    if (rank == 0) {
+        CHECK(MPI_File_write_at(fh, 0, b, 1001, MPI_BYTE, MPI_STATUS_IGNORE));
+        CHECK(MPI_File_seek(fh, 995, MPI_SEEK_SET));
+        CHECK(MPI_File_read(fh, b, 20, MPI_BYTE, MPI_STATUS_IGNORE)); /* contiguous */
+        CHECK(MPI_File_get_position(fh, &pos));
+        rec_i64(r, pos);
+        CHECK(MPI_File_write(fh, "AAA", 3, MPI_BYTE, MPI_STATUS_IGNORE));
+        CHECK(MPI_File_seek(fh, 1000, MPI_SEEK_SET));
+        CHECK(MPI_File_read(fh, v, 2, vec, MPI_STATUS_IGNORE)); /* a non-contiguous memory type */
+        CHECK(MPI_File_get_position(fh, &pos));
+        rec_i64(r, pos);
+        CHECK(MPI_File_write(fh, "BBB", 3, MPI_BYTE, MPI_STATUS_IGNORE));
+    }
+    CHECK(MPI_File_set_view(fh, 3, MPI_BYTE, ft, "native", MPI_INFO_NULL));
+    if (rank == 0) {
+        CHECK(MPI_File_seek(fh, 504, MPI_SEEK_SET));
+        /* a strided view; the write after it fills one whole block (ROMIO's strided write over
+           a gap past the end of the file leaves garbage in the gap) */
+        CHECK(MPI_File_read(fh, b, 40, MPI_BYTE, MPI_STATUS_IGNORE));
+        CHECK(MPI_File_get_position(fh, &pos));
+        rec_i64(r, pos);
+        CHECK(MPI_File_write(fh, "CCCC", 4, MPI_BYTE, MPI_STATUS_IGNORE));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(MPI_File_close(&fh));
+    MPI_Type_free(&vec);
+    MPI_Type_free(&ft);
+}
+
 /* 29. a file type of one-byte pieces: a transfer of more segments than one request carries
  * (4096), written collectively and read back through the pointer and as bytes */
 static void p_fragments(const char *path, MPI_Info info, struct result *r)
@@ -1254,7 +1298,7 @@ static const struct {
     {"split_shared", p_split_shared}, {"deleted", p_deleted}, {"pair_types", p_pair_types},
     {"opaque_views", p_opaque_views}, {"bad_types", p_bad_types},
     {"nb_status", p_nb_status}, {"append", p_append}, {"append_self", p_append_self},
-    {"fragments", p_fragments}, {"access_modes", p_access_modes},
+    {"eof_pointer", p_eof_pointer}, {"fragments", p_fragments}, {"access_modes", p_access_modes},
     {"capacity", p_capacity}, {"fifo", p_fifo},
 #if MPI_VERSION >= 4
     {"large_memtype", p_large_memtype},
