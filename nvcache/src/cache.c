@@ -873,12 +873,23 @@ static int same_file(struct nvc_file *f)
  * (seek_shared is collective: on a larger one the reset does not happen). */
 static int open_beside(struct nvc_file *f, const char *path, int amode, MPI_File *h)
 {
+    if (!SELF_OPEN_RESETS_SHARED_FP || f->size != 1)
+        return PMPI_File_open(MPI_COMM_SELF, path, amode, MPI_INFO_NULL, h);
+    /* The application's handler stays out of it: a shared pointer the handle cannot have (no
+       shared-pointer component for the file system) is not an error of the application's. */
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    int quiet = PMPI_File_get_errhandler(f->real, &eh) == MPI_SUCCESS &&
+                PMPI_File_set_errhandler(f->real, MPI_ERRORS_RETURN) == MPI_SUCCESS;
     MPI_Offset shared = -1;
-    if (SELF_OPEN_RESETS_SHARED_FP && f->size == 1 && PMPI_File_get_position_shared(f->real, &shared) != MPI_SUCCESS)
+    if (!quiet || PMPI_File_get_position_shared(f->real, &shared) != MPI_SUCCESS)
         shared = -1;
     int rc = PMPI_File_open(MPI_COMM_SELF, path, amode, MPI_INFO_NULL, h);
     if (shared >= 0)
         PMPI_File_seek_shared(f->real, shared, MPI_SEEK_SET);
+    if (quiet)
+        PMPI_File_set_errhandler(f->real, eh);
+    if (eh != MPI_ERRHANDLER_NULL && eh != MPI_ERRORS_RETURN && eh != MPI_ERRORS_ARE_FATAL)
+        PMPI_Errhandler_free(&eh); /* the reference the query returned */
     return rc;
 }
 
