@@ -7,7 +7,8 @@
 #   make crash-check  every software-persistence workload x 3 presets (and x the buffered orderings
 #                     epoch, broi on nvm-ppo), the ten PMWeaver Table II workloads x both
 #                     PM-support engines with PMWeaver on, every hardware-TX workload x every
-#                     logging scheme, 1000 crash points each
+#                     logging scheme (and each scheme with a 64 KiB log that wraps), 1000
+#                     crash points each
 #   make deps    install what a fresh Debian machine lacks (idempotent; needs root)
 #   make install PREFIX=/usr/local   pmlab, libpmec (+ pmec.h, pmec.pc), the ISA-L shim as
 #                PREFIX/lib/pmec-isal/libisal.so.2, libnvcache-mpich.so and libnvcache-openmpi.so,
@@ -325,5 +326,10 @@ crash-check: build
 	for l in lalea lalea+blom lalea-lad; do \
 	  printf "%-24s %-14s " "logging=$$l, log wraps" tpcc-hw; \
 	  out=$$($$pmlab crash --config nvm-lalea --set controller.logging=$$l --workload tpcc-hw --ops 1500 --points $(CRASH_POINTS) 2>&1); \
+	  rc=$$?; echo "$$out" | grep -E "^passed|^pmlab:|first failing|not reclaimed" ; [ $$rc -eq 0 ] || fail=1; \
+	done; \
+	for l in $(LOGGING_SCHEMES); do \
+	  printf "%-24s %-14s " "logging=$$l, 64 KiB log" tpcc-hw; \
+	  out=$$($$pmlab crash --config nvm-lalea --set controller.logging=$$l --set controller.log_bytes=65536 --workload tpcc-hw --ops 1500 --points $(CRASH_POINTS) 2>&1); \
 	  rc=$$?; echo "$$out" | grep -E "^passed|^pmlab:|first failing|not reclaimed" ; [ $$rc -eq 0 ] || fail=1; \
 	done; exit $$fail

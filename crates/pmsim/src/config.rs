@@ -202,6 +202,12 @@ pub struct ControllerConfig {
     /// `no-adr-flush`: buffered log metadata is lost at a crash; `keep-uncommitted-staged`:
     /// LAD's ADR keeps an uncommitted transaction's staged lines at a crash).
     pub logging_fault: String,
+    /// Bytes at the top of the PM range reserved for the hardware log (a logging engine's
+    /// records, entries and headers live there; default 64 MiB). Not from a paper: the papers
+    /// do not size the log area. A small one makes a short run reuse its log (REDU's ring
+    /// wraps, LALEA's per-bank free lists run short), which crash checks want to exercise; a
+    /// multiple of 4 KiB, at least 64 KiB.
+    pub log_bytes: u64,
     /// Persist-buffer entries per hardware thread of the buffered ordering models (`epoch`,
     /// `broi`): a thread with this many persists unacknowledged stalls. PPO Sec. IV-E: "each
     /// persist buffer requires 8 persist buffer entries".
@@ -243,6 +249,7 @@ impl Default for ControllerConfig {
             bmo: "none".into(),
             logging: "none".into(),
             logging_fault: "none".into(),
+            log_bytes: crate::logging::LOG_REGION_BYTES,
             persist_buffer: 8,
             broi_sigma: 0.5,
             broi_units: 8,
@@ -1177,16 +1184,21 @@ impl SimConfig {
                 s.pm_base
             ));
         }
-        let log = crate::logging::LOG_REGION_BYTES;
-        if self.controller.logging != "none" && s.pm_bytes < 2 * log {
+        let log = self.controller.log_bytes;
+        if log < 64 << 10 || !log.is_multiple_of(4096) {
+            return Err(format!(
+                "controller.log_bytes = {log} must be a multiple of 4096 and at least 65536 (64 KiB)"
+            ));
+        }
+        if self.controller.logging != "none" && s.pm_bytes / 2 < log {
             // Checked here as well as where the system is built: a sweep found it after its
             // other jobs had run.
             return Err(format!(
-                "controller.logging = \"{}\" reserves the top {} MiB of PM for its log: \
-                 system.pm_bytes must be at least {} MiB",
+                "controller.logging = \"{}\" reserves the top {} KiB of PM for its log \
+                 (controller.log_bytes): system.pm_bytes must be at least {} KiB",
                 self.controller.logging,
-                log >> 20,
-                (2 * log) >> 20
+                log >> 10,
+                (2 * log) >> 10
             ));
         }
         let n = &self.network;
@@ -1460,6 +1472,24 @@ mod tests {
             ])
             .unwrap_err();
         assert!(e.0.contains("system.pm_bytes must be at least"), "{e}");
+        for bad in ["controller.log_bytes=4096", "controller.log_bytes=100000"] {
+            let e = base.with_overrides(&[bad.into()]).unwrap_err();
+            assert!(e.0.contains("controller.log_bytes"), "{bad}: {e}");
+        }
+        let e = base
+            .with_overrides(&[
+                "controller.logging=redu".into(),
+                "controller.log_bytes=1073741824".into(),
+                "system.pm_bytes=1073741824".into(),
+            ])
+            .unwrap_err();
+        assert!(e.0.contains("(controller.log_bytes)"), "{e}");
+        base.with_overrides(&[
+            "controller.logging=redu".into(),
+            "controller.log_bytes=65536".into(),
+            "system.pm_bytes=131072".into(),
+        ])
+        .unwrap();
         for ok in [
             vec!["network.fault=fence-skips-ack"],
             vec![

@@ -97,7 +97,8 @@ impl LogRegion {
     }
 }
 
-/// Bytes the full system reserves for the hardware log at the top of the PM range.
+/// Bytes the full system reserves for the hardware log at the top of the PM range by default
+/// (`controller.log_bytes`).
 pub const LOG_REGION_BYTES: u64 = 64 << 20;
 
 /// A hardware logging scheme (plug-in).

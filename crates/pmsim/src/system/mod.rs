@@ -51,9 +51,7 @@ use crate::event::EventQueue;
 use crate::fast_hash::FastMap;
 use crate::image::{LineData, PmImage};
 use crate::line_map::LineMap;
-use crate::logging::{
-    CommitAction, LogRegion, LogSource, LogWrite, LoggingEngine, LOG_REGION_BYTES,
-};
+use crate::logging::{CommitAction, LogRegion, LogSource, LogWrite, LoggingEngine};
 use crate::memsys::MemoryView;
 use crate::memsys::{Ack, MemRequest, MemorySystem};
 use crate::network::{NetworkPersistence, Nic};
@@ -507,18 +505,19 @@ impl System {
         let pm = MemorySystem::new(cfg, p.scheduler, p.bmo);
         let mut log_region = None;
         if !p.logging.is_passive() {
-            if cfg.system.pm_bytes < 2 * LOG_REGION_BYTES {
+            let log_bytes = cfg.controller.log_bytes;
+            if cfg.system.pm_bytes / 2 < log_bytes {
                 return Err(SystemError::Config(format!(
-                    "controller.logging = \"{}\" reserves the top {} MiB of PM for its log: \
-                     system.pm_bytes must be at least {} MiB",
+                    "controller.logging = \"{}\" reserves the top {} KiB of PM for its log \
+                     (controller.log_bytes): system.pm_bytes must be at least {} KiB",
                     cfg.controller.logging,
-                    LOG_REGION_BYTES >> 20,
-                    (2 * LOG_REGION_BYTES) >> 20
+                    log_bytes >> 10,
+                    (2 * log_bytes) >> 10
                 )));
             }
             let region = LogRegion {
-                base: cfg.system.pm_base + cfg.system.pm_bytes - LOG_REGION_BYTES,
-                bytes: LOG_REGION_BYTES,
+                base: cfg.system.pm_base + cfg.system.pm_bytes - log_bytes,
+                bytes: log_bytes,
             };
             p.logging.attach(region, &pm);
             log_region = Some((region, cfg.controller.logging.clone()));
