@@ -858,39 +858,16 @@ static int same_file(struct nvc_file *f)
     return nvc_file_id_same(&f->file_id, &now, !nvc_rt.multi_host);
 }
 
-/* Whether opening another handle of a file on MPI_COMM_SELF resets the shared file pointer of the
- * process's own MPI_COMM_SELF handle of it: Open MPI's does (OMPIO 4.1: the second open starts the
- * file's shared pointer at 0 again), which put an MPI_MODE_APPEND handle's write_shared at the
- * start of the file over its bytes once a drain opened its handle. ROMIO keeps it. */
-#ifdef OMPI_MAJOR_VERSION
-#define SELF_OPEN_RESETS_SHARED_FP 1
-#else
-#define SELF_OPEN_RESETS_SHARED_FP 0
-#endif
-
-/* Opens path on MPI_COMM_SELF beside f's handle (the drains' and the prefetch's handles), keeping
- * the shared file pointer of f's handle where it was when f's communicator is this process alone
- * (seek_shared is collective: on a larger one the reset does not happen). */
-static int open_beside(struct nvc_file *f, const char *path, int amode, MPI_File *h)
+/* Opens path for nvcache itself (the prefetch's and the drains' handles) on the process's own
+ * duplicate of MPI_COMM_SELF. On MPI_COMM_SELF itself, Open MPI's open reset the shared file
+ * pointer of the application's MPI_COMM_SELF handles of any file of the same base name (OMPIO
+ * 4.1's sharedfp/sm keys its segment by base name, communicator id and process, and every open
+ * starts it at 0), so an MPI_MODE_APPEND handle's write_shared went to the start of the file
+ * over its bytes; the duplicate's id is nobody else's. */
+static int open_beside(const char *path, int amode, MPI_File *h)
 {
-    if (!SELF_OPEN_RESETS_SHARED_FP || f->size != 1)
-        return PMPI_File_open(MPI_COMM_SELF, path, amode, MPI_INFO_NULL, h);
-    /* The application's handler stays out of it: a shared pointer the handle cannot have (no
-       shared-pointer component for the file system) is not an error of the application's. */
-    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
-    int quiet = PMPI_File_get_errhandler(f->real, &eh) == MPI_SUCCESS &&
-                PMPI_File_set_errhandler(f->real, MPI_ERRORS_RETURN) == MPI_SUCCESS;
-    MPI_Offset shared = -1;
-    if (!quiet || PMPI_File_get_position_shared(f->real, &shared) != MPI_SUCCESS)
-        shared = -1;
-    int rc = PMPI_File_open(MPI_COMM_SELF, path, amode, MPI_INFO_NULL, h);
-    if (shared >= 0)
-        PMPI_File_seek_shared(f->real, shared, MPI_SEEK_SET);
-    if (quiet)
-        PMPI_File_set_errhandler(f->real, eh);
-    if (eh != MPI_ERRHANDLER_NULL && eh != MPI_ERRORS_RETURN && eh != MPI_ERRORS_ARE_FATAL)
-        PMPI_Errhandler_free(&eh); /* the reference the query returned */
-    return rc;
+    MPI_Comm self = nvc_rt.self_dup != MPI_COMM_NULL ? nvc_rt.self_dup : MPI_COMM_SELF;
+    return PMPI_File_open(self, path, amode, MPI_INFO_NULL, h);
 }
 
 /* Opens the COMM_SELF handle drains write through. When the name no longer leads to the file this
@@ -936,10 +913,10 @@ static int self_handle(struct nvc_file *f)
        Asked of the file system first: a failed MPI_File_open reports to the application's
        MPI_FILE_NULL error handler, which may be fatal. */
     f->self_reads = faccessat(AT_FDCWD, via + f->path_off, R_OK, AT_EACCESS) == 0;
-    int rc = open_beside(f, via, f->self_reads ? MPI_MODE_RDWR : MPI_MODE_WRONLY, &f->self_fh);
+    int rc = open_beside(via, f->self_reads ? MPI_MODE_RDWR : MPI_MODE_WRONLY, &f->self_fh);
     if (rc != MPI_SUCCESS && f->self_reads) {
         f->self_reads = 0;
-        rc = open_beside(f, via, MPI_MODE_WRONLY, &f->self_fh);
+        rc = open_beside(via, MPI_MODE_WRONLY, &f->self_fh);
     }
     if (rc == MPI_SUCCESS && f->self_reads)
         f->lock_fd = open(via + f->path_off, O_RDWR | O_NONBLOCK | O_CLOEXEC);
@@ -1521,7 +1498,7 @@ static int open_parts(struct nvc_file *f, const char *path, int amode, int ok_lo
 static int prefetch_part(struct nvc_file *f, uint32_t p, int64_t size)
 {
     MPI_File h;
-    int rc = open_beside(f, f->path, MPI_MODE_RDONLY, &h);
+    int rc = open_beside(f->path, MPI_MODE_RDONLY, &h);
     if (rc != MPI_SUCCESS) {
         nvc_msg("%s: MPI_File_open(MPI_COMM_SELF, read-only) for prefetch failed (error %d)", f->path, rc);
         return NVC_ERR;

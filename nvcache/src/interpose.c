@@ -17,7 +17,8 @@
 #include <unistd.h>
 #include <errno.h>
 
-struct nvc_runtime nvc_rt = {.slot_lock = PTHREAD_MUTEX_INITIALIZER, .world_group = MPI_GROUP_NULL};
+struct nvc_runtime nvc_rt = {
+    .slot_lock = PTHREAD_MUTEX_INITIALIZER, .world_group = MPI_GROUP_NULL, .self_dup = MPI_COMM_NULL};
 static int pass_blocking; /* nonblocking file calls passed through run blocking (pass_eager) */
 
 /* ------------------------------------------------------------------ runtime */
@@ -124,6 +125,8 @@ static void runtime_init(void)
         return;
     }
     PMPI_Comm_group(MPI_COMM_WORLD, &rt->world_group);
+    if (PMPI_Comm_dup(MPI_COMM_SELF, &rt->self_dup) != MPI_SUCCESS)
+        rt->self_dup = MPI_COMM_NULL;
     int host_leader = rt->world_rank;
     PMPI_Bcast(&host_leader, 1, MPI_INT, 0, host);
     int is_host_leader = rt->host_rank == 0, nhosts = 0;

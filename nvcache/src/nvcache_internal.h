@@ -673,6 +673,8 @@ struct nvc_runtime {
     int nnodes;
     int *rank_node;            /* world rank -> node */
     MPI_Group world_group;     /* MPI_COMM_WORLD's group: a communicator's ranks -> world ranks (local) */
+    MPI_Comm self_dup;         /* a duplicate of MPI_COMM_SELF, where nvcache opens its own file handles
+                                  (cache.c, open_beside); MPI_COMM_NULL before the setup or if it failed */
     int *rank_slot;            /* world rank -> slot index in every mailbox on its host */
     struct nvc_mailbox **mbox; /* node -> mapped mailbox (NULL for other hosts) */
     int is_leader;

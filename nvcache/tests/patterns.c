@@ -1083,6 +1083,48 @@ static void p_append_self(const char *path, MPI_Info info, struct result *r)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* 28d. an MPI_MODE_APPEND handle on MPI_COMM_SELF (rank 0) of a file with the same base name as
+ * a cached file in another folder, which every rank writes and closes meanwhile: the shared
+ * pointer of the first stays at its end (Open MPI reset it when nvcache opened a handle of the
+ * cached file on MPI_COMM_SELF: its shared pointers are kept per base name) */
+static void p_append_basename(const char *path, MPI_Info info, struct result *r)
+{
+    char sub[4200], other[4400];
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    snprintf(sub, sizeof sub, "%s.dir", path);
+    snprintf(other, sizeof other, "%s/%s", sub, base);
+    MPI_File fa = MPI_FILE_NULL, fh;
+    MPI_Offset pos = -1;
+    if (rank == 0) {
+        mkdir(sub, 0755);
+        remove(other);
+        CHECK(MPI_File_open(MPI_COMM_SELF, other, MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_APPEND, info, &fa));
+        CHECK(MPI_File_write_shared(fa, "rec1", 4, MPI_BYTE, MPI_STATUS_IGNORE));
+    }
+    fh = op(path, MPI_MODE_CREATE | MPI_MODE_RDWR, info);
+    char b[8];
+    memset(b, 'a' + rank, sizeof b);
+    CHECK(MPI_File_write_at(fh, (MPI_Offset)rank * 8, b, 8, MPI_BYTE, MPI_STATUS_IGNORE));
+    CHECK(MPI_File_close(&fh));
+    if (rank == 0) {
+        CHECK(MPI_File_get_position_shared(fa, &pos));
+        rec_i64(r, pos);
+        CHECK(MPI_File_write_shared(fa, "rec2", 4, MPI_BYTE, MPI_STATUS_IGNORE));
+        CHECK(MPI_File_close(&fa));
+        char got[16] = {0};
+        FILE *f = fopen(other, "rb");
+        size_t n = f ? fread(got, 1, sizeof got, f) : 0;
+        if (f)
+            fclose(f);
+        rec_i64(r, (long long)n);
+        rec(r, got, n);
+        remove(other);
+        rmdir(sub);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* 28c. reads that reach the end of the file, each followed by a write through the individual
  * pointer (rank 0): the pointer moves as plain MPI-IO moves it (by the bytes read or by the whole
  * request, which differ between ROMIO and OMPIO and with contiguity), so the writes land alike */
@@ -1298,7 +1340,7 @@ static const struct {
     {"split_shared", p_split_shared}, {"deleted", p_deleted}, {"pair_types", p_pair_types},
     {"opaque_views", p_opaque_views}, {"bad_types", p_bad_types},
     {"nb_status", p_nb_status}, {"append", p_append}, {"append_self", p_append_self},
-    {"eof_pointer", p_eof_pointer}, {"fragments", p_fragments}, {"access_modes", p_access_modes},
+    {"append_basename", p_append_basename}, {"eof_pointer", p_eof_pointer}, {"fragments", p_fragments}, {"access_modes", p_access_modes},
     {"capacity", p_capacity}, {"fifo", p_fifo},
 #if MPI_VERSION >= 4
     {"large_memtype", p_large_memtype},
