@@ -696,21 +696,29 @@ static int named_type(MPI_Datatype dt)
 
 /* Bytes by which a transfer of `bytes` that moved `done` moves the individual file pointer. They
  * differ for a read that reached the end of the file, where plain MPI-IO moves it as follows, and
- * so does nvcache (a later write through the pointer lands where it would): ROMIO (MPICH) by the
- * bytes read when the memory type and the file view are both contiguous and by the whole request
- * otherwise, OMPIO (Open MPI) always by the whole request. */
-static int64_t pointer_moved(const struct nvc_file *f, MPI_Datatype dt, int64_t bytes, int64_t done)
+ * so does nvcache (a later write through the pointer lands where it would): OMPIO (Open MPI)
+ * always by the whole request; ROMIO (MPICH) by the bytes read for a blocking call whose memory
+ * type and file view are both contiguous (a memory type that covers its extent and starts at or
+ * before its buffer address: ROMIO counts one with a positive true lower bound non-contiguous)
+ * and by the whole request otherwise (a nonblocking call moves it when posted). Left different: a collective
+ * read whose ranks' requests interleave (ROMIO's two-phase path moves it by the whole request), a
+ * memory type whose typemap covers its extent out of order (MPICH counts it non-contiguous), and
+ * an end of file inside an etype (ROMIO's pointer stops mid-etype). */
+static int64_t pointer_moved(const struct nvc_file *f, MPI_Datatype dt, int use_fp, int64_t bytes, int64_t done)
 {
     if (done >= bytes)
         return done;
 #ifdef OMPI_MAJOR_VERSION
     (void)f;
     (void)dt;
+    (void)use_fp;
     return bytes;
 #else
     MPI_Count size, lb, ext, tlb, text;
-    int contig_mem = PMPI_Type_size_x(dt, &size) == MPI_SUCCESS && PMPI_Type_get_extent_x(dt, &lb, &ext) == MPI_SUCCESS &&
-                     PMPI_Type_get_true_extent_x(dt, &tlb, &text) == MPI_SUCCESS && size == ext && size == text;
+    int contig_mem = use_fp != NVC_FP_NONBLOCKING && PMPI_Type_size_x(dt, &size) == MPI_SUCCESS &&
+                     PMPI_Type_get_extent_x(dt, &lb, &ext) == MPI_SUCCESS &&
+                     PMPI_Type_get_true_extent_x(dt, &tlb, &text) == MPI_SUCCESS && size == ext && size == text &&
+                     tlb <= 0;
     return contig_mem && !f->view.opaque && f->view.ft.contiguous ? done : bytes;
 #endif
 }
@@ -835,7 +843,7 @@ int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void
             rc = bypass_io(f, write, off, buf, count, dt, status, &done);
     }
     if (rc == MPI_SUCCESS && use_fp)
-        f->fp = off + pointer_moved(f, dt, bytes, done) / f->view.etype_size;
+        f->fp = off + pointer_moved(f, dt, use_fp, bytes, done) / f->view.etype_size;
     pthread_mutex_unlock(&f->lock);
     nvc_stats_add(f->st, write ? NVC_ST_WRITE : NVC_ST_READ, (uint64_t)done, nvc_now_ns() - t0, cached);
     return own ? nvc_raise(f, rc) : rc;

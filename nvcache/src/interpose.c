@@ -647,7 +647,7 @@ static int split_take(MPI_File fh, MPI_Status *status, int *rc)
         struct nvc_file *f = route(fh, W);                                                           \
         if (!f)                                                                                      \
             return P##name(fh, buf, count, dt, status);                                              \
-        return nvc_io(f, W, 0, 1, (void *)buf, count, dt, status);                                   \
+        return nvc_io(f, W, 0, NVC_FP, (void *)buf, count, dt, status);                              \
     }
 #define NVC_GEN_IIO_AT(name, BUF, CT, W, ALL)                                                        \
     int name(MPI_File fh, MPI_Offset off, BUF buf, CT count, MPI_Datatype dt, MPI_Request *request)  \
@@ -667,7 +667,7 @@ static int split_take(MPI_File fh, MPI_Status *status, int *rc)
             return pass_eager(fh, W, ALL, 0, 1, buf, count, dt, request);                            \
         if (!f)                                                                                      \
             return P##name(fh, buf, count, dt, request);                                             \
-        return eager(f, W, 0, 1, buf, count, dt, request);                                           \
+        return eager(f, W, 0, NVC_FP_NONBLOCKING, buf, count, dt, request);                          \
     }
 #define NVC_GEN_UNCACHED(name, params, args, on_fail)                                                \
     int name params                                                                                  \

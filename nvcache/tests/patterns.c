@@ -1152,6 +1152,15 @@ static void p_eof_pointer(const char *path, MPI_Info info, struct result *r)
         CHECK(MPI_File_get_position(fh, &pos));
         rec_i64(r, pos);
         CHECK(MPI_File_write(fh, "BBB", 3, MPI_BYTE, MPI_STATUS_IGNORE));
+        if (!is_open_mpi()) { /* OMPIO's nonblocking read past the end never completes */
+            MPI_Request q;
+            CHECK(MPI_File_seek(fh, -5, MPI_SEEK_END));
+            CHECK(MPI_File_iread(fh, b, 20, MPI_BYTE, &q)); /* nonblocking, contiguous */
+            CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+            CHECK(MPI_File_get_position(fh, &pos));
+            rec_i64(r, pos);
+            CHECK(MPI_File_write(fh, "DDD", 3, MPI_BYTE, MPI_STATUS_IGNORE));
+        }
     }
     CHECK(MPI_File_set_view(fh, 3, MPI_BYTE, ft, "native", MPI_INFO_NULL));
     if (rank == 0) {
