@@ -413,6 +413,10 @@ fn engine(cfg: &BenchConfig) -> Result<(Engine, Matrix, usize)> {
     if cfg.block == 0 || cfg.threads == 0 || cfg.batch == 0 || cfg.reps == 0 {
         return invalid("block, threads, batch and reps must be positive");
     }
+    // The block sizes `ec encode` takes (a stripe's pointers and slots are computed from them).
+    if let Err(e) = crate::files::check_block(cfg.k, cfg.m, cfg.block) {
+        return invalid(&e);
+    }
     let (rows, outputs) = workload_rows(cfg)?;
     let mut builder = Codec::builder(cfg.k, cfg.m).strategy(cfg.strategy);
     if let Some(i) = cfg.isa {

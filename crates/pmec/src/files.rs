@@ -90,7 +90,7 @@ const MAX_MANIFEST_BYTES: u64 = 1 << 20;
 
 /// Checks a block size against k and m: positive, at most [`MAX_BLOCK`], and a stripe of
 /// k + m blocks at most [`MAX_STRIPE_BYTES`] (its data and parity are in memory together).
-fn check_block(k: usize, m: usize, block: usize) -> std::result::Result<(), String> {
+pub(crate) fn check_block(k: usize, m: usize, block: usize) -> std::result::Result<(), String> {
     if block == 0 {
         return Err("block size must be positive".into());
     }

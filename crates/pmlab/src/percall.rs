@@ -166,11 +166,17 @@ pub fn compare(
                 .output()
                 .map_err(|e| format!("percall: cannot run {}: {e}", client.display()))?;
             if !out.status.success() {
+                // One line: the client's last, if it said anything.
+                let err = String::from_utf8_lossy(&out.stderr);
+                let why = err
+                    .lines()
+                    .rev()
+                    .map(str::trim)
+                    .find(|l| !l.is_empty())
+                    .unwrap_or("the client printed no message");
                 return Err(format!(
-                    "percall on {} failed ({}): {}",
-                    lib.name,
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr).trim()
+                    "percall on library {:?} failed ({}): {why}",
+                    lib.name, out.status
                 ));
             }
             for line in String::from_utf8_lossy(&out.stderr).lines() {

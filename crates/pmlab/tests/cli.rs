@@ -655,6 +655,17 @@ fn ec_bad_arguments_give_clear_errors() {
     let client = input.to_str().unwrap(); // exists: the arguments are refused before it runs
     for (args, needle) in [
         (vec!["ec", "bench", "-m", "0"], "-m"),
+        // (a block whose stripe size overflowed panicked dividing by zero)
+        (
+            vec![
+                "ec",
+                "bench",
+                "--in-cache",
+                "--block",
+                "18446744073709551615",
+            ],
+            "block size 18446744073709551615 is larger than the maximum",
+        ),
         (
             vec![
                 "ec",

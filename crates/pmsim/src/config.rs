@@ -129,7 +129,8 @@ impl Default for ReadBufferConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DeviceConfig {
-    /// Technology label for reports (`dram`, `pcm`, `nvm`, `optane`).
+    /// Technology (`dram`, `pcm`, `nvm`, `optane`): a label for reports; `dram` marks a volatile
+    /// device, which `pmlab crash` refuses.
     pub technology: String,
     /// Independent channels, each with its own controller queues and data bus.
     pub channels: u32,
@@ -1004,6 +1005,15 @@ impl SimConfig {
     /// Checks ranges and cross-field constraints; the message names the offending key.
     pub fn validate(&self) -> Result<(), String> {
         let d = &self.device;
+        // `pmlab crash` refuses a volatile device by this label: one it does not know was taken.
+        const TECHNOLOGIES: [&str; 4] = ["dram", "pcm", "nvm", "optane"];
+        if !TECHNOLOGIES.contains(&d.technology.as_str()) {
+            return Err(format!(
+                "device.technology = \"{}\" is not a known technology (known: {})",
+                d.technology,
+                TECHNOLOGIES.join(", ")
+            ));
+        }
         range("device.channels", d.channels, 1, 64)?;
         range("device.ranks", d.ranks, 1, 16)?;
         range("device.banks", d.banks, 1, 256)?;
@@ -1113,8 +1123,9 @@ impl SimConfig {
             "controller.broi_remote_threshold_ns",
             c.broi_remote_threshold_ns,
         )?;
-        self.validate_bmo()?;
+        // Names first: a misspelled predictor was told to set a PM-support engine.
         crate::plugins::check_names(c)?;
+        self.validate_bmo()?;
         let r = &self.replay;
         // The lower bound keeps a cycle at most 1e6 ps, so that a trace's largest gap
         // (u32::MAX cycles) stays within the simulator's u64 clock: 1e-300 GHz made a cycle of
@@ -1457,6 +1468,9 @@ mod tests {
         for (set, key) in [
             ("network.fault=nope", "network.fault"),
             ("controller.logging_fault=nope", "controller.logging_fault"),
+            ("device.technology=DRAM", "device.technology"),
+            // (named before the PM-support engine it needs is asked for)
+            ("controller.predictor=zzz", "is not a known predictor"),
             (
                 "controller.logging_fault=no-adr-flush",
                 "controller.logging_fault",
