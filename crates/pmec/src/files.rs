@@ -456,11 +456,27 @@ pub fn encode_file(input: &Path, out_dir: &Path, opts: &EncodeOptions) -> Result
         file_crc32: Some(file_crc.finalize()),
     };
     let mp = manifest_path(out_dir, &name);
+    // The shards of an earlier encoding of the file that the new one does not have (it had more
+    // shards): removed once the new manifest is in place, as nothing lists them then. Only
+    // names encode gives shards (`NAME.I.shard`, I past the new ones), whatever the old
+    // manifest says.
+    let stale: Vec<String> = Manifest::load(&mp)
+        .map(|old| {
+            (k + m..old.shards.len())
+                .map(|i| format!("{name}.{i}.shard"))
+                .filter(|f| old.shards.iter().any(|s| &s.file == f))
+                .filter(|f| !same_file(&out_dir.join(f), input))
+                .collect()
+        })
+        .unwrap_or_default();
     staged
         .create(&mp, mode)?
         .write_all(man.to_text().as_bytes())
         .map_err(|e| io(&mp, e))?;
     staged.commit()?;
+    for f in stale {
+        let _ = std::fs::remove_file(out_dir.join(f));
+    }
     Ok(man)
 }
 

@@ -722,3 +722,38 @@ fn verify_and_decode_agree_on_a_shard_that_is_the_manifest() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn encoding_again_with_fewer_shards_removes_the_shards_nothing_lists() {
+    let dir = tmpdir("fewer");
+    let input = dir.join("data.bin");
+    let mut bytes = vec![0u8; 50_000];
+    Rng(11).fill(&mut bytes);
+    std::fs::write(&input, &bytes).unwrap();
+    let out = dir.join("s");
+    let opts = |k, m| EncodeOptions {
+        k,
+        m,
+        block: 1024,
+        ..EncodeOptions::default()
+    };
+    files::encode_file(&input, &out, &opts(8, 4)).unwrap();
+    assert_eq!(names(&out).len(), 13);
+    // A file of a shard's name the old manifest does not list is not encode's to remove.
+    std::fs::write(out.join("data.bin.40.shard"), b"mine").unwrap();
+    files::encode_file(&input, &out, &opts(2, 1)).unwrap();
+    assert_eq!(
+        names(&out),
+        [
+            "data.bin.0.shard",
+            "data.bin.1.shard",
+            "data.bin.2.shard",
+            "data.bin.40.shard",
+            "data.bin.pmec"
+        ]
+    );
+    let back = dir.join("back");
+    files::decode_file(&out.join("data.bin.pmec"), &back, false).unwrap();
+    assert_eq!(std::fs::read(&back).unwrap(), bytes);
+    let _ = std::fs::remove_dir_all(&dir);
+}
