@@ -175,7 +175,8 @@ install: $(INSTALL_FROM)
 	put 644 $(NVCACHE_BUILD)/libnvcache.so lib/libnvcache-mpich.so; \
 	put 644 $(NVCACHE_BUILD_OPENMPI)/libnvcache.so lib/libnvcache-openmpi.so; \
 	ln -sf libnvcache-mpich.so "$$p/lib/libnvcache.so"; files="$$files lib/libnvcache.so"; \
-	put 644 target/release/libpmec.so lib/libpmec.so; \
+	put 644 target/release/libpmec.so lib/libpmec.so.$(VERSION); \
+	ln -sf libpmec.so.$(VERSION) "$$p/lib/libpmec.so.0"; ln -sf libpmec.so.0 "$$p/lib/libpmec.so"; files="$$files lib/libpmec.so.0 lib/libpmec.so"; \
 	put 644 target/release/libpmec.a lib/libpmec.a; \
 	put 644 target/release/libpmec_isal.so lib/pmec-isal/libisal.so.2; \
 	ln -sf libisal.so.2 "$$p/lib/pmec-isal/libisal.so"; files="$$files lib/pmec-isal/libisal.so"; \

@@ -120,6 +120,11 @@ C
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 cc -o ec ec.c $(pkg-config --cflags --libs pmec) -Wl,-rpath,"$prefix/lib"
 ./ec | grep -q "rc=0" || { echo "install: pmec C program failed"; exit 1; }
+# ... linked by its SONAME, which the installed link names.
+readelf -d ec | grep -q "NEEDED.*\[libpmec.so.0\]" ||
+    { echo "install: the pmec program needs $(readelf -d ec | grep 'NEEDED.*pmec'), not libpmec.so.0"; exit 1; }
+[ "$(readlink "$prefix/lib/libpmec.so.0")" = "libpmec.so.$(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -1)" ] ||
+    { echo "install: libpmec.so.0 -> $(readlink "$prefix/lib/libpmec.so.0")"; exit 1; }
 
 # An ISA-L program on the installed shim, put first on the library path.
 if [ -f /usr/include/isa-l/erasure_code.h ]; then

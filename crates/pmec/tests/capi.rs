@@ -71,8 +71,11 @@ fn build_and_run(name: &str) -> Option<(std::process::ExitStatus, String)> {
         "cc: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The program needs libpmec.so by its SONAME, libpmec.so.0, as an installed copy's link
+    // provides it; here a link beside the program does.
+    std::os::unix::fs::symlink(lib.join("libpmec.so"), dir.join("libpmec.so.0")).unwrap();
     let run = Command::new(&prog)
-        .env("LD_LIBRARY_PATH", &lib)
+        .env("LD_LIBRARY_PATH", &dir)
         .output()
         .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
