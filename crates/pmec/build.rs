@@ -4,6 +4,10 @@
 //! as `libpmec.so.1`.
 
 fn main() {
-    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libpmec.so.0");
+    // rustc-link-arg, not rustc-cdylib-link-arg: cargo passes the latter on to the cdylibs of
+    // dependent packages too (the ISA-L shim took this SONAME in place of libisal.so.2). This
+    // one applies to pmec's own targets only; its test and example programs carry the name too,
+    // which an executable ignores.
+    println!("cargo:rustc-link-arg=-Wl,-soname,libpmec.so.0");
     println!("cargo:rerun-if-changed=build.rs");
 }
