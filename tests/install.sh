@@ -74,6 +74,10 @@ printf '#!/bin/sh\necho "$@"\n' > "$work/fake-openmpi-launcher"; chmod +x "$work
 args=$(nvcache-run "$work/fake-openmpi-launcher" -n 2 ./app)
 case $args in "-x LD_PRELOAD "*"-x NVCACHE_DIR "*"-n 2 ./app") ;;
     *) echo "install: nvcache-run passed Open MPI's launcher: $args"; exit 1 ;; esac
+# ... also behind `env NAME=VALUE` (where the launcher is not the first word).
+args=$(nvcache-run env A=1 "B=2 3" "$work/fake-openmpi-launcher" -n 2 ./app)
+case $args in "-x LD_PRELOAD "*"-x NVCACHE_DIR "*"-n 2 ./app") ;;
+    *) echo "install: nvcache-run passed env and Open MPI's launcher: $args"; exit 1 ;; esac
 # A command that names no MPI (a job script) gets the library of the mpiexec on PATH, which
 # such a script most likely calls, and is told so (it got MPICH's, whose ranks crashed under
 # Open MPI's mpiexec).
