@@ -37,7 +37,11 @@ static const char usage[] =
     "  --any-host    also parts that another host made (a NVCACHE_DIR shared between hosts:\n"
     "                whether their job still runs is known only there; else they are left)\n"
     "  FILE...       only parts of these files\n"
-    "  -h, --help    this text\n";
+    "  -h, --help    this text\n"
+    "Exit status: 0 when nothing failed; 1 when a part was not written back (an error, or a file\n"
+    "replaced since: the part is kept) or not removed, or DIR cannot be read; 2 on a usage error.\n"
+    "Parts of jobs still running and of other hosts are left with status 0: a last line then says\n"
+    "DIR still holds data (do not remove it).\n";
 
 /* The recovery tool does not initialize MPI; these satisfy part.c's logging. The work is
    recovery.c's nvc_recover_dir, which MPI_Init runs too. */
@@ -97,5 +101,11 @@ int main(int argc, char **argv)
     int failed = nvc_recover_dir(dir, &o, &res);
     if (res.listed && !res.targets)
         printf(failed ? "nothing recovered in %s (see the errors above)\n" : "nothing to recover in %s\n", dir);
+    /* Exit status 0 says only that nothing failed: a script must not take it for "the directory
+       holds nothing more" (removing it would drop what is left, listed above). */
+    if (!o.dry && (res.skipped || res.elsewhere || res.kept))
+        printf("%s still holds data not in the files: %d part(s) of running jobs, %d made on other hosts, "
+               "%d file(s) whose parts were kept (see above)\n",
+               dir, res.skipped, res.elsewhere, res.kept);
     return failed;
 }

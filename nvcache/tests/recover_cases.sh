@@ -305,6 +305,8 @@ two-jobs)
     echo "$out" | grep -q "^recovered $file: 1 part(s), 8192 dirty byte(s)" ||
         { echo "no recovery reported for the later job"; exit 1; }
     echo "$out" | grep -q "^kept the parts of $file" || { echo "the kept part was not reported"; exit 1; }
+    echo "$out" | grep -q "still holds data not in the files: .* 1 file(s) whose parts were kept" ||
+        { echo "nvcache-recover did not end saying the directory still holds the kept part"; exit 1; }
     "$prog" has "$file" y || { echo "the earlier job's bytes were written back over the later job's"; exit 1; }
     [ "$(parts | wc -l)" -eq 1 ] || { echo "expected the earlier job's part kept, and only it: $(parts)"; exit 1; }
     # a user who removes a kept part by hand: the next recovery removes the dead job's lock file
@@ -581,6 +583,8 @@ live)
     [ -z "$(parts)" ] || { echo "parts not removed after recovery"; exit 1; }
     "$prog" live-verify "$file" || exit 1
     echo "$out" | grep -q "still running" || { echo "nvcache-recover did not say it skipped the running job"; exit 1; }
+    echo "$out" | grep -q "still holds data not in the files: [1-9][0-9]* part(s) of running jobs" ||
+        { echo "nvcache-recover did not end saying the directory still holds the running job's part"; exit 1; }
     ;;
 pid-reuse)
     "$mpiexec" -n 1 "$prog" sync-kill "$file" x && { echo "expected the rank to be killed"; exit 1; }
