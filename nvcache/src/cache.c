@@ -700,10 +700,10 @@ static int named_type(MPI_Datatype dt)
  * always by the whole request; ROMIO (MPICH) by the bytes read for a blocking call whose memory
  * type and file view are both contiguous (a memory type that covers its extent and starts at or
  * before its buffer address: ROMIO counts one with a positive true lower bound non-contiguous)
- * and by the whole request otherwise (a nonblocking call moves it when posted). Left different: a collective
- * read whose ranks' requests interleave (ROMIO's two-phase path moves it by the whole request), a
- * memory type whose typemap covers its extent out of order (MPICH counts it non-contiguous), and
- * an end of file inside an etype (ROMIO's pointer stops mid-etype). */
+ * and by the whole request otherwise (a nonblocking call moves it when posted). Left different:
+ * a collective read whose ranks' requests interleave (ROMIO's two-phase path moves it by the
+ * whole request), a memory type whose typemap covers its extent out of order (MPICH counts it
+ * non-contiguous), and an end of file inside an etype (ROMIO's pointer stops mid-etype). */
 static int64_t pointer_moved(const struct nvc_file *f, MPI_Datatype dt, int use_fp, int64_t bytes, int64_t done)
 {
     if (done >= bytes)
