@@ -1,10 +1,11 @@
 //! Signals, handled as Unix tools handle them: a reader closing pmlab's standard output
 //! (`pmlab trace stats x.pmt | head`) ends pmlab quietly on SIGPIPE, and an interrupt (SIGINT,
 //! SIGTERM, SIGHUP) or a write past the file-size limit (SIGXFSZ, `ulimit -f`) removes the
-//! temporary files of outputs still being written (see `atomic_file`) before pmlab ends with
-//! that signal, so that no partial file is left behind. A child that pmlab runs in a process
-//! group of its own (`forward_to_group`: the nvcache benchmark driver) gets the interrupt too,
-//! so that it ends its MPI jobs and cleans up after them instead of running on unattended.
+//! temporary files of outputs still being written (see `atomic_file`), and `reproduce`'s staging
+//! folder of the section being written, before pmlab ends with that signal, so that no partial
+//! file is left behind. A child that pmlab runs in a process group of its own
+//! (`forward_to_group`: the nvcache benchmark driver) gets the interrupt too, so that it ends its
+//! MPI jobs and cleans up after them instead of running on unattended.
 
 use std::ffi::{c_char, c_int, CString};
 use std::os::unix::ffi::OsStrExt;
@@ -24,7 +25,28 @@ extern "C" {
     fn raise(sig: c_int) -> c_int;
     fn unlink(path: *const c_char) -> c_int;
     fn kill(pid: c_int, sig: c_int) -> c_int;
+    fn open(path: *const c_char, flags: c_int, ...) -> c_int;
+    fn openat(dirfd: c_int, path: *const c_char, flags: c_int, ...) -> c_int;
+    fn close(fd: c_int) -> c_int;
+    fn unlinkat(dirfd: c_int, path: *const c_char, flags: c_int) -> c_int;
+    fn rmdir(path: *const c_char) -> c_int;
+    fn lseek(fd: c_int, offset: i64, whence: c_int) -> i64;
+    fn getdents64(fd: c_int, dirp: *mut u8, count: usize) -> isize;
 }
+
+/// open(2) flags for a folder that is not a symbolic link (the values differ by architecture).
+#[cfg(target_arch = "x86_64")]
+const O_DIR_NOFOLLOW: c_int = 0o200000 | 0o400000 | 0o2000000; // O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+#[cfg(target_arch = "aarch64")]
+const O_DIR_NOFOLLOW: c_int = 0o40000 | 0o100000 | 0o2000000;
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+const O_DIR_NOFOLLOW: c_int = -1; // unknown: the tree is left (see `remove_tree`)
+const AT_REMOVEDIR: c_int = 0x200;
+const DT_DIR: u8 = 4;
+
+/// A folder that an interrupt removes with everything in it (one at a time: `reproduce`'s
+/// staging folder of the section being written); null = none.
+static TREE: AtomicPtr<c_char> = AtomicPtr::new(null_mut());
 
 /// The process group an interrupt is passed on to (0: none).
 static CHILD_GROUP: AtomicI32 = AtomicI32::new(0);
@@ -63,6 +85,11 @@ extern "C" fn on_interrupt(sig: c_int) {
             unsafe { unlink(p) };
         }
     }
+    let tree = TREE.load(Ordering::SeqCst);
+    if !tree.is_null() {
+        // SAFETY: a NUL-terminated name that is never freed (see `TreeGuard`).
+        unsafe { remove_tree(tree) };
+    }
     // SAFETY: as in `install`; the default action then ends the process with this signal.
     unsafe {
         signal(sig, SIG_DFL);
@@ -98,6 +125,107 @@ impl Drop for TempGuard {
             // The name is not freed: a handler running on another thread may still read it
             // (a few bytes per output file).
             TEMPS[i].store(null_mut(), Ordering::SeqCst);
+        }
+    }
+}
+
+/// Removes folder `path` and everything in it, with async-signal-safe calls only (open, getdents64,
+/// unlinkat, close, rmdir: no allocation, no lock), never following a symbolic link.
+///
+/// # Safety
+/// `path` is a NUL-terminated name.
+unsafe fn remove_tree(path: *const c_char) {
+    if O_DIR_NOFOLLOW < 0 {
+        return;
+    }
+    let fd = open(path, O_DIR_NOFOLLOW);
+    if fd < 0 {
+        return;
+    }
+    empty_folder(fd, 0);
+    close(fd);
+    rmdir(path);
+}
+
+/// Removes everything in the open folder `fd` (folders at most 16 deep).
+///
+/// # Safety
+/// `fd` is an open folder.
+unsafe fn empty_folder(fd: c_int, depth: u32) {
+    if depth > 16 {
+        return;
+    }
+    // 4 KiB, aligned for the records.
+    let mut buf = [0u64; 512];
+    // Removing entries while reading may make a pass skip some: read again until a pass
+    // removes nothing.
+    for _pass in 0..8 {
+        if lseek(fd, 0, 0) < 0 {
+            return;
+        }
+        let mut removed = 0;
+        loop {
+            let n = getdents64(fd, buf.as_mut_ptr().cast(), std::mem::size_of_val(&buf));
+            if n <= 0 {
+                break;
+            }
+            let bytes = buf.as_ptr().cast::<u8>();
+            let mut at = 0usize;
+            while at + 19 < n as usize {
+                // struct linux_dirent64: u64 ino, i64 off, u16 reclen, u8 type, name.
+                let rec = bytes.add(at);
+                let reclen = u16::from_ne_bytes([*rec.add(16), *rec.add(17)]) as usize;
+                let kind = *rec.add(18);
+                let name = rec.add(19).cast::<c_char>();
+                at += reclen.max(1);
+                let dot = *name == b'.' as c_char
+                    && (*name.add(1) == 0 || (*name.add(1) == b'.' as c_char && *name.add(2) == 0));
+                if dot {
+                    continue;
+                }
+                if kind == DT_DIR || unlinkat(fd, name, 0) != 0 {
+                    let sub = openat(fd, name, O_DIR_NOFOLLOW);
+                    if sub >= 0 {
+                        empty_folder(sub, depth + 1);
+                        close(sub);
+                    }
+                    unlinkat(fd, name, AT_REMOVEDIR);
+                }
+                removed += 1;
+            }
+        }
+        if removed == 0 {
+            return;
+        }
+    }
+}
+
+/// A folder that an interrupt removes, as long as the guard lives.
+pub struct TreeGuard(bool);
+
+/// Registers folder `path` for removal with its contents on an interrupt (one at a time: while
+/// another is registered, this one is not).
+pub fn remove_tree_on_interrupt(path: &Path) -> TreeGuard {
+    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
+        return TreeGuard(false);
+    };
+    let p = c.into_raw();
+    if TREE
+        .compare_exchange(null_mut(), p, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
+    {
+        return TreeGuard(true);
+    }
+    // SAFETY: `p` came from `into_raw` above and was never shared.
+    drop(unsafe { CString::from_raw(p) });
+    TreeGuard(false)
+}
+
+impl Drop for TreeGuard {
+    fn drop(&mut self) {
+        if self.0 {
+            // The name is not freed, as `TempGuard`'s.
+            TREE.store(null_mut(), Ordering::SeqCst);
         }
     }
 }

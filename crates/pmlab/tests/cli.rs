@@ -1419,6 +1419,44 @@ fn an_interrupted_writer_leaves_no_temporary_file() {
 }
 
 #[test]
+fn an_interrupted_reproduce_leaves_no_staging_folder() {
+    let d = tmpdir("interrupt-reproduce");
+    let mut child = spawn_quiet(&[
+        "reproduce".as_ref(),
+        "--quick".as_ref(),
+        "--only".as_ref(),
+        "pmweaver".as_ref(),
+        "--out".as_ref(),
+        d.as_os_str(),
+    ]);
+    // Wait until the section has written a file into its staging folder, then interrupt.
+    let staged_files = || -> usize {
+        std::fs::read_dir(&d)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".staging-"))
+            .map(|e| {
+                std::fs::read_dir(e.path().join("pmweaver"))
+                    .map(|r| r.count())
+                    .unwrap_or(0)
+            })
+            .sum()
+    };
+    let mut waited = 0;
+    while staged_files() == 0 && waited < 1200 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        waited += 1;
+    }
+    assert!(staged_files() > 0, "no staged file appeared");
+    interrupt(&mut child, 2);
+    let left: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
 fn an_interrupted_ec_encode_leaves_no_temporary_shard() {
     let d = tmpdir("interrupt-ec");
     // 1 GiB of zeros, sparse: its 1.5 GiB of shards take seconds to write and sync, so the

@@ -72,6 +72,8 @@ fn staged<T>(
     let stage = out.join(format!("{STAGING}{name}-{pid}"));
     let _ = std::fs::remove_dir_all(&stage);
     std::fs::create_dir(&stage).map_err(|e| format!("{}: cannot create: {e}", stage.display()))?;
+    // An interrupt removes the partial section (until the next run into `out` did).
+    let _interrupt = crate::signals::remove_tree_on_interrupt(&stage);
     let result = run(&stage).and_then(|v| write_scale(&stage, name, quick).map(|()| v));
     let result = result.and_then(|v| {
         let dest = out.join(name);
