@@ -1083,7 +1083,7 @@ static void p_append_self(const char *path, MPI_Info info, struct result *r)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* 28d. an MPI_MODE_APPEND handle on MPI_COMM_SELF (rank 0) of a file with the same base name as
+/* 28c. an MPI_MODE_APPEND handle on MPI_COMM_SELF (rank 0) of a file with the same base name as
  * a cached file in another folder, which every rank writes and closes meanwhile: the shared
  * pointer of the first stays at its end (Open MPI reset it when nvcache opened a handle of the
  * cached file on MPI_COMM_SELF: its shared pointers are kept per base name) */
@@ -1125,7 +1125,7 @@ static void p_append_basename(const char *path, MPI_Info info, struct result *r)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* 28c. reads that reach the end of the file, each followed by a write through the individual
+/* 28d. reads that reach the end of the file, each followed by a write through the individual
  * pointer (rank 0): the pointer moves as plain MPI-IO moves it (by the bytes read or by the whole
  * request, which differ between ROMIO and OMPIO and with contiguity), so the writes land alike */
 static void p_eof_pointer(const char *path, MPI_Info info, struct result *r)
