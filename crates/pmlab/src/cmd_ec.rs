@@ -160,6 +160,15 @@ pub fn run(cmd: EcCommand) -> Result<(), String> {
                 matrix: MatrixKind::parse(&matrix).map_err(e)?,
                 threads,
             };
+            // A folder this run makes goes with an interrupt, as its temporary shards do (an
+            // empty folder was left). Made here only where its parent exists; encode_file makes
+            // (and refuses) the rest.
+            let made = !out.exists()
+                && out
+                    .parent()
+                    .is_none_or(|p| p.as_os_str().is_empty() || p.is_dir())
+                && std::fs::create_dir(&out).is_ok();
+            let _interrupt = made.then(|| crate::signals::remove_tree_on_interrupt(&out));
             let man = files::encode_file(&file, &out, &opts)
                 .map_err(|err| format!("{}: {err}", file.display()))?;
             println!(

@@ -1498,6 +1498,8 @@ fn an_interrupted_ec_encode_leaves_no_temporary_shard() {
     );
     interrupt(&mut child, 2);
     assert!(temps().is_empty(), "left behind: {:?}", temps());
+    // ... nor the folder the run made for them.
+    assert!(!out.exists(), "{} left behind", out.display());
     let _ = std::fs::remove_dir_all(&d);
 }
 
