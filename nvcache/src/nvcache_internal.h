@@ -787,11 +787,12 @@ struct nvc_file *nvc_file_lookup(MPI_File fh);
 int nvc_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, MPI_File *fh);
 /** MPI_File_close: flushes (unless temporary/read-only), discards parts, closes the real file. */
 int nvc_close(MPI_File *fh);
+/** nvc_io's use_fp for a blocking and a nonblocking call through the individual pointer. */
+#define NVC_FP 1
+#define NVC_FP_NONBLOCKING 2
 /** Data access on a cached or bypassed file at explicit_off, or (use_fp nonzero) at and advancing the
  * individual pointer: NVC_FP for a blocking call, NVC_FP_NONBLOCKING for a nonblocking one (they
  * move it differently at the end of the file, as MPI-IO does). */
-#define NVC_FP 1
-#define NVC_FP_NONBLOCKING 2
 int nvc_io(struct nvc_file *f, int write, int64_t explicit_off, int use_fp, void *buf, MPI_Count count,
            MPI_Datatype dt, MPI_Status *status);
 /** Moves a cached file to bypass mode: drains dirty data to the real file; later I/O goes to the real file. */

@@ -46,7 +46,7 @@ const DT_DIR: u8 = 4;
 
 /// A folder that an interrupt removes with everything in it (one at a time: `reproduce`'s
 /// staging folder of the section being written); null = none.
-static TREE: AtomicPtr<c_char> = AtomicPtr::new(null_mut());
+static TREE: [AtomicPtr<c_char>; 1] = [AtomicPtr::new(null_mut())];
 
 /// The process group an interrupt is passed on to (0: none).
 static CHILD_GROUP: AtomicI32 = AtomicI32::new(0);
@@ -85,7 +85,7 @@ extern "C" fn on_interrupt(sig: c_int) {
             unsafe { unlink(p) };
         }
     }
-    let tree = TREE.load(Ordering::SeqCst);
+    let tree = TREE[0].load(Ordering::SeqCst);
     if !tree.is_null() {
         // SAFETY: a NUL-terminated name that is never freed (see `TreeGuard`).
         unsafe { remove_tree(tree) };
@@ -100,23 +100,27 @@ extern "C" fn on_interrupt(sig: c_int) {
 /// A temporary file that an interrupt removes, as long as the guard lives.
 pub struct TempGuard(Option<usize>);
 
-/// Registers `path` for removal on an interrupt (beyond `SLOTS` files at once, it is not).
-pub fn remove_on_interrupt(path: &Path) -> TempGuard {
-    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
-        return TempGuard(None);
-    };
+/// Puts `path`, NUL-terminated, in the first free slot of `slots` for the interrupt handler;
+/// returns the slot (none when all are taken).
+fn claim_slot(slots: &[AtomicPtr<c_char>], path: &Path) -> Option<usize> {
+    let c = CString::new(path.as_os_str().as_bytes()).ok()?;
     let p = c.into_raw();
-    for (i, slot) in TEMPS.iter().enumerate() {
+    for (i, slot) in slots.iter().enumerate() {
         if slot
             .compare_exchange(null_mut(), p, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
         {
-            return TempGuard(Some(i));
+            return Some(i);
         }
     }
     // SAFETY: `p` came from `into_raw` above and was never shared.
     drop(unsafe { CString::from_raw(p) });
-    TempGuard(None)
+    None
+}
+
+/// Registers `path` for removal on an interrupt (beyond `SLOTS` files at once, it is not).
+pub fn remove_on_interrupt(path: &Path) -> TempGuard {
+    TempGuard(claim_slot(&TEMPS, path))
 }
 
 impl Drop for TempGuard {
@@ -206,26 +210,14 @@ pub struct TreeGuard(bool);
 /// Registers folder `path` for removal with its contents on an interrupt (one at a time: while
 /// another is registered, this one is not).
 pub fn remove_tree_on_interrupt(path: &Path) -> TreeGuard {
-    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
-        return TreeGuard(false);
-    };
-    let p = c.into_raw();
-    if TREE
-        .compare_exchange(null_mut(), p, Ordering::SeqCst, Ordering::SeqCst)
-        .is_ok()
-    {
-        return TreeGuard(true);
-    }
-    // SAFETY: `p` came from `into_raw` above and was never shared.
-    drop(unsafe { CString::from_raw(p) });
-    TreeGuard(false)
+    TreeGuard(claim_slot(&TREE, path).is_some())
 }
 
 impl Drop for TreeGuard {
     fn drop(&mut self) {
         if self.0 {
             // The name is not freed, as `TempGuard`'s.
-            TREE.store(null_mut(), Ordering::SeqCst);
+            TREE[0].store(null_mut(), Ordering::SeqCst);
         }
     }
 }

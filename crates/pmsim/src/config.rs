@@ -1201,16 +1201,10 @@ impl SimConfig {
                 "controller.log_bytes = {log} must be a multiple of 4096 and at least 65536 (64 KiB)"
             ));
         }
-        if self.controller.logging != "none" && s.pm_bytes / 2 < log {
-            // Checked here as well as where the system is built: a sweep found it after its
-            // other jobs had run.
-            return Err(format!(
-                "controller.logging = \"{}\" reserves the top {} KiB of PM for its log \
-                 (controller.log_bytes): system.pm_bytes must be at least {} KiB",
-                self.controller.logging,
-                log >> 10,
-                (2 * log) >> 10
-            ));
+        // Checked here as well as where the system is built: a sweep found it after its other
+        // jobs had run.
+        if self.controller.logging != "none" {
+            self.check_log_region()?;
         }
         let n = &self.network;
         nanos("network.latency_ns", n.latency_ns)?;
@@ -1321,6 +1315,22 @@ impl SimConfig {
                 "controller.predictor = \"{}\" precomputes PM-support operations: set \
                  controller.bmo to an engine (enc-bmt or dedup)",
                 self.controller.predictor
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether PM has room for the hardware log (`controller.log_bytes` at its top) beside the
+    /// programs: at least twice the log.
+    pub(crate) fn check_log_region(&self) -> Result<(), String> {
+        let log = self.controller.log_bytes;
+        if self.system.pm_bytes / 2 < log {
+            return Err(format!(
+                "controller.logging = \"{}\" reserves the top {} KiB of PM for its log \
+                 (controller.log_bytes): system.pm_bytes must be at least {} KiB",
+                self.controller.logging,
+                log >> 10,
+                (2 * log) >> 10
             ));
         }
         Ok(())

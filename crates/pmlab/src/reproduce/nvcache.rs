@@ -268,10 +268,6 @@ fn bandwidth_table(bw: &Rows) -> Table {
     bt
 }
 
-/// The access-pattern table from the driver's `ior` rows (IOR's segmented layout, five
-/// variants, on one host and on emulated hosts): per (hosts, variant, phase) the interleaved
-/// runs, each side's median MiB/s with the slowest and fastest run, and nvcache's speedup
-/// (median over median; `~` where the two sides' runs overlap).
 /// The MiB/s of every run of one side (`label`) at one point of the access-pattern benchmark.
 fn ior_rates(rows: &Rows, label: &str, hosts: &str, variant: &str, phase: &str) -> Vec<f64> {
     rows.iter()
@@ -285,6 +281,10 @@ fn ior_rates(rows: &Rows, label: &str, hosts: &str, variant: &str, phase: &str) 
         .collect()
 }
 
+/// The access-pattern table from the driver's `ior` rows (IOR's segmented layout, five
+/// variants, on one host and on emulated hosts): per (hosts, variant, phase) the interleaved
+/// runs, each side's median MiB/s with the slowest and fastest run, and nvcache's speedup
+/// (median over median; `~` where the two sides' runs overlap).
 fn ior_table(rows: &Rows) -> Table {
     let mut t = Table::new(&[
         "hosts",

@@ -505,16 +505,8 @@ impl System {
         let pm = MemorySystem::new(cfg, p.scheduler, p.bmo);
         let mut log_region = None;
         if !p.logging.is_passive() {
+            cfg.check_log_region().map_err(SystemError::Config)?;
             let log_bytes = cfg.controller.log_bytes;
-            if cfg.system.pm_bytes / 2 < log_bytes {
-                return Err(SystemError::Config(format!(
-                    "controller.logging = \"{}\" reserves the top {} KiB of PM for its log \
-                     (controller.log_bytes): system.pm_bytes must be at least {} KiB",
-                    cfg.controller.logging,
-                    log_bytes >> 10,
-                    (2 * log_bytes) >> 10
-                )));
-            }
             let region = LogRegion {
                 base: cfg.system.pm_base + cfg.system.pm_bytes - log_bytes,
                 bytes: log_bytes,
