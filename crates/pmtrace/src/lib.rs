@@ -329,7 +329,7 @@ impl TraceEvent {
 
     /// Checks that the event is well formed for a trace of `threads` threads:
     /// `thread < threads`; events without an address ([`Op::has_address`] false) have
-    /// `addr == 0`, `size == 0` and no value; `size <= MAX_ACCESS_BYTES`; a value only on
+    /// `addr == 0`, `size == 0` and no value, the others `1 <= size <= MAX_ACCESS_BYTES`; a value only on
     /// store-like ops and hints ([`Op::carries_value`]), no longer than `size` nor
     /// [`MAX_VALUE_BYTES`].
     ///
@@ -370,6 +370,12 @@ impl TraceEvent {
                 });
             }
             return Ok(());
+        }
+        if self.size == 0 {
+            // Simulators would make it a one-byte access (or none): a guess either way.
+            return Err(ErrorKind::InvalidEvent {
+                reason: format!("{} of 0 bytes at {:#x}", self.op, self.addr),
+            });
         }
         if self.size > MAX_ACCESS_BYTES {
             return Err(ErrorKind::SizeTooLarge {

@@ -12,7 +12,7 @@ pub fn arb_event(threads: u16) -> impl Strategy<Value = TraceEvent> {
         0..threads,
         any::<u64>(),
         any::<u64>(),
-        0..=MAX_ACCESS_BYTES,
+        1..=MAX_ACCESS_BYTES,
         any::<u32>(),
         prop::collection::vec(any::<u8>(), 0..=MAX_VALUE_BYTES),
         // Bias toward small/clustered pcs and addresses too, to exercise short deltas.
