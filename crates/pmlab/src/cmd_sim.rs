@@ -49,7 +49,9 @@ pub struct SimArgs {
     /// of 8: PPO Fig. 13's element size; default 8).
     #[arg(long, value_name = "BYTES")]
     value_bytes: Option<u32>,
-    /// Write the configuration, summary, all statistics and host timing as JSON.
+    /// Write as JSON: pmlab's version and commit, the configuration as run (a trace's clock
+    /// included), the trace's source, threads, seed and parameters (a generated workload's
+    /// options too), the summary, all statistics and the host timing.
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
     /// Override a config key, e.g. `--set controller.adr=false` (repeatable).
@@ -129,6 +131,8 @@ pub fn run(a: SimArgs) -> Result<(), String> {
         ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("static template"),
     );
     let progress = |n| bar.set_message(format!("{n} events"));
+    // What the generator was given beyond its header's seed and parameters (JSON).
+    let mut generator_options = serde_json::Value::Null;
     let (out, source) = match (&a.trace, &a.workload) {
         (Some(t), _) => (
             simulate::run_trace(
@@ -166,6 +170,12 @@ pub fn run(a: SimArgs) -> Result<(), String> {
             if p.value_bytes != 8 {
                 desc += &format!(", {}-byte values", p.value_bytes);
             }
+            generator_options = serde_json::json!({
+                "ops": p.ops,
+                "remote_threads": p.remote_threads,
+                "janus_hints": p.janus_hints,
+                "value_bytes": p.value_bytes,
+            });
             (
                 simulate::run_generated(&cfg, w, &p, crash_at, progress)?,
                 desc,
@@ -174,6 +184,44 @@ pub fn run(a: SimArgs) -> Result<(), String> {
         (None, None) => return Err("give --trace FILE or --workload NAME".into()),
     };
     bar.finish_and_clear();
+    // The JSON first: a standard output that cannot be written (a closed pipe, a full device)
+    // must not cost the file of a finished simulation.
+    if let (Some(path), Some(mut file)) = (a.json.as_ref(), json_file.take()) {
+        // The config as run: a trace's clock may come from its header or --trace-clock.
+        let mut run_cfg = cfg.clone();
+        run_cfg.replay.trace_clock = out.trace_clock;
+        let h = &out.header;
+        let doc = serde_json::json!({
+            "pmlab": { "version": env!("CARGO_PKG_VERSION"), "commit": env!("PMLAB_COMMIT") },
+            "config": run_cfg,
+            "model": match out.model { SystemModel::Full => "full", SystemModel::Memory => "memory" },
+            "trace": {
+                "source": source,
+                "format": out.format,
+                "workload": out.workload,
+                "threads": h.threads,
+                "seed": h.seed,
+                "params": h.params,
+                "generator": generator_options,
+            },
+            "summary": {
+                "events": out.events,
+                "sim_time_ps": out.sim_time,
+                "crashed": out.crashed,
+            },
+            "stats": out.stats.to_json_value(),
+            "host": {
+                "events": out.events,
+                "seconds": out.host_seconds,
+                "events_per_sec": out.events as f64 / out.host_seconds.max(1e-9),
+            },
+        });
+        let text = serde_json::to_string_pretty(&doc).expect("json");
+        use std::io::Write;
+        file.write_all((text + "\n").as_bytes())
+            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
+        file.commit()?;
+    }
     let mut rows: Vec<(&str, String)> = vec![
         ("config", format!("{} ({})", cfg.name, a.config.display())),
         (
@@ -242,29 +290,6 @@ pub fn run(a: SimArgs) -> Result<(), String> {
     }
     for (k, v) in &rows {
         println!("{k:<26} {v}");
-    }
-    if let (Some(path), Some(mut file)) = (a.json, json_file.take()) {
-        let doc = serde_json::json!({
-            "config": cfg,
-            "model": match out.model { SystemModel::Full => "full", SystemModel::Memory => "memory" },
-            "trace": { "source": source, "format": out.format, "workload": out.workload },
-            "summary": {
-                "events": out.events,
-                "sim_time_ps": out.sim_time,
-                "crashed": out.crashed,
-            },
-            "stats": out.stats.to_json_value(),
-            "host": {
-                "events": out.events,
-                "seconds": out.host_seconds,
-                "events_per_sec": out.events as f64 / out.host_seconds.max(1e-9),
-            },
-        });
-        let text = serde_json::to_string_pretty(&doc).expect("json");
-        use std::io::Write;
-        file.write_all((text + "\n").as_bytes())
-            .map_err(|e| format!("{}: cannot write: {e}", path.display()))?;
-        file.commit()?;
     }
     Ok(())
 }

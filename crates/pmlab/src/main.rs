@@ -18,12 +18,21 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// The version and the commit the binary was built from (`build.rs`), as `pmlab --version`,
+/// `pmlab sim --json` and the report print it.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("PMLAB_COMMIT"),
+    ")"
+);
+
 /// pmlab: simulate persistent-memory systems, inspect traces, reproduce the papers.
 ///
 /// Start with `pmlab reproduce --quick` (what `make demo` runs), or simulate a trace:
 /// `pmlab sim --config configs/optane.toml --trace my.trace`.
 #[derive(Parser)]
-#[command(name = "pmlab", version, about, long_about)]
+#[command(name = "pmlab", version = VERSION, about, long_about)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -35,6 +35,9 @@ pub struct Outcome {
     pub trace_clock: TraceClock,
     /// Workload name from the trace header.
     pub workload: String,
+    /// The trace's header (a generated workload's: what `pmlab trace gen` would write), whose
+    /// seed and parameters remake the run.
+    pub header: pmsim::pmtrace::TraceHeader,
 }
 
 /// Runs a trace file (any format `pmlab` reads) under `cfg`, optionally crashing at `crash_at`.
@@ -50,8 +53,9 @@ pub fn run_trace(
 ) -> Result<Outcome, String> {
     let source = open_trace(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let format = source.format();
-    let workload = source.header().workload.clone();
-    let flags = source.header().flags;
+    let header = source.header().clone();
+    let workload = header.workload.clone();
+    let flags = header.flags;
     let mut cfg = cfg.clone();
     if let Some(c) = clock {
         cfg.replay.trace_clock = c;
@@ -95,6 +99,7 @@ pub fn run_trace(
                 format: format.name(),
                 trace_clock: cfg.replay.trace_clock,
                 workload,
+                header: header.clone(),
             }
         }
         SystemModel::Full => {
@@ -119,6 +124,7 @@ pub fn run_trace(
                 format: format.name(),
                 trace_clock: cfg.replay.trace_clock,
                 workload,
+                header: header.clone(),
             }
         }
     };
@@ -240,6 +246,7 @@ pub fn run_generated(
         format: "generated",
         trace_clock: cfg.replay.trace_clock,
         workload: w.info().name.to_string(),
+        header: w.header(p),
     })
 }
 

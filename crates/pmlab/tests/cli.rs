@@ -65,6 +65,87 @@ fn sim_on_a_plain_trace_prints_a_summary_and_json() {
     );
     assert_eq!(v["stats"]["counters"]["replay.reads"], 333);
     assert!(v["stats"]["counters"]["mc.device_reads"].as_u64().is_some());
+    // The file names the code that made it and what remakes the run.
+    let version = String::from_utf8_lossy(&pmlab(&["--version"]).stdout).into_owned();
+    let commit = v["pmlab"]["commit"].as_str().unwrap();
+    assert!(!commit.is_empty());
+    assert_eq!(
+        version.trim(),
+        format!(
+            "pmlab {} (commit {commit})",
+            v["pmlab"]["version"].as_str().unwrap()
+        )
+    );
+    assert_eq!(v["trace"]["threads"], 1);
+    assert_eq!(v["trace"]["generator"], serde_json::Value::Null);
+}
+
+#[test]
+fn sim_json_of_a_generated_workload_records_its_seed_and_options() {
+    let d = tmpdir("sim-gen");
+    let json = d.join("g.json");
+    let o = pmlab(&[
+        "sim",
+        "--config",
+        "nvm-lalea",
+        "--workload",
+        "btree-hw",
+        "--ops",
+        "40",
+        "--seed",
+        "9",
+        "--threads",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let t = &v["trace"];
+    assert_eq!(
+        (t["seed"].as_u64(), t["threads"].as_u64()),
+        (Some(9), Some(2))
+    );
+    assert!(t["params"].as_str().unwrap().contains("ops=40"), "{t}");
+    assert_eq!(t["generator"]["ops"], 40);
+    assert_eq!(t["generator"]["janus_hints"], false);
+}
+
+#[test]
+fn sim_json_is_written_even_when_standard_output_fails() {
+    // The summary failed to print (a full device, a closed pipe) after the simulation, and the
+    // JSON was left as an empty temporary file beside its name.
+    let d = tmpdir("sim-full");
+    let json = d.join("s.json");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pmlab"))
+        .args([
+            "sim",
+            "--config",
+            "nvm-lalea",
+            "--workload",
+            "queue-hw",
+            "--ops",
+            "20",
+            "--json",
+            json.to_str().unwrap(),
+        ])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(v["summary"]["events"].as_u64().unwrap() > 0);
+    let names: Vec<_> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names, ["s.json"], "nothing beside it");
 }
 
 #[test]
@@ -1199,6 +1280,16 @@ fn trace_clock_is_explicit_and_survives_import() {
         let out = String::from_utf8_lossy(&o.stdout).into_owned();
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+        // The JSON's config is the one that ran: its clock came from the flag or the header
+        // (it said `cpu` for every run, so the file did not name its own run).
+        let clock = v["config"]["replay"]["trace_clock"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            out.contains(&format!("trace clock `{clock}`")),
+            "{clock}: {out}"
+        );
         (out, v["summary"].clone())
     };
     let (text_out, text_mem) = sim(&plain, &["--trace-clock", "memory"], "a.json");
@@ -1210,7 +1301,8 @@ fn trace_clock_is_explicit_and_survives_import() {
     assert!(cpu_out.contains("trace clock `cpu`"), "{cpu_out}");
     assert_ne!(cpu, text_mem, "the clock changes the replay");
     // An explicit flag beats the header.
-    let (_, pmt_cpu) = sim(&pmt, &["--trace-clock", "cpu"], "d.json");
+    let (pmt_cpu_out, pmt_cpu) = sim(&pmt, &["--trace-clock", "cpu"], "d.json");
+    assert!(pmt_cpu_out.contains("trace clock `cpu`"), "{pmt_cpu_out}");
     assert_eq!(pmt_cpu, cpu);
     // A program trace has no memory clock to count.
     let prog = d.join("prog.pmt");

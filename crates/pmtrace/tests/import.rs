@@ -311,8 +311,16 @@ fn text_malformed_lines_name_their_line() {
         3,
         "access size 9000 too large",
     );
-    assert_line_error(t("t0 load addr=0x40 size=0\n"), 3, "load of 0 bytes at 0x40");
-    assert_line_error(t("t0 clwb addr=0x40 size=0\n"), 3, "clwb of 0 bytes at 0x40");
+    assert_line_error(
+        t("t0 load addr=0x40 size=0\n"),
+        3,
+        "load of 0 bytes at 0x40",
+    );
+    assert_line_error(
+        t("t0 clwb addr=0x40 size=0\n"),
+        3,
+        "clwb of 0 bytes at 0x40",
+    );
     assert_line_error(t("t0 load size=8\n"), 3, "load needs `addr=`");
     assert_line_error(t("t0 load addr=0x40\n"), 3, "load needs `size=`");
     assert_line_error(t("t0 sfence addr=0x40\n"), 3, "sfence takes no `addr`");

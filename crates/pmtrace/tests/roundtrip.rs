@@ -140,9 +140,10 @@ fn writer_rejects_invalid_events_and_stays_usable() {
                 )
             },
         ),
-        (TraceEvent::access(Op::Load, 0, 0, 0x40, 0, 0), |k| {
-            matches!(k, ErrorKind::InvalidEvent { reason } if reason.contains("0 bytes"))
-        }),
+        (
+            TraceEvent::access(Op::Load, 0, 0, 0x40, 0, 0),
+            |k| matches!(k, ErrorKind::InvalidEvent { reason } if reason.contains("0 bytes")),
+        ),
         (TraceEvent::access(Op::Store, 0, 0, 0x40, 5000, 0), |k| {
             matches!(k, ErrorKind::SizeTooLarge { size: 5000, .. })
         }),
