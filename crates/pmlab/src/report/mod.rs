@@ -97,7 +97,48 @@ const SCALE_FILE: &str = "scale.txt";
 /// report can say which of its figures come from the smaller runs.
 pub fn write_scale(out: &Path, section: &str, quick: bool) -> Result<(), String> {
     let scale = if quick { "quick\n" } else { "full\n" };
-    write_file(&out.join(section), SCALE_FILE, scale).map(|_| ())
+    write_file(&out.join(section), SCALE_FILE, scale)?;
+    write_file(
+        &out.join(section),
+        PRODUCER_FILE,
+        &format!("pmlab {}\n", crate::VERSION),
+    )
+    .map(|_| ())
+}
+
+/// The file under `OUT/<section>/` that names the pmlab (version and commit) that wrote it.
+const PRODUCER_FILE: &str = "producer.txt";
+
+/// The sentence that names the pmlab that wrote the report's sections: one version, or each
+/// section's where runs of several versions share the folder.
+fn producer_note(out: &Path) -> String {
+    let mut by: Vec<(String, Vec<&str>)> = Vec::new();
+    for name in SECTION_ORDER {
+        if !out.join(name).join("section.md").exists() {
+            continue;
+        }
+        let who = std::fs::read_to_string(out.join(name).join(PRODUCER_FILE))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "an unrecorded pmlab version".to_string());
+        match by.iter_mut().find(|(w, _)| *w == who) {
+            Some((_, names)) => names.push(name),
+            None => by.push((who, vec![name])),
+        }
+    }
+    match by.as_slice() {
+        [] => String::new(),
+        [(who, _)] => format!("Written by {who}.\n\n"),
+        _ => {
+            let parts: Vec<String> = by
+                .iter()
+                .map(|(who, names)| format!("{} by {who}", names.join(", ")))
+                .collect();
+            format!(
+                "Sections written by different pmlab builds: {}.\n\n",
+                parts.join("; ")
+            )
+        }
+    }
 }
 
 /// The paragraph that names the sections run with `--quick` and, of them, those whose
@@ -147,6 +188,7 @@ pub fn assemble_report(out: &Path, scope: &[(&str, &str)]) -> Result<PathBuf, St
          `docs/validation.md` names its source. Each section names its inputs, and CSV/SVG \
          files sit beside it.\n\n",
     );
+    md.push_str(&producer_note(out));
     md.push_str(&scale_note(out));
     let headlines: Vec<String> = SECTION_ORDER
         .iter()
@@ -256,6 +298,39 @@ mod tests {
         write_scale(&out, "pmec", false).unwrap();
         let report = std::fs::read_to_string(assemble_report(&out, &[]).unwrap()).unwrap();
         assert!(!report.contains("--quick"), "{report}");
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+
+    #[test]
+    fn the_report_names_the_pmlab_that_wrote_each_section() {
+        let out =
+            std::env::temp_dir().join(format!("pmlab-report-producer-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        for name in ["device", "ppo"] {
+            write_file(&out.join(name), "section.md", &format!("## {name}\n")).unwrap();
+            write_scale(&out, name, true).unwrap();
+        }
+        let report = std::fs::read_to_string(assemble_report(&out, &[]).unwrap()).unwrap();
+        let me = format!("Written by pmlab {}.", crate::VERSION);
+        assert!(report.contains(&me), "{report}");
+        assert!(crate::VERSION.contains("(commit "), "{}", crate::VERSION);
+        // A section an older build wrote into the same folder is named as such.
+        write_file(
+            &out.join("ppo"),
+            PRODUCER_FILE,
+            "pmlab 0.0.9 (commit 0123abcd)\n",
+        )
+        .unwrap();
+        let report = std::fs::read_to_string(assemble_report(&out, &[]).unwrap()).unwrap();
+        assert!(!report.contains(&me), "{report}");
+        assert!(
+            report.contains(&format!(
+                "Sections written by different pmlab builds: device by pmlab {}; ppo by pmlab \
+                 0.0.9 (commit 0123abcd).",
+                crate::VERSION
+            )),
+            "{report}"
+        );
         std::fs::remove_dir_all(&out).unwrap();
     }
 
