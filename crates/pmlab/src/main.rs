@@ -1,5 +1,14 @@
 //! `pmlab`: the persistent-memory systems toolkit's command line.
 
+/// `eprintln!` that ignores a failed write: standard error carries notes and progress, and one
+/// that cannot be written (`2>/dev/full`) must not end a run with a panic (exit 101).
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod atomic_file;
 mod cmd_crash;
 mod cmd_ec;

@@ -1373,6 +1373,30 @@ fn unwritable_standard_output_is_one_line_or_a_quiet_sigpipe_not_a_panic() {
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains("cannot write to standard output"), "{err}");
     }
+    // Standard error that cannot be written costs its notes, not the run (`trace gen` ended
+    // with a panic's exit status 101 after writing its file).
+    let pmt = std::env::temp_dir().join(format!("pmlab-cli-{}-noerr.pmt", std::process::id()));
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pmlab"))
+        .args([
+            "trace",
+            "gen",
+            "--workload",
+            "queue",
+            "--ops",
+            "20",
+            "--out",
+        ])
+        .arg(&pmt)
+        .stderr(full)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(std::fs::metadata(&pmt).unwrap().len() > 0);
+    std::fs::remove_file(&pmt).unwrap();
     // A reader that closed the pipe: SIGPIPE ends pmlab as it ends other Unix tools.
     let mut child = Command::new(env!("CARGO_BIN_EXE_pmlab"))
         .arg("presets")
