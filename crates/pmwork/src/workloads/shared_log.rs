@@ -269,9 +269,10 @@ impl Workload for SharedLog {
             let t = a.thread as usize;
             if (a.index as usize) + 1 < required[t] && pos as u64 >= tail {
                 return Err(format!(
-                    "shared-log: thread {t}'s operation {} completed (log position {pos}), but \
-                     the durable tail is {tail}",
-                    a.index
+                    "shared-log: thread {t}'s operation {} completed (record {pos}: a tail \
+                     of at least {}), but the durable tail is {tail}",
+                    a.index,
+                    pos + 1
                 ));
             }
         }
@@ -365,7 +366,8 @@ mod tests {
         short.write_u64(header(), 30);
         let e = w.oracle(&p, &c, &short, &done).unwrap_err();
         assert!(
-            e.contains("completed") && e.contains("durable tail is 30"),
+            e.contains("completed (record 30: a tail of at least 31)")
+                && e.contains("durable tail is 30"),
             "{e}"
         );
         // With the completed counts cut back to before those operations, the short log passes.
