@@ -227,7 +227,7 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
     // transaction commits a core waited for.
     let commit_waits = stats.counter("cpu.commit_waits") as usize;
     println!(
-        "{} ({}, {} thread(s){}, {} ops, seed {}) on {}: {} events, {:.1} us, {} fences{}; {} crash points",
+        "{} ({}, {} thread(s){}, {} ops{}, seed {}) on {}: {} events, {:.1} us, {} fences{}; {} crash points",
         info.name,
         info.model,
         p.threads,
@@ -236,6 +236,10 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
             n => format!(", the last {n} RDMA clients"),
         },
         p.ops,
+        match p.value_bytes {
+            8 => String::new(),
+            n => format!(", {n}-byte values"),
+        },
         p.seed,
         cfg.name,
         events.len(),
