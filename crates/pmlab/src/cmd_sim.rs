@@ -36,19 +36,8 @@ pub struct SimArgs {
     /// Workload seed (default 1).
     #[arg(long, value_name = "S")]
     seed: Option<u64>,
-    /// The last N of the workload's threads are clients of the simulated PM over RDMA: their
-    /// persists travel as `RdmaPwrite`s through the `network` config (PPO's remote mode;
-    /// default 0).
-    #[arg(long, value_name = "N")]
-    remote_threads: Option<u16>,
-    /// Annotate the workload's operations with Janus-style software hints (`hint` events) for
-    /// the `janus` predictor (`controller.predictor = "janus"`).
-    #[arg(long)]
-    janus_hints: bool,
-    /// Bytes of each value the workload's map stores (hash maps only; 8..=4096, a multiple
-    /// of 8: PPO Fig. 13's element size; default 8).
-    #[arg(long, value_name = "BYTES")]
-    value_bytes: Option<u32>,
+    #[command(flatten)]
+    options: crate::workload_options::WorkloadOptions,
     /// Write as JSON: pmlab's version and commit, the configuration as run (a trace's clock
     /// included), the trace's source, threads, seed and parameters (a generated workload's
     /// options too), the summary, all statistics and the host timing.
@@ -78,11 +67,14 @@ pub fn run(a: SimArgs) -> Result<(), String> {
             ("--threads", a.threads.is_some()),
             ("--ops", a.ops.is_some()),
             ("--seed", a.seed.is_some()),
-            ("--remote-threads", a.remote_threads.is_some()),
-            ("--janus-hints", a.janus_hints),
-            ("--value-bytes", a.value_bytes.is_some()),
         ];
-        if let Some((flag, _)) = workload_only.iter().find(|(_, given)| *given) {
+        let options = a.options.given();
+        if let Some(flag) = workload_only
+            .iter()
+            .filter_map(|&(flag, given)| given.then_some(flag))
+            .chain(options)
+            .next()
+        {
             return Err(format!("{flag} applies to --workload, not to --trace"));
         }
     } else if a.trace_clock.is_some() {
@@ -157,19 +149,14 @@ pub fn run(a: SimArgs) -> Result<(), String> {
             if let Some(n) = a.ops {
                 p.ops = n;
             }
-            p.remote_threads = a.remote_threads.unwrap_or(0);
-            p.janus_hints = a.janus_hints;
-            p.value_bytes = a.value_bytes.unwrap_or(8);
-            let mut desc = format!("{} thread(s), {} ops, seed {}", p.threads, p.ops, p.seed);
-            if p.remote_threads > 0 {
-                desc += &format!(", {} of them remote clients", p.remote_threads);
-            }
-            if p.janus_hints {
-                desc += ", Janus hints";
-            }
-            if p.value_bytes != 8 {
-                desc += &format!(", {}-byte values", p.value_bytes);
-            }
+            a.options.apply(&mut p);
+            let desc = format!(
+                "{} thread(s), {} ops, seed {}{}",
+                p.threads,
+                p.ops,
+                p.seed,
+                crate::workload_options::describe(&p)
+            );
             generator_options = serde_json::json!({
                 "ops": p.ops,
                 "remote_threads": p.remote_threads,

@@ -64,6 +64,8 @@ pub enum TraceCommand {
         /// Seed: the trace is a function of it.
         #[arg(long, value_name = "S", default_value_t = 1)]
         seed: u64,
+        #[command(flatten)]
+        options: crate::workload_options::WorkloadOptions,
         /// Output .pmt file.
         #[arg(long, value_name = "OUT.pmt")]
         out: PathBuf,
@@ -219,8 +221,9 @@ pub fn run(cmd: TraceCommand) -> Result<(), String> {
             threads,
             ops,
             seed,
+            options,
             out,
-        } => generate(&workload, threads, ops, seed, &out),
+        } => generate(&workload, threads, ops, seed, &options, &out),
     }
 }
 
@@ -230,11 +233,12 @@ fn generate(
     threads: Option<u16>,
     ops: Option<u64>,
     seed: u64,
+    options: &crate::workload_options::WorkloadOptions,
     out: &Path,
 ) -> Result<(), String> {
     let w = pmwork::workload(name)?;
     let info = w.info();
-    let p = pmwork::Params {
+    let mut p = pmwork::Params {
         ops: ops.unwrap_or(info.default_ops),
         threads: threads.unwrap_or(info.default_threads),
         seed,
@@ -242,7 +246,9 @@ fn generate(
         janus_hints: false,
         value_bytes: 8,
     };
+    options.apply(&mut p);
     p.validate().map_err(|e| format!("{name}: {e}"))?;
+    w.check_params(&p).map_err(|e| format!("{name}: {e}"))?;
     let err = |e: pmsim::pmtrace::TraceError| format!("{}: {e}", out.display());
     let f = AtomicFile::create(out)?;
     let start = std::time::Instant::now();
@@ -266,11 +272,12 @@ fn generate(
     debug_assert_eq!(summary.events, n);
     let secs = start.elapsed().as_secs_f64();
     eprintln!(
-        "generated {n} events of {name} ({} model, {} threads, {} ops, seed {seed}) into {} \
+        "generated {n} events of {name} ({} model, {} threads, {} ops, seed {seed}{}) into {} \
          at {:.1} M events/s ({secs:.2} s)",
         info.model,
         p.threads,
         p.ops,
+        crate::workload_options::describe(&p),
         out.display(),
         n as f64 / secs.max(1e-9) / 1e6,
     );

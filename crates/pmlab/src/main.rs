@@ -22,6 +22,7 @@ mod report;
 mod reproduce;
 mod signals;
 mod simulate;
+mod workload_options;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

@@ -983,6 +983,66 @@ fn trace_gen_writes_a_deterministic_pmt_that_dump_and_stats_read() {
 }
 
 #[test]
+fn trace_gen_exports_what_sim_simulates_with_every_generator_option() {
+    // `trace gen` had no --remote-threads, --janus-hints or --value-bytes, so such a run of
+    // `sim --workload` could not be kept as a trace (sim --trace refuses the flags).
+    let d = tmpdir("gen-options");
+    for (config, sets, workload, option) in [
+        ("nvm-ppo", vec![], "ppo-hash", vec!["--remote-threads", "2"]),
+        ("nvm-ppo", vec![], "ppo-hash", vec!["--value-bytes", "64"]),
+        (
+            "pcm-pmweaver",
+            vec![
+                "--set",
+                "controller.bmo=enc-bmt",
+                "--set",
+                "controller.predictor=janus",
+            ],
+            "btree",
+            vec!["--janus-hints"],
+        ),
+    ] {
+        let pmt = d.join("t.pmt");
+        let mut args = vec![
+            "trace",
+            "gen",
+            "--workload",
+            workload,
+            "--ops",
+            "60",
+            "--out",
+            pmt.to_str().unwrap(),
+        ];
+        args.extend(&option);
+        let o = pmlab(&args);
+        assert!(o.status.success(), "{option:?}: {}", stderr(&o));
+        let run = |input: &[&str], json: &str| {
+            let j = d.join(json);
+            let mut args = vec!["sim", "--config", config, "--json", j.to_str().unwrap()];
+            args.extend(&sets);
+            args.extend(input);
+            let o = pmlab(&args);
+            assert!(o.status.success(), "{option:?}: {}", stderr(&o));
+            let v: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+            (v["stats"].clone(), v["trace"]["params"].clone())
+        };
+        let mut generated = vec!["--workload", workload, "--ops", "60"];
+        generated.extend(&option);
+        let (from_generator, params) = run(&generated, "g.json");
+        let (from_trace, header_params) = run(&["--trace", pmt.to_str().unwrap()], "t.json");
+        assert_eq!(from_generator, from_trace, "{option:?}");
+        // The option is in the trace's header, so the file says how it was made.
+        assert_eq!(params, header_params);
+        let name = option[0].trim_start_matches("--").replace('-', "_");
+        assert!(
+            header_params.as_str().unwrap().contains(&name),
+            "{header_params}"
+        );
+    }
+}
+
+#[test]
 fn trace_gen_bad_arguments_give_one_line_errors() {
     let d = tmpdir("genbad");
     let out = d.join("x.pmt");

@@ -303,7 +303,7 @@ pub trait Workload: Send + Sync {
         TraceHeader::new(i.name, p.threads)
             .with_seed(p.seed)
             .with_params(format!(
-                "ops={} threads={} model={} suite={}{}",
+                "ops={} threads={} model={} suite={}{}{}{}",
                 p.ops,
                 p.threads,
                 i.model,
@@ -312,7 +312,13 @@ pub trait Workload: Send + Sync {
                     String::new()
                 } else {
                     format!(" value_bytes={}", p.value_bytes)
-                }
+                },
+                if p.remote_threads == 0 {
+                    String::new()
+                } else {
+                    format!(" remote_threads={}", p.remote_threads)
+                },
+                if p.janus_hints { " janus_hints=1" } else { "" }
             ))
             .with_flags(flags::STORE_VALUES)
     }
