@@ -270,6 +270,22 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
             }
         }
     }
+    // Every PM write of the uncut run, ordered or not (in-place updates, evictions), lands in
+    // the order its line's writes left the caches: one landing late puts older bytes back.
+    if let Some(log) = full.persist_order() {
+        match pmsim::persist_check::check_line_order(log, true) {
+            Ok(lines) => println!(
+                "line order checked: {} PM writes to {lines} lines",
+                log.line_writes.len()
+            ),
+            Err(e) => {
+                println!("line order violated: {e}");
+                if uncut_violation.is_none() {
+                    uncut_violation = Some(format!("line order of the uncut run: {e}"));
+                }
+            }
+        }
+    }
     // Hardware logging: by the end of the uncut run every transaction's log is reclaimed. A log
     // the engine never frees in order (its register stuck) goes unseen at every crash point of a
     // run too short for the log to wrap, and replays stale records over reused lines once it does.

@@ -739,6 +739,14 @@ fn buffered_orderings_pass_every_crash_point() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "broi + lalea+blom: {out}{err}");
     assert!(out.contains("passed 150 / 150, failed 0"), "{out}");
+    // Every PM write of the uncut run went through the per-line order check: the engine's
+    // in-place updates, which bypass BROI, included.
+    let checked = out
+        .lines()
+        .find_map(|l| l.strip_prefix("line order checked: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    let writes: u64 = checked.split(' ').next().unwrap().parse().unwrap();
+    assert!(writes > 1000, "{checked}");
 }
 
 #[test]

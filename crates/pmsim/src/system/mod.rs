@@ -622,7 +622,9 @@ impl System {
 
     /// Keeps the log the persist-order checker reads ([`crate::persist_check::check`]): every
     /// persist offered to the ordering model with its stream and epoch, the order they became
-    /// durable in, and the inter-thread dependencies the directory reported.
+    /// durable in, and the inter-thread dependencies the directory reported; and for
+    /// [`crate::persist_check::check_line_order`] every PM write in the order it left the
+    /// caches and every PM write acknowledgement.
     pub fn record_persist_order(mut self) -> Self {
         self.order_log = Some(PersistOrderLog::default());
         self
@@ -974,6 +976,11 @@ impl System {
                     if !self.log_writes.is_empty() {
                         self.send_log_writes(a.time);
                     }
+                }
+            }
+            if i < from_pm && (a.id >> KIND_SHIFT) & 3 != KIND_FILL {
+                if let Some(log) = self.order_log.as_mut() {
+                    log.line_acks.push(a.id);
                 }
             }
             let mut event = NO_EVENT;
@@ -1662,6 +1669,9 @@ impl System {
         if pm {
             if let Some((ids, _)) = self.persist_log.as_mut() {
                 ids.insert(id, addr);
+            }
+            if let Some(log) = self.order_log.as_mut() {
+                log.line_writes.push((id, w.line));
             }
         }
         let req = MemRequest {
