@@ -103,6 +103,24 @@ fn decode_plans_are_cached() {
 }
 
 #[test]
+fn cached_decode_plans_tell_apart_shards_of_every_index() {
+    // A cache key that folded shard 32 onto shard 0 (`1 << (e % 32)`) reused the plan for
+    // shard 0 and rebuilt shard 32 wrongly without an error; no test had more than 32 shards
+    // and several erasure patterns. Every single erasure of a 132-shard code, in turn.
+    let mut rng = Rng::new(5);
+    let codec = Codec::new(128, 4).unwrap();
+    let orig = encoded(&codec, 128, &mut rng);
+    for e in 0..132 {
+        let mut shards = orig.clone();
+        shards[e].fill(0);
+        let mut v: Vec<&mut [u8]> = shards.iter_mut().map(|s| s.as_mut_slice()).collect();
+        codec.decode(&mut v, &[e]).unwrap();
+        assert_eq!(shards[e], orig[e], "shard {e}");
+    }
+    assert_eq!(codec.cached_decode_plans(), 132);
+}
+
+#[test]
 fn reconstruct_and_verify() {
     let mut rng = Rng::new(4);
     let codec = Codec::new(5, 3).unwrap();

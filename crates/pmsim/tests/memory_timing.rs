@@ -117,6 +117,33 @@ fn tfaw_limits_the_fifth_activate() {
 }
 
 #[test]
+fn trtp_delays_the_precharge_after_a_read() {
+    let mut c = base();
+    c.device.timing.trtp_ns = 8.0;
+    // Two reads of bank 0, rows 0 and 1: the first's column at 10; the precharge for the second
+    // not before 10 + tRTP = 18, then tRP 3, tRCD 10, tCL 5, burst 2: data ends at 38. Without
+    // tRTP the precharge follows the column at once: 30. (No test set tRTP: a controller that
+    // ignored it passed.)
+    let evs = [load(addr(0, 0, 0), 0), load(addr(0, 1, 0), 0)];
+    assert_eq!(run(&c, &evs)[1].time / 1000, 18 + 3 + 10 + 5 + 2);
+    c.device.timing.trtp_ns = 0.0;
+    assert_eq!(run(&c, &evs)[1].time / 1000, 10 + 3 + 10 + 5 + 2);
+}
+
+#[test]
+fn trrd_spaces_the_activates_of_one_rank() {
+    let mut c = base();
+    c.device.timing.trrd_ns = 6.0;
+    // Reads of banks 0 and 1: the second ACT not before 0 + tRRD = 6, its column at 16 (after
+    // the first's at 10), data ends at 23; without tRRD the ACT follows one command clock
+    // later and the data ends at 19.
+    let evs = [load(addr(0, 0, 0), 0), load(addr(1, 0, 0), 0)];
+    assert_eq!(run(&c, &evs)[1].time / 1000, 6 + 10 + 5 + 2);
+    c.device.timing.trrd_ns = 0.0;
+    assert_eq!(run(&c, &evs)[1].time / 1000, 19);
+}
+
+#[test]
 fn twtr_delays_a_read_after_a_write() {
     let mut c = base();
     c.controller.adr = true;

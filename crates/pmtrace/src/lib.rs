@@ -372,10 +372,7 @@ impl TraceEvent {
             return Ok(());
         }
         if self.size == 0 {
-            // Simulators would make it a one-byte access (or none): a guess either way.
-            return Err(ErrorKind::InvalidEvent {
-                reason: format!("{} of 0 bytes at {:#x}", self.op, self.addr),
-            });
+            return Err(zero_size(self.op, self.addr));
         }
         if self.size > MAX_ACCESS_BYTES {
             return Err(ErrorKind::SizeTooLarge {
@@ -403,6 +400,14 @@ impl TraceEvent {
             }
         }
         Ok(())
+    }
+}
+
+/// The error of an access of 0 bytes: simulators would make it a one-byte access (or none), a
+/// guess either way.
+pub(crate) fn zero_size(op: Op, addr: u64) -> ErrorKind {
+    ErrorKind::InvalidEvent {
+        reason: format!("{op} of 0 bytes at {addr:#x}"),
     }
 }
 

@@ -357,6 +357,9 @@ pub fn parse_event_line(line: &str) -> Result<TraceEvent, TraceError> {
         (None, Some((_, len))) => *len as u64,
         (None, None) => return Err(syntax(format!("{op} needs `size=`"))),
     };
+    if size == 0 {
+        return Err(TraceError::from(crate::zero_size(op, ev.addr)));
+    }
     if size > MAX_ACCESS_BYTES as u64 {
         return Err(TraceError::from(ErrorKind::SizeTooLarge {
             size,

@@ -204,6 +204,13 @@ fn partial_values_round_trip() {
         "t0 ntstore pc=0x1 addr=0x80 size=64 gap=0 value=070809"
     );
     assert_eq!(parse_event_line(&line).unwrap(), ev);
+    // One line alone is checked as a trace line is: more value than size, or a size of 0.
+    for bad in [
+        "t0 store pc=0 addr=0x0 size=1 value=0011",
+        "t0 load pc=0 addr=0x40 size=0",
+    ] {
+        assert!(parse_event_line(bad).is_err(), "{bad}");
+    }
 }
 
 #[test]

@@ -92,6 +92,28 @@ fn undo_recovery_rolls_back_an_uncommitted_transaction() {
 }
 
 #[test]
+fn undo_rollback_restores_overlapping_entries_newest_first() {
+    // A wider add after a write logs bytes the transaction already changed (a = 1): rolled
+    // back oldest first, that entry would put the 1 back over the first entry's 0.
+    for model in [Model::Undo, Model::UndoLl] {
+        let mut tx = Tx::new(model, 1, Box::new(NullSink));
+        tx.begin_setup(0);
+        let a = tx.alloc(16);
+        tx.write(a, 0);
+        tx.write(a + 8, 0);
+        tx.end_setup();
+        tx.begin();
+        tx.add(a, 8);
+        tx.write(a, 1);
+        tx.add(a, 16);
+        tx.write(a + 8, 2);
+        let img = tx.heap().pm_snapshot();
+        let (mut r, _) = Tx::recover(model, 1, &img).unwrap();
+        assert_eq!((r.read(a), r.read(a + 8)), (0, 0), "{model}");
+    }
+}
+
+#[test]
 fn redo_leaves_home_untouched_until_commit_and_replays_a_committed_log() {
     let (mut tx, a) = one_word(Model::Redo, Box::<VecSink>::default());
     let before = tx.heap_ref().events(0) as usize;

@@ -425,6 +425,16 @@ mod tests {
             r(1, "nvm-ppo", "skiplist", "1"),
         ];
         assert!(!is_one_grid(&two));
+        // Shards of two sweeps that differ only in their --set values: jobs 0-1 of
+        // `--config optane,nvm-ppo --set k=1,2`, jobs 2-3 of the same with `k=3,4` (the value
+        // column was not compared, and such shards merged into one table).
+        let values = [
+            r(0, "optane", "btree", "1"),
+            r(1, "optane", "btree", "2"),
+            r(2, "nvm-ppo", "btree", "3"),
+            r(3, "nvm-ppo", "btree", "4"),
+        ];
+        assert!(!is_one_grid(&values));
         let e = Table::merge(vec![
             (
                 "a".into(),
