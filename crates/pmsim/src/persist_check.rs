@@ -20,8 +20,11 @@
 //! [`check_line_order`]:
 //!
 //! 3. **Per line**: the writes of one line become durable in the order they left the caches
-//!    (each carries the line's bytes as they were then, so a write that lands after a newer
-//!    one puts old bytes back).
+//!    (each carries bytes of the line as they were when it left, so one that lands after a
+//!    newer one can put older bytes back). The rule is stricter than the bytes need where two
+//!    writes carry disjoint parts of a line (non-temporal stores, RDMA pieces): their
+//!    reordering is flagged too. It orders writes by when they left, not by when their bytes
+//!    were taken.
 
 use crate::time::Ps;
 use std::collections::HashMap;

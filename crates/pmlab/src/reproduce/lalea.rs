@@ -294,6 +294,9 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
     let mut imbalance_series = Vec::new();
     for (si, (scheme, base)) in SCHEMES.iter().enumerate() {
         let mut cols: [Vec<f64>; METRICS.len()] = Default::default();
+        // The chart's bars, one per workload (NaN: left out), so that a missing figure leaves a
+        // gap rather than moving the later bars under other workloads' names.
+        let mut thr = vec![f64::NAN; names.len()];
         for wi in 0..names.len() {
             let r = runs[0][si][wi];
             let over = |m: usize, b: usize| runs[m][si][wi].tx_per_s / runs[m][b][wi].tx_per_s;
@@ -313,6 +316,9 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
                 let Some(v) = v.filter(|v| v.is_finite()) else {
                     continue;
                 };
+                if k == 0 {
+                    thr[wi] = v;
+                }
                 if over_itself(scheme, METRICS[k]) {
                     cols[k].push(v);
                     continue;
@@ -326,7 +332,7 @@ pub fn run(out: &Path, quick: bool) -> Result<(), String> {
                 cols[k].push(v);
             }
         }
-        thr_series.push((scheme.to_string(), cols[0].clone()));
+        thr_series.push((scheme.to_string(), thr));
         if ["redu", "lalea", "lad", "lalea-lad"].contains(scheme) {
             imbalance_series.push((scheme.to_string(), imbalance_bars(&runs[0][si])));
         }

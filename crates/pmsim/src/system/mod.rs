@@ -404,8 +404,14 @@ pub struct System {
     /// first of them).
     unacked: Vec<BTreeMap<u64, u32>>,
     /// Buffered ordering: persists offered to the model and not yet acknowledged, id →
-    /// (owner, event or [`NO_EVENT`]).
-    ordered: FastMap<u64, (u16, u64)>,
+    /// (owner, event or [`NO_EVENT`], line).
+    ordered: FastMap<u64, (u16, u64, u64)>,
+    /// Buffered ordering: per PM line, the newest local persist of it offered to the model and
+    /// not yet acknowledged, (owner, id). While no cache holds the line (evicted, flushed with
+    /// invalidation, written non-temporally) its owner is the line's last writer: an access by
+    /// another thread then depends on it as on a cached line's last writer, or that thread's
+    /// later write of the line could become durable first and the older bytes land last.
+    held_writer: FastMap<u64, (u16, u64)>,
     /// The order persists were issued in and became durable, for the persist-order checker.
     order_log: Option<PersistOrderLog>,
     /// The logging engine is passive (none): stores and write-backs skip it.
@@ -533,6 +539,7 @@ impl System {
             flush_ids: FastMap::default(),
             unacked: Vec::new(),
             ordered: FastMap::default(),
+            held_writer: FastMap::default(),
             order_log: None,
             logging_passive: p.logging.is_passive(),
             ordering: p.ordering,
@@ -985,8 +992,15 @@ impl System {
             }
             let mut event = NO_EVENT;
             if !self.ordering_at_once && i < from_pm {
-                if let Some((_, e)) = self.ordered.remove(&a.id) {
+                if let Some((_, e, line)) = self.ordered.remove(&a.id) {
                     event = e;
+                    if self
+                        .held_writer
+                        .get(&line)
+                        .is_some_and(|&(_, id)| id == a.id)
+                    {
+                        self.held_writer.remove(&line);
+                    }
                     if let Some(log) = self.order_log.as_mut() {
                         log.durable.push((a.time, a.id));
                     }
@@ -1487,7 +1501,11 @@ impl System {
     /// Buffered ordering: thread `t` accesses PM line `line`; if another thread wrote it last,
     /// `t`'s later persists depend on that thread's persists so far.
     fn note_dependency(&mut self, t: usize, line: u64) {
-        let Some(src) = self.hier.last_writer(line) else {
+        let Some(src) = self
+            .hier
+            .last_writer(line)
+            .or_else(|| self.held_writer.get(&line).map(|&(owner, _)| owner))
+        else {
             return;
         };
         if src as usize == t {
@@ -1715,7 +1733,11 @@ impl System {
             bank: self.pm.bank_of(req.addr) as u32,
             remote,
         };
-        self.ordered.insert(req.id, (owner, event));
+        let line = req.addr >> 6;
+        self.ordered.insert(req.id, (owner, event, line));
+        if !remote {
+            self.held_writer.insert(line, (owner, req.id));
+        }
         if let Some(log) = self.order_log.as_mut() {
             let o = owner as usize;
             log.issued.push(IssuedPersist {
@@ -1729,7 +1751,6 @@ impl System {
                 },
             });
         }
-        let line = req.addr >> 6;
         let seq = self.next_write_seq();
         match self
             .gate
