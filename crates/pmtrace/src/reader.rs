@@ -380,6 +380,9 @@ impl<R: Read> PmtReader<R> {
                     },
                 );
             }
+            if s == 0 {
+                return fail(self, crate::zero_size(op, addr));
+            }
             size = s as u16;
             if let Err(e) = crate::check_span(addr, s) {
                 return fail(self, e);

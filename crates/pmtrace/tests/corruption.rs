@@ -383,3 +383,28 @@ fn reader_is_fused_after_an_error() {
     assert_eq!(errors, 1);
     assert!(r.next().is_none());
 }
+
+#[test]
+fn a_record_of_an_access_of_0_bytes_is_an_error() {
+    // Found by the fuzzer: a block whose record decodes to a clflushopt of 0 bytes came out of
+    // the reader as an event (the reader checks fields inline, and had no size-0 test).
+    let hex: String = [
+        "504d5452414345000100020001000000140000000000000009000b0000006675",
+        "7a7a2d736565646b3d76096e6f74653d5c788446b5b442a9000000130000007a",
+        "cb6ec91901b8c28004804c012b21b702ff030619a31e3887b07e1600e0c28004",
+        "140a4f15294fdad0cebc82b1bcac4e0a058d44beee9a76fdcc282d1601502704",
+        "0fa9e4b6e8c1ffcaadd80108281900d801fafd90f1e18dc086cb01041d056702",
+        "069f01181401e802aaefb6e8c1ffcaadd80180000000363c23cbc6400d06372b",
+        "0c47020906bf01221c00c80187808080808040021201f801c6d9ea92db8d98c6",
+        "45042b053f2306172d1c00a7028a80808080804031420d000000010000006dba",
+        "2de20cc0c3800485808080808040194514000000000000000200000000000000",
+        "0f4e122b84823b8d",
+    ]
+    .concat();
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    let e = read_all(&bytes).unwrap_err();
+    assert!(e.to_string().contains("of 0 bytes at"), "{e}");
+}
