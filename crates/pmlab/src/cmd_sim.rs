@@ -185,7 +185,7 @@ pub fn run(a: SimArgs) -> Result<(), String> {
             "trace": {
                 "source": source,
                 "format": out.format,
-                "workload": out.workload,
+                "workload": h.workload,
                 "threads": h.threads,
                 "seed": h.seed,
                 "params": h.params,
@@ -213,7 +213,10 @@ pub fn run(a: SimArgs) -> Result<(), String> {
         ("config", format!("{} ({})", cfg.name, a.config.display())),
         (
             "trace",
-            format!("{source} [{}, workload '{}']", out.format, out.workload),
+            format!(
+                "{source} [{}, workload '{}']",
+                out.format, out.header.workload
+            ),
         ),
     ];
     match out.model {

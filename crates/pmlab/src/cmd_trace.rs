@@ -238,14 +238,9 @@ fn generate(
 ) -> Result<(), String> {
     let w = pmwork::workload(name)?;
     let info = w.info();
-    let mut p = pmwork::Params {
-        ops: ops.unwrap_or(info.default_ops),
-        threads: threads.unwrap_or(info.default_threads),
-        seed,
-        remote_threads: 0,
-        janus_hints: false,
-        value_bytes: 8,
-    };
+    let mut p = info.default_params(seed);
+    p.ops = ops.unwrap_or(p.ops);
+    p.threads = threads.unwrap_or(p.threads);
     options.apply(&mut p);
     p.validate().map_err(|e| format!("{name}: {e}"))?;
     w.check_params(&p).map_err(|e| format!("{name}: {e}"))?;

@@ -33,10 +33,8 @@ pub struct Outcome {
     pub format: &'static str,
     /// The clock a memory-request trace's gaps were read in (memory-only replays).
     pub trace_clock: TraceClock,
-    /// Workload name from the trace header.
-    pub workload: String,
-    /// The trace's header (a generated workload's: what `pmlab trace gen` would write), whose
-    /// seed and parameters remake the run.
+    /// The trace's header (a generated workload's: what `pmlab trace gen` would write): the
+    /// workload's name, and the seed and parameters that remake the run.
     pub header: pmsim::pmtrace::TraceHeader,
 }
 
@@ -54,7 +52,6 @@ pub fn run_trace(
     let source = open_trace(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let format = source.format();
     let header = source.header().clone();
-    let workload = header.workload.clone();
     let flags = header.flags;
     let mut cfg = cfg.clone();
     if let Some(c) = clock {
@@ -98,8 +95,7 @@ pub fn run_trace(
                 durable_lines: r.durable_image().len(),
                 format: format.name(),
                 trace_clock: cfg.replay.trace_clock,
-                workload,
-                header: header.clone(),
+                header,
             }
         }
         SystemModel::Full => {
@@ -123,8 +119,7 @@ pub fn run_trace(
                 durable_lines: sys.durable_image().len(),
                 format: format.name(),
                 trace_clock: cfg.replay.trace_clock,
-                workload,
-                header: header.clone(),
+                header,
             }
         }
     };
@@ -245,7 +240,6 @@ pub fn run_generated(
         durable_lines: sys.durable_image().len(),
         format: "generated",
         trace_clock: cfg.replay.trace_clock,
-        workload: w.info().name.to_string(),
         header: w.header(p),
     })
 }

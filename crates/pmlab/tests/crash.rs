@@ -978,7 +978,8 @@ fn a_shared_line_evicted_while_its_persist_is_held_is_still_a_dependency() {
     // the line became durable first and the older tail landed last: 166 of 300 points failed
     // under Epoch (seed 37), 15 under BROI.
     for ordering in ["epoch", "broi"] {
-        let mut args: Vec<String> = [
+        let set = format!("controller.ordering={ordering}");
+        let mut args = vec![
             "crash",
             "--config",
             "nvm-ppo",
@@ -994,16 +995,13 @@ fn a_shared_line_evicted_while_its_persist_is_held_is_still_a_dependency() {
             "300",
             "--set",
             "controller.adr=false",
-        ]
-        .map(String::from)
-        .into();
-        args.extend(["--set".into(), format!("controller.ordering={ordering}")]);
-        for c in ["l1d", "l2", "llc"] {
-            for kv in ["size_kib=1", "ways=1"] {
-                args.extend(["--set".into(), format!("caches.{c}.{kv}")]);
-            }
+            "--set",
+            &set,
+        ];
+        for s in TINY_CACHES {
+            args.extend(["--set", s]);
         }
-        let o = pmlab(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let o = pmlab(&args);
         let (out, err) = text(&o);
         assert!(o.status.success(), "{ordering}: {out}{err}");
         assert!(out.contains("passed 300 / 300, failed 0"), "{out}");

@@ -93,9 +93,10 @@ pub const README_SECTIONS: &[&str] = &["device", "workloads", "pmweaver", "ppo",
 /// The file under `OUT/<section>/` that records the size of the run that wrote the section.
 const SCALE_FILE: &str = "scale.txt";
 
-/// Records under `OUT/<section>/` whether the section was run with `--quick`, so that the
-/// report can say which of its figures come from the smaller runs.
-pub fn write_scale(out: &Path, section: &str, quick: bool) -> Result<(), String> {
+/// Records under `OUT/<section>/` how the section was made: whether it was run with `--quick`,
+/// so that the report can say which of its figures come from the smaller runs, and the pmlab
+/// (version and commit) that wrote it.
+pub fn write_section_record(out: &Path, section: &str, quick: bool) -> Result<(), String> {
     let scale = if quick { "quick\n" } else { "full\n" };
     write_file(&out.join(section), SCALE_FILE, scale)?;
     write_file(
@@ -280,7 +281,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&out);
         for (name, quick) in [("pmweaver", true), ("pmec", true), ("lalea", false)] {
             write_file(&out.join(name), "section.md", &format!("## {name}\n")).unwrap();
-            write_scale(&out, name, quick).unwrap();
+            write_section_record(&out, name, quick).unwrap();
         }
         let report = std::fs::read_to_string(assemble_report(&out, &[]).unwrap()).unwrap();
         assert!(
@@ -294,8 +295,8 @@ mod tests {
             "{report}"
         );
         // All full: no note.
-        write_scale(&out, "pmweaver", false).unwrap();
-        write_scale(&out, "pmec", false).unwrap();
+        write_section_record(&out, "pmweaver", false).unwrap();
+        write_section_record(&out, "pmec", false).unwrap();
         let report = std::fs::read_to_string(assemble_report(&out, &[]).unwrap()).unwrap();
         assert!(!report.contains("--quick"), "{report}");
         std::fs::remove_dir_all(&out).unwrap();
@@ -308,7 +309,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&out);
         for name in ["device", "ppo"] {
             write_file(&out.join(name), "section.md", &format!("## {name}\n")).unwrap();
-            write_scale(&out, name, true).unwrap();
+            write_section_record(&out, name, true).unwrap();
         }
         let report = std::fs::read_to_string(assemble_report(&out, &[]).unwrap()).unwrap();
         let me = format!("Written by pmlab {}.", crate::VERSION);

@@ -9,7 +9,7 @@ pub mod ppo;
 pub mod scope;
 pub mod workloads;
 
-use crate::report::{assemble_report, write_scale, SECTION_ORDER};
+use crate::report::{assemble_report, write_section_record, SECTION_ORDER};
 use std::path::Path;
 
 /// Checks before any section runs that the report can be written to `out`: it is (or is made)
@@ -74,7 +74,7 @@ fn staged<T>(
     std::fs::create_dir(&stage).map_err(|e| format!("{}: cannot create: {e}", stage.display()))?;
     // An interrupt removes the partial section (until the next run into `out` did).
     let _interrupt = crate::signals::remove_tree_on_interrupt(&stage);
-    let result = run(&stage).and_then(|v| write_scale(&stage, name, quick).map(|()| v));
+    let result = run(&stage).and_then(|v| write_section_record(&stage, name, quick).map(|()| v));
     let result = result.and_then(|v| {
         let dest = out.join(name);
         let replaced = out.join(format!("{REPLACED}{name}-{pid}"));
