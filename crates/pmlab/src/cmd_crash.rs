@@ -27,7 +27,7 @@ pub struct CrashArgs {
     /// Threads (default: the workload's).
     #[arg(long, value_name = "N")]
     threads: Option<u16>,
-    /// Operations in total (default 400: crash runs re-simulate the trace once per point).
+    /// Operations in total (default 400).
     #[arg(long, value_name = "N", default_value_t = 400)]
     ops: u64,
     /// Seed of the workload's operation stream (and of the random crash points).
@@ -43,8 +43,7 @@ pub struct CrashArgs {
     value_bytes: u32,
     /// Crash points: half at fence completions (every k-th fence, k chosen so they spread over
     /// the whole run; alternately at and just before the fence), the rest at random times, and
-    /// the last at the end of the run. At most 1000000 (each point is a run of its own);
-    /// default 1000.
+    /// the last at the end of the run. At most 1000000; default 1000.
     #[arg(long, value_name = "N", conflicts_with = "at_ps",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     points: Option<usize>,
@@ -73,6 +72,13 @@ pub struct CrashArgs {
     /// tell. Not with `--at-ps` or `--remote`.
     #[arg(long)]
     no_reference: bool,
+    /// Simulate each crash point from the start of the trace (a run of its own per point, as
+    /// `--at-ps` does), instead of running the trace once and finishing each point's run from a
+    /// snapshot of it taken shortly before the point. The results are the same (the snapshots
+    /// are exact; `cargo test -p pmsim --test fork` compares the two); this is the slow check
+    /// of that.
+    #[arg(long)]
+    rerun: bool,
     /// Worker threads (default: available cores; at most 1024).
     #[arg(long, value_name = "J",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
@@ -313,40 +319,23 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
         ProgressStyle::with_template("{bar:40} {pos}/{len} crash points {elapsed}")
             .expect("static template"),
     );
-    let next = AtomicUsize::new(0);
     let failures: Mutex<Vec<(usize, String)>> = Mutex::new(Vec::new());
-    let error: Mutex<Option<String>> = Mutex::new(None);
     let jobs = a
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .clamp(1, points.len().max(1));
-    let work = || loop {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        if i >= points.len() || error.lock().expect("lock").is_some() {
-            break;
-        }
-        match check_point(&cfg, &events, w, &p, &commits, &promises, points[i].time) {
-            Ok(Ok(())) => {}
-            Ok(Err(msg)) => failures.lock().expect("lock").push((i, msg)),
-            Err(e) => *error.lock().expect("lock") = Some(e),
+    let judge = |i: usize, sys: &System| {
+        if let Err(msg) = check_cut(sys, w, &p, &commits, &promises) {
+            failures.lock().expect("lock").push((i, msg));
         }
         bar.inc(1);
     };
-    std::thread::scope(|s| {
-        // This thread is one of the workers; a worker the system cannot start (thread limit,
-        // memory) leaves the points to the others instead of aborting the run (`spawn`
-        // panicked).
-        for _ in 1..jobs {
-            if std::thread::Builder::new().spawn_scoped(s, work).is_err() {
-                break;
-            }
-        }
-        work();
-    });
-    bar.finish_and_clear();
-    if let Some(e) = error.into_inner().expect("lock") {
-        return Err(e);
+    if a.rerun || a.at_ps.is_some() {
+        rerun_points(&cfg, &events, &points, jobs, &judge)?;
+    } else {
+        fork_points(&cfg, &events, &points, jobs, &judge)?;
     }
+    bar.finish_and_clear();
     let mut failures = failures.into_inner().expect("lock");
     failures.sort_by_key(|(i, _)| (points[*i].time, *i));
     println!(
@@ -598,18 +587,112 @@ impl ClientPromises {
     }
 }
 
-fn check_point(
+/// Each point's run simulated from the start of the trace, `jobs` points at a time.
+fn rerun_points(
     cfg: &SimConfig,
     events: &[TraceEvent],
+    points: &[Point],
+    jobs: usize,
+    judge: &(dyn Fn(usize, &System) + Sync),
+) -> Result<(), String> {
+    let next = AtomicUsize::new(0);
+    let error: Mutex<Option<String>> = Mutex::new(None);
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= points.len() || error.lock().expect("lock").is_some() {
+            break;
+        }
+        let run = System::new(cfg).map_err(|e| e.to_string()).and_then(|s| {
+            let mut sys = s.crash_at(points[i].time);
+            sys.run(events.iter().copied().map(Ok), |_| {})
+                .map_err(|e| e.to_string())?;
+            Ok(sys)
+        });
+        match run {
+            Ok(sys) => judge(i, &sys),
+            Err(e) => *error.lock().expect("lock") = Some(e),
+        }
+    };
+    std::thread::scope(|s| {
+        // This thread is one of the workers; a worker the system cannot start (thread limit,
+        // memory) leaves the points to the others instead of aborting the run (`spawn`
+        // panicked).
+        for _ in 1..jobs {
+            if std::thread::Builder::new().spawn_scoped(s, work).is_err() {
+                break;
+            }
+        }
+        work();
+    });
+    match error.into_inner().expect("lock") {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The trace run once, each point's run finished from a snapshot of it
+/// ([`System::run_to_crash_points`]); the cut systems are judged by `jobs - 1` other threads
+/// while the run goes on (by this one when `jobs` is 1).
+fn fork_points(
+    cfg: &SimConfig,
+    events: &[TraceEvent],
+    points: &[Point],
+    jobs: usize,
+    judge: &(dyn Fn(usize, &System) + Sync),
+) -> Result<(), String> {
+    let times: Vec<Ps> = points.iter().map(|p| p.time).collect();
+    let sys = System::new(cfg).map_err(|e| e.to_string())?;
+    if jobs == 1 {
+        return sys
+            .run_to_crash_points(events.iter().copied().map(Ok), &times, |i, cut| {
+                judge(i, &cut);
+                Ok(())
+            })
+            .map_err(|e| e.to_string());
+    }
+    // A few cut systems in flight: each holds a copy of the caches and the image.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, System)>(2 * jobs);
+    let rx = Mutex::new(rx);
+    std::thread::scope(|s| {
+        for _ in 1..jobs {
+            let spawned = std::thread::Builder::new().spawn_scoped(s, || loop {
+                let next = rx.lock().expect("lock").recv();
+                match next {
+                    Ok((i, cut)) => judge(i, &cut),
+                    Err(_) => break,
+                }
+            });
+            if spawned.is_err() {
+                break;
+            }
+        }
+        let run = sys.run_to_crash_points(events.iter().copied().map(Ok), &times, |i, cut| {
+            // Judged here if no worker could be started (the channel then fills).
+            match tx.try_send((i, cut)) {
+                Ok(()) => {}
+                Err(std::sync::mpsc::TrySendError::Full((i, cut))) => {
+                    if let Err(std::sync::mpsc::SendError((i, cut))) = tx.send((i, cut)) {
+                        judge(i, &cut);
+                    }
+                }
+                Err(std::sync::mpsc::TrySendError::Disconnected((i, cut))) => judge(i, &cut),
+            }
+            Ok(())
+        });
+        drop(tx);
+        run.map_err(|e| e.to_string())
+    })
+}
+
+/// Judges a run cut at a crash point: its image after the logging engine's recovery against
+/// the workload's oracle and the RDMA clients' promises; the failure, described.
+fn check_cut(
+    sys: &System,
     w: &dyn Workload,
     p: &Params,
     commits: &CommitLog,
     promises: &ClientPromises,
-    t: Ps,
-) -> Result<Result<(), String>, String> {
-    let mut sys = System::new(cfg).map_err(|e| e.to_string())?.crash_at(t);
-    sys.run(events.iter().copied().map(Ok), |_| {})
-        .map_err(|e| e.to_string())?;
+) -> Result<(), String> {
     // What survives the failure, after the logging engine's recovery (the durable image
     // itself when there is no hardware logging).
     let img = sys.recovered_image();
@@ -630,9 +713,9 @@ fn check_point(
     if let Some(m) = (0..p.threads as usize)
         .find_map(|th| promises.missing_byte(th, sys.retired_events(th), &image))
     {
-        return Ok(Err(m));
+        return Err(m);
     }
-    Ok(w.oracle(p, commits, &image, &completed))
+    w.oracle(p, commits, &image, &completed)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// A min-queue of `(time, payload)` with FIFO tie-break among equal times.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct EventQueue<E> {
     heap: BinaryHeap<Reverse<Entry<E>>>,
     next_seq: u64,
@@ -19,7 +19,7 @@ pub struct EventQueue<E> {
     head: Ps,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Entry<E> {
     time: Ps,
     seq: u64,

@@ -35,4 +35,4 @@ pub use config::{ConfigError, SimConfig};
 pub use pmtrace;
 pub use replay::{Replay, ReplayError, ReplaySummary};
 pub use stats::{Histogram, Stats};
-pub use system::{System, SystemError, SystemSummary};
+pub use system::{System, SystemError, SystemSummary, SNAPSHOT_EVERY};

@@ -50,6 +50,7 @@ pub struct Ack {
 }
 
 /// Work scheduled on the shared event queue (anything not in a channel's completion FIFOs).
+#[derive(Clone)]
 enum MemEvent {
     ReadDone {
         id: u64,
@@ -66,6 +67,7 @@ enum MemEvent {
 /// and media-write completions (data end + tWR) are each non-decreasing in time: FIFOs replace
 /// heap traffic for them. Anything out of order goes to the shared event queue. The times of
 /// their first entries are in [`MemorySystem::due`].
+#[derive(Clone)]
 struct Lane {
     /// Read completions: (time, id, issued).
     reads: VecDeque<(Ps, u64, Ps)>,
@@ -114,6 +116,7 @@ enum Source {
 }
 
 /// The whole memory system behind the requesters.
+#[derive(Clone)]
 pub struct MemorySystem {
     map: AddressMap,
     channels: Dense<ChannelController>,

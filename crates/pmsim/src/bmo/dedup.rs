@@ -24,6 +24,7 @@ use crate::time::{ns_to_ps, Ps};
 const TABLE_BUCKET_BITS: u32 = 20;
 
 /// The deduplication engine (`controller.bmo = "dedup"`).
+#[derive(Clone)]
 pub struct Dedup {
     hash: Ps,
     miss: Ps,
@@ -131,6 +132,10 @@ impl Dedup {
 }
 
 impl BmoEngine for Dedup {
+    fn clone_box(&self) -> Box<dyn BmoEngine> {
+        Box::new(self.clone())
+    }
+
     fn name(&self) -> &'static str {
         "dedup"
     }

@@ -34,6 +34,7 @@ use crate::time::{ns_to_ps, Ps};
 const COUNTER_BLOCK_SHIFT: u32 = 12;
 
 /// The encryption + integrity-verification engine (`controller.bmo = "enc-bmt"`).
+#[derive(Clone)]
 pub struct EncBmt {
     aes: Ps,
     hash: Ps,
@@ -129,6 +130,10 @@ fn seen(p: &Precomputed) -> u64 {
 }
 
 impl BmoEngine for EncBmt {
+    fn clone_box(&self) -> Box<dyn BmoEngine> {
+        Box::new(self.clone())
+    }
+
     fn name(&self) -> &'static str {
         "enc-bmt"
     }

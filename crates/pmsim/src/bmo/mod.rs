@@ -61,8 +61,18 @@ pub struct WriteOutcome {
     pub media: bool,
 }
 
+impl Clone for Box<dyn BmoEngine> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
 /// A PM-support engine (plug-in).
 pub trait BmoEngine: Send {
+    /// A copy of this plug-in with its whole state: a run forked at a crash point
+    /// ([`crate::system::System::fork`]) goes on with the copy. (`Box::new(self.clone())`.)
+    fn clone_box(&self) -> Box<dyn BmoEngine>;
+
     /// Registry name.
     fn name(&self) -> &'static str;
     /// Takes the engine's parameters from the config.
@@ -114,6 +124,10 @@ pub trait BmoEngine: Send {
 pub struct NoBmo;
 
 impl BmoEngine for NoBmo {
+    fn clone_box(&self) -> Box<dyn BmoEngine> {
+        Box::new(*self)
+    }
+
     fn name(&self) -> &'static str {
         "none"
     }

@@ -131,6 +131,7 @@ pub struct ControllerStats {
 }
 
 /// One channel's controller and device.
+#[derive(Clone)]
 pub struct ChannelController {
     read_q: RequestQueue,
     write_q: RequestQueue,
@@ -653,9 +654,14 @@ mod tests {
 
     /// FR-FCFS as a plug-in without the built-in declaration: the controller must take the
     /// generic path (candidate list, `pick`).
+    #[derive(Clone)]
     struct PluginFrFcfs;
 
     impl Scheduler for PluginFrFcfs {
+        fn clone_box(&self) -> Box<dyn Scheduler> {
+            Box::new(self.clone())
+        }
+
         fn name(&self) -> &'static str {
             "frfcfs-plugin"
         }

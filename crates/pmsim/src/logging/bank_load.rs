@@ -13,7 +13,7 @@ use crate::memsys::MemoryView;
 pub const DENSE_BANKS: usize = 64;
 
 /// Pending operations per bank: the busy banks and their counts, every other bank at 0.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct BankLoad {
     /// Per bank, its pending operations (0 for idle banks: only the busy ones are written).
     pending: Vec<u32>,

@@ -23,7 +23,7 @@ pub const FLE_ENTRIES: usize = 1024;
 pub const FH_ENTRIES: usize = 256;
 
 /// Load-aware allocation over per-bank entry and header regions.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct BankAwareLog {
     fle: Vec<VecDeque<u64>>,
     fh: Vec<VecDeque<[u64; 2]>>,
@@ -44,7 +44,7 @@ pub struct BankAwareLog {
 /// The bank of each line of a contiguous range of the log region (`u32::MAX`: a line the
 /// allocator never hands out). Looked up on every log write issued and made durable, so a
 /// table indexed by line rather than a map.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct LineBanks {
     base: u64,
     banks: Vec<u32>,
@@ -148,6 +148,10 @@ impl BankAwareLog {
 }
 
 impl LogAllocator for BankAwareLog {
+    fn clone_box(&self) -> Box<dyn LogAllocator> {
+        Box::new(self.clone())
+    }
+
     fn header_lines(&self) -> usize {
         2
     }

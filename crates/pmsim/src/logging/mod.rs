@@ -101,8 +101,18 @@ impl LogRegion {
 /// (`controller.log_bytes`).
 pub const LOG_REGION_BYTES: u64 = 64 << 20;
 
+impl Clone for Box<dyn LoggingEngine> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
 /// A hardware logging scheme (plug-in).
 pub trait LoggingEngine: Send {
+    /// A copy of this plug-in with its whole state: a run forked at a crash point
+    /// ([`crate::system::System::fork`]) goes on with the copy. (`Box::new(self.clone())`.)
+    fn clone_box(&self) -> Box<dyn LoggingEngine>;
+
     /// Registry name.
     fn name(&self) -> &'static str;
     /// Called once before the run: the log region and the memory system behind it.
@@ -189,6 +199,10 @@ pub trait LoggingEngine: Send {
 pub struct NoLogging;
 
 impl LoggingEngine for NoLogging {
+    fn clone_box(&self) -> Box<dyn LoggingEngine> {
+        Box::new(*self)
+    }
+
     fn name(&self) -> &'static str {
         "none"
     }

@@ -48,8 +48,18 @@ use std::collections::VecDeque;
 /// Lines of the core's log buffer (LALEA Table I: "8 log buffer entries" beside the L1).
 pub const LOG_BUFFER_LINES: usize = 8;
 
+impl Clone for Box<dyn LogAllocator> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
 /// Where log records go.
 pub trait LogAllocator: Send {
+    /// A copy of this plug-in with its whole state: a run forked at a crash point
+    /// ([`crate::system::System::fork`]) goes on with the copy. (`Box::new(self.clone())`.)
+    fn clone_box(&self) -> Box<dyn LogAllocator>;
+
     /// Lines per header (1: ATOM's header; 2: LALEA's header with entry addresses).
     fn header_lines(&self) -> usize;
     /// How recovery finds a record's entries.
@@ -135,6 +145,7 @@ enum Tag {
     },
 }
 
+#[derive(Clone)]
 struct Record {
     header: [u64; 2],
     homes: Vec<u64>,
@@ -150,7 +161,7 @@ struct Record {
     meta_durable: bool,
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct ThreadLog {
     active: bool,
     ending: bool,
@@ -206,6 +217,7 @@ impl ThreadLog {
 /// A record of a committed transaction: its header lines and its entries' addresses.
 type Finished = ([u64; 2], Vec<u64>);
 
+#[derive(Clone)]
 struct Applying {
     thread: u16,
     outstanding: usize,
@@ -219,6 +231,7 @@ struct Applying {
 }
 
 /// BLOM: a record's header kept in the ADR domain (WPQ entries the engine pins).
+#[derive(Clone)]
 struct Held {
     stamp: u32,
     /// The header lines (the first `n` of them), each with its channel.
@@ -232,7 +245,7 @@ impl Held {
     }
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Counters {
     commits: u64,
     staged_commits: u64,
@@ -261,6 +274,7 @@ struct Counters {
 }
 
 /// A hardware redo-logging engine (see the module documentation).
+#[derive(Clone)]
 pub struct RedoEngine {
     name: &'static str,
     alloc: Box<dyn LogAllocator>,
@@ -842,6 +856,10 @@ impl RedoEngine {
 }
 
 impl LoggingEngine for RedoEngine {
+    fn clone_box(&self) -> Box<dyn LoggingEngine> {
+        Box::new(self.clone())
+    }
+
     fn name(&self) -> &'static str {
         self.name
     }

@@ -14,7 +14,7 @@ const RECORD_BYTES: u64 = (ENTRIES_PER_RECORD as u64 + 1) * 64;
 const HEADER_OFFSET: u64 = ENTRIES_PER_RECORD as u64 * 64;
 
 /// Sequential allocation: a ring of records; a record is reused once reclaimed.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct SequentialLog {
     base: u64,
     live: Vec<bool>,
@@ -28,6 +28,10 @@ impl SequentialLog {
 }
 
 impl LogAllocator for SequentialLog {
+    fn clone_box(&self) -> Box<dyn LogAllocator> {
+        Box::new(self.clone())
+    }
+
     fn header_lines(&self) -> usize {
         1
     }

@@ -14,6 +14,10 @@ pub struct BspPersistence {
 }
 
 impl NetworkPersistence for BspPersistence {
+    fn clone_box(&self) -> Box<dyn NetworkPersistence> {
+        Box::new(*self)
+    }
+
     fn fence_waits_for_ack(&self, full: bool) -> bool {
         full && !self.skip_ack
     }

@@ -26,9 +26,19 @@ pub use sync::SyncPersistence;
 
 use crate::config::NetworkConfig;
 
+impl Clone for Box<dyn NetworkPersistence> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
 /// When a client waits for its remote persists (one implementation per file, registered in
 /// [`crate::plugins::NETWORKS`]).
 pub trait NetworkPersistence: Send {
+    /// A copy of this plug-in with its whole state: a run forked at a crash point
+    /// ([`crate::system::System::fork`]) goes on with the copy. (`Box::new(self.clone())`.)
+    fn clone_box(&self) -> Box<dyn NetworkPersistence>;
+
     /// Must a client fence (`full`: an `mfence`, the commit of a transaction; otherwise an
     /// `sfence`, a barrier between epochs) wait until the persist acknowledgement of every
     /// remote write the thread sent before it has arrived?

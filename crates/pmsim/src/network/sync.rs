@@ -13,6 +13,10 @@ pub struct SyncPersistence {
 }
 
 impl NetworkPersistence for SyncPersistence {
+    fn clone_box(&self) -> Box<dyn NetworkPersistence> {
+        Box::new(*self)
+    }
+
     fn fence_waits_for_ack(&self, _full: bool) -> bool {
         !self.skip_ack
     }

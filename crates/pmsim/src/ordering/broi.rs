@@ -53,7 +53,7 @@ struct Entry {
 }
 
 /// The BROI controller.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct BroiOrdering {
     streams: Streams,
     persist_buffer: usize,
@@ -293,6 +293,10 @@ impl BroiOrdering {
 }
 
 impl OrderingModel for BroiOrdering {
+    fn clone_box(&self) -> Box<dyn OrderingModel> {
+        Box::new(self.clone())
+    }
+
     fn name(&self) -> &'static str {
         "broi"
     }

@@ -24,7 +24,7 @@ use crate::stats::Stats;
 use crate::time::Ps;
 
 /// PPO's Epoch baseline.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct EpochOrdering {
     streams: Streams,
     persist_buffer: usize,
@@ -71,6 +71,10 @@ impl EpochOrdering {
 }
 
 impl OrderingModel for EpochOrdering {
+    fn clone_box(&self) -> Box<dyn OrderingModel> {
+        Box::new(self.clone())
+    }
+
     fn name(&self) -> &'static str {
         "epoch"
     }

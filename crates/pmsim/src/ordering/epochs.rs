@@ -56,7 +56,7 @@ pub(crate) struct Held {
 }
 
 /// One epoch of a stream.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Epoch {
     /// Persists not released yet, in arrival order.
     pub held: Vec<Held>,
@@ -77,7 +77,7 @@ impl Epoch {
 }
 
 /// One persist buffer.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Stream {
     /// Epochs not yet persisted, oldest first.
     pub epochs: VecDeque<Epoch>,
@@ -132,7 +132,7 @@ impl Stream {
 }
 
 /// Every persist buffer, and where each released persist sits.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Streams {
     local: Vec<Stream>,
     remote: Vec<Stream>,

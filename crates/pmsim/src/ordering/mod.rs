@@ -63,8 +63,18 @@ pub enum FenceAction {
     Proceed,
 }
 
+impl Clone for Box<dyn OrderingModel> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
 /// A persist-ordering model (plug-in).
 pub trait OrderingModel: Send {
+    /// A copy of this plug-in with its whole state: a run forked at a crash point
+    /// ([`crate::system::System::fork`]) goes on with the copy. (`Box::new(self.clone())`.)
+    fn clone_box(&self) -> Box<dyn OrderingModel>;
+
     /// Registry name.
     fn name(&self) -> &'static str;
     /// Takes the model's parameters from the controller config (`persist_buffer`,
@@ -125,6 +135,7 @@ pub trait OrderingModel: Send {
 /// Persists an ordering model holds back, with their payloads, until it releases them: the
 /// bookkeeping every requester (memory-only replay, full system) needs around
 /// [`OrderingModel::on_persist`] and [`OrderingModel::on_persist_ack`].
+#[derive(Clone)]
 pub struct PersistGate<R> {
     release: Vec<Persist>,
     held: Vec<(u64, R)>,
@@ -135,7 +146,7 @@ pub struct PersistGate<R> {
 /// into a bank that already has requests queued or in flight waits for them (a bank
 /// conflict); the banks with work right after a release are the stream's bank-level
 /// parallelism.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct BankUse {
     released: u64,
     conflicts: u64,

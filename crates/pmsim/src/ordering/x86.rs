@@ -10,6 +10,10 @@ use crate::time::Ps;
 pub struct X86Ordering;
 
 impl OrderingModel for X86Ordering {
+    fn clone_box(&self) -> Box<dyn OrderingModel> {
+        Box::new(*self)
+    }
+
     fn name(&self) -> &'static str {
         "x86"
     }

@@ -31,6 +31,10 @@ impl Default for IdealPredictor {
 }
 
 impl WritePredictor for IdealPredictor {
+    fn clone_box(&self) -> Box<dyn WritePredictor> {
+        Box::new(*self)
+    }
+
     fn name(&self) -> &'static str {
         "ideal"
     }

@@ -11,6 +11,7 @@ use crate::config::PredictorConfig;
 use crate::time::{ns_to_ps, Ps};
 
 /// The software-hint predictor (`controller.predictor = "janus"`).
+#[derive(Clone)]
 pub struct JanusHints {
     frontend: Ps,
     validator: Ps,
@@ -45,6 +46,10 @@ impl Default for JanusHints {
 }
 
 impl WritePredictor for JanusHints {
+    fn clone_box(&self) -> Box<dyn WritePredictor> {
+        Box::new(self.clone())
+    }
+
     fn name(&self) -> &'static str {
         "janus"
     }

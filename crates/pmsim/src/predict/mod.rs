@@ -87,8 +87,18 @@ pub struct Validation {
     pub latency: Ps,
 }
 
+impl Clone for Box<dyn WritePredictor> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
 /// A write predictor (plug-in).
 pub trait WritePredictor: Send {
+    /// A copy of this plug-in with its whole state: a run forked at a crash point
+    /// ([`crate::system::System::fork`]) goes on with the copy. (`Box::new(self.clone())`.)
+    fn clone_box(&self) -> Box<dyn WritePredictor>;
+
     /// Registry name.
     fn name(&self) -> &'static str;
     /// Takes the predictor's parameters from the config.
@@ -134,6 +144,10 @@ pub trait WritePredictor: Send {
 pub struct NoPredictor;
 
 impl WritePredictor for NoPredictor {
+    fn clone_box(&self) -> Box<dyn WritePredictor> {
+        Box::new(*self)
+    }
+
     fn name(&self) -> &'static str {
         "none"
     }

@@ -91,7 +91,7 @@ struct Pending {
 }
 
 /// One core's predictor state.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Core {
     path: VecDeque<u64>,
     hash: u64,
@@ -162,6 +162,7 @@ struct Params {
 }
 
 /// The PMWeaver predictor (`controller.predictor = "pmweaver"`).
+#[derive(Clone)]
 pub struct PmWeaver {
     p: Params,
     cores: Vec<Core>,
@@ -620,6 +621,10 @@ impl PmWeaver {
 }
 
 impl WritePredictor for PmWeaver {
+    fn clone_box(&self) -> Box<dyn WritePredictor> {
+        Box::new(self.clone())
+    }
+
     fn name(&self) -> &'static str {
         "pmweaver"
     }

@@ -68,6 +68,7 @@ pub struct BufferStats {
 }
 
 /// The prediction result buffer.
+#[derive(Clone)]
 pub struct ResultBuffer {
     addresses: usize,
     candidates: usize,

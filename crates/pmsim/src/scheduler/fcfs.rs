@@ -8,6 +8,10 @@ use crate::time::Ps;
 pub struct Fcfs;
 
 impl Scheduler for Fcfs {
+    fn clone_box(&self) -> Box<dyn Scheduler> {
+        Box::new(*self)
+    }
+
     fn name(&self) -> &'static str {
         "fcfs"
     }

@@ -8,6 +8,10 @@ use crate::time::Ps;
 pub struct FrFcfs;
 
 impl Scheduler for FrFcfs {
+    fn clone_box(&self) -> Box<dyn Scheduler> {
+        Box::new(*self)
+    }
+
     fn name(&self) -> &'static str {
         "frfcfs"
     }

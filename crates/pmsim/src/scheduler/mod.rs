@@ -57,8 +57,18 @@ pub enum BuiltinPolicy {
     FrFcfs,
 }
 
+impl Clone for Box<dyn Scheduler> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
 /// A request-scheduling policy (plug-in).
 pub trait Scheduler: Send {
+    /// A copy of this plug-in with its whole state: a run forked at a crash point
+    /// ([`crate::system::System::fork`]) goes on with the copy. (`Box::new(self.clone())`.)
+    fn clone_box(&self) -> Box<dyn Scheduler>;
+
     /// Registry name.
     fn name(&self) -> &'static str;
     /// Chooses among `banks` (non-empty; each with at least one request) at time `now`.

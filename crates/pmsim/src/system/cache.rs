@@ -4,6 +4,7 @@
 use crate::config::CacheLevelConfig;
 
 /// One cache level's tags, LRU stamps and per-way state.
+#[derive(Clone)]
 pub struct CacheArray<S: Copy + Default> {
     set_mask: u64,
     ways: usize,

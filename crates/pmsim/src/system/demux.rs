@@ -31,7 +31,7 @@ pub(crate) fn check_await_order(
 
 /// Checks the awaits of an event stream read in order ([`check_await_order`]): the full-system
 /// model's reader and `pmlab trace import` apply the same rule.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct AwaitOrder {
     read: u64,
     /// Events read per thread: an `await` must come after the events it awaits.
@@ -63,6 +63,7 @@ impl AwaitOrder {
 }
 
 /// Per-thread view of an interleaved event stream.
+#[derive(Clone)]
 pub struct Demux<I> {
     src: I,
     queues: Vec<VecDeque<TraceEvent>>,

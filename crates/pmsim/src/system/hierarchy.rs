@@ -92,6 +92,7 @@ pub struct Writeback {
 }
 
 /// The whole cache hierarchy.
+#[derive(Clone)]
 pub struct Hierarchy {
     l1: Vec<CacheArray<Priv>>,
     l2: Vec<CacheArray<Priv>>,

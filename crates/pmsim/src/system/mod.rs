@@ -41,9 +41,12 @@
 
 mod cache;
 pub(crate) mod demux;
+mod fork;
 mod hierarchy;
 
 pub use demux::AwaitOrder;
+use fork::Cursor;
+pub use fork::SNAPSHOT_EVERY;
 pub use hierarchy::{CoreCacheStats, Hierarchy, Writeback};
 
 use crate::config::SimConfig;
@@ -153,6 +156,7 @@ enum Block {
 }
 
 /// One line in a thread's write-combining buffer.
+#[derive(Clone)]
 struct WriteCombine {
     line: u64,
     data: [u8; 64],
@@ -160,6 +164,7 @@ struct WriteCombine {
     known: bool,
 }
 
+#[derive(Clone)]
 struct Thread {
     core: usize,
     clock: Ps,
@@ -270,6 +275,7 @@ impl Thread {
 }
 
 /// What a client's NIC delivers to this node.
+#[derive(Clone)]
 enum NetMessage {
     /// One line of an `rdma_pwrite` verb.
     Write {
@@ -286,12 +292,14 @@ enum NetMessage {
 }
 
 /// A memory request on its way from the caches to a controller.
+#[derive(Clone)]
 struct Arrival {
     pm: bool,
     req: MemRequest,
 }
 
 /// A PM write waiting in its line's queue for an older write of the line (`System::line_queue`).
+#[derive(Clone)]
 struct Queued {
     at: Ps,
     arrival: Arrival,
@@ -300,6 +308,7 @@ struct Queued {
 }
 
 /// A fill in flight and everyone waiting for it.
+#[derive(Clone)]
 struct Fill {
     line: u64,
     /// (thread, is_store) of loads and store-buffer entries completing with the fill.
@@ -352,6 +361,7 @@ const NO_TAG: u64 = u64::MAX;
 
 /// An eviction in flight and the threads whose `clwb` of the line waits for it (with the
 /// event index of the `clwb`).
+#[derive(Clone)]
 struct Evicting {
     line: u64,
     waiters: Vec<(u16, u64)>,
@@ -375,6 +385,7 @@ struct RegionTraffic {
 type PersistLog = (FastMap<u64, u64>, Vec<(Ps, u64)>);
 
 /// The full system.
+#[derive(Clone)]
 pub struct System {
     cycle: Ps,
     width: u64,
@@ -440,6 +451,9 @@ pub struct System {
     wbs: Vec<Writeback>,
     next_seq: u64,
     stop_at: Option<Ps>,
+    /// The latest time any decision so far compared with the crash point (see
+    /// [`advance`](Self::advance)).
+    horizon: Ps,
     /// Whether the run was cut at `stop_at` with work left (a run that ended before it was not).
     cut: bool,
     last_ack: Ps,
@@ -560,6 +574,7 @@ impl System {
             wbs: Vec::new(),
             next_seq: 1,
             stop_at: None,
+            horizon: 0,
             cut: false,
             last_ack: 0,
             events: 0,
@@ -723,7 +738,17 @@ impl System {
     where
         I: IntoIterator<Item = Result<TraceEvent, pmtrace::TraceError>>,
     {
-        let mut dx = Demux::new(events.into_iter(), self.max_threads);
+        let mut cursor = self.start(events.into_iter());
+        while self.advance(&mut cursor, &mut progress)? {}
+        self.finish(&cursor, progress)
+    }
+
+    /// A run's position in its trace, taken by [`advance`](Self::advance).
+    fn start<I>(&self, events: I) -> Cursor<I>
+    where
+        I: Iterator<Item = Result<TraceEvent, pmtrace::TraceError>>,
+    {
+        let mut dx = Demux::new(events, self.max_threads);
         if let Some((r, name)) = &self.log_region {
             dx.reserve(
                 r.base,
@@ -738,57 +763,95 @@ impl System {
                 ),
             );
         }
+        Cursor {
+            dx,
+            next_mem: self.next_mem_time(),
+        }
+    }
+
+    /// One step of the run: a thread's event or a memory event; false once the run is over
+    /// (the trace ran out and memory is idle, or the crash point was reached).
+    ///
+    /// Every decision that depends on the crash point compares a time with it and records that
+    /// time in `horizon`: the run so far is the same under any crash point at or after
+    /// `horizon` (what [`fork`](Self::fork) relies on).
+    #[inline]
+    fn advance<I>(
+        &mut self,
+        cur: &mut Cursor<I>,
+        progress: &mut impl FnMut(u64),
+    ) -> Result<bool, SystemError>
+    where
+        I: Iterator<Item = Result<TraceEvent, pmtrace::TraceError>>,
+    {
         let limit = self.stop_at.unwrap_or(Ps::MAX);
-        let mut next_mem = self.next_mem_time();
-        loop {
-            let queued = self.arrivals.len();
-            let t = self.pick(&mut dx)?;
-            if self.arrivals.len() != queued {
-                // A finishing thread's write-combining line left.
-                next_mem = self.next_mem_time();
+        let queued = self.arrivals.len();
+        let t = self.pick(&mut cur.dx)?;
+        if self.arrivals.len() != queued {
+            // A finishing thread's write-combining line left.
+            cur.next_mem = self.next_mem_time();
+        }
+        if let Some(t) = t {
+            self.horizon = self.horizon.max(self.threads[t].clock);
+        }
+        let runnable = t.filter(|&t| self.threads[t].clock <= limit);
+        match runnable {
+            Some(t) if self.threads[t].clock < cur.next_mem => {
+                if self.step_thread(t, &mut cur.dx)? {
+                    cur.next_mem = self.next_mem_time();
+                }
+                if self.events & 0xffff == 0 && self.threads[t].retired > 0 {
+                    progress(self.events);
+                }
             }
-            let runnable = t.filter(|&t| self.threads[t].clock <= limit);
-            match runnable {
-                Some(t) if self.threads[t].clock < next_mem => {
-                    if self.step_thread(t, &mut dx)? {
-                        next_mem = self.next_mem_time();
-                    }
-                    if self.events & 0xffff == 0 && self.threads[t].retired > 0 {
-                        progress(self.events);
-                    }
+            _ => {
+                let next_mem = cur.next_mem;
+                if next_mem != Ps::MAX {
+                    self.horizon = self.horizon.max(next_mem);
                 }
-                _ => {
-                    if next_mem > limit || next_mem == Ps::MAX {
-                        if next_mem == Ps::MAX && t.is_none() {
-                            // The trace's order guarantees every awaited event is read
-                            // before its await (demux.rs): a wait that never ends is a bug.
-                            if let Some(&(w, src, count)) = self.awaiting.first() {
-                                return Err(SystemError::Internal(format!(
-                                    "thread {w} awaits event {count} of thread {src}, which \
-                                     retired {} and is {:?}",
-                                    self.threads.get(src as usize).map_or(0, |o| o.retired),
-                                    self.threads.get(src as usize).map(|o| o.block)
-                                )));
-                            }
-                            // (A fence that completes past the cut waits for good.)
-                            if let Some(b) = self
-                                .threads
-                                .iter()
-                                .position(|th| th.block != Block::None && !th.fence_past_cut)
-                            {
-                                return Err(SystemError::Internal(format!(
-                                    "thread {b} waits ({:?}) but the memory system is idle",
-                                    self.threads[b].block
-                                )));
-                            }
+                if next_mem > limit || next_mem == Ps::MAX {
+                    if next_mem == Ps::MAX && t.is_none() {
+                        // The trace's order guarantees every awaited event is read
+                        // before its await (demux.rs): a wait that never ends is a bug.
+                        if let Some(&(w, src, count)) = self.awaiting.first() {
+                            return Err(SystemError::Internal(format!(
+                                "thread {w} awaits event {count} of thread {src}, which \
+                                 retired {} and is {:?}",
+                                self.threads.get(src as usize).map_or(0, |o| o.retired),
+                                self.threads.get(src as usize).map(|o| o.block)
+                            )));
                         }
-                        break;
+                        // (A fence that completes past the cut waits for good.)
+                        if let Some(b) = self
+                            .threads
+                            .iter()
+                            .position(|th| th.block != Block::None && !th.fence_past_cut)
+                        {
+                            return Err(SystemError::Internal(format!(
+                                "thread {b} waits ({:?}) but the memory system is idle",
+                                self.threads[b].block
+                            )));
+                        }
                     }
-                    self.step_memory();
-                    next_mem = self.next_mem_time();
+                    return Ok(false);
                 }
+                self.step_memory();
+                cur.next_mem = self.next_mem_time();
             }
         }
+        Ok(true)
+    }
+
+    /// Ends a run that [`advance`](Self::advance) finished.
+    fn finish<I>(
+        &mut self,
+        cur: &Cursor<I>,
+        mut progress: impl FnMut(u64),
+    ) -> Result<SystemSummary, SystemError>
+    where
+        I: Iterator<Item = Result<TraceEvent, pmtrace::TraceError>>,
+    {
+        let dx = &cur.dx;
         if self.stop_at.is_none() && (!dx.eof() || self.threads.iter().any(|th| !th.finished)) {
             return Err(SystemError::Internal(format!(
                 "the run stopped after {} events with trace left unread",
@@ -1187,6 +1250,7 @@ impl System {
                 done = done.max(p.done);
             }
         }
+        self.horizon = self.horizon.max(done);
         if self.stop_at.is_some_and(|cut| done > cut) {
             // Completes after the cut: it never completed (its stall counts up to the cut).
             th.fence_past_cut = true;
@@ -1268,9 +1332,11 @@ impl System {
             th.started = true;
         }
         let limit = self.stop_at.unwrap_or(Ps::MAX);
+        self.horizon = self.horizon.max(self.threads[t].clock);
         if self.threads[t].clock > limit || !self.rob_ready(t, ev.op) {
             return Ok(false);
         }
+        self.horizon = self.horizon.max(self.threads[t].clock);
         if self.threads[t].clock > limit {
             // A stall moved the thread past the crash point: the event never executes.
             return Ok(false);
@@ -1304,6 +1370,7 @@ impl System {
             let at = other.retired_at(count);
             let th = &mut self.threads[t];
             th.clock = th.clock.max(at);
+            self.horizon = self.horizon.max(th.clock);
             if th.clock > limit {
                 return Ok(false);
             }

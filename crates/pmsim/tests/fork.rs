@@ -1,0 +1,168 @@
+//! `System::run_to_crash_points` against `crash_at` runs from the start: at every point, the
+//! same statistics, the same recovered image and the same progress per thread, under each
+//! ordering model, hardware-logging engine, PM-support engine and write predictor, RDMA
+//! clients, tiny caches and ADR on or off.
+
+use pmsim::pmtrace::TraceEvent;
+use pmsim::{SimConfig, System, SNAPSHOT_EVERY};
+use pmwork::{GenOptions, VecSink};
+
+/// The events of pmwork workload `name`: `threads` threads (the last `clients` of them RDMA
+/// clients), `ops` operations, seed 3.
+fn events(name: &str, threads: u16, clients: u16, ops: u64) -> Vec<TraceEvent> {
+    let w = pmwork::workload(name).expect("workload");
+    let mut p = w.info().default_params(3);
+    p.threads = threads;
+    p.remote_threads = clients;
+    p.ops = ops;
+    w.generate(&p, Box::new(VecSink::default()), GenOptions::default())
+        .expect("generate")
+        .into_events()
+}
+
+/// Everything a crash check reads of a cut run, and its statistics.
+fn outcome(sys: &System) -> String {
+    let img = sys.recovered_image();
+    let mut lines = String::new();
+    for l in img.line_addrs() {
+        lines.push_str(&format!("{l:x}:{:?};", img.line(l).expect("listed")));
+    }
+    let progress: Vec<(u64, u64)> = (0..sys.threads())
+        .map(|t| (sys.retired_events(t), sys.persisted_events(t)))
+        .collect();
+    format!("{progress:?}\n{lines}\n{}", sys.stats().to_json())
+}
+
+/// Cuts `events` at `n` points over the whole run (evenly spread, and a few at the exact
+/// times of the first acknowledgements) both ways and compares them point by point.
+fn compare(preset: &str, sets: &[&str], events: &[TraceEvent], n: usize) {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    let cfg = SimConfig::preset(preset)
+        .unwrap()
+        .with_overrides(&sets)
+        .unwrap();
+    let mut full = System::new(&cfg).unwrap().record_persists();
+    let sum = full.run(events.iter().copied().map(Ok), |_| {}).unwrap();
+    let end = sum.sim_time;
+    let mut points: Vec<u64> = (0..n as u64).map(|i| end * (i + 1) / n as u64).collect();
+    // Exact acknowledgement times (a persist completes at the point) and one past the end.
+    points.extend(
+        full.persist_log()
+            .iter()
+            .step_by(97)
+            .take(8)
+            .map(|&(t, _)| t),
+    );
+    points.push(end + 1_000);
+    let mut fast = vec![None; points.len()];
+    System::new(&cfg)
+        .unwrap()
+        .run_to_crash_points(events.iter().copied().map(Ok), &points, |i, sys| {
+            fast[i] = Some(outcome(&sys));
+            Ok(())
+        })
+        .unwrap();
+    for (i, &t) in points.iter().enumerate() {
+        let mut slow = System::new(&cfg).unwrap().crash_at(t);
+        slow.run(events.iter().copied().map(Ok), |_| {}).unwrap();
+        assert_eq!(
+            fast[i].as_deref(),
+            Some(outcome(&slow).as_str()),
+            "{preset} {sets:?}: the forked run cut at {t} ps differs from crash_at"
+        );
+    }
+}
+
+const TINY_CACHES: [&str; 6] = [
+    "caches.l1d.size_kib=1",
+    "caches.l1d.ways=1",
+    "caches.l2.size_kib=1",
+    "caches.l2.ways=1",
+    "caches.llc.size_kib=1",
+    "caches.llc.ways=1",
+];
+
+#[test]
+fn the_runs_are_long_enough_to_start_from_later_snapshots() {
+    // The comparisons below must cross snapshots, or they would only test the first one.
+    let ev = events("tpcc-hw", 4, 0, 60);
+    assert!(
+        ev.len() > 4 * SNAPSHOT_EVERY as usize,
+        "{} events",
+        ev.len()
+    );
+}
+
+#[test]
+fn hardware_logging_engines_fork_exactly() {
+    let ev = events("tpcc-hw", 4, 0, 60);
+    for scheme in ["redu", "lad", "lalea", "blom", "lalea+blom", "lalea-lad"] {
+        compare(
+            "nvm-lalea",
+            &[&format!("controller.logging={scheme}")],
+            &ev,
+            24,
+        );
+    }
+    let mut sets = TINY_CACHES.to_vec();
+    sets.push("controller.logging=lalea+blom");
+    sets.push("controller.adr=false");
+    compare("nvm-lalea", &sets, &events("btree-hw", 4, 0, 40), 24);
+}
+
+#[test]
+fn ordering_models_fork_exactly_with_and_without_adr() {
+    let ev = events("ppo-hash", 4, 0, 80);
+    for ordering in ["x86", "epoch", "broi"] {
+        for adr in ["true", "false"] {
+            compare(
+                "nvm-ppo",
+                &[
+                    &format!("controller.ordering={ordering}"),
+                    &format!("controller.adr={adr}"),
+                ],
+                &ev,
+                16,
+            );
+        }
+    }
+    let mut sets = TINY_CACHES.to_vec();
+    sets.extend(["controller.ordering=epoch", "controller.adr=false"]);
+    compare("nvm-ppo", &sets, &events("shared-log", 4, 0, 120), 16);
+}
+
+#[test]
+fn rdma_clients_fork_exactly() {
+    let ev = events("ppo-hash", 4, 2, 60);
+    for persistence in ["sync", "bsp"] {
+        compare(
+            "nvm-ppo",
+            &[
+                "controller.ordering=broi",
+                &format!("network.persistence={persistence}"),
+            ],
+            &ev,
+            16,
+        );
+    }
+}
+
+#[test]
+fn pm_support_engines_and_predictors_fork_exactly() {
+    let ev = events("btree", 1, 0, 60);
+    for (bmo, predictor) in [
+        ("enc-bmt", "pmweaver"),
+        ("dedup", "pmweaver"),
+        ("enc-bmt", "none"),
+    ] {
+        compare(
+            "pcm-pmweaver",
+            &[
+                &format!("controller.bmo={bmo}"),
+                &format!("controller.predictor={predictor}"),
+            ],
+            &ev,
+            16,
+        );
+    }
+}
