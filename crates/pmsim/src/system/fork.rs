@@ -64,14 +64,14 @@ impl System {
                     snapshot = (self.clone(), cur.clone());
                     since = 0;
                 }
-                running = self.advance(&mut cur, &mut |_| {})?;
+                running = self.advance::<_, true>(&mut cur, &mut |_| {})?;
                 since += 1;
             }
             // The snapshot's horizon is at or before every point from the one it was taken for
             // on: the cut run is the uncut one up to it.
             let (mut sys, mut c) = (snapshot.0.clone(), snapshot.1.clone());
             sys.stop_at = Some(t);
-            while sys.advance(&mut c, &mut |_| {})? {}
+            while sys.advance::<_, false>(&mut c, &mut |_| {})? {}
             sys.finish(&c, |_| {})?;
             visit(i, sys)?;
         }

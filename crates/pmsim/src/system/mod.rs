@@ -739,7 +739,7 @@ impl System {
         I: IntoIterator<Item = Result<TraceEvent, pmtrace::TraceError>>,
     {
         let mut cursor = self.start(events.into_iter());
-        while self.advance(&mut cursor, &mut progress)? {}
+        while self.advance::<_, false>(&mut cursor, &mut progress)? {}
         self.finish(&cursor, progress)
     }
 
@@ -772,11 +772,12 @@ impl System {
     /// One step of the run: a thread's event or a memory event; false once the run is over
     /// (the trace ran out and memory is idle, or the crash point was reached).
     ///
-    /// Every decision that depends on the crash point compares a time with it and records that
-    /// time in `horizon`: the run so far is the same under any crash point at or after
-    /// `horizon` (what [`fork`](Self::fork) relies on).
+    /// Every decision that depends on the crash point compares a time with it; with `TRACK`
+    /// each such time is recorded in `horizon`: the run so far is the same under any crash
+    /// point at or after `horizon` (what [`run_to_crash_points`](Self::run_to_crash_points)
+    /// relies on). (Off for plain runs: a few instructions per step.)
     #[inline]
-    fn advance<I>(
+    fn advance<I, const TRACK: bool>(
         &mut self,
         cur: &mut Cursor<I>,
         progress: &mut impl FnMut(u64),
@@ -791,13 +792,13 @@ impl System {
             // A finishing thread's write-combining line left.
             cur.next_mem = self.next_mem_time();
         }
-        if let Some(t) = t {
+        if let (true, Some(t)) = (TRACK, t) {
             self.horizon = self.horizon.max(self.threads[t].clock);
         }
         let runnable = t.filter(|&t| self.threads[t].clock <= limit);
         match runnable {
             Some(t) if self.threads[t].clock < cur.next_mem => {
-                if self.step_thread(t, &mut cur.dx)? {
+                if self.step_thread::<I, TRACK>(t, &mut cur.dx)? {
                     cur.next_mem = self.next_mem_time();
                 }
                 if self.events & 0xffff == 0 && self.threads[t].retired > 0 {
@@ -806,7 +807,7 @@ impl System {
             }
             _ => {
                 let next_mem = cur.next_mem;
-                if next_mem != Ps::MAX {
+                if TRACK && next_mem != Ps::MAX {
                     self.horizon = self.horizon.max(next_mem);
                 }
                 if next_mem > limit || next_mem == Ps::MAX {
@@ -1305,7 +1306,11 @@ impl System {
 
     /// Executes thread `t`'s next event (or blocks it); returns true when memory work was
     /// scheduled.
-    fn step_thread<I>(&mut self, t: usize, dx: &mut Demux<I>) -> Result<bool, SystemError>
+    fn step_thread<I, const TRACK: bool>(
+        &mut self,
+        t: usize,
+        dx: &mut Demux<I>,
+    ) -> Result<bool, SystemError>
     where
         I: Iterator<Item = Result<TraceEvent, pmtrace::TraceError>>,
     {
@@ -1332,11 +1337,15 @@ impl System {
             th.started = true;
         }
         let limit = self.stop_at.unwrap_or(Ps::MAX);
-        self.horizon = self.horizon.max(self.threads[t].clock);
+        if TRACK {
+            self.horizon = self.horizon.max(self.threads[t].clock);
+        }
         if self.threads[t].clock > limit || !self.rob_ready(t, ev.op) {
             return Ok(false);
         }
-        self.horizon = self.horizon.max(self.threads[t].clock);
+        if TRACK {
+            self.horizon = self.horizon.max(self.threads[t].clock);
+        }
         if self.threads[t].clock > limit {
             // A stall moved the thread past the crash point: the event never executes.
             return Ok(false);
@@ -1370,7 +1379,9 @@ impl System {
             let at = other.retired_at(count);
             let th = &mut self.threads[t];
             th.clock = th.clock.max(at);
-            self.horizon = self.horizon.max(th.clock);
+            if TRACK {
+                self.horizon = self.horizon.max(th.clock);
+            }
             if th.clock > limit {
                 return Ok(false);
             }
