@@ -5,19 +5,14 @@
 
 use pmsim::pmtrace::TraceEvent;
 use pmsim::{SimConfig, System, SNAPSHOT_EVERY};
-use pmwork::{GenOptions, VecSink};
+
+mod common;
 
 /// The events of pmwork workload `name`: `threads` threads (the last `clients` of them RDMA
 /// clients), `ops` operations, seed 3.
 fn events(name: &str, threads: u16, clients: u16, ops: u64) -> Vec<TraceEvent> {
     let w = pmwork::workload(name).expect("workload");
-    let mut p = w.info().default_params(3);
-    p.threads = threads;
-    p.remote_threads = clients;
-    p.ops = ops;
-    w.generate(&p, Box::new(VecSink::default()), GenOptions::default())
-        .expect("generate")
-        .into_events()
+    common::workload_events(w, threads, clients, ops, 3)
 }
 
 /// Everything a crash check reads of a cut run, and its statistics.

@@ -5,7 +5,9 @@
 use pmsim::persist_check::{check, CheckSummary};
 use pmsim::pmtrace::TraceEvent;
 use pmsim::{SimConfig, System};
-use pmwork::{GenOptions, Suite, VecSink};
+use pmwork::Suite;
+
+mod common;
 
 /// The events of PPO workload `w` with `threads` threads and `ops` operations.
 fn events(w: &dyn pmwork::Workload, threads: u16, ops: u64) -> Vec<TraceEvent> {
@@ -19,13 +21,7 @@ fn events_with_clients(
     clients: u16,
     ops: u64,
 ) -> Vec<TraceEvent> {
-    let mut p = w.info().default_params(7);
-    p.threads = threads;
-    p.remote_threads = clients;
-    p.ops = ops;
-    w.generate(&p, Box::new(VecSink::default()), GenOptions::default())
-        .expect("generate")
-        .into_events()
+    common::workload_events(w, threads, clients, ops, 7)
 }
 
 /// Runs `events` on nvm-ppo with `sets` and checks the persist order of the whole run.
