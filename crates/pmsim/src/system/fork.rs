@@ -7,7 +7,8 @@
 //! of it taken while the horizon was at or before `t` is, field for field, the state the cut
 //! run has at the same step. [`System::run_to_crash_points`] runs the trace once, keeps a
 //! snapshot every [`SNAPSHOT_EVERY`] steps, and finishes each cut run from the newest
-//! snapshot whose horizon is at or before its point. The results are identical to
+//! snapshot whose horizon is at or before its point (from a copy of it, except the last such
+//! point, which takes the snapshot itself). The results are identical to
 //! `crash_at(t)` runs from the start (tested on every point of runs under each ordering model,
 //! logging engine, PM-support engine, RDMA clients and tiny caches: `tests/fork.rs`).
 
@@ -54,27 +55,56 @@ impl System {
         let mut order: Vec<usize> = (0..points.len()).collect();
         order.sort_by_key(|&i| (points[i], i));
         let mut cur = self.start(events.into_iter());
-        let mut snapshot = (self.clone(), cur.clone());
+        let mut snapshot = Some((self.clone(), cur.clone()));
+        // Points whose cut runs start from `snapshot`, in time order: the snapshot's horizon
+        // is at or before each of them, and later snapshots' horizons may not be.
+        let mut waiting = Vec::new();
         let mut since = 0;
         let mut running = true;
         for i in order {
             let t = points[i];
             while running && self.horizon <= t {
                 if since >= SNAPSHOT_EVERY {
-                    snapshot = (self.clone(), cur.clone());
+                    finish_cuts(&mut waiting, snapshot.take(), points, &mut visit)?;
+                    snapshot = Some((self.clone(), cur.clone()));
                     since = 0;
                 }
                 running = self.advance::<_, true>(&mut cur, &mut |_| {})?;
                 since += 1;
             }
-            // The snapshot's horizon is at or before every point from the one it was taken for
-            // on: the cut run is the uncut one up to it.
-            let (mut sys, mut c) = (snapshot.0.clone(), snapshot.1.clone());
-            sys.stop_at = Some(t);
-            while sys.advance::<_, false>(&mut c, &mut |_| {})? {}
-            sys.finish(&c, |_| {})?;
-            visit(i, sys)?;
+            waiting.push(i);
         }
-        Ok(())
+        finish_cuts(&mut waiting, snapshot, points, &mut visit)
     }
+}
+
+/// Finishes the cut runs of the points in `waiting` (emptied) from `snapshot`: a copy for each
+/// but the last, which takes the snapshot itself (no later point needs it).
+fn finish_cuts<I, F>(
+    waiting: &mut Vec<usize>,
+    snapshot: Option<(System, Cursor<I>)>,
+    points: &[Ps],
+    visit: &mut F,
+) -> Result<(), SystemError>
+where
+    I: Iterator<Item = Result<TraceEvent, TraceError>> + Clone,
+    F: FnMut(usize, System) -> Result<(), SystemError>,
+{
+    let mut snapshot = snapshot;
+    let n = waiting.len();
+    for (k, i) in waiting.drain(..).enumerate() {
+        let (mut sys, mut c) = if k + 1 == n {
+            snapshot.take().expect("a snapshot for every waiting point")
+        } else {
+            let (s, c) = snapshot
+                .as_ref()
+                .expect("a snapshot for every waiting point");
+            (s.clone(), c.clone())
+        };
+        sys.stop_at = Some(points[i]);
+        while sys.advance::<_, false>(&mut c, &mut |_| {})? {}
+        sys.finish(&c, |_| {})?;
+        visit(i, sys)?;
+    }
+    Ok(())
 }
