@@ -631,8 +631,8 @@ fn rerun_points(
 }
 
 /// The trace run once, each point's run finished from a snapshot of it
-/// ([`System::run_to_crash_points`]); the cut systems are judged by `jobs - 1` other threads
-/// while the run goes on (by this one when `jobs` is 1).
+/// ([`System::run_to_crash_points`]); up to `jobs - 1` other threads judge the cut systems
+/// while the run goes on, and this one judges those no other thread is free for.
 fn fork_points(
     cfg: &SimConfig,
     events: &[TraceEvent],
@@ -642,18 +642,11 @@ fn fork_points(
 ) -> Result<(), String> {
     let times: Vec<Ps> = points.iter().map(|p| p.time).collect();
     let sys = System::new(cfg).map_err(|e| e.to_string())?;
-    if jobs == 1 {
-        return sys
-            .run_to_crash_points(events.iter().copied().map(Ok), &times, |i, cut| {
-                judge(i, &cut);
-                Ok(())
-            })
-            .map_err(|e| e.to_string());
-    }
-    // A few cut systems in flight: each holds a copy of the caches and the image.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, System)>(2 * jobs);
+    // A few cut systems waiting at most: each holds a copy of the caches and the image.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, System)>(jobs);
     let rx = Mutex::new(rx);
     std::thread::scope(|s| {
+        let mut workers = 0;
         for _ in 1..jobs {
             let spawned = std::thread::Builder::new().spawn_scoped(s, || loop {
                 let next = rx.lock().expect("lock").recv();
@@ -663,19 +656,22 @@ fn fork_points(
                 }
             });
             if spawned.is_err() {
+                // (Thread limit, memory: the points go to the threads that did start.)
                 break;
             }
+            workers += 1;
         }
         let run = sys.run_to_crash_points(events.iter().copied().map(Ok), &times, |i, cut| {
-            // Judged here if no worker could be started (the channel then fills).
-            match tx.try_send((i, cut)) {
-                Ok(()) => {}
-                Err(std::sync::mpsc::TrySendError::Full((i, cut))) => {
-                    if let Err(std::sync::mpsc::SendError((i, cut))) = tx.send((i, cut)) {
-                        judge(i, &cut);
-                    }
-                }
-                Err(std::sync::mpsc::TrySendError::Disconnected((i, cut))) => judge(i, &cut),
+            if workers == 0 {
+                judge(i, &cut);
+            } else if let Err(
+                std::sync::mpsc::TrySendError::Full((i, cut))
+                | std::sync::mpsc::TrySendError::Disconnected((i, cut)),
+            ) = tx.try_send((i, cut))
+            {
+                // No worker free: judged here, so the run never waits for one (nor for ever
+                // when none is left).
+                judge(i, &cut);
             }
             Ok(())
         });

@@ -26,8 +26,9 @@
 //!    reordering is flagged too. It orders writes by when they left, not by when their bytes
 //!    were taken.
 
+use crate::fast_hash::FastMap;
 use crate::time::Ps;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 /// A persist as it was issued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,18 +92,19 @@ type StreamEpochs = Vec<(u64, usize, u64)>;
 /// Checks `log`. With `complete` (the run ended without a crash) every issued persist must
 /// have become durable; otherwise persists never acknowledged count as not yet durable.
 pub fn check(log: &PersistOrderLog, complete: bool) -> Result<CheckSummary, String> {
-    let mut pos: HashMap<u64, usize> = HashMap::with_capacity(log.durable.len());
+    let mut pos: FastMap<u64, usize> = FastMap::default();
+    pos.reserve(log.durable.len());
     for (i, &(_, id)) in log.durable.iter().enumerate() {
         if pos.insert(id, i).is_some() {
             return Err(format!("persist {id:#x} acknowledged twice"));
         }
     }
     let never = usize::MAX;
-    let mut streams: HashMap<(bool, u16), StreamPersists> = HashMap::new();
+    let mut streams: BTreeMap<(bool, u16), StreamPersists> = BTreeMap::new();
     let mut epochs = 0;
     // Intra-thread: per stream, the latest durable position among earlier epochs must precede
     // every persist of a later epoch.
-    let mut by_stream: HashMap<(bool, u16), StreamEpochs> = HashMap::new();
+    let mut by_stream: BTreeMap<(bool, u16), StreamEpochs> = BTreeMap::new();
     for (i, p) in log.issued.iter().enumerate() {
         let at = match pos.get(&p.id) {
             Some(&d) => d,
@@ -160,8 +162,8 @@ pub fn check(log: &PersistOrderLog, complete: bool) -> Result<CheckSummary, Stri
     }
     // Inter-thread: per local stream, prefix maxima and suffix minima of durable positions
     // in issue order.
-    let mut prefix_max: HashMap<u16, Vec<(usize, usize)>> = HashMap::new();
-    let mut suffix_min: HashMap<u16, Vec<(usize, usize)>> = HashMap::new();
+    let mut prefix_max: FastMap<u16, Vec<(usize, usize)>> = FastMap::default();
+    let mut suffix_min: FastMap<u16, Vec<(usize, usize)>> = FastMap::default();
     for (&(remote, s), list) in &streams {
         if remote {
             continue;
@@ -226,7 +228,8 @@ pub fn check(log: &PersistOrderLog, complete: bool) -> Result<CheckSummary, Stri
 /// a write never acknowledged may only be followed by writes of its line never acknowledged.
 /// Returns the number of lines checked.
 pub fn check_line_order(log: &PersistOrderLog, complete: bool) -> Result<usize, String> {
-    let mut pos: HashMap<u64, usize> = HashMap::with_capacity(log.line_acks.len());
+    let mut pos: FastMap<u64, usize> = FastMap::default();
+    pos.reserve(log.line_acks.len());
     for (i, &id) in log.line_acks.iter().enumerate() {
         if pos.insert(id, i).is_some() {
             return Err(format!("write {id:#x} acknowledged twice"));
@@ -234,7 +237,7 @@ pub fn check_line_order(log: &PersistOrderLog, complete: bool) -> Result<usize, 
     }
     // Per line: the latest acknowledgement so far (usize::MAX: a write never acknowledged)
     // and the write it belongs to.
-    let mut last: HashMap<u64, (usize, u64)> = HashMap::new();
+    let mut last: FastMap<u64, (usize, u64)> = FastMap::default();
     for &(id, line) in &log.line_writes {
         let at = match pos.get(&id) {
             Some(&at) => at,

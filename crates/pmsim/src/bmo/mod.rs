@@ -70,7 +70,7 @@ impl Clone for Box<dyn BmoEngine> {
 /// A PM-support engine (plug-in).
 pub trait BmoEngine: Send {
     /// A copy of this plug-in with its whole state: a run forked at a crash point
-    /// ([`crate::system::System::fork`]) goes on with the copy. (`Box::new(self.clone())`.)
+    /// ([`crate::system::System::run_to_crash_points`]) goes on with the copy. (`Box::new(self.clone())`.)
     fn clone_box(&self) -> Box<dyn BmoEngine>;
 
     /// Registry name.

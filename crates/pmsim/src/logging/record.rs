@@ -21,7 +21,7 @@
 
 use super::LogRegion;
 use crate::image::{LineData, PmImage};
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 /// Log entries per record (ATOM LEC: seven entries share one header).
 pub const ENTRIES_PER_RECORD: usize = 7;
@@ -158,7 +158,7 @@ pub fn recover(
     applied: &[u32],
     header_slot: impl Fn(u64) -> Option<[u64; 2]>,
 ) -> PmImage {
-    let mut headers: HashMap<u64, Parsed> = HashMap::new();
+    let mut headers: BTreeMap<u64, Parsed> = BTreeMap::new();
     let read = |a: u64| image.line(a).copied().unwrap_or([0; 64]);
     for a in image.line_addrs() {
         if !region.contains(a) {
@@ -244,7 +244,7 @@ pub fn recover(
             }
         }
         Layout::Sequential => {
-            let mut groups: HashMap<(u32, u8), Vec<&Parsed>> = HashMap::new();
+            let mut groups: BTreeMap<(u32, u8), Vec<&Parsed>> = BTreeMap::new();
             for p in headers.values() {
                 groups
                     .entry((p.meta.stamp, p.meta.thread))

@@ -57,7 +57,7 @@ impl Clone for Box<dyn LogAllocator> {
 /// Where log records go.
 pub trait LogAllocator: Send {
     /// A copy of this plug-in with its whole state: a run forked at a crash point
-    /// ([`crate::system::System::fork`]) goes on with the copy. (`Box::new(self.clone())`.)
+    /// ([`crate::system::System::run_to_crash_points`]) goes on with the copy. (`Box::new(self.clone())`.)
     fn clone_box(&self) -> Box<dyn LogAllocator>;
 
     /// Lines per header (1: ATOM's header; 2: LALEA's header with entry addresses).

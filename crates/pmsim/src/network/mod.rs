@@ -36,7 +36,7 @@ impl Clone for Box<dyn NetworkPersistence> {
 /// [`crate::plugins::NETWORKS`]).
 pub trait NetworkPersistence: Send {
     /// A copy of this plug-in with its whole state: a run forked at a crash point
-    /// ([`crate::system::System::fork`]) goes on with the copy. (`Box::new(self.clone())`.)
+    /// ([`crate::system::System::run_to_crash_points`]) goes on with the copy. (`Box::new(self.clone())`.)
     fn clone_box(&self) -> Box<dyn NetworkPersistence>;
 
     /// Must a client fence (`full`: an `mfence`, the commit of a transaction; otherwise an

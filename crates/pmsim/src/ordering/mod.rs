@@ -72,7 +72,7 @@ impl Clone for Box<dyn OrderingModel> {
 /// A persist-ordering model (plug-in).
 pub trait OrderingModel: Send {
     /// A copy of this plug-in with its whole state: a run forked at a crash point
-    /// ([`crate::system::System::fork`]) goes on with the copy. (`Box::new(self.clone())`.)
+    /// ([`crate::system::System::run_to_crash_points`]) goes on with the copy. (`Box::new(self.clone())`.)
     fn clone_box(&self) -> Box<dyn OrderingModel>;
 
     /// Registry name.

@@ -25,9 +25,11 @@ pub(super) struct Cursor<I> {
     pub(super) next_mem: Ps,
 }
 
-/// Steps of the uncut run between two snapshots: a cut run starts at most this many steps
-/// before its point. (A snapshot copies the whole system, caches with their bytes included;
-/// 2048 steps keep those copies a small share of a crash check's time.)
+/// Steps of the uncut run between two snapshots. A cut run starts from the newest snapshot
+/// whose horizon allows it: usually under this many steps before its point, more where one
+/// step moved the horizon past several points. (A snapshot copies the whole system, caches
+/// with their bytes included; 2048 steps keep those copies a small share of a crash check's
+/// time.)
 pub const SNAPSHOT_EVERY: u32 = 2048;
 
 impl System {
