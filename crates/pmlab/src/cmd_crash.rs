@@ -630,9 +630,10 @@ fn rerun_points(
     }
 }
 
-/// The trace run once, each point's run finished from a snapshot of it
-/// ([`System::run_to_crash_points`]); up to `jobs - 1` other threads judge the cut systems
-/// while the run goes on, and this one judges those no other thread is free for.
+/// Each point's run finished from a snapshot of one run of the trace
+/// ([`System::run_to_crash_points`]). The points, in time order, are dealt round-robin to
+/// `jobs` threads, each running the trace once for its share: the threads never wait for each
+/// other, and each reuses the memory of its own copies of the system.
 fn fork_points(
     cfg: &SimConfig,
     events: &[TraceEvent],
@@ -640,44 +641,45 @@ fn fork_points(
     jobs: usize,
     judge: &(dyn Fn(usize, &System) + Sync),
 ) -> Result<(), String> {
-    let times: Vec<Ps> = points.iter().map(|p| p.time).collect();
-    let sys = System::new(cfg).map_err(|e| e.to_string())?;
-    // A few cut systems waiting at most: each holds a copy of the caches and the image.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, System)>(jobs);
-    let rx = Mutex::new(rx);
-    std::thread::scope(|s| {
-        let mut workers = 0;
-        for _ in 1..jobs {
-            let spawned = std::thread::Builder::new().spawn_scoped(s, || loop {
-                let next = rx.lock().expect("lock").recv();
-                match next {
-                    Ok((i, cut)) => judge(i, &cut),
-                    Err(_) => break,
-                }
-            });
-            if spawned.is_err() {
-                // (Thread limit, memory: the points go to the threads that did start.)
-                break;
-            }
-            workers += 1;
-        }
-        let run = sys.run_to_crash_points(events.iter().copied().map(Ok), &times, |i, cut| {
-            if workers == 0 {
-                judge(i, &cut);
-            } else if let Err(
-                std::sync::mpsc::TrySendError::Full((i, cut))
-                | std::sync::mpsc::TrySendError::Disconnected((i, cut)),
-            ) = tx.try_send((i, cut))
-            {
-                // No worker free: judged here, so the run never waits for one (nor for ever
-                // when none is left).
-                judge(i, &cut);
-            }
-            Ok(())
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by_key(|&i| (points[i].time, i));
+    let shares: Vec<Vec<usize>> = (0..jobs)
+        .map(|j| order.iter().copied().skip(j).step_by(jobs).collect())
+        .collect();
+    let error: Mutex<Option<String>> = Mutex::new(None);
+    let work = |share: &[usize]| {
+        let times: Vec<Ps> = share.iter().map(|&i| points[i].time).collect();
+        let run = System::new(cfg).map_err(|e| e.to_string()).and_then(|sys| {
+            sys.run_to_crash_points(events.iter().copied().map(Ok), &times, |k, cut| {
+                judge(share[k], &cut);
+                Ok(())
+            })
+            .map_err(|e| e.to_string())
         });
-        drop(tx);
-        run.map_err(|e| e.to_string())
-    })
+        if let Err(e) = run {
+            error.lock().expect("lock").get_or_insert(e);
+        }
+    };
+    std::thread::scope(|s| {
+        let mut left = Vec::new();
+        for share in &shares[1..] {
+            if std::thread::Builder::new()
+                .spawn_scoped(s, || work(share))
+                .is_err()
+            {
+                // (Thread limit, memory: this thread takes the share.)
+                left.push(share);
+            }
+        }
+        work(&shares[0]);
+        for share in left {
+            work(share);
+        }
+    });
+    match error.into_inner().expect("lock") {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
 }
 
 /// Judges a run cut at a crash point: its image after the logging engine's recovery against
