@@ -31,6 +31,11 @@ fn outcome(sys: &System) -> String {
 /// Cuts `events` at `n` points over the whole run (evenly spread, and a few at the exact
 /// times of the first acknowledgements) both ways and compares them point by point.
 fn compare(preset: &str, sets: &[&str], events: &[TraceEvent], n: usize) {
+    compare_with(preset, sets, events, n, SNAPSHOT_EVERY);
+}
+
+/// [`compare`] with a snapshot every `every` steps.
+fn compare_with(preset: &str, sets: &[&str], events: &[TraceEvent], n: usize, every: u32) {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let cfg = SimConfig::preset(preset)
         .unwrap()
@@ -52,6 +57,7 @@ fn compare(preset: &str, sets: &[&str], events: &[TraceEvent], n: usize) {
     let mut fast = vec![None; points.len()];
     System::new(&cfg)
         .unwrap()
+        .snapshot_every(every)
         .run_to_crash_points(events.iter().copied().map(Ok), &points, |i, sys| {
             fast[i] = Some(outcome(&sys));
             Ok(())
@@ -160,4 +166,27 @@ fn pm_support_engines_and_predictors_fork_exactly() {
             16,
         );
     }
+}
+
+#[test]
+fn snapshots_right_before_each_point_fork_exactly() {
+    // A snapshot every step or every few, so that cut runs start right before their points (tiny
+    // caches keep the copies cheap). With a front-end delay acknowledgements, and so fence
+    // completions, fall after the memory event that carries them: the decision whose time runs
+    // furthest ahead of the run's.
+    let ev = events("ppo-hash", 4, 0, 24);
+    let ev_hw = events("btree-hw", 4, 0, 16);
+    for ordering in ["x86", "broi"] {
+        let mut sets = TINY_CACHES.to_vec();
+        let o = format!("controller.ordering={ordering}");
+        sets.extend([
+            o.as_str(),
+            "controller.frontend_ns=40",
+            "controller.adr=false",
+        ]);
+        compare_with("nvm-ppo", &sets, &ev, 60, 1);
+    }
+    let mut sets = TINY_CACHES.to_vec();
+    sets.extend(["controller.logging=lalea+blom", "controller.frontend_ns=40"]);
+    compare_with("nvm-lalea", &sets, &ev_hw, 60, 5);
 }

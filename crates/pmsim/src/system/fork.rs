@@ -25,7 +25,8 @@ pub(super) struct Cursor<I> {
     pub(super) next_mem: Ps,
 }
 
-/// Steps of the uncut run between two snapshots. A cut run starts from the newest snapshot
+/// Steps of the uncut run between two snapshots ([`System::snapshot_every`] changes it). A
+/// cut run starts from the newest snapshot
 /// whose horizon allows it: usually under this many steps before its point, more where one
 /// step moved the horizon past several points. (A snapshot copies the whole system, caches
 /// with their bytes included; 2048 steps keep those copies a small share of a crash check's
@@ -66,7 +67,7 @@ impl System {
         for i in order {
             let t = points[i];
             while running && self.horizon <= t {
-                if since >= SNAPSHOT_EVERY {
+                if since >= self.snapshot_every {
                     finish_cuts(&mut waiting, snapshot.take(), points, &mut visit)?;
                     snapshot = Some((self.clone(), cur.clone()));
                     since = 0;
