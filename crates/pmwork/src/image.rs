@@ -5,14 +5,16 @@
 //! [`crate::PmHeap`] built by [`crate::PmHeap::from_image`]. Lines never set read as zero,
 //! which is also what a freshly created PM pool holds.
 
-use std::collections::HashMap;
-
 use crate::heap::{line_of, LINE_BYTES};
+use crate::memory::IntMap;
 
-/// Line address → the line's 64 bytes; absent lines read as zero.
+/// Line address → the line's 64 bytes; absent lines read as zero. (Integer-keyed with
+/// [`IntMap`]: the standard, per-process seeded hasher made building the image of each crash
+/// point 9% of a `pmlab crash` run's instructions, against 4%; and iteration is now the same
+/// on every run.)
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CrashImage {
-    lines: HashMap<u64, [u8; 64]>,
+    lines: IntMap<u64, [u8; 64]>,
 }
 
 impl CrashImage {
@@ -23,7 +25,9 @@ impl CrashImage {
 
     /// An image holding `lines` (line address, bytes); addresses are aligned down to a line.
     pub fn from_lines(lines: impl IntoIterator<Item = (u64, [u8; 64])>) -> CrashImage {
+        let lines = lines.into_iter();
         let mut img = CrashImage::new();
+        img.lines.reserve(lines.size_hint().0);
         for (a, l) in lines {
             img.set_line(a, l);
         }
@@ -57,7 +61,7 @@ impl CrashImage {
         v
     }
 
-    /// (line address, bytes) pairs, in no particular order.
+    /// (line address, bytes) pairs, in an order that depends only on the lines set.
     pub fn iter(&self) -> impl Iterator<Item = (u64, &[u8; 64])> {
         self.lines.iter().map(|(&a, l)| (a, l))
     }
