@@ -6,7 +6,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use pmsim::fast_hash::FastMap;
 use pmsim::pmtrace::{Op, TraceEvent};
 use pmsim::time::Ps;
-use pmsim::{SimConfig, System};
+use pmsim::{SimConfig, System, SystemError};
 use pmwork::{CommitLog, CrashImage, Fault, GenOptions, Params, Workload};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -79,7 +79,9 @@ pub struct CrashArgs {
     /// of that.
     #[arg(long)]
     rerun: bool,
-    /// Worker threads (default: available cores; at most 1024).
+    /// Worker threads (default: available cores; at most 1024). Without `--rerun` each thread
+    /// runs the whole trace for its share of the points and holds three copies of the system
+    /// (its run, a snapshot, a cut run): more threads than cores only cost time and memory.
     #[arg(long, value_name = "J",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
     jobs: Option<usize>,
@@ -330,12 +332,13 @@ pub fn run(a: CrashArgs) -> Result<(), String> {
         }
         bar.inc(1);
     };
-    if a.rerun || a.at_ps.is_some() {
-        rerun_points(&cfg, &events, &points, jobs, &judge)?;
+    let ran = if a.rerun || a.at_ps.is_some() {
+        rerun_points(&cfg, &events, &points, jobs, &judge)
     } else {
-        fork_points(&cfg, &events, &points, jobs, &judge)?;
-    }
+        fork_points(&cfg, &events, &points, jobs, &judge)
+    };
     bar.finish_and_clear();
+    ran?;
     let mut failures = failures.into_inner().expect("lock");
     failures.sort_by_key(|(i, _)| (points[*i].time, *i));
     println!(
@@ -471,8 +474,6 @@ fn choose_points(n: usize, end: Ps, fences: &[(Ps, u16)], seed: u64) -> Vec<Poin
     out
 }
 
-/// Runs the trace up to `t`, recovers the crash image and checks the oracle. `Ok(Err(msg))`
-/// is an oracle failure; `Err` a simulator error.
 /// What the network persistence mode promises an RDMA client (the last `remote_threads`
 /// threads) when one of its fences completes, written down here from the modes' definitions
 /// (PPO Fig. 4) rather than asked of the model under test: under `sync` every fence returns
@@ -651,6 +652,10 @@ fn fork_points(
         let times: Vec<Ps> = share.iter().map(|&i| points[i].time).collect();
         let run = System::new(cfg).map_err(|e| e.to_string()).and_then(|sys| {
             sys.run_to_crash_points(events.iter().copied().map(Ok), &times, |k, cut| {
+                if error.lock().expect("lock").is_some() {
+                    // Another thread failed: the run ends with its error.
+                    return Err(SystemError::Internal("stopped".into()));
+                }
                 judge(share[k], &cut);
                 Ok(())
             })

@@ -68,8 +68,9 @@ enum Command {
     Sweep(cmd_sweep::SweepArgs),
     /// Cut a workload's run at many power-failure points, recover, and check its oracle.
     ///
-    /// Runs the workload on the full system once, then re-runs it cut at N points (half at
-    /// random times, half at fence completions), rebuilds each crash image with the
+    /// Runs the workload on the full system once, then cuts that run at N points (half at
+    /// random times, half at fence completions; each point's run finished from a snapshot of
+    /// the trace's run, or with `--rerun` simulated from the start), rebuilds each crash image with the
     /// workload's recovery and checks that every committed operation is present and none is
     /// half-applied. Exits non-zero on the first failure, printing how to replay it.
     Crash(cmd_crash::CrashArgs),

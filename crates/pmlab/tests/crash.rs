@@ -956,9 +956,9 @@ fn threads_sharing_a_log_recover_a_prefix_of_its_appends() {
         }
     }
     // Dropping the dependencies: the checker says so, and under BROI the oracle too (a later
-    // holder's tail durable before an earlier holder's append): 134 of 1000 points fail under
-    // BROI (8 threads); under Epoch the oracle passes them all and the checker alone fails the
-    // run.
+    // holder's tail durable before an earlier holder's append): under BROI 41 of this test's 300
+    // points fail (134 of 1000); under Epoch the oracle passes them all and the checker alone
+    // fails the run.
     for ordering in ["epoch", "broi"] {
         let o = run(ordering, "ignore-dependencies");
         let (out, err) = text(&o);
@@ -1268,11 +1268,13 @@ fn the_replay_line_of_a_failure_reproduces_it() {
 }
 
 #[test]
-fn snapshots_and_reruns_judge_every_point_alike() {
-    // The default finishes each point's run from a snapshot of one uncut run; `--rerun`
-    // simulates each from the start. The same points fail, and the first failure reported is
-    // the same, with the faults of both layers: BLOM losing its buffered headers (36 of 150
-    // points failed when this test was written) and an undo log without its fence.
+fn snapshots_and_reruns_report_the_same_failures() {
+    // The default finishes each point's run from a snapshot of one uncut run (two threads, each
+    // with its share of the points); `--rerun` simulates each from the start. The same number
+    // of points fail and the first failure reported is the same, with the faults of both
+    // layers: BLOM losing its buffered headers (36 of 150 points failed when this test was
+    // written) and an undo log without its fence. (`cargo test -p pmsim --test fork` compares
+    // every point's image, progress and statistics.)
     let runs: [&[&str]; 2] = [
         &[
             "crash",
@@ -1304,7 +1306,7 @@ fn snapshots_and_reruns_judge_every_point_alike() {
         ],
     ];
     for args in runs {
-        let fork = pmlab(args);
+        let fork = pmlab(&[args, &["--jobs", "2"]].concat());
         let rerun = pmlab(&[args, &["--rerun"]].concat());
         let (out, err) = text(&fork);
         let (rout, rerr) = text(&rerun);

@@ -1,7 +1,8 @@
 //! `System::run_to_crash_points` against `crash_at` runs from the start: at every point, the
 //! same statistics, the same recovered image and the same progress per thread, under each
-//! ordering model, hardware-logging engine, PM-support engine and write predictor, RDMA
-//! clients, tiny caches and ADR on or off.
+//! ordering model, hardware-logging engine and PM-support engine, the PMWeaver and ideal write
+//! predictors, the FCFS scheduler, RDMA clients, tiny caches and ADR on or off, and with a
+//! snapshot every step.
 
 use pmsim::pmtrace::TraceEvent;
 use pmsim::{SimConfig, System, SNAPSHOT_EVERY};
@@ -127,6 +128,13 @@ fn ordering_models_fork_exactly_with_and_without_adr() {
             );
         }
     }
+    // The FCFS scheduler (a plug-in without the built-in FR-FCFS path) beside BROI.
+    compare(
+        "nvm-ppo",
+        &["controller.scheduler=fcfs", "controller.ordering=broi"],
+        &ev,
+        16,
+    );
     let mut sets = TINY_CACHES.to_vec();
     sets.extend(["controller.ordering=epoch", "controller.adr=false"]);
     compare("nvm-ppo", &sets, &events("shared-log", 4, 0, 120), 16);
@@ -155,6 +163,7 @@ fn pm_support_engines_and_predictors_fork_exactly() {
         ("enc-bmt", "pmweaver"),
         ("dedup", "pmweaver"),
         ("enc-bmt", "none"),
+        ("dedup", "ideal"),
     ] {
         compare(
             "pcm-pmweaver",

@@ -452,7 +452,9 @@ pub struct System {
     next_seq: u64,
     stop_at: Option<Ps>,
     /// The latest time any decision so far compared with the crash point (see
-    /// [`advance`](Self::advance)).
+    /// [`advance`](Self::advance)): kept by the uncut run of
+    /// [`run_to_crash_points`](Self::run_to_crash_points), and at fence completions (rare) by
+    /// every run; only that uncut run reads it.
     horizon: Ps,
     /// Steps between two snapshots of [`run_to_crash_points`](Self::run_to_crash_points).
     snapshot_every: u32,
