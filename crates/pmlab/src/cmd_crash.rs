@@ -6,10 +6,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use pmsim::fast_hash::FastMap;
 use pmsim::pmtrace::{Op, TraceEvent};
 use pmsim::time::Ps;
-use pmsim::{SimConfig, System, SystemError};
+use pmsim::{SimConfig, System, SystemError, SNAPSHOT_EVERY};
 use pmwork::{CommitLog, CrashImage, Fault, GenOptions, Params, Workload};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Crash points when `--points` is not given.
@@ -588,7 +587,7 @@ impl ClientPromises {
     }
 }
 
-/// Each point's run simulated from the start of the trace, `jobs` points at a time.
+/// Each point's run simulated from the start of the trace.
 fn rerun_points(
     cfg: &SimConfig,
     events: &[TraceEvent],
@@ -596,45 +595,24 @@ fn rerun_points(
     jobs: usize,
     judge: &(dyn Fn(usize, &System) + Sync),
 ) -> Result<(), String> {
-    let next = AtomicUsize::new(0);
-    let error: Mutex<Option<String>> = Mutex::new(None);
-    let work = || loop {
-        let i = next.fetch_add(1, Ordering::Relaxed);
-        if i >= points.len() || error.lock().expect("lock").is_some() {
-            break;
-        }
-        let run = System::new(cfg).map_err(|e| e.to_string()).and_then(|s| {
-            let mut sys = s.crash_at(points[i].time);
-            sys.run(events.iter().copied().map(Ok), |_| {})
-                .map_err(|e| e.to_string())?;
-            Ok(sys)
-        });
-        match run {
-            Ok(sys) => judge(i, &sys),
-            Err(e) => *error.lock().expect("lock") = Some(e),
-        }
-    };
-    std::thread::scope(|s| {
-        // This thread is one of the workers; a worker the system cannot start (thread limit,
-        // memory) leaves the points to the others instead of aborting the run (`spawn`
-        // panicked).
-        for _ in 1..jobs {
-            if std::thread::Builder::new().spawn_scoped(s, work).is_err() {
+    in_shares(points, jobs, |share, stopped| {
+        for &i in share {
+            if stopped() {
                 break;
             }
+            let mut sys = System::new(cfg)
+                .map_err(|e| e.to_string())?
+                .crash_at(points[i].time);
+            sys.run(events.iter().copied().map(Ok), |_| {})
+                .map_err(|e| e.to_string())?;
+            judge(i, &sys);
         }
-        work();
-    });
-    match error.into_inner().expect("lock") {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+        Ok(())
+    })
 }
 
 /// Each point's run finished from a snapshot of one run of the trace
-/// ([`System::run_to_crash_points`]). The points, in time order, are dealt round-robin to
-/// `jobs` threads, each running the trace once for its share: the threads never wait for each
-/// other, and each reuses the memory of its own copies of the system.
+/// ([`System::run_to_crash_points`]), which each thread makes for its share of the points.
 fn fork_points(
     cfg: &SimConfig,
     events: &[TraceEvent],
@@ -642,26 +620,44 @@ fn fork_points(
     jobs: usize,
     judge: &(dyn Fn(usize, &System) + Sync),
 ) -> Result<(), String> {
+    in_shares(points, jobs, |share, stopped| {
+        let times: Vec<Ps> = share.iter().map(|&i| points[i].time).collect();
+        let sys = System::new(cfg).map_err(|e| e.to_string())?;
+        sys.run_to_crash_points(
+            events.iter().copied().map(Ok),
+            &times,
+            SNAPSHOT_EVERY,
+            |k, cut| {
+                if stopped() {
+                    // Another share failed: the run ends with its error.
+                    return Err(SystemError::Internal("stopped".into()));
+                }
+                judge(share[k], &cut);
+                Ok(())
+            },
+        )
+        .map_err(|e| e.to_string())
+    })
+}
+
+/// Runs `work` on the points, in time order, dealt round-robin to `jobs` threads (this one
+/// among them; a thread that cannot start, for a thread limit or memory, leaves its share to
+/// this one): the threads never wait for each other, and each reuses the memory of its own
+/// systems. `work` gets its share and a test that says another share failed; the first error
+/// is returned.
+fn in_shares<W>(points: &[Point], jobs: usize, work: W) -> Result<(), String>
+where
+    W: Fn(&[usize], &dyn Fn() -> bool) -> Result<(), String> + Sync,
+{
     let mut order: Vec<usize> = (0..points.len()).collect();
     order.sort_by_key(|&i| (points[i].time, i));
     let shares: Vec<Vec<usize>> = (0..jobs)
         .map(|j| order.iter().copied().skip(j).step_by(jobs).collect())
         .collect();
     let error: Mutex<Option<String>> = Mutex::new(None);
-    let work = |share: &[usize]| {
-        let times: Vec<Ps> = share.iter().map(|&i| points[i].time).collect();
-        let run = System::new(cfg).map_err(|e| e.to_string()).and_then(|sys| {
-            sys.run_to_crash_points(events.iter().copied().map(Ok), &times, |k, cut| {
-                if error.lock().expect("lock").is_some() {
-                    // Another thread failed: the run ends with its error.
-                    return Err(SystemError::Internal("stopped".into()));
-                }
-                judge(share[k], &cut);
-                Ok(())
-            })
-            .map_err(|e| e.to_string())
-        });
-        if let Err(e) = run {
+    let stopped = || error.lock().expect("lock").is_some();
+    let run = |share: &[usize]| {
+        if let Err(e) = work(share, &stopped) {
             error.lock().expect("lock").get_or_insert(e);
         }
     };
@@ -669,16 +665,15 @@ fn fork_points(
         let mut left = Vec::new();
         for share in &shares[1..] {
             if std::thread::Builder::new()
-                .spawn_scoped(s, || work(share))
+                .spawn_scoped(s, || run(share))
                 .is_err()
             {
-                // (Thread limit, memory: this thread takes the share.)
                 left.push(share);
             }
         }
-        work(&shares[0]);
+        run(&shares[0]);
         for share in left {
-            work(share);
+            run(share);
         }
     });
     match error.into_inner().expect("lock") {

@@ -455,7 +455,13 @@ fn crash_hw(workload: &str, sets: &[String]) -> Output {
 /// [`crash_hw`] with `ops` operations and `points` crash points. These check the simulated
 /// hardware logging, not the program: the reference-model pass is left out.
 fn crash_hw_sized(workload: &str, ops: &str, points: &str, sets: &[String]) -> Output {
-    let mut args = vec![
+    let args = crash_hw_args(workload, ops, points, sets);
+    pmlab(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// The arguments of [`crash_hw_sized`].
+fn crash_hw_args(workload: &str, ops: &str, points: &str, sets: &[String]) -> Vec<String> {
+    let mut args: Vec<String> = [
         "crash",
         "--no-reference",
         "--config",
@@ -466,11 +472,13 @@ fn crash_hw_sized(workload: &str, ops: &str, points: &str, sets: &[String]) -> O
         ops,
         "--points",
         points,
-    ];
+    ]
+    .map(String::from)
+    .to_vec();
     for s in sets {
-        args.extend(["--set", s.as_str()]);
+        args.extend(["--set".to_string(), s.clone()]);
     }
-    pmlab(&args)
+    args
 }
 
 #[test]
@@ -1275,37 +1283,29 @@ fn snapshots_and_reruns_report_the_same_failures() {
     // layers: BLOM losing its buffered headers (36 of 150 points failed when this test was
     // written) and an undo log without its fence. (`cargo test -p pmsim --test fork` compares
     // every point's image, progress and statistics.)
-    let runs: [&[&str]; 2] = [
+    let blom = crash_hw_args(
+        "tpcc-hw",
+        "120",
+        "150",
         &[
-            "crash",
-            "--no-reference",
-            "--config",
-            "nvm-lalea",
-            "--workload",
-            "tpcc-hw",
-            "--ops",
-            "120",
-            "--points",
-            "150",
-            "--set",
-            "controller.logging=blom",
-            "--set",
-            "controller.logging_fault=no-adr-flush",
+            "controller.logging=blom".into(),
+            "controller.logging_fault=no-adr-flush".into(),
         ],
-        &[
-            "crash",
-            "--no-reference",
-            "--config",
-            "nvm-lalea",
-            "--workload",
-            "btree",
-            "--points",
-            "300",
-            "--fault",
-            "skip-log-fence",
-        ],
+    );
+    let blom: Vec<&str> = blom.iter().map(String::as_str).collect();
+    let undo: &[&str] = &[
+        "crash",
+        "--no-reference",
+        "--config",
+        "nvm-lalea",
+        "--workload",
+        "btree",
+        "--points",
+        "300",
+        "--fault",
+        "skip-log-fence",
     ];
-    for args in runs {
+    for args in [&blom[..], undo] {
         let fork = pmlab(&[args, &["--jobs", "2"]].concat());
         let rerun = pmlab(&[args, &["--rerun"]].concat());
         let (out, err) = text(&fork);

@@ -58,8 +58,7 @@ fn compare_with(preset: &str, sets: &[&str], events: &[TraceEvent], n: usize, ev
     let mut fast = vec![None; points.len()];
     System::new(&cfg)
         .unwrap()
-        .snapshot_every(every)
-        .run_to_crash_points(events.iter().copied().map(Ok), &points, |i, sys| {
+        .run_to_crash_points(events.iter().copied().map(Ok), &points, every, |i, sys| {
             fast[i] = Some(outcome(&sys));
             Ok(())
         })

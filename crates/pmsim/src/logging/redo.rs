@@ -1323,7 +1323,7 @@ mod tests {
     fn committed_transactions_of_one_line_replay_in_commit_order() {
         // Two committed transactions wrote the same line and neither in-place update is
         // durable: the newer bytes win, whatever order the records are found in (recovery
-        // gathers them in a hash map; without its sort by stamp the older won in some runs).
+        // gathers them by header slot; without its sort by stamp the older won in some runs).
         let mem = FakeMem::new();
         for make in [redu::redu, lalea::lalea, blom::blom] {
             let mut e = make();

@@ -6,7 +6,7 @@
 //! The uncut run records the latest such time it compared so far (its horizon), so a snapshot
 //! of it taken while the horizon was at or before `t` is, field for field, the state the cut
 //! run has at the same step. [`System::run_to_crash_points`] runs the trace once, keeps a
-//! snapshot every [`SNAPSHOT_EVERY`] steps, and finishes each cut run from the newest
+//! snapshot every so many steps ([`SNAPSHOT_EVERY`] for `pmlab crash`), and finishes each cut run from the newest
 //! snapshot whose horizon is at or before its point (from a copy of it, except the last such
 //! point, which takes the snapshot itself). The results are identical to
 //! `crash_at(t)` runs from the start (tested on every point of runs under each ordering model,
@@ -25,8 +25,8 @@ pub(super) struct Cursor<I> {
     pub(super) next_mem: Ps,
 }
 
-/// Steps of the uncut run between two snapshots ([`System::snapshot_every`] changes it). A
-/// cut run starts from the newest snapshot
+/// Steps of the uncut run between two snapshots, the spacing `pmlab crash` passes to
+/// [`System::run_to_crash_points`]. A cut run starts from the newest snapshot
 /// whose horizon allows it: usually under this many steps before its point, more where one
 /// step moved the horizon past several points. (A snapshot copies the whole system, caches
 /// with their bytes included; 2048 steps keep those copies a small share of a crash check's
@@ -37,12 +37,16 @@ impl System {
     /// Runs `events` once and, for each time in `points`, finishes the run cut at that time
     /// exactly as [`crash_at`](Self::crash_at) makes it, handing it to `visit` with the
     /// point's index in `points`; points are visited in time order (ties in index order).
+    /// A snapshot is taken every `snapshot_every` steps (at least 1; [`SNAPSHOT_EVERY`]): the
+    /// results are the same at any spacing, only the cost moves (tests use a few steps, so
+    /// that cut runs start right before their points).
     /// The system must not have a crash point of its own. The first error (of the run, a cut
     /// run or `visit`) ends the call.
     pub fn run_to_crash_points<I, F>(
         mut self,
         events: I,
         points: &[Ps],
+        snapshot_every: u32,
         mut visit: F,
     ) -> Result<(), SystemError>
     where
@@ -67,7 +71,7 @@ impl System {
         for i in order {
             let t = points[i];
             while running && self.horizon <= t {
-                if since >= self.snapshot_every {
+                if since >= snapshot_every.max(1) {
                     finish_cuts(&mut waiting, snapshot.take(), points, &mut visit)?;
                     snapshot = Some((self.clone(), cur.clone()));
                     since = 0;

@@ -456,8 +456,6 @@ pub struct System {
     /// [`run_to_crash_points`](Self::run_to_crash_points), and at fence completions (rare) by
     /// every run; only that uncut run reads it.
     horizon: Ps,
-    /// Steps between two snapshots of [`run_to_crash_points`](Self::run_to_crash_points).
-    snapshot_every: u32,
     /// Whether the run was cut at `stop_at` with work left (a run that ended before it was not).
     cut: bool,
     last_ack: Ps,
@@ -579,7 +577,6 @@ impl System {
             next_seq: 1,
             stop_at: None,
             horizon: 0,
-            snapshot_every: fork::SNAPSHOT_EVERY,
             cut: false,
             last_ack: 0,
             events: 0,
@@ -630,14 +627,6 @@ impl System {
     /// PMWeaver store dump, whose gaps are gem5 time).
     pub fn gaps_as_cycles(mut self) -> Self {
         self.gap_cycles = true;
-        self
-    }
-
-    /// Takes [`run_to_crash_points`](Self::run_to_crash_points)'s snapshots every `steps`
-    /// steps (at least 1) instead of every [`SNAPSHOT_EVERY`]: results are the same, only the
-    /// cost moves (tests use a few steps, so that cut runs start right before their points).
-    pub fn snapshot_every(mut self, steps: u32) -> Self {
-        self.snapshot_every = steps.max(1);
         self
     }
 
