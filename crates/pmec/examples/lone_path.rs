@@ -18,8 +18,10 @@
 //! `coord+kernel-64` (`kernel-64` between the coordinator's `begin` and `end`, as a `Codec`
 //! kept its books on every call before it reused decisions); `execute-lone3` / `execute-lone5`
 //! (the schedule executor running lone schedule 3 / 5, without the coordinator: the latter
-//! against `kernel-pipe256`, the same kernel and fetch); `lone0`..`lone6` (a `Codec` fixed to each of
-//! [`LONE_SCHEDULES`], the coordinator's candidates for such calls).
+//! against `kernel-pipe256`, the same kernel and fetch); `kernel-by-source` (the source-major
+//! order of lone schedule 6, `Fetch::BySource`, called directly as the ISA-L entry points call
+//! it); `lone0`..`lone7` (a `Codec` fixed to each of [`LONE_SCHEDULES`], the coordinator's
+//! candidates for such calls).
 //!
 //! [`LONE_SCHEDULES`]: pmec::dialga::coordinator::LONE_SCHEDULES
 
@@ -129,6 +131,7 @@ fn main() {
             "coord+kernel-64",
             "execute-lone3",
             "execute-lone5",
+            "kernel-by-source",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -241,8 +244,22 @@ fn main() {
                                         false,
                                     );
                                 }
+                                10 => {
+                                    let fetch = Fetch::BySource { group: 2, ahead: 2 };
+                                    kernels::fetch(d, len, fetch);
+                                    kernels::encode_available(
+                                        isa,
+                                        d,
+                                        p,
+                                        &coefs,
+                                        len,
+                                        true,
+                                        Body::Line,
+                                        fetch,
+                                    )
+                                }
                                 _ => {
-                                    fixed[v - 10].encode_raw(len, d, p, 1);
+                                    fixed[v - 11].encode_raw(len, d, p, 1);
                                 }
                             }
                         }

@@ -259,6 +259,40 @@ fn pipelined_fetch_parity_identical_at_every_distance_and_body() {
 }
 
 #[test]
+fn source_major_parity_identical_for_every_group_and_distance() {
+    // Fetch::BySource: pairs with the GFNI loop (4 rows and others), other group sizes and
+    // kernels through the group calls, odd source counts (a last group of one), prefetch
+    // distances past the end, and the calls it cannot serve (ragged lengths, parity beyond the
+    // scratch, k <= group), which run in address order
+    let Some(l) = isal() else { return };
+    let mut rng = Rng::new(23);
+    for isa in Isa::available_all() {
+        for (k, m) in [(1, 1), (3, 2), (8, 4), (9, 4), (24, 4), (5, 8), (12, 3)] {
+            for len in [64, 1024, 1024 + 64 + 5, 4096, 16384] {
+                for (group, ahead, nt) in [(2, 2, true), (2, 0, false), (1, 5, true), (3, 1, true)]
+                {
+                    let sched = Schedule {
+                        body: Body::Line,
+                        nt,
+                        fetch: Fetch::BySource { group, ahead },
+                        ..Schedule::VANILLA
+                    };
+                    let codec = Codec::builder(k, m)
+                        .isa(isa)
+                        .strategy(Strategy::Fixed(sched))
+                        .build()
+                        .unwrap();
+                    for stripes in [1, 3] {
+                        let ctx = format!("{isa:?} k={k} m={m} len={len} {sched:?} {stripes}");
+                        batch_matches_isal(l, &codec, stripes, len, 0, &mut rng, &ctx);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn incremental_update_identical() {
     let Some(l) = isal() else { return };
     let mut rng = Rng::new(5);

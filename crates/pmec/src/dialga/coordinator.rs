@@ -192,14 +192,17 @@ pub struct CoordinatorConfig {
 /// 256 B bodies; prefetched into L2, or into L1, source by source, then computed likewise; no
 /// fetch, 64 B rows, the hardware prefetcher alone (long blocks); the stripe's own pipelined
 /// prefetch into L1, 512 bytes ahead in each source with 256 B bodies or 256 bytes ahead with
-/// 64 B rows — these six with non-temporal parity stores — and no fetch, 256 B bodies, regular
-/// stores (data and parity resident in cache). Which wins depends on the host and moves
-/// between selection rounds where two are close (validation §5): on an AMD Zen VM, loading at
-/// RS(28,24) and RS(52,48) 1 KiB, loading or the L2 prefetch at RS(12,8) 1 KiB, the hardware
-/// prefetcher at RS(12,8) 4 KiB; on an Intel Xeon VM mostly the pipelined prefetch at the
-/// three 1 KiB points (`lone_stripe` example, `pmlab ec percall`). The last wins where the
-/// caller's stripes stay in cache, whatever the residency probes conclude.
-pub const LONE_SCHEDULES: [Schedule; 7] = [
+/// 64 B rows; the sources in address order, two at a time, the parity accumulated in an L1
+/// scratch buffer, prefetching two pairs ahead (`Fetch::BySource`, offered from
+/// [`BY_SOURCE_MIN_K`] sources) — these seven with
+/// non-temporal parity stores — and no fetch, 256 B bodies, regular stores (data and parity
+/// resident in cache). Which wins depends on the host and moves between selection rounds where
+/// two are close (validation §5): on an AMD Zen VM, loading at RS(28,24) and RS(52,48) 1 KiB,
+/// loading or the L2 prefetch at RS(12,8) 1 KiB, the hardware prefetcher at RS(12,8) 4 KiB; on
+/// an Intel Xeon VM the source-major order at RS(52,48) 1 KiB and mostly the pipelined
+/// prefetch at RS(12,8) 1 KiB (`lone_path` example, `pmlab ec percall`). The last wins where
+/// the caller's stripes stay in cache, whatever the residency probes conclude.
+pub const LONE_SCHEDULES: [Schedule; 8] = [
     Schedule {
         body: Body::XpLine,
         nt: true,
@@ -242,11 +245,29 @@ pub const LONE_SCHEDULES: [Schedule; 7] = [
         ..Schedule::VANILLA
     },
     Schedule {
+        body: Body::Line,
+        nt: true,
+        fetch: Fetch::BySource { group: 2, ahead: 2 },
+        ..Schedule::VANILLA
+    },
+    Schedule {
         body: Body::XpLine,
         nt: false,
         ..Schedule::VANILLA
     },
 ];
+
+/// Fewest sources for which the source-major schedule (`Fetch::BySource`) is among the
+/// lone-stripe candidates. Through the ISA-L entry points it ran at 0.86x the other schedules'
+/// choice at RS(12,8) 1 KiB, 1.02x at RS(28,24) and 1.08x at RS(52,48) (medians of 9
+/// interleaved `pmlab ec percall` rounds, validation §5), and a 5-call trial does not reliably
+/// see the loss at k = 8.
+pub const BY_SOURCE_MIN_K: usize = 16;
+
+/// Whether lone-stripe schedule `s` is a candidate for stripes of `k` sources.
+fn lone_offered(s: &Schedule, k: usize) -> bool {
+    !matches!(s.fetch, Fetch::BySource { .. }) || k >= BY_SOURCE_MIN_K
+}
 
 /// The lone-stripe schedule choice of one block length.
 #[derive(Debug, Default, Clone)]
@@ -262,7 +283,7 @@ impl LonePick {
     /// schedule (regular stores) competes only if it ran at cache speed (below
     /// `resident_cpl`): its timing leaves out the write-backs its stores cause after the call,
     /// so out of cache it would look cheaper than it is.
-    fn next(&mut self, trials: u32, period: u64, resident_cpl: f64) -> (usize, bool) {
+    fn next(&mut self, trials: u32, period: u64, resident_cpl: f64, k: usize) -> (usize, bool) {
         if let Some((c, calls)) = &mut self.chosen {
             *calls += 1;
             if *calls <= period {
@@ -272,7 +293,9 @@ impl LonePick {
             self.samples = Default::default();
         }
         let n = LONE_SCHEDULES.len();
+        let offered = |v: &usize| lone_offered(&LONE_SCHEDULES[*v], k);
         let v = (0..n)
+            .filter(offered)
             .min_by_key(|&v| self.samples[v].len())
             .expect("lone schedules");
         if self.samples[v].len() < trials as usize {
@@ -285,6 +308,7 @@ impl LonePick {
             s[s.len() / 2]
         };
         let best = (0..n)
+            .filter(offered)
             .filter(|&v| v + 1 < n || median(&self.samples[v]) < resident_cpl)
             .min_by(|&a, &b| median(&self.samples[a]).total_cmp(&median(&self.samples[b])))
             .expect("lone schedules");
@@ -903,7 +927,10 @@ impl Coordinator {
             && stripes <= 1
             && !(tiny || probe || e.cache_resident || vanilla_now || pressure)
             && self.k * len <= cfg.lone_max_stripe_bytes)
-            .then(|| e.lone.next(cfg.lone_trials, cfg.lone_period, resident_cpl));
+            .then(|| {
+                e.lone
+                    .next(cfg.lone_trials, cfg.lone_period, resident_cpl, self.k)
+            });
         // Vanilla calls chosen by preference are not sampled (resident ones excepted, below):
         // `last_cpl` keeps the prefetching schedule's cost for the next probe to compare with.
         // Only calls that run the tuned distance feed the distance tuner, so only they are
@@ -1433,12 +1460,29 @@ mod tests {
             .map(|_| call(2048, 1).schedule)
             .collect();
         for s in LONE_SCHEDULES {
-            // (a vanilla probe among the calls may equal the hardware-prefetch schedule)
-            assert!(
-                tried.iter().filter(|t| **t == s).count() >= cfg.lone_trials as usize,
-                "{s:?} in {tried:?}"
-            );
+            // (a vanilla probe among the calls may equal the hardware-prefetch schedule); the
+            // source-major order is no candidate below BY_SOURCE_MIN_K sources
+            let times = tried.iter().filter(|t| **t == s).count();
+            if lone_offered(&s, 8) {
+                assert!(times >= cfg.lone_trials as usize, "{s:?} in {tried:?}");
+            } else {
+                assert_eq!(times, 0, "{s:?} in {tried:?}");
+            }
         }
+        let wide = Coordinator::new(Strategy::Auto, cfg, Isa::Scalar, &coefs(BY_SOURCE_MIN_K, 4));
+        let by_source = (0..LONE_SCHEDULES.len() as u32 * cfg.lone_trials + 2)
+            .map(|_| {
+                let t = wide.begin(2048, 1, 1);
+                let d = t.decision;
+                wide.end(t, 0);
+                d.schedule.fetch
+            })
+            .filter(|f| matches!(f, Fetch::BySource { .. }))
+            .count();
+        assert!(
+            by_source >= cfg.lone_trials as usize,
+            "{by_source} source-major trials"
+        );
         let d = call(2048, 1);
         assert!(LONE_SCHEDULES.contains(&d.schedule) && !d.schedule.prefetches());
         call(65536, 1);

@@ -83,6 +83,18 @@ pub enum Fetch {
         /// prefetch every line after the first `ahead` bytes exactly once).
         ahead: u32,
     },
+    /// Source-major order (`kernels::by_source`): the sources `group` at a time, each group
+    /// multiplied into parity kept in an L1 scratch buffer, its kernel prefetching into L1 the
+    /// same lines of the group `ahead` groups later (the first `ahead` groups prefetched before
+    /// the kernel), the parity stored at the end. Where it cannot serve a call (blocks not a
+    /// whole number of bodies, parity over `by_source::SCRATCH_MAX`, `k <= group`) the call runs
+    /// in address order with no fetch.
+    BySource {
+        /// Sources per kernel call (1 to `by_source::MAX_GROUP`).
+        group: u8,
+        /// Groups between the one computed and the one prefetched.
+        ahead: u8,
+    },
 }
 
 impl Fetch {
@@ -376,6 +388,14 @@ pub unsafe fn execute(
             let srcs = &set.srcs[s * k..(s + 1) * k];
             let dsts = &set.dsts[s * m..(s + 1) * m];
             kernels::fetch(srcs, len, sched.fetch);
+            if let Fetch::BySource { group, ahead } = sched.fetch {
+                let (gs, a) = (group as usize, ahead as usize);
+                if !accumulate
+                    && kernels::by_source::encode(isa, srcs, dsts, coefs, len, nt, body, gs, a)
+                {
+                    continue;
+                }
+            }
             if in_kernel.is_some() {
                 kernels::encode_bodies(
                     isa, srcs, dsts, coefs, len, accumulate, nt, body, in_kernel,

@@ -63,9 +63,12 @@ unsafe fn run_r<const R: usize>(
     }
 }
 
-fast_bodies!(bodies, "avx2", *const u8, |sp, k, dp, tbl, o, nt, spf| {
-    body::<P, R>(sp, k, dp, tbl, o, false, nt, spf)
-});
+fast_bodies!(
+    bodies,
+    "avx2",
+    *const u8,
+    |sp, k, dp, tbl, o, acc, nt, spf| { body::<P, R>(sp, k, dp, tbl, o, acc, nt, spf) }
+);
 
 // Not `#[target_feature]` (which cannot be `#[inline(always)]`): only ever inlined into the
 // functions above, so that each body is part of their loops (see `gfni::body512`).

@@ -68,7 +68,7 @@ fast_bodies!(
     bodies,
     "avx512f,avx512bw",
     *const u8,
-    |sp, k, dp, tbl, o, nt, spf| { body::<P, R>(sp, k, dp, tbl, o, false, nt, spf) }
+    |sp, k, dp, tbl, o, acc, nt, spf| { body::<P, R>(sp, k, dp, tbl, o, acc, nt, spf) }
 );
 
 // Not `#[target_feature]` (which cannot be `#[inline(always)]`): only ever inlined into the

@@ -71,7 +71,7 @@ fast_bodies!(
     bodies256,
     "avx2,gfni",
     *const u64,
-    |sp, k, dp, mats, o, nt, spf| { body256::<P, R>(sp, k, P, dp, mats, o, false, nt, spf) }
+    |sp, k, dp, mats, o, acc, nt, spf| { body256::<P, R>(sp, k, P, dp, mats, o, acc, nt, spf) }
 );
 
 // Not `#[target_feature]` (which cannot be `#[inline(always)]`): only ever inlined into the
@@ -205,7 +205,7 @@ fast_bodies!(
     bodies512,
     "avx512f,avx512bw,gfni",
     *const u64,
-    |sp, k, dp, mats, o, nt, spf| { body512::<P, R>(sp, k, P, dp, mats, o, false, nt, spf) }
+    |sp, k, dp, mats, o, acc, nt, spf| { body512::<P, R>(sp, k, P, dp, mats, o, acc, nt, spf) }
 );
 
 // Not `#[target_feature]` (which cannot be `#[inline(always)]`): only ever inlined into the

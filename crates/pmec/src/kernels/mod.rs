@@ -13,6 +13,7 @@
 
 pub mod avx2;
 pub mod avx512;
+pub mod by_source;
 pub mod gfni;
 pub mod scalar;
 pub mod ssse3;
@@ -166,6 +167,9 @@ pub struct Coefs {
     /// Every nibble table is the one `coef` gives (false for hand-made ISA-L tables, whose
     /// bytes the split-nibble and scalar kernels use as given).
     canonical: bool,
+    /// The coefficients of each group of `g` consecutive sources, index `g - 1`, made on first
+    /// use ([`column_groups`](Self::column_groups)); `None` where the memory could not be had.
+    groups: [OnceLock<Option<Box<[Coefs]>>>; by_source::MAX_GROUP],
 }
 
 impl Coefs {
@@ -189,6 +193,7 @@ impl Coefs {
             nibble,
             affine,
             canonical: true,
+            groups: Default::default(),
         }
     }
 
@@ -214,6 +219,7 @@ impl Coefs {
             nibble: Vec::new(),
             affine: Vec::new(),
             canonical: true,
+            groups: [const { OnceLock::new() }; by_source::MAX_GROUP],
         }
     }
 
@@ -238,6 +244,9 @@ impl Coefs {
             .all(|(&c, t)| t == gf::nibble_table(c));
         self.rows = rows;
         self.cols = cols;
+        for g in &mut self.groups {
+            g.take();
+        }
     }
 
     /// Makes room for `rows x cols` coefficients, so that [`refill_with`](Self::refill_with)
@@ -286,6 +295,40 @@ impl Coefs {
         self.nibble.as_ptr()
     }
 
+    /// The coefficients of the sources taken `g` at a time (`1..=by_source::MAX_GROUP`): one
+    /// `rows x g` value per group, the last holding what is left. Made on the first call for
+    /// each `g` (without aborting where memory is short: `None` then, and for good).
+    pub fn column_groups(&self, g: usize) -> Option<&[Coefs]> {
+        let cell = self.groups.get(g.checked_sub(1)?)?;
+        cell.get_or_init(|| {
+            let mut out = Vec::new();
+            out.try_reserve_exact(self.cols.div_ceil(g)).ok()?;
+            for j0 in (0..self.cols).step_by(g) {
+                let c = g.min(self.cols - j0);
+                let n = self.rows * c;
+                let mut part = Coefs::empty();
+                if !part.try_reserve_for(self.rows, c) {
+                    return None;
+                }
+                for r in 0..self.rows {
+                    let row = r * self.cols + j0;
+                    part.coef.extend_from_slice(&self.coef[row..row + c]);
+                    part.nibble
+                        .extend_from_slice(&self.nibble[row * 32..(row + c) * 32]);
+                }
+                part.affine
+                    .extend_from_slice(&self.affine[j0 * self.rows..(j0 + c) * self.rows]);
+                debug_assert_eq!(part.coef.len(), n);
+                part.rows = self.rows;
+                part.cols = c;
+                part.canonical = self.canonical;
+                out.push(part);
+            }
+            Some(out.into_boxed_slice())
+        })
+        .as_deref()
+    }
+
     /// The GFNI matrices, source-major: (row, col) at `col * rows + row`, so that the
     /// matrices one source needs for consecutive rows lie side by side.
     pub(crate) fn affine_ptr(&self) -> *const u64 {
@@ -317,6 +360,9 @@ pub unsafe fn fetch(srcs: &[*const u8], len: usize, how: crate::dialga::prefetch
         Fetch::Load => touch(srcs, len),
         Fetch::Prefetch(hint) => prefetch_sources(srcs, len, hint),
         Fetch::Pipelined { hint, ahead } => prefetch_sources(srcs, len.min(ahead as usize), hint),
+        Fetch::BySource { group, ahead } => {
+            by_source::prefetch_head(srcs, len, group as usize, ahead as usize)
+        }
     }
 }
 
@@ -530,6 +576,12 @@ pub unsafe fn encode_available(
     body: Body,
     fetch: crate::dialga::prefetch::Fetch,
 ) {
+    if let crate::dialga::prefetch::Fetch::BySource { group, ahead } = fetch {
+        let (g, a) = (group as usize, ahead as usize);
+        if by_source::encode(isa, srcs, dsts, coefs, len, nt, body, g, a) {
+            return;
+        }
+    }
     encode_bodies(
         isa,
         srcs,
@@ -807,6 +859,25 @@ pub(crate) const FAST_PLAIN: u8 = 0;
 pub(crate) const FAST_NT: u8 = 1;
 pub(crate) const FAST_NT_T0: u8 = 2;
 pub(crate) const FAST_NT_T1: u8 = 3;
+/// Regular stores with the `Ahead` prefetch into L1: the first group of a source-major call
+/// ([`by_source`]).
+pub(crate) const FAST_T0: u8 = 4;
+/// Accumulating, regular stores, with / without the `Ahead` prefetch into L1: the later groups
+/// of a source-major call.
+pub(crate) const FAST_ACC_T0: u8 = 5;
+pub(crate) const FAST_ACC: u8 = 6;
+
+/// Whether fast-path kind `how` accumulates into its destinations.
+#[inline(always)]
+pub(crate) const fn fast_accumulates(how: u8) -> bool {
+    how == FAST_ACC_T0 || how == FAST_ACC
+}
+
+/// Whether fast-path kind `how` stores non-temporally.
+#[inline(always)]
+pub(crate) const fn fast_nt(how: u8) -> bool {
+    how == FAST_NT || how == FAST_NT_T0 || how == FAST_NT_T1
+}
 
 /// Whether a kernel call of `plan` over `m` destinations can run its fast path, and how: every
 /// parity row in one group of at most `maxp`, nothing to accumulate, and no software prefetch
@@ -823,14 +894,17 @@ pub(crate) fn fast_path(
     m: usize,
     maxp: usize,
 ) -> Option<(u8, *const *const u8)> {
-    if acc || group(m, maxp) != m {
+    if group(m, maxp) != m {
         return None;
     }
-    match (plan.prefetch, nt, plan.hint) {
-        (Prefetch::None, false, _) => Some((FAST_PLAIN, core::ptr::null())),
-        (Prefetch::None, true, _) => Some((FAST_NT, core::ptr::null())),
-        (Prefetch::Ahead(a), true, Hint::L1) => Some((FAST_NT_T0, a.as_ptr())),
-        (Prefetch::Ahead(a), true, Hint::L2) => Some((FAST_NT_T1, a.as_ptr())),
+    match (plan.prefetch, acc, nt, plan.hint) {
+        (Prefetch::None, false, false, _) => Some((FAST_PLAIN, core::ptr::null())),
+        (Prefetch::None, false, true, _) => Some((FAST_NT, core::ptr::null())),
+        (Prefetch::Ahead(a), false, true, Hint::L1) => Some((FAST_NT_T0, a.as_ptr())),
+        (Prefetch::Ahead(a), false, true, Hint::L2) => Some((FAST_NT_T1, a.as_ptr())),
+        (Prefetch::Ahead(a), false, false, Hint::L1) => Some((FAST_T0, a.as_ptr())),
+        (Prefetch::Ahead(a), true, false, Hint::L1) => Some((FAST_ACC_T0, a.as_ptr())),
+        (Prefetch::None, true, false, _) => Some((FAST_ACC, core::ptr::null())),
         _ => None,
     }
 }
@@ -839,24 +913,25 @@ pub(crate) fn fast_path(
 /// parity rows (1, 2, 4 or 8) of kind `$how`.
 macro_rules! fast_dispatch {
     ($bodies:ident, $r:ident, $m:expr, $how:expr, ($($arg:expr),*)) => {{
-        use $crate::kernels::{FAST_NT, FAST_NT_T0, FAST_PLAIN};
-        match ($m, $how) {
-            (8, FAST_PLAIN) => $bodies::<8, $r, FAST_PLAIN>($($arg),*),
-            (8, FAST_NT) => $bodies::<8, $r, FAST_NT>($($arg),*),
-            (8, FAST_NT_T0) => $bodies::<8, $r, FAST_NT_T0>($($arg),*),
-            (8, _) => $bodies::<8, $r, { $crate::kernels::FAST_NT_T1 }>($($arg),*),
-            (4, FAST_PLAIN) => $bodies::<4, $r, FAST_PLAIN>($($arg),*),
-            (4, FAST_NT) => $bodies::<4, $r, FAST_NT>($($arg),*),
-            (4, FAST_NT_T0) => $bodies::<4, $r, FAST_NT_T0>($($arg),*),
-            (4, _) => $bodies::<4, $r, { $crate::kernels::FAST_NT_T1 }>($($arg),*),
-            (2, FAST_PLAIN) => $bodies::<2, $r, FAST_PLAIN>($($arg),*),
-            (2, FAST_NT) => $bodies::<2, $r, FAST_NT>($($arg),*),
-            (2, FAST_NT_T0) => $bodies::<2, $r, FAST_NT_T0>($($arg),*),
-            (2, _) => $bodies::<2, $r, { $crate::kernels::FAST_NT_T1 }>($($arg),*),
-            (_, FAST_PLAIN) => $bodies::<1, $r, FAST_PLAIN>($($arg),*),
-            (_, FAST_NT) => $bodies::<1, $r, FAST_NT>($($arg),*),
-            (_, FAST_NT_T0) => $bodies::<1, $r, FAST_NT_T0>($($arg),*),
-            (_, _) => $bodies::<1, $r, { $crate::kernels::FAST_NT_T1 }>($($arg),*),
+        match $m {
+            8 => $crate::kernels::fast_dispatch!(@how $bodies, 8, $r, $how, ($($arg),*)),
+            4 => $crate::kernels::fast_dispatch!(@how $bodies, 4, $r, $how, ($($arg),*)),
+            2 => $crate::kernels::fast_dispatch!(@how $bodies, 2, $r, $how, ($($arg),*)),
+            _ => $crate::kernels::fast_dispatch!(@how $bodies, 1, $r, $how, ($($arg),*)),
+        }
+    }};
+    (@how $bodies:ident, $p:literal, $r:ident, $how:expr, ($($arg:expr),*)) => {{
+        use $crate::kernels::{
+            FAST_ACC, FAST_ACC_T0, FAST_NT, FAST_NT_T0, FAST_NT_T1, FAST_PLAIN, FAST_T0,
+        };
+        match $how {
+            FAST_PLAIN => $bodies::<$p, $r, FAST_PLAIN>($($arg),*),
+            FAST_NT => $bodies::<$p, $r, FAST_NT>($($arg),*),
+            FAST_NT_T0 => $bodies::<$p, $r, FAST_NT_T0>($($arg),*),
+            FAST_NT_T1 => $bodies::<$p, $r, FAST_NT_T1>($($arg),*),
+            FAST_T0 => $bodies::<$p, $r, FAST_T0>($($arg),*),
+            FAST_ACC_T0 => $bodies::<$p, $r, FAST_ACC_T0>($($arg),*),
+            _ => $bodies::<$p, $r, FAST_ACC>($($arg),*),
         }
     }};
 }
@@ -867,7 +942,8 @@ pub(crate) use fast_dispatch;
 /// offset `$o`, with `$nt` the store kind and `$spf` the body's prefetch.
 macro_rules! fast_bodies {
     ($name:ident, $features:literal, $tbl:ty,
-     |$sp:ident, $k:ident, $dp:ident, $t:ident, $o:ident, $nt:ident, $spf:ident| $body:expr) => {
+     |$sp:ident, $k:ident, $dp:ident, $t:ident, $o:ident, $acc:ident, $nt:ident, $spf:ident|
+     $body:expr) => {
         /// A fast-path call (see [`super::fast_path`]): every body of `plan` with all `P`
         /// parity rows in one group, stored as `HOW` says.
         #[target_feature(enable = $features)]
@@ -882,7 +958,8 @@ macro_rules! fast_bodies {
             for &o in plan.offs {
                 let $o = plan.base + o as usize;
                 let $spf = super::SourcePrefetch::fast::<HOW>(ahead, $o, plan.body.lines());
-                let $nt = HOW != super::FAST_PLAIN;
+                let $acc = super::fast_accumulates(HOW);
+                let $nt = super::fast_nt(HOW);
                 $body;
             }
         }
@@ -957,7 +1034,7 @@ impl SourcePrefetch {
     #[inline(always)]
     pub(crate) fn fast<const HOW: u8>(ahead: *const *const u8, off: usize, lines: usize) -> Self {
         let hint = match HOW {
-            FAST_NT_T0 => Hint::L1,
+            FAST_NT_T0 | FAST_T0 | FAST_ACC_T0 => Hint::L1,
             FAST_NT_T1 => Hint::L2,
             _ => return SourcePrefetch::NONE,
         };
