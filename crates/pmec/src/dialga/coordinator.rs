@@ -194,7 +194,7 @@ pub struct CoordinatorConfig {
 /// prefetch into L1, 512 bytes ahead in each source with 256 B bodies or 256 bytes ahead with
 /// 64 B rows; the sources in address order, two at a time, the parity accumulated in an L1
 /// scratch buffer, prefetching two pairs ahead (`Fetch::BySource`, offered from
-/// [`BY_SOURCE_MIN_K`] sources) — these seven with
+/// [`BY_SOURCE_MIN_K`] sources with the AVX-512 + GFNI kernel) — these seven with
 /// non-temporal parity stores — and no fetch, 256 B bodies, regular stores (data and parity
 /// resident in cache). Which wins depends on the host and moves between selection rounds where
 /// two are close (validation §5): on an AMD Zen VM, loading at RS(28,24) and RS(52,48) 1 KiB,
@@ -258,15 +258,18 @@ pub const LONE_SCHEDULES: [Schedule; 8] = [
 ];
 
 /// Fewest sources for which the source-major schedule (`Fetch::BySource`) is among the
-/// lone-stripe candidates. Through the ISA-L entry points it ran at 0.86x the other schedules'
-/// choice at RS(12,8) 1 KiB, 1.02x at RS(28,24) and 1.08x at RS(52,48) (medians of 9
-/// interleaved `pmlab ec percall` rounds, validation §5), and a 5-call trial does not reliably
-/// see the loss at k = 8.
+/// lone-stripe candidates, and only with the AVX-512 + GFNI kernel (its own loop; the other
+/// kernels run it as a kernel call per pair). Through the ISA-L entry points it ran at 0.86x
+/// the other schedules' choice at RS(12,8) 1 KiB, 1.02x at RS(28,24) and 1.08x at RS(52,48)
+/// (medians of 9 interleaved `pmlab ec percall` rounds), and offered to the other kernels at
+/// RS(28,24) and RS(52,48) 0.92-1.01x (validation §5); a 5-call trial does not reliably see
+/// such losses.
 pub const BY_SOURCE_MIN_K: usize = 16;
 
-/// Whether lone-stripe schedule `s` is a candidate for stripes of `k` sources.
-fn lone_offered(s: &Schedule, k: usize) -> bool {
-    !matches!(s.fetch, Fetch::BySource { .. }) || k >= BY_SOURCE_MIN_K
+/// Whether lone-stripe schedule `s` is a candidate where the source-major order is offered
+/// (`by_source`, see [`BY_SOURCE_MIN_K`]).
+fn lone_offered(s: &Schedule, by_source: bool) -> bool {
+    by_source || !matches!(s.fetch, Fetch::BySource { .. })
 }
 
 /// The lone-stripe schedule choice of one block length.
@@ -283,7 +286,13 @@ impl LonePick {
     /// schedule (regular stores) competes only if it ran at cache speed (below
     /// `resident_cpl`): its timing leaves out the write-backs its stores cause after the call,
     /// so out of cache it would look cheaper than it is.
-    fn next(&mut self, trials: u32, period: u64, resident_cpl: f64, k: usize) -> (usize, bool) {
+    fn next(
+        &mut self,
+        trials: u32,
+        period: u64,
+        resident_cpl: f64,
+        by_source: bool,
+    ) -> (usize, bool) {
         if let Some((c, calls)) = &mut self.chosen {
             *calls += 1;
             if *calls <= period {
@@ -293,7 +302,7 @@ impl LonePick {
             self.samples = Default::default();
         }
         let n = LONE_SCHEDULES.len();
-        let offered = |v: &usize| lone_offered(&LONE_SCHEDULES[*v], k);
+        let offered = |v: &usize| lone_offered(&LONE_SCHEDULES[*v], by_source);
         let v = (0..n)
             .filter(offered)
             .min_by_key(|&v| self.samples[v].len())
@@ -660,6 +669,8 @@ pub struct Coordinator {
     strategy: Strategy,
     k: usize,
     m: usize,
+    /// The source-major lone-stripe schedule is a candidate ([`BY_SOURCE_MIN_K`]).
+    by_source: bool,
     /// Calibrated cycles per source line with data in L2.
     compute_cpl: f64,
     /// Ticks of one first-line load from memory ([`kernels::memory_latency`]).
@@ -700,6 +711,7 @@ impl Coordinator {
             strategy,
             k,
             m,
+            by_source: isa == Isa::Avx512Gfni && k >= BY_SOURCE_MIN_K,
             compute_cpl,
             memory_latency: kernels::memory_latency() as f64,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
@@ -928,8 +940,12 @@ impl Coordinator {
             && !(tiny || probe || e.cache_resident || vanilla_now || pressure)
             && self.k * len <= cfg.lone_max_stripe_bytes)
             .then(|| {
-                e.lone
-                    .next(cfg.lone_trials, cfg.lone_period, resident_cpl, self.k)
+                e.lone.next(
+                    cfg.lone_trials,
+                    cfg.lone_period,
+                    resident_cpl,
+                    self.by_source,
+                )
             });
         // Vanilla calls chosen by preference are not sampled (resident ones excepted, below):
         // `last_cpl` keeps the prefetching schedule's cost for the next probe to compare with.
@@ -1461,15 +1477,21 @@ mod tests {
             .collect();
         for s in LONE_SCHEDULES {
             // (a vanilla probe among the calls may equal the hardware-prefetch schedule); the
-            // source-major order is no candidate below BY_SOURCE_MIN_K sources
+            // source-major order is no candidate below BY_SOURCE_MIN_K sources or without the
+            // AVX-512 + GFNI kernel
             let times = tried.iter().filter(|t| **t == s).count();
-            if lone_offered(&s, 8) {
+            if lone_offered(&s, false) {
                 assert!(times >= cfg.lone_trials as usize, "{s:?} in {tried:?}");
             } else {
                 assert_eq!(times, 0, "{s:?} in {tried:?}");
             }
         }
-        let wide = Coordinator::new(Strategy::Auto, cfg, Isa::Scalar, &coefs(BY_SOURCE_MIN_K, 4));
+        let wide_isa = if Isa::Avx512Gfni.available() {
+            Isa::Avx512Gfni
+        } else {
+            Isa::Scalar
+        };
+        let wide = Coordinator::new(Strategy::Auto, cfg, wide_isa, &coefs(BY_SOURCE_MIN_K, 4));
         let by_source = (0..LONE_SCHEDULES.len() as u32 * cfg.lone_trials + 2)
             .map(|_| {
                 let t = wide.begin(2048, 1, 1);
@@ -1479,10 +1501,12 @@ mod tests {
             })
             .filter(|f| matches!(f, Fetch::BySource { .. }))
             .count();
-        assert!(
-            by_source >= cfg.lone_trials as usize,
-            "{by_source} source-major trials"
-        );
+        if wide_isa == Isa::Avx512Gfni {
+            let want = cfg.lone_trials as usize;
+            assert!(by_source >= want, "{by_source} source-major trials");
+        } else {
+            assert_eq!(by_source, 0);
+        }
         let d = call(2048, 1);
         assert!(LONE_SCHEDULES.contains(&d.schedule) && !d.schedule.prefetches());
         call(65536, 1);

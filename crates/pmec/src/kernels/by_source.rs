@@ -84,8 +84,16 @@ pub unsafe fn encode(
     if !applies(k, m, len, body, group) {
         return false;
     }
-    let Some(groups) = coefs.column_groups(group) else {
-        return false;
+    // the GFNI pairs loop reads the source-major matrices directly; the others call the
+    // kernel per group with that group's coefficients
+    let pairs = isa == Isa::Avx512Gfni && group == 2;
+    let groups = if pairs {
+        None
+    } else {
+        match coefs.column_groups(group) {
+            Some(g) => Some(g),
+            None => return false,
+        }
     };
     let lines = m * len / 64;
     SCRATCH
@@ -109,11 +117,11 @@ pub unsafe fn encode(
                 *r = base.add(p * len);
             }
             let rows = &rows[..m];
-            if isa == Isa::Avx512Gfni && group == 2 {
+            let Some(groups) = groups else {
                 let nt = nt && dsts.iter().all(|d| (*d as usize).is_multiple_of(64));
                 pairs_gfni512(srcs, dsts, coefs.affine_ptr(), base, len, ahead, nt);
                 return true;
-            }
+            };
             let offs = &identity_offsets(body)[..len / body.bytes()];
             for (gi, cg) in groups.iter().enumerate() {
                 let j0 = gi * group;
