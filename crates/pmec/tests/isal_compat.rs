@@ -218,6 +218,28 @@ fn batch_parity_identical_for_every_strategy_and_isa() {
     }
 }
 
+/// A codec fixed to `sched` encodes one stripe (the ISA-L entry points' case) and a batch of
+/// three as ISA-L does.
+fn fixed_schedule_matches_isal(
+    l: &IsaL,
+    isa: Isa,
+    k: usize,
+    m: usize,
+    len: usize,
+    sched: Schedule,
+    rng: &mut Rng,
+) {
+    let codec = Codec::builder(k, m)
+        .isa(isa)
+        .strategy(Strategy::Fixed(sched))
+        .build()
+        .unwrap();
+    for stripes in [1, 3] {
+        let ctx = format!("{isa:?} k={k} m={m} len={len} {sched:?} {stripes} stripes");
+        batch_matches_isal(l, &codec, stripes, len, 0, rng, &ctx);
+    }
+}
+
 #[test]
 fn pipelined_fetch_parity_identical_at_every_distance_and_body() {
     // a stripe's own pipelined prefetch (Fetch::Pipelined): distances shorter than, equal to
@@ -241,16 +263,7 @@ fn pipelined_fetch_parity_identical_at_every_distance_and_body() {
                             fetch: Fetch::Pipelined { hint, ahead },
                             ..Schedule::VANILLA
                         };
-                        let codec = Codec::builder(k, m)
-                            .isa(isa)
-                            .strategy(Strategy::Fixed(sched))
-                            .build()
-                            .unwrap();
-                        for stripes in [1, 3] {
-                            let ctx =
-                                format!("{isa:?} k={k} len={len} {sched:?} {stripes} stripes");
-                            batch_matches_isal(l, &codec, stripes, len, 0, &mut rng, &ctx);
-                        }
+                        fixed_schedule_matches_isal(l, isa, k, m, len, sched, &mut rng);
                     }
                 }
             }
@@ -277,15 +290,7 @@ fn source_major_parity_identical_for_every_group_and_distance() {
                         fetch: Fetch::BySource { group, ahead },
                         ..Schedule::VANILLA
                     };
-                    let codec = Codec::builder(k, m)
-                        .isa(isa)
-                        .strategy(Strategy::Fixed(sched))
-                        .build()
-                        .unwrap();
-                    for stripes in [1, 3] {
-                        let ctx = format!("{isa:?} k={k} m={m} len={len} {sched:?} {stripes}");
-                        batch_matches_isal(l, &codec, stripes, len, 0, &mut rng, &ctx);
-                    }
+                    fixed_schedule_matches_isal(l, isa, k, m, len, sched, &mut rng);
                 }
             }
         }
