@@ -9,7 +9,9 @@
 //! (validation §5). Read source by source, a contiguous stripe is one ascending stream, and each
 //! group's kernel prefetches the same line of the group `ahead` groups later, so the fetch runs
 //! a fixed distance ahead of the loads across the whole stripe. The price is the scratch
-//! traffic (each group reads and writes the `m x len` parity in L1) and one copy out.
+//! traffic (each group reads and writes the `m x len` parity in L1) and, for the kernels other
+//! than the AVX-512 + GFNI pairs loop, which stores its last pair's sums directly, one copy
+//! out.
 //!
 //! [`Fetch::BySource`]: crate::dialga::prefetch::Fetch::BySource
 
@@ -147,25 +149,26 @@ pub unsafe fn encode(
                 };
                 run_plan(isa, here, rows, cg, &plan, gi > 0, false);
             }
-            store_rows(rows, dsts, len, nt);
+            store_rows(isa, rows, dsts, len, nt);
             true
         })
         .unwrap_or(false)
 }
 
 /// Copies each scratch row to its destination (`len` bytes, a multiple of 64), with
-/// non-temporal stores where `nt` and every destination is 64-byte aligned, then fenced.
+/// non-temporal stores of `isa`'s vector width where `nt` and every destination is 64-byte
+/// aligned, then fenced.
 ///
 /// # Safety
-/// Rows readable and destinations writable for `len` bytes, not overlapping.
-unsafe fn store_rows(rows: &[*mut u8], dsts: &[*mut u8], len: usize, nt: bool) {
+/// Rows readable and destinations writable for `len` bytes, not overlapping; `isa` available.
+unsafe fn store_rows(isa: Isa, rows: &[*mut u8], dsts: &[*mut u8], len: usize, nt: bool) {
     let nt = nt && dsts.iter().all(|d| (*d as usize).is_multiple_of(64));
-    if nt && std::is_x86_feature_detected!("avx512f") {
+    if nt && matches!(isa, Isa::Avx512 | Isa::Avx512Gfni) {
         for (&r, &d) in rows.iter().zip(dsts) {
             stream512(r, d, len);
         }
         super::fence();
-    } else if nt && std::is_x86_feature_detected!("avx2") {
+    } else if nt && matches!(isa, Isa::Avx2 | Isa::Avx2Gfni) {
         for (&r, &d) in rows.iter().zip(dsts) {
             stream256(r, d, len);
         }
