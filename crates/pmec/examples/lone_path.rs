@@ -20,8 +20,10 @@
 //! (the schedule executor running lone schedule 3 / 5, without the coordinator: the latter
 //! against `kernel-pipe256`, the same kernel and fetch); `kernel-by-source` (the source-major
 //! order of lone schedule 6, `Fetch::BySource`, called directly as the ISA-L entry points call
-//! it); `lone0`..`lone7` (a `Codec` fixed to each of [`LONE_SCHEDULES`], the coordinator's
-//! candidates for such calls).
+//! it); `isal-entry` (pmec's `ec_encode_data`, the shim's entry point, with ISA-L tables of the
+//! same matrix; `PMEC_STRATEGY=loneN` pins its schedule, so that it can be set against the same
+//! schedule called directly); `lone0`..`lone7` (a `Codec` fixed to each of [`LONE_SCHEDULES`],
+//! the coordinator's candidates for such calls).
 //!
 //! [`LONE_SCHEDULES`]: pmec::dialga::coordinator::LONE_SCHEDULES
 
@@ -132,6 +134,7 @@ fn main() {
             "execute-lone3",
             "execute-lone5",
             "kernel-by-source",
+            "isal-entry",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -158,6 +161,21 @@ fn main() {
                 kernels::fetch(d, len, fetch);
                 kernels::encode_available(isa, d, p, &coefs, len, true, Body::Line, fetch);
             }
+        };
+        // ISA-L tables of the same parity rows, for the ISA-L entry point
+        let mut tables = vec![0u8; k * M * 32];
+        let rows_bytes: Vec<u8> = (0..M)
+            .flat_map(|r| (0..k).map(move |j| (r, j)))
+            .map(|(r, j)| coefs.coef(r, j))
+            .collect();
+        // SAFETY: `rows_bytes` holds k * M coefficients, `tables` k * M * 32 bytes.
+        unsafe {
+            pmec::isal_abi::ec_init_tables(
+                k as i32,
+                M as i32,
+                rows_bytes.as_ptr(),
+                tables.as_mut_ptr(),
+            )
         };
         let mut tally: HashMap<(bool, bool, Schedule), u64> = HashMap::new();
         let mut gbps = vec![Vec::new(); names.len()];
@@ -247,8 +265,16 @@ fn main() {
                                 10 => {
                                     fetch_and_encode(d, p, Fetch::BySource { group: 2, ahead: 2 })
                                 }
+                                11 => pmec::isal_abi::ec_encode_data(
+                                    len as i32,
+                                    k as i32,
+                                    M as i32,
+                                    tables.as_ptr(),
+                                    d.as_ptr(),
+                                    p.as_ptr(),
+                                ),
                                 _ => {
-                                    fixed[v - 11].encode_raw(len, d, p, 1);
+                                    fixed[v - 12].encode_raw(len, d, p, 1);
                                 }
                             }
                         }

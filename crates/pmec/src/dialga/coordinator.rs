@@ -88,8 +88,19 @@ impl Strategy {
         }
     }
 
-    /// Parse a name printed by [`Strategy::name`] (not `fixed`).
+    /// Parse a name printed by [`Strategy::name`] (not `fixed`), or `loneN`: fixed to
+    /// lone-stripe schedule N of [`LONE_SCHEDULES`] (to measure one through a caller that
+    /// cannot name a schedule, such as an ISA-L client with `PMEC_STRATEGY`).
     pub fn parse(s: &str) -> crate::Result<Strategy> {
+        if let Some(n) = s.strip_prefix("lone") {
+            return match n.parse::<usize>().ok().and_then(|i| LONE_SCHEDULES.get(i)) {
+                Some(&sched) => Ok(Strategy::Fixed(sched)),
+                None => Err(crate::Error::InvalidParameter(format!(
+                    "unknown strategy '{s}' (lone0 to lone{})",
+                    LONE_SCHEDULES.len() - 1
+                ))),
+            };
+        }
         Ok(match s {
             "auto" => Strategy::Auto,
             "vanilla" => Strategy::Vanilla,
@@ -100,7 +111,8 @@ impl Strategy {
             "ahead" => Strategy::StripeAhead,
             _ => {
                 return Err(crate::Error::InvalidParameter(format!(
-                    "unknown strategy '{s}' (auto, vanilla, sw, bf, nohw, pressure, ahead)"
+                    "unknown strategy '{s}' (auto, vanilla, sw, bf, nohw, pressure, ahead, lone0-lone{})",
+                    LONE_SCHEDULES.len() - 1
                 )))
             }
         })
@@ -1303,6 +1315,22 @@ mod tests {
             cache_factor: 0.0,
             ..CoordinatorConfig::default()
         }
+    }
+
+    #[test]
+    fn lone_schedules_are_named_strategies() {
+        for (i, s) in LONE_SCHEDULES.iter().enumerate() {
+            assert_eq!(
+                Strategy::parse(&format!("lone{i}")).unwrap(),
+                Strategy::Fixed(*s)
+            );
+        }
+        let past = format!("lone{}", LONE_SCHEDULES.len());
+        for bad in [past.as_str(), "lone", "lonex", "lone-1"] {
+            let e = Strategy::parse(bad).unwrap_err().to_string();
+            assert!(e.contains("lone0 to lone7"), "{bad}: {e}");
+        }
+        assert_eq!(Strategy::parse("ahead").unwrap(), Strategy::StripeAhead);
     }
 
     #[test]
