@@ -22,7 +22,8 @@
 //! order of lone schedule 6, `Fetch::BySource`, called directly as the ISA-L entry points call
 //! it); `isal-entry` (pmec's `ec_encode_data`, the shim's entry point, with ISA-L tables of the
 //! same matrix; `PMEC_STRATEGY=loneN` pins its schedule, so that it can be set against the same
-//! schedule called directly); `lone0`..`lone7` (a `Codec` fixed to each of [`LONE_SCHEDULES`],
+//! schedule called directly); `kernel-pipe256-call` (`kernel-pipe256` in a function of its own,
+//! not inlined); `lone0`..`lone7` (a `Codec` fixed to each of [`LONE_SCHEDULES`],
 //! the coordinator's candidates for such calls).
 //!
 //! [`LONE_SCHEDULES`]: pmec::dialga::coordinator::LONE_SCHEDULES
@@ -39,6 +40,21 @@ mod common;
 use common::{plain_move, Pool};
 
 const M: usize = 4;
+
+/// `kernel-pipe256` in a function of its own (never inlined): the same machine code for the
+/// fetch and the kernel call, reached through a call, as a library's entry point reaches it.
+///
+/// # Safety
+/// As `kernels::encode_available`.
+#[inline(never)]
+unsafe fn pipe256_call(isa: Isa, coefs: &Coefs, d: &[*const u8], p: &[*mut u8], len: usize) {
+    let fetch = Fetch::Pipelined {
+        hint: Hint::L1,
+        ahead: 256,
+    };
+    kernels::fetch(d, len, fetch);
+    kernels::encode_available(isa, d, p, coefs, len, true, Body::Line, fetch);
+}
 
 /// The simplest GFNI loop; `mats` source-major (source j's 4 matrices at `4j..4j+4`).
 #[target_feature(enable = "avx512f,avx512bw,gfni")]
@@ -135,6 +151,7 @@ fn main() {
             "execute-lone5",
             "kernel-by-source",
             "isal-entry",
+            "kernel-pipe256-call",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -273,8 +290,9 @@ fn main() {
                                     d.as_ptr(),
                                     p.as_ptr(),
                                 ),
+                                12 => pipe256_call(isa, &coefs, d, p, len),
                                 _ => {
-                                    fixed[v - 12].encode_raw(len, d, p, 1);
+                                    fixed[v - 13].encode_raw(len, d, p, 1);
                                 }
                             }
                         }
