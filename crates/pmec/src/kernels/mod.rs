@@ -853,8 +853,8 @@ pub unsafe fn own_lines(dsts: &[*mut u8], len: usize) {
 }
 
 /// Fast-path kinds of a kernel call (see [`fast_path`]): regular stores and no prefetch;
-/// non-temporal stores and no prefetch; non-temporal stores with a stripe's own prefetch
-/// (`Prefetch::Ahead`) into L1 / into L2.
+/// non-temporal stores and no prefetch; non-temporal stores with the same body of other sources
+/// prefetched (`Prefetch::Ahead`) into L1 / into L2; and (below) the source-major kinds.
 pub(crate) const FAST_PLAIN: u8 = 0;
 pub(crate) const FAST_NT: u8 = 1;
 pub(crate) const FAST_NT_T0: u8 = 2;
@@ -880,9 +880,10 @@ pub(crate) const fn fast_nt(how: u8) -> bool {
 }
 
 /// Whether a kernel call of `plan` over `m` destinations can run its fast path, and how: every
-/// parity row in one group of at most `maxp`, nothing to accumulate, and no software prefetch
-/// or the same body of other sources (`Prefetch::Ahead`, with non-temporal stores). Returns
-/// the kind (`FAST_*`) and the `Ahead` source pointers (null for none). The loop over bodies
+/// parity row in one group of at most `maxp`, and no software prefetch or the same body of
+/// other sources (`Prefetch::Ahead`: into L1 or L2 with non-temporal stores, into L1 with
+/// regular ones); accumulating only with regular stores and no prefetch or `Ahead` into L1.
+/// Returns the kind (`FAST_*`) and the `Ahead` source pointers (null for none). The loop over bodies
 /// is then the group's own, with the group size, store kind and prefetch known to the
 /// compiler: the general loop pays a dispatch per body, which cost a lone RS(12,8) 4 KiB stripe
 /// (64 bodies of 64 B) a tenth of its time (validation §5).
