@@ -41,6 +41,30 @@ use common::{plain_move, Pool};
 
 const M: usize = 4;
 
+/// The stripe's own prefetch of lone schedule 5 (256 bytes ahead into L1).
+const PIPE256: Fetch = Fetch::Pipelined {
+    hint: Hint::L1,
+    ahead: 256,
+};
+
+/// A lone schedule's fetch and kernel called directly (64 B bodies, non-temporal stores), as
+/// the ISA-L entry points call them.
+///
+/// # Safety
+/// As `kernels::encode_available`.
+#[inline(always)]
+unsafe fn fetch_and_encode(
+    isa: Isa,
+    coefs: &Coefs,
+    d: &[*const u8],
+    p: &[*mut u8],
+    len: usize,
+    fetch: Fetch,
+) {
+    kernels::fetch(d, len, fetch);
+    kernels::encode_available(isa, d, p, coefs, len, true, Body::Line, fetch);
+}
+
 /// `kernel-pipe256` in a function of its own (never inlined): the same machine code for the
 /// fetch and the kernel call, reached through a call, as a library's entry point reaches it.
 ///
@@ -48,12 +72,7 @@ const M: usize = 4;
 /// As `kernels::encode_available`.
 #[inline(never)]
 unsafe fn pipe256_call(isa: Isa, coefs: &Coefs, d: &[*const u8], p: &[*mut u8], len: usize) {
-    let fetch = Fetch::Pipelined {
-        hint: Hint::L1,
-        ahead: 256,
-    };
-    kernels::fetch(d, len, fetch);
-    kernels::encode_available(isa, d, p, coefs, len, true, Body::Line, fetch);
+    fetch_and_encode(isa, coefs, d, p, len, PIPE256);
 }
 
 /// The simplest GFNI loop; `mats` source-major (source j's 4 matrices at `4j..4j+4`).
@@ -170,15 +189,6 @@ fn main() {
                     .expect("codec")
             })
             .collect();
-        // A lone schedule's fetch and kernel called directly (64 B bodies, non-temporal
-        // stores), as the ISA-L entry points call them.
-        let fetch_and_encode = |d: &[*const u8], p: &[*mut u8], fetch: Fetch| {
-            // SAFETY: as the loop's calls below (the stripe's blocks lie in the pool).
-            unsafe {
-                kernels::fetch(d, len, fetch);
-                kernels::encode_available(isa, d, p, &coefs, len, true, Body::Line, fetch);
-            }
-        };
         // ISA-L tables of the same parity rows, for the ISA-L entry point
         let mut tables = vec![0u8; k * M * 32];
         let rows_bytes: Vec<u8> = (0..M)
@@ -230,14 +240,7 @@ fn main() {
                                         isa, d, p, &coefs, len, false, true, body,
                                     )
                                 }
-                                5 => fetch_and_encode(
-                                    d,
-                                    p,
-                                    Fetch::Pipelined {
-                                        hint: Hint::L1,
-                                        ahead: 256,
-                                    },
-                                ),
+                                5 => fetch_and_encode(isa, &coefs, d, p, len, PIPE256),
                                 6 => {
                                     // Tallied by a copied key, formatted after the
                                     // rounds: a string built per call (formatting and a
@@ -280,7 +283,8 @@ fn main() {
                                     );
                                 }
                                 10 => {
-                                    fetch_and_encode(d, p, Fetch::BySource { group: 2, ahead: 2 })
+                                    let fetch = Fetch::BySource { group: 2, ahead: 2 };
+                                    fetch_and_encode(isa, &coefs, d, p, len, fetch)
                                 }
                                 11 => pmec::isal_abi::ec_encode_data(
                                     len as i32,

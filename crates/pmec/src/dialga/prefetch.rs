@@ -348,7 +348,7 @@ pub unsafe fn execute(
     let body = sched.body;
     let bb = body.bytes();
     let nb = len / bb;
-    let nt = sched.nt && set.dsts.iter().all(|d| (*d as usize).is_multiple_of(64));
+    let nt = kernels::nt_usable(sched.nt, set.dsts);
     let ahead = sched.ahead;
     let hint = sched.hint;
     let pat = (ahead == 0 && sched.distance > 0 && nb > 0)
@@ -378,27 +378,30 @@ pub unsafe fn execute(
         }
     }
     let per_body = k * body.lines();
-    // A stripe's own pipelined prefetch replaces the schedule's other prefetches.
-    let in_kernel = sched
-        .fetch
-        .in_kernel()
-        .filter(|_| pat.is_none() && ahead == 0 && !g.shuffle);
+    // A stripe's own pipelined prefetch or source-major order replaces the schedule's other
+    // prefetches.
+    let own_loop = matches!(
+        sched.fetch,
+        Fetch::Pipelined { .. } | Fetch::BySource { .. }
+    ) && pat.is_none()
+        && ahead == 0
+        && !g.shuffle;
     let stripes = |buf: &mut Vec<*const u8>| {
         for s in 0..n {
             let srcs = &set.srcs[s * k..(s + 1) * k];
             let dsts = &set.dsts[s * m..(s + 1) * m];
             kernels::fetch(srcs, len, sched.fetch);
-            if let Fetch::BySource { group, ahead } = sched.fetch {
-                let (gs, a) = (group as usize, ahead as usize);
-                if !accumulate
-                    && kernels::by_source::encode(isa, srcs, dsts, coefs, len, nt, body, gs, a)
-                {
-                    continue;
-                }
-            }
-            if in_kernel.is_some() {
-                kernels::encode_bodies(
-                    isa, srcs, dsts, coefs, len, accumulate, nt, body, in_kernel,
+            if own_loop {
+                kernels::encode_fetched(
+                    isa,
+                    srcs,
+                    dsts,
+                    coefs,
+                    len,
+                    accumulate,
+                    nt,
+                    body,
+                    sched.fetch,
                 );
                 continue;
             }

@@ -86,16 +86,16 @@ pub unsafe fn encode(
     if !applies(k, m, len, body, group) {
         return false;
     }
+    let nt = super::nt_usable(nt, dsts);
     // the GFNI pairs loop reads the source-major matrices directly; the others call the
     // kernel per group with that group's coefficients
-    let pairs = isa == Isa::Avx512Gfni && group == 2;
-    let groups = if pairs {
+    let groups = if isa == Isa::Avx512Gfni && group == 2 {
         None
     } else {
-        match coefs.column_groups(group) {
-            Some(g) => Some(g),
-            None => return false,
-        }
+        let Some(g) = coefs.column_groups(group) else {
+            return false;
+        };
+        Some(g)
     };
     let lines = m * len / 64;
     SCRATCH
@@ -111,6 +111,10 @@ pub unsafe fn encode(
                 scratch.resize(lines, Line([0; 64]));
             }
             let base = scratch.as_mut_ptr().cast::<u8>();
+            let Some(groups) = groups else {
+                pairs_gfni512(srcs, dsts, coefs.affine_ptr(), base, len, ahead, nt);
+                return true;
+            };
             let mut rows = [core::ptr::null_mut::<u8>(); 256];
             if m > rows.len() {
                 return false;
@@ -119,11 +123,6 @@ pub unsafe fn encode(
                 *r = base.add(p * len);
             }
             let rows = &rows[..m];
-            let Some(groups) = groups else {
-                let nt = nt && dsts.iter().all(|d| (*d as usize).is_multiple_of(64));
-                pairs_gfni512(srcs, dsts, coefs.affine_ptr(), base, len, ahead, nt);
-                return true;
-            };
             let offs = &identity_offsets(body)[..len / body.bytes()];
             for (gi, cg) in groups.iter().enumerate() {
                 let j0 = gi * group;
@@ -156,13 +155,12 @@ pub unsafe fn encode(
 }
 
 /// Copies each scratch row to its destination (`len` bytes, a multiple of 64), with
-/// non-temporal stores of `isa`'s vector width where `nt` and every destination is 64-byte
-/// aligned, then fenced.
+/// non-temporal stores of `isa`'s vector width where `nt`, then fenced.
 ///
 /// # Safety
-/// Rows readable and destinations writable for `len` bytes, not overlapping; `isa` available.
+/// Rows readable and destinations writable for `len` bytes, not overlapping; `isa` available;
+/// with `nt`, destinations 64-byte aligned.
 unsafe fn store_rows(isa: Isa, rows: &[*mut u8], dsts: &[*mut u8], len: usize, nt: bool) {
-    let nt = nt && dsts.iter().all(|d| (*d as usize).is_multiple_of(64));
     if nt && matches!(isa, Isa::Avx512 | Isa::Avx512Gfni) {
         for (&r, &d) in rows.iter().zip(dsts) {
             stream512(r, d, len);

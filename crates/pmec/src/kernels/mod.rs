@@ -576,9 +576,33 @@ pub unsafe fn encode_available(
     body: Body,
     fetch: crate::dialga::prefetch::Fetch,
 ) {
+    encode_fetched(isa, srcs, dsts, coefs, len, false, nt, body, fetch);
+}
+
+/// The kernel part of a stripe fetched as `fetch` says (the caller has done [`fetch`]): the
+/// source-major order where [`Fetch::BySource`] serves the call (not accumulating), else
+/// [`encode_bodies`] in address order with `fetch`'s in-kernel prefetch. What both the ISA-L
+/// entry points and the schedule executor run for a lone-stripe schedule.
+///
+/// # Safety
+/// As [`encode_available`].
+///
+/// [`Fetch::BySource`]: crate::dialga::prefetch::Fetch::BySource
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn encode_fetched(
+    isa: Isa,
+    srcs: &[*const u8],
+    dsts: &[*mut u8],
+    coefs: &Coefs,
+    len: usize,
+    accumulate: bool,
+    nt: bool,
+    body: Body,
+    fetch: crate::dialga::prefetch::Fetch,
+) {
     if let crate::dialga::prefetch::Fetch::BySource { group, ahead } = fetch {
         let (g, a) = (group as usize, ahead as usize);
-        if by_source::encode(isa, srcs, dsts, coefs, len, nt, body, g, a) {
+        if !accumulate && by_source::encode(isa, srcs, dsts, coefs, len, nt, body, g, a) {
             return;
         }
     }
@@ -588,11 +612,17 @@ pub unsafe fn encode_available(
         dsts,
         coefs,
         len,
-        false,
+        accumulate,
         nt,
         body,
         fetch.in_kernel(),
     );
+}
+
+/// Whether parity may be stored non-temporally: asked for (`nt`) and every destination 64-byte
+/// aligned, as the streaming stores need.
+pub(crate) fn nt_usable(nt: bool, dsts: &[*mut u8]) -> bool {
+    nt && dsts.iter().all(|d| (*d as usize).is_multiple_of(64))
 }
 
 /// Most sources a stripe's own pipelined prefetch serves (wider stripes run without it).
@@ -616,7 +646,7 @@ pub(crate) unsafe fn encode_bodies(
     body: Body,
     ahead: Option<(usize, Hint)>,
 ) {
-    let nt = nt && dsts.iter().all(|d| (*d as usize).is_multiple_of(64));
+    let nt = nt_usable(nt, dsts);
     // The usual block, whole bodies: one kernel call and nothing after it (single calls pay the
     // general loop's set-up on every stripe otherwise).
     let whole = len / body.bytes();

@@ -89,7 +89,7 @@ impl System {
 /// but the last, which takes the snapshot itself (no later point needs it).
 fn finish_cuts<I, F>(
     waiting: &mut Vec<usize>,
-    snapshot: Option<(System, Cursor<I>)>,
+    mut snapshot: Option<(System, Cursor<I>)>,
     points: &[Ps],
     visit: &mut F,
 ) -> Result<(), SystemError>
@@ -97,7 +97,6 @@ where
     I: Iterator<Item = Result<TraceEvent, TraceError>> + Clone,
     F: FnMut(usize, System) -> Result<(), SystemError>,
 {
-    let mut snapshot = snapshot;
     let n = waiting.len();
     for (k, i) in waiting.drain(..).enumerate() {
         let (mut sys, mut c) = if k + 1 == n {
