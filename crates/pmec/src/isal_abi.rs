@@ -12,9 +12,9 @@
 //! (the coefficient), while pmec uses the whole table at every length.
 
 use crate::dialga::coordinator::{
-    CallInProgress, Coordinator, CoordinatorConfig, Strategy, REUSE_CALLS,
+    self, CallInProgress, Coordinator, CoordinatorConfig, Strategy, REUSE_CALLS,
 };
-use crate::dialga::prefetch::{self, Schedule, StripeSet};
+use crate::dialga::prefetch::{self, Fetch, Schedule, StripeSet};
 use crate::gf;
 use crate::kernels::{self, Coefs, Isa};
 use crate::matrix;
@@ -56,6 +56,9 @@ struct Prepared {
     coefs: Coefs,
     isa: Isa,
     coord: Coordinator,
+    /// This thread's call slot ([`coordinator::thread_slot`]): a `Prepared` serves the thread
+    /// that made it only.
+    slot: usize,
     /// The last unmeasured decision, the block length it was made for and how many more calls
     /// of that length may reuse it without asking the coordinator (kept apart: the common
     /// call reads the two counts and copies the decision only when it reuses it).
@@ -82,17 +85,40 @@ impl Prepared {
     }
 }
 
+/// What the common call needs of its thread, in one thread-local without a destructor: one
+/// lookup per call (each a `__tls_get_addr` call in the shim), never destroyed, and set before
+/// anything allocates (the first access to a thread-local with a destructor registers it, an
+/// allocation).
+struct Hot {
+    /// An [`ec_encode_data`] of this thread is under way: a call from a signal handler that
+    /// interrupted it must not touch the thread's caches (their borrows are held). At thread
+    /// exit it still guards the calls that find [`LAST`] destroyed.
+    busy: Cell<bool>,
+    /// [`LAST`]'s geometry, which keeps it alive; null when there is none or [`LAST`] is gone.
+    last: Cell<*const Prepared>,
+}
+
+/// The geometry used last on this thread, whose [`Hot::last`] it keeps valid: set together
+/// (by [`prepared`]) and cleared together (when the thread's locals are destroyed).
+struct LastGeometry(RefCell<Option<Rc<Prepared>>>);
+
+impl Drop for LastGeometry {
+    fn drop(&mut self) {
+        HOT.with(|h| h.last.set(std::ptr::null()));
+    }
+}
+
 thread_local! {
+    static HOT: Hot = const {
+        Hot {
+            busy: Cell::new(false),
+            last: Cell::new(std::ptr::null()),
+        }
+    };
     static PREPARED: RefCell<HashMap<(usize, usize), Rc<Prepared>>> = RefCell::new(HashMap::new());
     /// The geometry used last on this thread: a client encoding stripe after stripe finds it
-    /// here without hashing.
-    static LAST: RefCell<Option<Rc<Prepared>>> = const { RefCell::new(None) };
-    /// An [`ec_encode_data`] of this thread is under way: a call from a signal handler that
-    /// interrupted it must not touch the thread's caches (their borrows are held). Apart from
-    /// [`LAST`] and without a destructor, so that it is set before anything allocates: the
-    /// first access to a thread-local with a destructor registers it (an allocation), and at
-    /// thread exit this flag still guards the calls that find [`LAST`] destroyed.
-    static BUSY: Cell<bool> = const { Cell::new(false) };
+    /// here (through [`Hot::last`]) without hashing.
+    static LAST: LastGeometry = const { LastGeometry(RefCell::new(None)) };
     /// Coefficients of the single-row and single-column entry points (`gf_vect_mul`,
     /// `gf_vect_dot_prod`, `gf_vect_mad`, `ec_encode_data_update`), refilled in place on each
     /// call: once it has room for a call's tables, such a call allocates nothing (see
@@ -143,7 +169,7 @@ unsafe fn with_scratch(
     }
 }
 
-/// Clears [`BUSY`] when the call that set it returns.
+/// Clears [`Hot::busy`] when the call that set it returns.
 struct NotBusy<'a>(&'a Cell<bool>);
 
 impl Drop for NotBusy<'_> {
@@ -242,13 +268,9 @@ fn shim_strategy() -> Strategy {
 
 /// Prepared coefficients and coordinator for these tables (cached per thread and geometry,
 /// rebuilt when the table bytes change), made this thread's last geometry (`last`).
-fn prepared(
-    k: usize,
-    rows: usize,
-    tables: &[u8],
-    last: &RefCell<Option<Rc<Prepared>>>,
-) -> Option<Rc<Prepared>> {
+fn prepared(k: usize, rows: usize, tables: &[u8], last: &LastGeometry) -> Option<Rc<Prepared>> {
     if let Some(p) = last
+        .0
         .borrow()
         .as_ref()
         .filter(|p| p.k == k && p.rows == rows && kernels::same_bytes(&p.tables, tables))
@@ -275,6 +297,7 @@ fn prepared(
             coefs,
             isa,
             coord,
+            slot: coordinator::thread_slot(),
             reuse: Cell::new(Schedule::VANILLA),
             reuse_len: Cell::new(0),
             reuse_left: Cell::new(0),
@@ -286,7 +309,8 @@ fn prepared(
         Some(p)
     });
     let p = p.ok()??;
-    *last.borrow_mut() = Some(p.clone());
+    HOT.with(|h| h.last.set(Rc::as_ptr(&p)));
+    *last.0.borrow_mut() = Some(p.clone());
     Some(p)
 }
 
@@ -350,18 +374,47 @@ pub unsafe fn ec_encode_data(
     let tables = std::slice::from_raw_parts(gftbls, k * rows * 32);
     let srcs = std::slice::from_raw_parts(data, k);
     let dsts = std::slice::from_raw_parts(coding, rows);
-    // Two thread-local lookups per call (each a `__tls_get_addr` call in the shim).
     // `with`: a thread-local without a destructor is never destroyed, so it cannot fail.
-    BUSY.with(|busy| {
-        if busy.replace(true) {
+    HOT.with(|hot| {
+        if hot.busy.replace(true) {
             // a signal handler interrupting this thread's call, which may be inside the
             // allocator
             encode_tables_reentrant(k, rows, tables, srcs, dsts, len);
             return;
         }
-        let _not_busy = NotBusy(busy);
+        let _not_busy = NotBusy(&hot.busy);
+        let set = StripeSet {
+            srcs,
+            dsts,
+            k,
+            m: rows,
+            len,
+        };
+        // The common call: this thread's last geometry, with a decision to reuse for this
+        // block length and the same tables, served without another thread-local lookup, a
+        // borrow, the reference count or the geometry table. The stripe is brought in as the
+        // decision says before the caller's tables are compared, whose lines usually miss as
+        // well: the two overlap, and the fetch only reads (a table that turns out different
+        // just gets the stripe fetched again).
+        let mut fetched = None;
+        // SAFETY: `last` is null or the Prepared that LAST holds, which only `prepared` (not
+        // before this reference's last use) and LAST's destruction (which nulls it) release;
+        // `busy` keeps a signal handler's call off this path.
+        if let Some(p) = hot.last.get().as_ref() {
+            if p.k == k && p.rows == rows && p.reusable(len) {
+                let _in_call = CallInProgress::in_slot(p.slot);
+                let fetch = p.reuse.get().fetch;
+                kernels::fetch(srcs, len, fetch);
+                if kernels::same_bytes(&p.tables, tables) {
+                    let sched = p.take_reuse(len).expect("checked above");
+                    run_one(p.isa, &p.coefs, &set, &sched, true);
+                    return;
+                }
+                fetched = Some(fetch);
+            }
+        }
         if LAST
-            .try_with(|last| encode_on_thread(last, k, rows, tables, srcs, dsts, len))
+            .try_with(|last| encode_on_thread(last, tables, &set, fetched))
             .is_err()
         {
             // the thread's locals are being destroyed
@@ -370,58 +423,33 @@ pub unsafe fn ec_encode_data(
     });
 }
 
-/// [`ec_encode_data`] of one stripe on a thread whose last geometry is in `last` ([`LAST`]).
+/// [`ec_encode_data`] of the stripe `set` on a thread whose last geometry is in `last`
+/// ([`LAST`]) when the common call's path did not serve it; `fetched`: how that path brought
+/// the stripe in, if it did.
 ///
 /// # Safety
 /// As [`ec_encode_data`].
-#[inline(always)]
 unsafe fn encode_on_thread(
-    last: &RefCell<Option<Rc<Prepared>>>,
-    k: usize,
-    rows: usize,
+    last: &LastGeometry,
     tables: &[u8],
-    srcs: &[*const u8],
-    dsts: &[*mut u8],
-    len: usize,
+    set: &StripeSet,
+    fetched: Option<Fetch>,
 ) {
-    let set = StripeSet {
+    let StripeSet {
         srcs,
         dsts,
         k,
         m: rows,
         len,
-    };
-    let _in_call = CallInProgress::begin();
-    // The common call: this thread's last geometry, with a decision to reuse for this block
-    // length and the same tables. It is served under one borrow of the thread's state, without
-    // touching the reference count or the geometry table. The stripe is brought in as the
-    // decision says before the caller's tables are compared, whose lines usually miss as well:
-    // the two overlap, and the fetch only reads (a table that turns out different just gets
-    // the stripe fetched again).
-    let mut fetched = None;
-    if let Some(p) = last
-        .borrow()
-        .as_ref()
-        .filter(|p| p.k == k && p.rows == rows)
-    {
-        if p.reusable(len) {
-            let fetch = p.reuse.get().fetch;
-            kernels::fetch(srcs, len, fetch);
-            if kernels::same_bytes(&p.tables, tables) {
-                let sched = p.take_reuse(len).expect("checked above");
-                run_one(p.isa, &p.coefs, &set, &sched, true);
-                return;
-            }
-            fetched = Some(fetch);
-        }
-    }
+    } = *set;
     let Some(p) = prepared(k, rows, tables, last) else {
         encode_plain(k, rows, tables, srcs, dsts, len);
         return;
     };
+    let _in_call = CallInProgress::in_slot(p.slot);
     // Another geometry than the last call's (or other tables) may have a decision to reuse too.
     if let Some(sched) = p.take_reuse(len) {
-        run_one(p.isa, &p.coefs, &set, &sched, fetched == Some(sched.fetch));
+        run_one(p.isa, &p.coefs, set, &sched, fetched == Some(sched.fetch));
         return;
     }
     // A call the coordinator decides fetches its stripe itself: a timed one must time the fetch.
@@ -442,7 +470,7 @@ unsafe fn encode_on_thread(
             kernels::own_lines(dsts, len);
             ticket.restart();
         }
-        run_one(p.isa, &p.coefs, &set, &sched, false);
+        run_one(p.isa, &p.coefs, set, &sched, false);
         p.coord.end(ticket, (k * len) as u64);
     } else {
         // Nothing to time: close the ticket before the stores, whose draining its atomic
@@ -451,7 +479,7 @@ unsafe fn encode_on_thread(
         p.reuse.set(sched);
         p.reuse_len.set(len);
         p.reuse_left.set(REUSE_CALLS);
-        run_one(p.isa, &p.coefs, &set, &sched, false);
+        run_one(p.isa, &p.coefs, set, &sched, false);
     }
 }
 

@@ -532,18 +532,30 @@ impl CallInProgress {
     /// Marks the call.
     #[inline]
     pub fn begin() -> CallInProgress {
-        let slot = MY_SLOT
-            .try_with(|s| {
-                if s.get() == usize::MAX {
-                    s.set(NEXT_SLOT.fetch_add(1, Ordering::Relaxed) % CALL_SLOTS);
-                }
-                s.get()
-            })
-            // (a call from a thread-local destructor after this one's: the shared last slot)
-            .unwrap_or(CALL_SLOTS - 1);
+        CallInProgress::in_slot(thread_slot())
+    }
+
+    /// Marks the call in `slot`, this thread's [`thread_slot`] kept at hand (the ISA-L entry
+    /// points keep it with a thread's prepared tables), without the thread-local lookup.
+    #[inline]
+    pub fn in_slot(slot: usize) -> CallInProgress {
+        let slot = slot % CALL_SLOTS;
         IN_CALL[slot].0.store(true, Ordering::Relaxed);
         CallInProgress(slot)
     }
+}
+
+/// This thread's call slot for [`CallInProgress::in_slot`] (taken at its first use).
+pub fn thread_slot() -> usize {
+    MY_SLOT
+        .try_with(|s| {
+            if s.get() == usize::MAX {
+                s.set(NEXT_SLOT.fetch_add(1, Ordering::Relaxed) % CALL_SLOTS);
+            }
+            s.get()
+        })
+        // (a call from a thread-local destructor after this one's: the shared last slot)
+        .unwrap_or(CALL_SLOTS - 1)
 }
 
 impl Drop for CallInProgress {
