@@ -23,7 +23,7 @@
 //! it); `isal-entry` (pmec's `ec_encode_data`, the shim's entry point, with ISA-L tables of the
 //! same matrix; `PMEC_STRATEGY=loneN` pins its schedule, so that it can be set against the same
 //! schedule called directly); `kernel-pipe256-call` (`kernel-pipe256` in a function of its own,
-//! not inlined); `lone0`..`lone7` (a `Codec` fixed to each of [`LONE_SCHEDULES`],
+//! not inlined); `lone0`..`lone8` (a `Codec` fixed to each of [`LONE_SCHEDULES`],
 //! the coordinator's candidates for such calls).
 //!
 //! [`LONE_SCHEDULES`]: pmec::dialga::coordinator::LONE_SCHEDULES
@@ -45,6 +45,7 @@ const M: usize = 4;
 const PIPE256: Fetch = Fetch::Pipelined {
     hint: Hint::L1,
     ahead: 256,
+    rows: false,
 };
 
 /// A lone schedule's fetch and kernel called directly (64 B bodies, non-temporal stores), as

@@ -165,7 +165,11 @@ fn main() {
                                     } else {
                                         kernels::Body::XpLine
                                     };
-                                    let fetch = Fetch::Pipelined { hint, ahead };
+                                    let fetch = Fetch::Pipelined {
+                                        hint,
+                                        ahead,
+                                        rows: false,
+                                    };
                                     kernels::fetch(&srcs, len, fetch);
                                     kernels::encode_available(
                                         isa,

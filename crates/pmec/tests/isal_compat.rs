@@ -243,7 +243,7 @@ fn fixed_schedule_matches_isal(
 #[test]
 fn pipelined_fetch_parity_identical_at_every_distance_and_body() {
     // a stripe's own pipelined prefetch (Fetch::Pipelined): distances shorter than, equal to
-    // and longer than the block, both bodies and levels, whole-body and ragged lengths, one
+    // and longer than the block, both bodies, levels and head orders, whole-body and ragged lengths, one
     // stripe (the ISA-L entry points' case) and batches
     let Some(l) = isal() else { return };
     let mut rng = Rng::new(17);
@@ -260,7 +260,13 @@ fn pipelined_fetch_parity_identical_at_every_distance_and_body() {
                         let sched = Schedule {
                             body,
                             nt,
-                            fetch: Fetch::Pipelined { hint, ahead },
+                            // the head in row order from 512 bytes on, source by source
+                            // below
+                            fetch: Fetch::Pipelined {
+                                hint,
+                                ahead,
+                                rows: ahead >= 512,
+                            },
                             ..Schedule::VANILLA
                         };
                         fixed_schedule_matches_isal(l, isa, k, m, len, sched, &mut rng);

@@ -201,20 +201,22 @@ pub struct CoordinatorConfig {
 
 /// The schedules a lone stripe (one stripe per call, nothing after it to prefetch) is run with,
 /// one chosen per block length by measuring each: loaded source by source, then computed in
-/// 256 B bodies; prefetched into L2, or into L1, source by source, then computed likewise; no
-/// fetch, 64 B rows, the hardware prefetcher alone (long blocks); the stripe's own pipelined
-/// prefetch into L1, 512 bytes ahead in each source with 256 B bodies or 256 bytes ahead with
-/// 64 B rows; the sources in address order, two at a time, the parity accumulated in an L1
-/// scratch buffer, prefetching two pairs ahead (`Fetch::BySource`, offered from
-/// [`BY_SOURCE_MIN_K`] sources with the AVX-512 + GFNI kernel) — these seven with
-/// non-temporal parity stores — and no fetch, 256 B bodies, regular stores (data and parity
-/// resident in cache). Which wins depends on the host and moves between selection rounds where
+/// 256 B bodies; prefetched into L2, or into L1, in row order (line by line across the
+/// sources), then computed likewise; no fetch, 64 B rows, the hardware prefetcher alone (long
+/// blocks); the stripe's own pipelined prefetch into L1, 512 bytes ahead in each source with
+/// 256 B bodies or 256 bytes ahead with 64 B rows, the first bytes prefetched source by source;
+/// the sources in address order, two at a time, the parity accumulated in an L1 scratch
+/// buffer, prefetching two pairs ahead (`Fetch::BySource`, offered from [`BY_SOURCE_MIN_K`]
+/// sources with the AVX-512 + GFNI kernel); the pipelined prefetch 512 bytes ahead with its
+/// first 512 bytes in row order — these eight with non-temporal parity stores — and no fetch,
+/// 256 B bodies, regular stores (data and parity resident in cache; the last, see
+/// [`LonePick`]). Which wins depends on the host and moves between selection rounds where
 /// two are close (validation §5): on an AMD Zen VM, loading at RS(28,24) and RS(52,48) 1 KiB,
 /// loading or the L2 prefetch at RS(12,8) 1 KiB, the hardware prefetcher at RS(12,8) 4 KiB; on
 /// an Intel Xeon VM the source-major order at RS(52,48) 1 KiB and mostly the pipelined
 /// prefetch at RS(12,8) 1 KiB (`lone_path` example, `pmlab ec percall`). The last wins where
 /// the caller's stripes stay in cache, whatever the residency probes conclude.
-pub const LONE_SCHEDULES: [Schedule; 8] = [
+pub const LONE_SCHEDULES: [Schedule; 9] = [
     Schedule {
         body: Body::XpLine,
         nt: true,
@@ -244,6 +246,7 @@ pub const LONE_SCHEDULES: [Schedule; 8] = [
         fetch: Fetch::Pipelined {
             hint: Hint::L1,
             ahead: 512,
+            rows: false,
         },
         ..Schedule::VANILLA
     },
@@ -253,6 +256,7 @@ pub const LONE_SCHEDULES: [Schedule; 8] = [
         fetch: Fetch::Pipelined {
             hint: Hint::L1,
             ahead: 256,
+            rows: false,
         },
         ..Schedule::VANILLA
     },
@@ -260,6 +264,16 @@ pub const LONE_SCHEDULES: [Schedule; 8] = [
         body: Body::Line,
         nt: true,
         fetch: Fetch::BySource { group: 2, ahead: 2 },
+        ..Schedule::VANILLA
+    },
+    Schedule {
+        body: Body::XpLine,
+        nt: true,
+        fetch: Fetch::Pipelined {
+            hint: Hint::L1,
+            ahead: 512,
+            rows: true,
+        },
         ..Schedule::VANILLA
     },
     Schedule {
@@ -1340,7 +1354,7 @@ mod tests {
         let past = format!("lone{}", LONE_SCHEDULES.len());
         for bad in [past.as_str(), "lone", "lonex", "lone-1"] {
             let e = Strategy::parse(bad).unwrap_err().to_string();
-            assert!(e.contains("lone0 to lone7"), "{bad}: {e}");
+            assert!(e.contains("lone0 to lone8"), "{bad}: {e}");
         }
         assert_eq!(Strategy::parse("ahead").unwrap(), Strategy::StripeAhead);
     }

@@ -347,8 +347,8 @@ fn affine_by_source_iter(rows: usize, cols: usize, coef: &[u8]) -> impl Iterator
     (0..cols).flat_map(move |j| (0..rows).map(move |r| gf::affine_matrix(coef[r * cols + j])))
 }
 
-/// Brings `len` bytes of each source in as `how` says, source by source (see
-/// [`Fetch`](crate::dialga::prefetch::Fetch)).
+/// Brings `len` bytes of each source in as `how` says (see
+/// [`Fetch`](crate::dialga::prefetch::Fetch)), source by source or in row order.
 ///
 /// # Safety
 /// Every source readable for `len` bytes.
@@ -358,8 +358,15 @@ pub unsafe fn fetch(srcs: &[*const u8], len: usize, how: crate::dialga::prefetch
     match how {
         Fetch::None => {}
         Fetch::Load => touch(srcs, len),
-        Fetch::Prefetch(hint) => prefetch_sources(srcs, len, hint),
-        Fetch::Pipelined { hint, ahead } => prefetch_sources(srcs, len.min(ahead as usize), hint),
+        Fetch::Prefetch(hint) => prefetch_rows(srcs, len, hint),
+        Fetch::Pipelined {
+            hint,
+            ahead,
+            rows: true,
+        } => prefetch_rows(srcs, len.min(ahead as usize), hint),
+        Fetch::Pipelined { hint, ahead, .. } => {
+            prefetch_sources(srcs, len.min(ahead as usize), hint)
+        }
         Fetch::BySource { group, ahead } => {
             by_source::prefetch_head(srcs, len, group as usize, ahead as usize)
         }
@@ -374,6 +381,29 @@ fn prefetch_sources(srcs: &[*const u8], len: usize, hint: Hint) {
         for o in (0..len).step_by(64) {
             prefetch_line(s.wrapping_add(o), hint);
         }
+    }
+}
+
+/// Software-prefetches the first `len` bytes of every source into `hint`'s level in row order:
+/// line 0 of every source, then line 1 of every source, and so on, one prefetch per visit of a
+/// source. The number of lines per visit (1) is hidden from the compiler, so that it does not
+/// unroll the loop over the sources into a burst of prefetches: on the AMD Zen 4 VM the burst
+/// (eight back to back, about one a cycle) ran RS(12,8) 1 KiB single calls at 80-85% of the
+/// plain move, this loop (about one prefetch per 3-4 cycles) at 96-101%, a loop slowed further
+/// by a dependency through memory per prefetch at 86% (validation §5; the likely cause, the
+/// core's few miss buffers turning a burst's excess prefetches away, is not confirmed without
+/// hardware counters).
+#[inline]
+fn prefetch_rows(srcs: &[*const u8], len: usize, hint: Hint) {
+    let per_visit = std::hint::black_box(1usize);
+    let mut o = 0;
+    while o < len {
+        for &s in srcs {
+            for l in 0..per_visit {
+                prefetch_line(s.wrapping_add(o + 64 * l), hint);
+            }
+        }
+        o += 64 * per_visit;
     }
 }
 
