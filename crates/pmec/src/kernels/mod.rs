@@ -389,7 +389,7 @@ fn prefetch_sources(srcs: &[*const u8], len: usize, hint: Hint) {
 /// source. The number of lines per visit (1) is hidden from the compiler, so that it does not
 /// unroll the loop over the sources into a burst of prefetches: on the AMD Zen 4 VM the burst
 /// (eight back to back, about one a cycle) ran RS(12,8) 1 KiB single calls at 80-85% of the
-/// plain move, this loop (about one prefetch per 3-4 cycles) at 96-101%, a loop slowed further
+/// plain move, this loop (about one prefetch per 3-4 cycles) at 95-105%, a loop slowed further
 /// by a dependency through memory per prefetch at 86% (validation §5; the likely cause, the
 /// core's few miss buffers turning a burst's excess prefetches away, is not confirmed without
 /// hardware counters).
