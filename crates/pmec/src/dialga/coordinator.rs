@@ -210,7 +210,7 @@ pub struct CoordinatorConfig {
 /// sources with the AVX-512 + GFNI kernel); the pipelined prefetch 512 bytes ahead with its
 /// first 512 bytes in row order — these eight with non-temporal parity stores — and no fetch,
 /// 256 B bodies, regular stores (data and parity resident in cache; the last, see
-/// [`LonePick`]). Which wins depends on the host and moves between selection rounds where
+/// `LonePick`). Which wins depends on the host and moves between selection rounds where
 /// two are close (validation §5): on an AMD Zen VM, loading at RS(28,24) and RS(52,48) 1 KiB,
 /// loading or the L2 prefetch at RS(12,8) 1 KiB, the hardware prefetcher at RS(12,8) 4 KiB; on
 /// an Intel Xeon VM the source-major order at RS(52,48) 1 KiB and mostly the pipelined

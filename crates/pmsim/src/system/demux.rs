@@ -29,7 +29,7 @@ pub(crate) fn check_await_order(
     Ok(())
 }
 
-/// Checks the awaits of an event stream read in order ([`check_await_order`]): the full-system
+/// Checks the awaits of an event stream read in order (`check_await_order`): the full-system
 /// model's reader and `pmlab trace import` apply the same rule.
 #[derive(Clone, Default)]
 pub struct AwaitOrder {
