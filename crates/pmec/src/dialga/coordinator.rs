@@ -214,7 +214,9 @@ pub struct CoordinatorConfig {
 /// two are close (validation §5): on an AMD Zen VM, loading at RS(28,24) and RS(52,48) 1 KiB,
 /// loading or the L2 prefetch at RS(12,8) 1 KiB, the hardware prefetcher at RS(12,8) 4 KiB; on
 /// an Intel Xeon VM the source-major order at RS(52,48) 1 KiB and mostly the pipelined
-/// prefetch at RS(12,8) 1 KiB (`lone_path` example, `pmlab ec percall`). The last wins where
+/// prefetch at RS(12,8) 1 KiB (`lone_path` example, `pmlab ec percall`; both with the whole-
+/// stripe prefetches still source by source). With them in row order, on an AMD Zen 4 VM the
+/// L1 and L2 prefetches and the row-head pipelined one take turns at RS(12,8) 1 KiB. The last wins where
 /// the caller's stripes stay in cache, whatever the residency probes conclude.
 pub const LONE_SCHEDULES: [Schedule; 9] = [
     Schedule {

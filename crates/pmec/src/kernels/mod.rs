@@ -359,13 +359,13 @@ pub unsafe fn fetch(srcs: &[*const u8], len: usize, how: crate::dialga::prefetch
         Fetch::None => {}
         Fetch::Load => touch(srcs, len),
         Fetch::Prefetch(hint) => prefetch_rows(srcs, len, hint),
-        Fetch::Pipelined {
-            hint,
-            ahead,
-            rows: true,
-        } => prefetch_rows(srcs, len.min(ahead as usize), hint),
-        Fetch::Pipelined { hint, ahead, .. } => {
-            prefetch_sources(srcs, len.min(ahead as usize), hint)
+        Fetch::Pipelined { hint, ahead, rows } => {
+            let head = len.min(ahead as usize);
+            if rows {
+                prefetch_rows(srcs, head, hint)
+            } else {
+                prefetch_sources(srcs, head, hint)
+            }
         }
         Fetch::BySource { group, ahead } => {
             by_source::prefetch_head(srcs, len, group as usize, ahead as usize)
